@@ -1,0 +1,535 @@
+//! Calling a tool: limits, validation with forgiveness, redaction, panics, cancellation.
+//!
+//! Owns [`CallOptions`], [`CallArgs`], [`Limits`], the compiled validators of one tool and the
+//! path from raw arguments to a [`ToolOutput`] or a model-readable [`ToolError`]. It never
+//! decides which tool runs (that is `registry`) and never formats for a provider.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use jsonschema::Validator;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ToolCallInfo;
+use crate::error::{ErrorKind, Issue, ToolError};
+use crate::schema::SchemaError;
+use crate::tool::{Tool, ToolOutput};
+
+/// Arguments of a call: JSON text as a model sent it, or an already-parsed value.
+#[derive(Debug, Clone)]
+pub enum CallArgs {
+    /// JSON text (checked against the size and depth limits before it is parsed).
+    Text(String),
+    /// A parsed value.
+    Value(Value),
+}
+
+impl From<&str> for CallArgs {
+    fn from(s: &str) -> Self {
+        CallArgs::Text(s.to_owned())
+    }
+}
+
+impl From<String> for CallArgs {
+    fn from(s: String) -> Self {
+        CallArgs::Text(s)
+    }
+}
+
+impl From<Value> for CallArgs {
+    fn from(v: Value) -> Self {
+        CallArgs::Value(v)
+    }
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// The request context (a JSON object); validated when the tool declares `context = T`.
+    pub context: Option<Value>,
+    /// The provider's id for this call; generated when absent.
+    pub tool_call_id: Option<String>,
+    /// Conversation messages, passed to the context and hooks.
+    pub messages: Vec<Value>,
+    /// Cancels the call; a cancelled call ends as [`ErrorKind::Aborted`].
+    pub cancellation: Option<CancellationToken>,
+    /// Ends the call as [`ErrorKind::Aborted`] after this long.
+    pub timeout: Option<Duration>,
+}
+
+impl CallOptions {
+    /// Options with a request context.
+    pub fn with_context(context: Value) -> Self {
+        CallOptions {
+            context: Some(context),
+            ..Self::default()
+        }
+    }
+}
+
+/// Limits applied to arguments before they are parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted argument document, in bytes (default 1 MiB).
+    pub max_input_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects (default 64).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_input_bytes: 1 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+/// The validators of one tool, compiled once when it enters a registry.
+pub(crate) struct Compiled {
+    input: Validator,
+    output: Option<Validator>,
+    context: Option<Validator>,
+}
+
+impl Compiled {
+    pub(crate) fn new(tool: &dyn Tool) -> Result<Self, SchemaError> {
+        let spec = tool.spec();
+        let compile = |what: &str, schema: &Value| {
+            jsonschema::validator_for(schema)
+                .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
+        };
+        Ok(Compiled {
+            input: compile("input", &spec.input_schema)?,
+            output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
+            context: spec
+                .request_context_schema
+                .as_ref()
+                .map(|s| compile("request-context", s))
+                .transpose()?,
+        })
+    }
+}
+
+const QUOTE_LIMIT: usize = 200;
+const REDACTED: &str = "[REDACTED]";
+const SECRET_MARKERS: [&str; 7] = ["password", "secret", "token", "apikey", "api_key", "auth", "credential"];
+
+/// Whether a key names a secret (password, secret, token, apiKey, api_key, auth, credential; any case).
+pub fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    SECRET_MARKERS.iter().any(|m| key.contains(m))
+}
+
+/// A copy of `value` with every secret-named key's value replaced by `[REDACTED]`.
+///
+/// ```
+/// let v = serde_json::json!({"user": "ann", "apiKey": "k-123", "nested": {"Auth_Header": "x"}});
+/// let r = tool_core::call::redact(&v);
+/// assert_eq!(r["user"], "ann");
+/// assert_eq!(r["apiKey"], "[REDACTED]");
+/// assert_eq!(r["nested"]["Auth_Header"], "[REDACTED]");
+/// ```
+pub fn redact(value: &Value) -> Value {
+    match value {
+        Value::Object(obj) => Value::Object(
+            obj.iter()
+                .map(|(k, v)| {
+                    let v = if is_secret_key(k) {
+                        Value::String(REDACTED.into())
+                    } else {
+                        redact(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        other => other.clone(),
+    }
+}
+
+fn path_has_secret(path: &str) -> bool {
+    path.split('/').any(is_secret_key)
+}
+
+/// Quotes a value for an error message: redacted, compact, at most 200 characters.
+pub(crate) fn quote(value: &Value) -> String {
+    truncate(&redact(value).to_string(), QUOTE_LIMIT)
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… ({} characters in all)", &text[..cut], text.chars().count()),
+    }
+}
+
+fn rejected(tool: &str, message: String) -> ToolError {
+    ToolError::with_kind(ErrorKind::InputRejected, format!("Tool `{tool}` refused its arguments: {message}")).for_tool(tool)
+}
+
+/// Parses argument text after the size and depth checks; a value is checked the same way.
+pub(crate) fn parse_args(tool: &str, args: CallArgs, limits: &Limits) -> Result<Value, ToolError> {
+    match args {
+        CallArgs::Text(text) => {
+            if text.len() > limits.max_input_bytes {
+                return Err(rejected(
+                    tool,
+                    format!(
+                        "they are {} bytes, more than the limit of {} bytes",
+                        text.len(),
+                        limits.max_input_bytes
+                    ),
+                ));
+            }
+            if let Some(depth) = text_depth_exceeds(text.as_bytes(), limits.max_depth) {
+                return Err(rejected(
+                    tool,
+                    format!("they nest deeper than {depth} levels (the limit is {})", limits.max_depth),
+                ));
+            }
+            if text.trim().is_empty() {
+                return Ok(Value::Null);
+            }
+            serde_json::from_str(&text).map_err(|e| {
+                ToolError::invalid(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "Tool `{tool}` received arguments that are not valid JSON ({e}). Provided arguments: {}",
+                        truncate(&text, QUOTE_LIMIT)
+                    ),
+                    vec![Issue {
+                        path: String::new(),
+                        message: e.to_string(),
+                    }],
+                )
+                .for_tool(tool)
+            })
+        }
+        CallArgs::Value(value) => {
+            if value_depth(&value) > limits.max_depth {
+                return Err(rejected(
+                    tool,
+                    format!("they nest deeper than the limit of {} levels", limits.max_depth),
+                ));
+            }
+            let size = serialized_len(&value);
+            if size > limits.max_input_bytes {
+                return Err(rejected(
+                    tool,
+                    format!("they are {size} bytes, more than the limit of {} bytes", limits.max_input_bytes),
+                ));
+            }
+            Ok(value)
+        }
+    }
+}
+
+/// Scans JSON text for nesting past `max` without parsing it; returns the depth reached.
+fn text_depth_exceeds(bytes: &[u8], max: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn value_depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(value_depth).max().unwrap_or(0),
+        Value::Object(obj) => 1 + obj.values().map(value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn serialized_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+fn issues_of(validator: &Validator, value: &Value, mask: bool) -> Vec<Issue> {
+    validator
+        .iter_errors(value)
+        .map(|e| {
+            let path = e.instance_path().as_str().to_owned();
+            let message = if mask || path_has_secret(&path) {
+                e.masked_with(REDACTED).to_string()
+            } else {
+                e.to_string()
+            };
+            Issue { path, message }
+        })
+        .collect()
+}
+
+/// Repairs what models commonly get wrong, guided by the validation errors: an object or
+/// array sent as a JSON string is parsed; a `null` for a field is dropped (absent).
+fn forgive(value: &mut Value, validator: &Validator) -> bool {
+    let paths: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.instance_path().as_str().to_owned())
+        .collect();
+    let mut changed = false;
+    for path in paths {
+        if path.is_empty() {
+            continue;
+        }
+        match value.pointer(&path) {
+            Some(Value::String(s)) => {
+                let t = s.trim_start();
+                if t.starts_with('{') || t.starts_with('[') {
+                    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
+                        if let Some(slot) = value.pointer_mut(&path) {
+                            *slot = parsed;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            Some(Value::Null) => {
+                let (parent, key) = path.rsplit_once('/').unwrap_or(("", &path));
+                if let Some(Value::Object(obj)) = value.pointer_mut(parent) {
+                    let key = key.replace("~1", "/").replace("~0", "~");
+                    changed |= obj.remove(&key).is_some();
+                }
+            }
+            _ => {}
+        }
+    }
+    changed
+}
+
+fn format_issues(issues: &[Issue]) -> String {
+    issues
+        .iter()
+        .map(|i| format!("\n- {}: {}", if i.path.is_empty() { "(root)" } else { &i.path }, i.message))
+        .collect()
+}
+
+/// Validates (and if needed repairs) arguments; the error names every failing path.
+pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) -> Result<Value, ToolError> {
+    if value.is_null() {
+        value = Value::Object(Map::new());
+    }
+    if compiled.input.is_valid(&value) {
+        return Ok(value);
+    }
+    let original = issues_of(&compiled.input, &value, false);
+    let provided = quote(&value);
+    let mut repaired = value;
+    for _ in 0..4 {
+        if !forgive(&mut repaired, &compiled.input) {
+            break;
+        }
+        if compiled.input.is_valid(&repaired) {
+            return Ok(repaired);
+        }
+    }
+    Err(ToolError::invalid(
+        ErrorKind::InvalidInput,
+        format!(
+            "Tool `{tool}` received invalid arguments:{}\nProvided arguments: {provided}",
+            format_issues(&original)
+        ),
+        original,
+    )
+    .for_tool(tool))
+}
+
+/// Validates the request context; values are never quoted unredacted.
+pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
+    let value = match context {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v,
+    };
+    if let Some(validator) = &compiled.context {
+        if !validator.is_valid(&value) {
+            let issues = issues_of(validator, &value, true);
+            return Err(ToolError::invalid(
+                ErrorKind::InvalidContext,
+                format!(
+                    "Tool `{tool}` received an invalid request context:{}\nProvided context: {}",
+                    format_issues(&issues),
+                    quote(&value)
+                ),
+                issues,
+            )
+            .for_tool(tool));
+        }
+    }
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(ToolError::with_kind(
+            ErrorKind::InvalidContext,
+            format!("Tool `{tool}`: the request context must be a JSON object, got {}", quote(&other)),
+        )
+        .for_tool(tool)),
+    }
+}
+
+pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &Value) -> Result<(), ToolError> {
+    match &compiled.output {
+        Some(validator) if !validator.is_valid(output) => {
+            let issues = issues_of(validator, output, false);
+            Err(ToolError::invalid(
+                ErrorKind::InvalidOutput,
+                format!(
+                    "Tool `{tool}` returned output that does not match its output schema:{}",
+                    format_issues(&issues)
+                ),
+                issues,
+            )
+            .for_tool(tool))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The text of a caught panic payload.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-text panic payload".to_owned())
+}
+
+/// Runs a synchronous user function (hook, predicate, transform), turning a panic into `Err`.
+pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| format!("panicked: {}", panic_message(&*p)))
+}
+
+static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn new_call_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(CALL_COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("call_{:016x}", h.finish())
+}
+
+/// Runs a tool's future with panic catching, cancellation and the timeout.
+pub(crate) async fn run(
+    tool: Arc<dyn Tool>,
+    input: Value,
+    context: Map<String, Value>,
+    options: CallOptions,
+) -> Result<ToolOutput, ToolError> {
+    let id = tool.spec().id.clone();
+    let cancellation = options.cancellation.unwrap_or_default();
+    let call = ToolCallInfo {
+        tool_call_id: options.tool_call_id.unwrap_or_else(new_call_id),
+        tool_name: id.clone(),
+        messages: options.messages,
+        cancellation: cancellation.clone(),
+    };
+    let fut = AssertUnwindSafe(tool.execute(input, Arc::new(context), call)).catch_unwind();
+    let timeout = async {
+        match options.timeout {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    let result = tokio::select! {
+        biased;
+        _ = cancellation.cancelled() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled"))),
+        _ = timeout => {
+            cancellation.cancel();
+            Err(ToolError::aborted(format!("Tool `{id}` timed out after {} ms", options.timeout.map_or(0, |d| d.as_millis()))))
+        }
+        r = fut => match r {
+            Ok(r) => r,
+            Err(payload) => Err(ToolError::with_kind(ErrorKind::Panic, format!("Tool `{id}` failed: it panicked ({})", panic_message(&*payload)))),
+        },
+    };
+    result.map_err(|e| if e.tool().is_none() { e.for_tool(id) } else { e })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn depth_scan_ignores_brackets_inside_strings() {
+        assert_eq!(text_depth_exceeds(br#"{"a": "[[[[[[[[["}"#, 2), None);
+        assert_eq!(text_depth_exceeds(br#"{"a": "\"[[[", "b": [[1]]}"#, 2), Some(3));
+        assert_eq!(text_depth_exceeds(b"[[[]]]", 3), None);
+    }
+
+    #[test]
+    fn truncation_is_char_safe_and_says_how_long() {
+        let long = "é".repeat(300);
+        let t = truncate(&long, 200);
+        assert!(t.starts_with(&"é".repeat(200)));
+        assert!(t.contains("300 characters"));
+        assert_eq!(truncate("short", 200), "short");
+    }
+
+    #[test]
+    fn value_limits() {
+        let mut deep = json!(1);
+        for _ in 0..70 {
+            deep = json!([deep]);
+        }
+        let err = parse_args("t", CallArgs::Value(deep), &Limits::default()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InputRejected);
+        let big = json!({"s": "x".repeat(2 << 20)});
+        let err = parse_args("t", CallArgs::Value(big), &Limits::default()).unwrap_err();
+        assert!(err.message().contains("bytes"), "{err}");
+    }
+
+    #[test]
+    fn secret_keys() {
+        for k in [
+            "password",
+            "clientSecret",
+            "ACCESS_TOKEN",
+            "apiKey",
+            "x_api_key",
+            "Authorization",
+            "credentials",
+        ] {
+            assert!(is_secret_key(k), "{k}");
+        }
+        for k in ["user", "city", "limit"] {
+            assert!(!is_secret_key(k), "{k}");
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The `toolsmith` command line, for any binary that links tools.
+//!
+//! Owns argument parsing (clap) and printing. `main` of a user binary is just
+//! `fn main() -> std::process::ExitCode { tool_core::cli::run() }`; every command works on the
+//! tools linked into *that* binary.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::{json, Value};
+
+use crate::call::CallOptions;
+use crate::catalog;
+use crate::registry::Registry;
+
+/// The `toolsmith` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolsmith",
+    about = "List, inspect, export and call the tools linked into this binary",
+    version
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools: id, title, description.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a tool's input and output schemas (and suspend, resume, context when set).
+    Schema {
+        /// The tool id.
+        id: String,
+    },
+    /// Export the tool catalog in a provider's format.
+    Catalog {
+        /// The format.
+        #[arg(long, value_enum, default_value_t = Format::Mcp)]
+        format: Format,
+        /// Write to this file instead of standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Call a tool with JSON arguments and print its result.
+    Call {
+        /// The tool id.
+        id: String,
+        /// The arguments, as JSON text.
+        #[arg(default_value = "{}")]
+        args: String,
+        /// The request context, as a JSON object.
+        #[arg(long)]
+        context: Option<String>,
+        /// Print the model output (from `to_model_output`) alongside the raw value.
+        #[arg(long)]
+        model_output: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// MCP `tools/list` result.
+    Mcp,
+}
+
+/// Parses the process arguments and runs against [`Registry::global`].
+pub fn run() -> ExitCode {
+    run_from(std::env::args_os())
+}
+
+/// Parses the given arguments (the first is the program name) and runs against
+/// [`Registry::global`], writing to standard output and standard error.
+pub fn run_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let registry = match Registry::try_global() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    match runtime.block_on(execute(cli, registry, &mut out)) {
+        Ok(code) => code,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+/// Runs a parsed command against a registry, writing results to `out`; errors are returned as
+/// readable text.
+pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let io = |e: std::io::Error| format!("cannot write the output: {e}");
+    match cli.command {
+        Command::List { json } => {
+            let tools = registry.tools();
+            if json {
+                let list: Vec<Value> = tools
+                    .iter()
+                    .map(|t| {
+                        let s = t.spec();
+                        json!({"id": s.id, "title": s.title, "description": s.description})
+                    })
+                    .collect();
+                writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
+            } else {
+                let width = tools.iter().map(|t| t.spec().id.len()).max().unwrap_or(2).max(2);
+                let twidth = tools
+                    .iter()
+                    .map(|t| t.spec().title.as_deref().unwrap_or("-").len())
+                    .max()
+                    .unwrap_or(5)
+                    .max(5);
+                writeln!(out, "{:width$}  {:twidth$}  DESCRIPTION", "ID", "TITLE").map_err(io)?;
+                for t in &tools {
+                    let s = t.spec();
+                    let first_line = s.description.lines().next().unwrap_or_default();
+                    writeln!(out, "{:width$}  {:twidth$}  {first_line}", s.id, s.title.as_deref().unwrap_or("-")).map_err(io)?;
+                }
+            }
+        }
+        Command::Schema { id } => {
+            let tool = registry.get(&id).ok_or_else(|| registry_unknown(registry, &id))?;
+            let s = tool.spec();
+            let mut v = json!({"id": s.id, "input": s.input_schema, "output": s.output_schema});
+            for (k, schema) in [
+                ("suspend", &s.suspend_schema),
+                ("resume", &s.resume_schema),
+                ("context", &s.request_context_schema),
+            ] {
+                if let Some(schema) = schema {
+                    v[k] = schema.clone();
+                }
+            }
+            writeln!(out, "{}", pretty(&v)).map_err(io)?;
+        }
+        Command::Catalog {
+            format: Format::Mcp,
+            out: file,
+        } => {
+            let tools = registry.tools();
+            let v = catalog::mcp_tools_list(tools.iter().map(|t| &**t));
+            let text = pretty(&v);
+            match file {
+                Some(path) => std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+                None => writeln!(out, "{text}").map_err(io)?,
+            }
+        }
+        Command::Call {
+            id,
+            args,
+            context,
+            model_output,
+        } => {
+            let context = context
+                .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
+                .transpose()?;
+            let options = CallOptions {
+                context,
+                ..CallOptions::default()
+            };
+            match registry.call(&id, args, options).await {
+                Ok(result) if model_output => writeln!(
+                    out,
+                    "{}",
+                    pretty(&json!({"value": result.value, "modelOutput": result.for_model()}))
+                )
+                .map_err(io)?,
+                Ok(result) => writeln!(out, "{}", pretty(&result.value)).map_err(io)?,
+                Err(e) => return Err(e.message().to_owned()),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn registry_unknown(registry: &Registry, id: &str) -> String {
+    format!("there is no tool `{id}`; available: {}", registry.ids().join(", "))
+}
+
+impl Cli {
+    /// Parses arguments (the first is the program name).
+    pub fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Cli::try_parse_from(args)
+    }
+}

@@ -1,0 +1,79 @@
+//! # Toolsmith
+//!
+//! Typed tools for LLM agents. Put `#[tool]` on a documented `async fn` and the tool is
+//! registered at link time, with JSON Schemas derived from its Rust types, validated calls and
+//! model-readable errors.
+//!
+//! ```
+//! use tool_core::prelude::*;
+//!
+//! /// Add two numbers
+//! #[tool]
+//! pub async fn add(
+//!     /// The first addend
+//!     a: f64,
+//!     /// The second addend
+//!     b: f64,
+//! ) -> f64 {
+//!     a + b
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let registry = Registry::global();
+//! let spec = registry.get("add").unwrap().spec().clone();
+//! assert_eq!(spec.input_schema["required"], json!(["a", "b"]));
+//! assert_eq!(spec.input_schema["properties"]["a"]["description"], "The first addend");
+//!
+//! let out = registry.call("add", r#"{"a": 2, "b": 3}"#, CallOptions::default()).await.unwrap();
+//! assert_eq!(out.value, json!(5.0));
+//!
+//! let err = registry.call("add", r#"{"a": "two"}"#, CallOptions::default()).await.unwrap_err();
+//! assert!(err.message().contains("/a"));
+//! # });
+//! ```
+//!
+//! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
+//! [`tool`] (the tool traits), [`call`] (validation and execution of one call), [`registry`]
+//! (the set of tools), [`context`] (what a tool receives), [`catalog`] (provider formats),
+//! [`cli`] (the `toolsmith` command line).
+
+#![warn(missing_docs)]
+
+extern crate self as tool_core;
+
+pub mod call;
+pub mod catalog;
+pub mod cli;
+pub mod context;
+pub mod error;
+pub mod model_output;
+pub mod registry;
+pub mod schema;
+pub mod spec;
+pub mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use call::{CallArgs, CallOptions, Limits};
+pub use context::{LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
+pub use error::{ErrorKind, Issue, ToolError};
+pub use model_output::{ContentPart, ModelOutput};
+pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};
+pub use schema::SchemaError;
+pub use spec::ToolSpec;
+pub use tokio_util::sync::CancellationToken;
+pub use tool::{DynamicTool, InputOf, OutputOf, Tool, ToolOutput, TypedTool};
+pub use tool_macros::tool;
+
+/// Everything a tool author needs: `use tool_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        tool, CallOptions, ContentPart, DynamicTool, InputOf, LogLevel, ModelOutput, Registry, RequestContext, Tool, ToolCallInfo,
+        ToolContext, ToolError, TypedTool,
+    };
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+    pub use serde_json::{json, Value};
+}

@@ -1,0 +1,127 @@
+//! What the model sees of a tool's result, as opposed to what the application receives.
+//!
+//! Owns [`ModelOutput`] and [`ContentPart`], the provider-neutral shapes a `to_model_output`
+//! function returns. Mapping them onto each provider's tool-result format belongs to the
+//! catalog/runtime layer, not here.
+
+use serde::{Deserialize, Serialize};
+
+/// The value a model receives for a tool result.
+///
+/// Serialises as `{"type": "text" | "json" | "error-text" | "error-json" | "content", "value": …}`.
+///
+/// ```
+/// use tool_core::{ModelOutput, ContentPart};
+///
+/// let out = ModelOutput::content([
+///     ContentPart::text("Seattle: 21°C and sunny"),
+///     ContentPart::image_url("https://example.com/radar.png"),
+/// ]);
+/// let json = serde_json::to_value(&out).unwrap();
+/// assert_eq!(json["type"], "content");
+/// assert_eq!(json["value"][1]["type"], "image-url");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "kebab-case")]
+pub enum ModelOutput {
+    /// Plain text.
+    Text(String),
+    /// Any JSON value.
+    Json(serde_json::Value),
+    /// An error, as text.
+    ErrorText(String),
+    /// An error, as JSON.
+    ErrorJson(serde_json::Value),
+    /// Multimodal content parts.
+    Content(Vec<ContentPart>),
+}
+
+impl ModelOutput {
+    /// Text output.
+    pub fn text(text: impl Into<String>) -> Self {
+        ModelOutput::Text(text.into())
+    }
+
+    /// JSON output.
+    pub fn json(value: serde_json::Value) -> Self {
+        ModelOutput::Json(value)
+    }
+
+    /// Content-part output.
+    pub fn content(parts: impl IntoIterator<Item = ContentPart>) -> Self {
+        ModelOutput::Content(parts.into_iter().collect())
+    }
+}
+
+/// One part of a multimodal [`ModelOutput::Content`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image by URL.
+    ImageUrl {
+        /// The image URL.
+        url: String,
+    },
+    /// Inline image bytes, base64-encoded.
+    ImageData {
+        /// Base64 data.
+        data: String,
+        /// IANA media type, e.g. `image/png`.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+    },
+    /// A file by URL.
+    FileUrl {
+        /// The file URL.
+        url: String,
+        /// IANA media type, when known.
+        #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
+    /// Inline file bytes, base64-encoded.
+    FileData {
+        /// Base64 data.
+        data: String,
+        /// IANA media type.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        /// File name, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filename: Option<String>,
+    },
+    /// A file already uploaded to the provider.
+    FileId {
+        /// Provider file id.
+        #[serde(rename = "fileId")]
+        file_id: String,
+    },
+    /// An image already uploaded to the provider.
+    ImageFileId {
+        /// Provider file id.
+        #[serde(rename = "fileId")]
+        file_id: String,
+    },
+    /// A provider-specific part, passed through as is.
+    Custom {
+        /// Provider-specific options.
+        #[serde(rename = "providerOptions", default)]
+        provider_options: serde_json::Value,
+    },
+}
+
+impl ContentPart {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentPart::Text { text: text.into() }
+    }
+
+    /// An image-by-URL part.
+    pub fn image_url(url: impl Into<String>) -> Self {
+        ContentPart::ImageUrl { url: url.into() }
+    }
+}

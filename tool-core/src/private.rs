@@ -1,0 +1,185 @@
+//! What `#[tool]`'s generated code uses. Not a public API: it changes without notice.
+//!
+//! Generated code names nothing but `::tool_core::__private::…`, so it works whatever the
+//! user has in scope (or renamed).
+
+use std::fmt::Display;
+
+pub use inventory;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use crate::context::{RequestContext, ToolCallInfo, ToolContext};
+pub use crate::error::ToolError;
+pub use crate::model_output::ModelOutput;
+pub use crate::registry::ToolDef;
+pub use crate::schema::{empty_object_schema, SchemaError};
+pub use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, McpSpec, SourceLocation, TransformPhase, TransformTarget};
+pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
+pub use std::sync::{Arc, OnceLock};
+pub use std::{concat, env, file, line, module_path, stringify, vec};
+pub use std::{option::Option, result::Result, string::String, vec::Vec};
+
+/// Payload type of a tool with no `suspend`/`resume` type.
+pub type NoPayload = ();
+
+/// What a tool body may return: its output, or `Result<Output, E>` with `E: Into<ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "a `#[tool]` returning `Result<T, E>` needs `E` to convert into `ToolError`; `{Self}` does not",
+    label = "this error type does not convert into `ToolError`",
+    note = "use `ToolError`, any `std::error::Error + Send + Sync + 'static`, or map the error with `.map_err(ToolError::new)`"
+)]
+pub trait IntoToolResult {
+    /// The output type.
+    type Output;
+    /// Converts.
+    fn into_tool_result(self) -> Result<Self::Output, ToolError>;
+}
+
+impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+    type Output = T;
+    fn into_tool_result(self) -> Result<T, ToolError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// What a transform may return.
+#[diagnostic::on_unimplemented(
+    message = "a transform must return `serde_json::Value`, `Option<Value>` or `Result<Value, E>`; found `{Self}`",
+    label = "this transform's return type is not supported"
+)]
+pub trait TransformReturn {
+    /// Converts (`None` = yielded nothing).
+    fn into_transformed(self) -> Option<Result<serde_json::Value, String>>;
+}
+
+impl TransformReturn for serde_json::Value {
+    fn into_transformed(self) -> Option<Result<serde_json::Value, String>> {
+        Some(Ok(self))
+    }
+}
+
+impl TransformReturn for Option<serde_json::Value> {
+    fn into_transformed(self) -> Option<Result<serde_json::Value, String>> {
+        self.map(Ok)
+    }
+}
+
+impl<E: Display> TransformReturn for Result<serde_json::Value, E> {
+    fn into_transformed(self) -> Option<Result<serde_json::Value, String>> {
+        Some(self.map_err(|e| e.to_string()))
+    }
+}
+
+/// What a lifecycle hook may return.
+#[diagnostic::on_unimplemented(
+    message = "a lifecycle hook must return `()` or `Result<(), E>`; found `{Self}`",
+    label = "this hook's return type is not supported"
+)]
+pub trait HookReturn {
+    /// Converts.
+    fn into_hook_result(self) -> Result<(), String>;
+}
+
+impl HookReturn for () {
+    fn into_hook_result(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<E: Display> HookReturn for Result<(), E> {
+    fn into_hook_result(self) -> Result<(), String> {
+        self.map_err(|e| e.to_string())
+    }
+}
+
+/// What an approval predicate may return.
+#[diagnostic::on_unimplemented(
+    message = "a `require_approval` predicate must return `bool` or `Result<bool, E>`; found `{Self}`",
+    label = "this predicate's return type is not supported"
+)]
+pub trait ApprovalReturn {
+    /// Converts (`Err` = approval required).
+    fn into_approval(self) -> Result<bool, String>;
+}
+
+impl ApprovalReturn for bool {
+    fn into_approval(self) -> Result<bool, String> {
+        Ok(self)
+    }
+}
+
+impl<E: Display> ApprovalReturn for Result<bool, E> {
+    fn into_approval(self) -> Result<bool, String> {
+        self.map_err(|e| e.to_string())
+    }
+}
+
+/// A `to_model_output` function's return.
+#[diagnostic::on_unimplemented(
+    message = "`to_model_output` must return `ModelOutput` or `Option<ModelOutput>`; found `{Self}`",
+    label = "this return type is not supported"
+)]
+pub trait ModelOutputReturn {
+    /// Converts.
+    fn into_model_output(self) -> Option<ModelOutput>;
+}
+
+impl ModelOutputReturn for ModelOutput {
+    fn into_model_output(self) -> Option<ModelOutput> {
+        Some(self)
+    }
+}
+
+impl ModelOutputReturn for Option<ModelOutput> {
+    fn into_model_output(self) -> Option<ModelOutput> {
+        self
+    }
+}
+
+/// A type named in `suspend = T` / `resume = T` / `context = T` must have a schema.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema: `suspend`, `resume` and `context` types must derive `schemars::JsonSchema`",
+    label = "add `#[derive(JsonSchema)]` to this type"
+)]
+pub trait HasSchema {}
+impl<T: schemars::JsonSchema + ?Sized> HasSchema for T {}
+
+/// Asserts at compile time that a payload type has a schema.
+pub const fn assert_schema<T: HasSchema + ?Sized>() {}
+
+/// Serialises an attribute expression (`meta = …`, `provider_options(x = …)`) to JSON.
+pub fn to_json<T: serde::Serialize>(value: T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
+
+/// Serialises the typed input examples.
+pub fn examples<T: serde::Serialize>(values: Vec<T>) -> Vec<serde_json::Value> {
+    values.iter().map(to_json).collect()
+}
+
+/// Runs a `to_model_output` function.
+pub fn model_output<R: ModelOutputReturn>(r: R) -> Option<ModelOutput> {
+    r.into_model_output()
+}
+
+/// Runs a transform function.
+pub fn transformed<R: TransformReturn>(r: R) -> Option<Result<serde_json::Value, String>> {
+    r.into_transformed()
+}
+
+/// Runs a hook function.
+pub fn hook<R: HookReturn>(r: R) -> Result<(), String> {
+    r.into_hook_result()
+}
+
+/// Runs an approval predicate.
+pub fn approval<R: ApprovalReturn>(r: R) -> Result<bool, String> {
+    r.into_approval()
+}
+
+/// Wraps a plain output as a successful result.
+pub fn ok<T>(value: T) -> Result<T, ToolError> {
+    Ok(value)
+}

@@ -1,0 +1,369 @@
+//! The registry: every tool a process knows, found at link time or added at run time.
+//!
+//! Owns [`Registry`] (lookup, listing, dynamic insertion and removal, `call`), [`ToolDef`] (the
+//! `inventory` record each `#[tool]` submits) and [`RegistryError`]. Validation details live in
+//! `call`; the registry only wires a call through them in order.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use serde_json::Value;
+
+use crate::call::{self, CallArgs, CallOptions, Compiled, Limits};
+use crate::error::{ErrorKind, ToolError};
+use crate::schema::SchemaError;
+use crate::spec::SourceLocation;
+use crate::tool::{DynamicTool, Tool, ToolOutput};
+
+/// What each `#[tool]` submits to the link-time collection.
+#[doc(hidden)]
+pub struct ToolDef {
+    pub id: &'static str,
+    pub crate_name: &'static str,
+    pub module_path: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    pub build: fn() -> Result<Arc<dyn Tool>, SchemaError>,
+}
+
+inventory::collect!(ToolDef);
+
+impl ToolDef {
+    fn location(&self) -> SourceLocation {
+        SourceLocation {
+            crate_name: self.crate_name.to_owned(),
+            module_path: self.module_path.to_owned(),
+            file: self.file.to_owned(),
+            line: self.line,
+        }
+    }
+}
+
+/// One problem found while building a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryProblem {
+    /// Two tools share an id.
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// The first definition.
+        first: SourceLocation,
+        /// The second definition.
+        second: SourceLocation,
+    },
+    /// A tool's spec is unusable (non-object input root, schema that does not compile, …).
+    InvalidTool {
+        /// The tool id.
+        id: String,
+        /// Its definition.
+        location: SourceLocation,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl fmt::Display for RegistryProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryProblem::DuplicateId { id, first, second } => {
+                write!(
+                    f,
+                    "two tools have the id `{id}`: one defined at {first}, the other at {second}; give one of them another `id = \"...\"`"
+                )
+            }
+            RegistryProblem::InvalidTool { id, location, message } => write!(f, "tool `{id}` defined at {location} is invalid: {message}"),
+        }
+    }
+}
+
+/// Every problem found while building a registry (all of them, not just the first).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct RegistryError(pub Vec<RegistryProblem>);
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the tool registry could not be built:")?;
+        for p in &self.0 {
+            write!(f, "\n- {p}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+struct Entry {
+    tool: Arc<dyn Tool>,
+    compiled: Arc<Compiled>,
+}
+
+/// A set of tools: lookup, listing and validated calls.
+///
+/// [`Registry::global`] holds every `#[tool]` of every linked crate; [`Registry::from_iter`]
+/// builds an explicit set. Both also accept [`DynamicTool`]s at run time.
+pub struct Registry {
+    tools: RwLock<BTreeMap<String, Entry>>,
+    limits: Limits,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.ids())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+/// Anything that can become a registry entry.
+pub trait IntoTool {
+    /// Converts it, or says why it cannot be used.
+    fn into_tool(self) -> Result<Arc<dyn Tool>, SchemaError>;
+}
+
+impl IntoTool for Arc<dyn Tool> {
+    fn into_tool(self) -> Result<Arc<dyn Tool>, SchemaError> {
+        Ok(self)
+    }
+}
+
+impl IntoTool for Result<Arc<dyn Tool>, SchemaError> {
+    fn into_tool(self) -> Result<Arc<dyn Tool>, SchemaError> {
+        self
+    }
+}
+
+impl IntoTool for DynamicTool {
+    fn into_tool(self) -> Result<Arc<dyn Tool>, SchemaError> {
+        Ok(Arc::new(self))
+    }
+}
+
+impl Registry {
+    /// An empty registry with default limits.
+    pub fn new() -> Self {
+        Registry {
+            tools: RwLock::new(BTreeMap::new()),
+            limits: Limits::default(),
+        }
+    }
+
+    /// Replaces the argument limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The argument limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Every `#[tool]` linked into this process, collected once. Fails with every duplicate id
+    /// (naming both definitions) and every invalid tool.
+    pub fn try_global() -> Result<&'static Registry, &'static RegistryError> {
+        static GLOBAL: OnceLock<Result<Registry, RegistryError>> = OnceLock::new();
+        GLOBAL.get_or_init(Registry::from_inventory).as_ref()
+    }
+
+    /// Like [`Registry::try_global`], but a broken set of definitions is a startup panic with
+    /// the full list of problems.
+    pub fn global() -> &'static Registry {
+        match Registry::try_global() {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn from_inventory() -> Result<Registry, RegistryError> {
+        let mut defs: Vec<&ToolDef> = inventory::iter::<ToolDef>.into_iter().collect();
+        defs.sort_by(|a, b| (a.id, a.file, a.line).cmp(&(b.id, b.file, b.line)));
+        let mut problems = Vec::new();
+        let mut located: BTreeMap<&str, SourceLocation> = BTreeMap::new();
+        let registry = Registry::new();
+        for def in defs {
+            if let Some(first) = located.get(def.id) {
+                problems.push(RegistryProblem::DuplicateId {
+                    id: def.id.to_owned(),
+                    first: first.clone(),
+                    second: def.location(),
+                });
+                continue;
+            }
+            located.insert(def.id, def.location());
+            let added = (def.build)().and_then(|tool| registry.insert_entry(tool));
+            if let Err(e) = added {
+                problems.push(RegistryProblem::InvalidTool {
+                    id: def.id.to_owned(),
+                    location: def.location(),
+                    message: e.0,
+                });
+            }
+        }
+        if problems.is_empty() {
+            Ok(registry)
+        } else {
+            Err(RegistryError(problems))
+        }
+    }
+
+    /// Builds an explicit set; every problem is reported.
+    pub fn try_from_tools<I>(tools: I) -> Result<Registry, RegistryError>
+    where
+        I: IntoIterator,
+        I::Item: IntoTool,
+    {
+        let registry = Registry::new();
+        let mut problems = Vec::new();
+        for t in tools {
+            match t.into_tool() {
+                Ok(tool) => {
+                    if let Err(p) = registry.insert(tool) {
+                        problems.extend(p.0);
+                    }
+                }
+                Err(e) => problems.push(RegistryProblem::InvalidTool {
+                    id: String::new(),
+                    location: SourceLocation::default(),
+                    message: e.0,
+                }),
+            }
+        }
+        if problems.is_empty() {
+            Ok(registry)
+        } else {
+            Err(RegistryError(problems))
+        }
+    }
+
+    fn insert_entry(&self, tool: Arc<dyn Tool>) -> Result<(), SchemaError> {
+        let compiled = Arc::new(Compiled::new(&*tool)?);
+        let id = tool.spec().id.clone();
+        self.tools
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, Entry { tool, compiled });
+        Ok(())
+    }
+
+    /// Adds a tool (a dynamic tool, or a `#[tool]`'s `name::tool()`); an existing id is an error.
+    pub fn insert(&self, tool: impl IntoTool) -> Result<(), RegistryError> {
+        let invalid = |id: String, location: SourceLocation, message: String| {
+            RegistryError(vec![RegistryProblem::InvalidTool { id, location, message }])
+        };
+        let tool = tool
+            .into_tool()
+            .map_err(|e| invalid(String::new(), SourceLocation::default(), e.0))?;
+        let spec = tool.spec();
+        if let Some(existing) = self.get(&spec.id) {
+            return Err(RegistryError(vec![RegistryProblem::DuplicateId {
+                id: spec.id.clone(),
+                first: existing.spec().source.clone(),
+                second: spec.source.clone(),
+            }]));
+        }
+        let (id, source) = (spec.id.clone(), spec.source.clone());
+        self.insert_entry(tool).map_err(|e| invalid(id, source, e.0))
+    }
+
+    /// Removes a tool by id, returning it.
+    pub fn remove(&self, id: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.write().unwrap_or_else(|p| p.into_inner()).remove(id).map(|e| e.tool)
+    }
+
+    fn entry(&self, id: &str) -> Option<Entry> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+    }
+
+    /// The tool with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<dyn Tool>> {
+        self.entry(id).map(|e| e.tool)
+    }
+
+    /// All tools, ordered by id.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|e| e.tool.clone())
+            .collect()
+    }
+
+    /// All ids, ordered.
+    pub fn ids(&self) -> Vec<String> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The error for an unknown id: every available id, closest match first.
+    fn unknown(&self, id: &str) -> ToolError {
+        let mut ids = self.ids();
+        ids.sort_by(|a, b| {
+            strsim::normalized_damerau_levenshtein(id, b)
+                .total_cmp(&strsim::normalized_damerau_levenshtein(id, a))
+                .then_with(|| a.cmp(b))
+        });
+        let list = if ids.is_empty() {
+            "none".to_owned()
+        } else {
+            ids.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
+        };
+        ToolError::with_details(
+            format!("There is no tool `{id}`. Available tools (closest first): {list}"),
+            serde_json::json!({ "available": ids }),
+        )
+        .with_kind_of(ErrorKind::UnknownTool)
+    }
+
+    /// Calls a tool: limits, input validation (with forgiveness), request-context validation,
+    /// execution (panics caught, cancellation and timeout honoured), output validation.
+    ///
+    /// Every failure is a model-readable [`ToolError`] value.
+    pub async fn call(&self, id: &str, args: impl Into<CallArgs>, options: CallOptions) -> Result<ToolOutput, ToolError> {
+        let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
+        let input = call::parse_args(id, args.into(), &self.limits)?;
+        let input = call::validate_input(id, &entry.compiled, input)?;
+        let context = call::validate_context(id, &entry.compiled, options.context.clone())?;
+        let output = call::run(entry.tool.clone(), input, context, options).await?;
+        call::validate_output(id, &entry.compiled, &output.value)?;
+        Ok(output)
+    }
+
+    /// Like [`Registry::call`], with the error as its JSON value: what a model receives.
+    pub async fn call_json(&self, id: &str, args: impl Into<CallArgs>, options: CallOptions) -> Value {
+        match self.call(id, args, options).await {
+            Ok(out) => out.value,
+            Err(e) => e.to_json(),
+        }
+    }
+}
+
+impl<T: IntoTool> FromIterator<T> for Registry {
+    /// Builds an explicit set of tools.
+    ///
+    /// # Panics
+    /// On a duplicate id or an invalid tool, with every problem listed; use
+    /// [`Registry::try_from_tools`] to handle that as an error.
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        match Registry::try_from_tools(iter) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! JSON Schemas derived from Rust types.
+//!
+//! Owns the schemars settings (JSON Schema 2020-12; the deserialize contract for what a tool
+//! receives, the serialize contract for what it returns) and the input-root rule: a tool's
+//! input schema is always an object. Provider-specific rewrites (strict, Gemini, …) are
+//! catalog passes and do not belong here.
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::{json, Map, Value};
+
+/// A schema that cannot be used where it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SchemaError(pub String);
+
+/// The schema of a value a tool *receives* (input, resume data, request context).
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct In {
+///     /// City name
+///     city: String,
+///     days: Option<u8>,
+/// }
+/// let s = tool_core::schema::receive_schema::<In>();
+/// assert_eq!(s["type"], "object");
+/// assert_eq!(s["required"], serde_json::json!(["city"]));
+/// assert_eq!(s["properties"]["city"]["description"], "City name");
+/// ```
+pub fn receive_schema<T: JsonSchema + ?Sized>() -> Value {
+    let schema = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    untitled(schema.to_value())
+}
+
+/// schemars titles a root schema with the Rust type's name; providers get no use from it.
+fn untitled(mut schema: Value) -> Value {
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("title");
+    }
+    schema
+}
+
+/// The schema of a value a tool *produces* (output, suspend payload); `None` for `()`.
+///
+/// ```
+/// assert!(tool_core::schema::produce_schema::<()>().is_none());
+/// assert_eq!(tool_core::schema::produce_schema::<f64>().unwrap()["type"], "number");
+/// ```
+pub fn produce_schema<T: JsonSchema + ?Sized>() -> Option<Value> {
+    let schema = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    let schema = untitled(schema);
+    (!is_null_schema(&schema)).then_some(schema)
+}
+
+fn is_null_schema(schema: &Value) -> bool {
+    schema.get("type") == Some(&Value::String("null".into()))
+}
+
+/// The input schema of a tool with no parameters.
+pub fn empty_object_schema() -> Value {
+    json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": false})
+}
+
+/// Checks that a tool's input schema has an object root; names the tool and what it found.
+pub fn check_input_root(tool_id: &str, type_name: &str, schema: &Value) -> Result<(), SchemaError> {
+    if root_type(schema).as_deref() == Some("object") {
+        return Ok(());
+    }
+    let found = root_type(schema)
+        .map(|t| format!("type `{t}`"))
+        .or_else(|| {
+            ["oneOf", "anyOf", "allOf", "enum", "const", "$ref"]
+                .into_iter()
+                .find(|k| schema.get(*k).is_some())
+                .map(|k| format!("a root `{k}`"))
+        })
+        .unwrap_or_else(|| "no root type".to_string());
+    Err(SchemaError(format!(
+        "tool `{tool_id}`: the input type `{type_name}` has {found} at its schema root, but every \
+         provider needs an object; use a struct (or plain fn parameters) as the input"
+    )))
+}
+
+fn root_type(schema: &Value) -> Option<String> {
+    match schema.get("type")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(types) => Some(types.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|")),
+        _ => None,
+    }
+}
+
+/// Removes the `$schema` keyword and returns the rest (for embedding in catalogs).
+pub fn without_meta(schema: &Value) -> Value {
+    match schema {
+        Value::Object(obj) => {
+            let mut out = Map::with_capacity(obj.len());
+            for (k, v) in obj {
+                if k != "$schema" {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    enum Shape {
+        Circle { r: f64 },
+        Square { side: f64 },
+    }
+
+    #[test]
+    fn non_object_roots_are_refused_with_what_was_found() {
+        let err = check_input_root("t", "f64", &receive_schema::<f64>()).unwrap_err();
+        assert!(err.0.contains("type `number`"), "{err}");
+        let err = check_input_root("t", "Shape", &receive_schema::<Shape>()).unwrap_err();
+        assert!(err.0.contains("root `oneOf`"), "{err}");
+        assert!(err.0.contains("tool `t`"));
+        let err = check_input_root("t", "Option<X>", &json!({"type": ["object", "null"]})).unwrap_err();
+        assert!(err.0.contains("object|null"), "{err}");
+    }
+
+    #[test]
+    fn object_roots_pass() {
+        check_input_root("t", "map", &receive_schema::<std::collections::HashMap<String, i32>>()).unwrap();
+        check_input_root("t", "()", &empty_object_schema()).unwrap();
+    }
+
+    #[test]
+    fn unit_has_no_output_schema_but_option_does() {
+        assert!(produce_schema::<()>().is_none());
+        assert!(produce_schema::<Option<String>>().is_some());
+    }
+}

@@ -1,0 +1,220 @@
+//! The tool's spec: every option `#[tool(...)]` accepts, as plain data.
+//!
+//! Owns [`ToolSpec`] and the small types it is made of. It is produced once per tool (by the
+//! macro's generated code or by a [`DynamicTool`](crate::DynamicTool) builder) and only read
+//! afterwards. It must not run anything: behaviour lives in `tool`, `call` and the runtime.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Everything known about a tool without running it.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The unique id; the model calls the tool by it.
+    pub id: String,
+    /// What the tool does; the model reads it to decide when to call.
+    pub description: String,
+    /// A human-readable title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Ask providers that support it for exact-schema arguments.
+    pub strict: bool,
+    /// JSON Schema (2020-12) of the input, deserialize contract. Its root is always an object.
+    pub input_schema: Value,
+    /// JSON Schema of the output, serialize contract; `None` for `()`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Schema of the payload passed to `suspend()`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspend_schema: Option<Value>,
+    /// Schema of the data a resume brings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_schema: Option<Value>,
+    /// Schema the request context is validated against before `execute`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_context_schema: Option<Value>,
+    /// Whether the call needs approval before it runs.
+    pub require_approval: ApprovalRule,
+    /// MCP annotations and `_meta`.
+    pub mcp: McpSpec,
+    /// Per-provider options, emitted only to that provider.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub provider_options: BTreeMap<String, Value>,
+    /// Example inputs (values of the input type, serialised).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_examples: Vec<Value>,
+    /// Background execution settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundSpec>,
+    /// Which lifecycle hooks are set.
+    pub hooks: HookSet,
+    /// Which transforms are configured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transforms: Vec<(TransformTarget, TransformPhase)>,
+    /// Whether a `to_model_output` function is set.
+    pub has_model_output: bool,
+    /// Where the tool was defined.
+    pub source: SourceLocation,
+}
+
+impl ToolSpec {
+    /// A spec with the given id, description and input schema; everything else unset.
+    pub fn new(id: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        ToolSpec {
+            id: id.into(),
+            description: description.into(),
+            title: None,
+            strict: false,
+            input_schema,
+            output_schema: None,
+            suspend_schema: None,
+            resume_schema: None,
+            request_context_schema: None,
+            require_approval: ApprovalRule::Never,
+            mcp: McpSpec::default(),
+            provider_options: BTreeMap::new(),
+            input_examples: Vec::new(),
+            background: None,
+            hooks: HookSet::default(),
+            transforms: Vec::new(),
+            has_model_output: false,
+            source: SourceLocation::default(),
+        }
+    }
+
+    /// Whether a transform is configured for a target and phase.
+    pub fn has_transform(&self, target: TransformTarget, phase: TransformPhase) -> bool {
+        self.transforms.contains(&(target, phase))
+    }
+}
+
+/// Whether a tool needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalRule {
+    /// Runs without approval.
+    Never,
+    /// Always needs approval.
+    Always,
+    /// A predicate over the typed input and request context decides (an error means "required").
+    Predicate,
+}
+
+/// MCP-specific properties: annotations (only the hints the author set) and `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct McpSpec {
+    /// Human-readable title for MCP clients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling twice with the same arguments has no extra effect.
+    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// Arbitrary metadata passed to MCP clients as is.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+impl McpSpec {
+    /// The MCP `annotations` object with only the fields the author set, or `None` if none.
+    pub fn annotations(&self) -> Option<Value> {
+        let mut v = serde_json::to_value(self).ok()?;
+        let obj = v.as_object_mut()?;
+        obj.remove("_meta");
+        (!obj.is_empty()).then_some(v)
+    }
+}
+
+/// Background execution settings (`background(enabled, timeout_ms, max_retries, wait_timeout_ms)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundSpec {
+    /// May run in the background.
+    pub enabled: bool,
+    /// Per-attempt timeout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Retries after a failed attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// How long a caller waits for the result before the placeholder is returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_timeout_ms: Option<u64>,
+}
+
+/// Which lifecycle hooks a tool has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct HookSet {
+    /// `on_input_start`
+    pub on_input_start: bool,
+    /// `on_input_delta`
+    pub on_input_delta: bool,
+    /// `on_input_available`
+    pub on_input_available: bool,
+    /// `on_output`
+    pub on_output: bool,
+}
+
+/// Where a transformed payload goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransformTarget {
+    /// The streamed UI payload.
+    Display,
+    /// The user-visible transcript messages.
+    Transcript,
+}
+
+/// The phase of a call a transform rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransformPhase {
+    /// The complete input.
+    Input,
+    /// A streamed input text delta.
+    InputDelta,
+    /// The output.
+    Output,
+    /// An error.
+    Error,
+    /// The arguments shown in an approval request.
+    Approval,
+    /// A suspend payload.
+    Suspend,
+    /// Resume data.
+    Resume,
+}
+
+/// Where a tool was defined.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SourceLocation {
+    /// The defining crate's name.
+    pub crate_name: String,
+    /// `module_path!()` of the definition.
+    pub module_path: String,
+    /// `file!()` of the definition.
+    pub file: String,
+    /// `line!()` of the definition.
+    pub line: u32,
+}
+
+impl std::fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.file.is_empty() {
+            f.write_str("<defined at run time>")
+        } else {
+            write!(f, "{}:{} ({})", self.file, self.line, self.module_path)
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! Writes the tokens: the original function, a same-named marker type that implements
+//! `TypedTool`, the generated input struct, and the `inventory` registration.
+//!
+//! Generated code names the runtime only through `<tool_core>::__private`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{ItemFn, Path, Type};
+
+use crate::ast::{self, Input, Output, Param, ToolFn};
+use crate::attr::{self, Approval, ToolAttrs, Transforms};
+use crate::ctxt::Ctxt;
+use crate::valid::{self, Names};
+
+/// Entry point: parse → validate → expand. On error, the function is re-emitted unchanged
+/// (minus tool-only attributes) beside the errors, so one mistake does not cascade.
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            out.extend(item);
+            return out;
+        }
+    };
+    let mut cx = Ctxt::new();
+    let attrs = attr::parse(&mut cx, args);
+    let f = ast::parse(&mut cx, item);
+    let names = valid::check(&mut cx, &attrs, &f);
+    match cx.check() {
+        Ok(()) => expand(&attrs, &f, &names),
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            f.item.to_tokens(&mut out);
+            out
+        }
+    }
+}
+
+/// The path generated code uses for `tool_core`, honouring a renamed dependency.
+fn core_path() -> TokenStream {
+    match proc_macro_crate::crate_name("tool-core") {
+        Ok(proc_macro_crate::FoundCrate::Name(name)) => {
+            let ident = format_ident!("{}", name);
+            quote!(::#ident)
+        }
+        _ => quote!(::tool_core),
+    }
+}
+
+fn opt<T: ToTokens>(v: &Option<T>, pr: &TokenStream) -> TokenStream {
+    match v {
+        Some(v) => quote!(#pr::Option::Some(#v)),
+        None => quote!(#pr::Option::None),
+    }
+}
+
+fn opt_lit_int(v: &Option<syn::LitInt>, pr: &TokenStream) -> TokenStream {
+    match v {
+        Some(v) => quote!(#pr::Option::Some(#v)),
+        None => quote!(#pr::Option::None),
+    }
+}
+
+fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
+    let core = core_path();
+    let pr = quote!(#core::__private);
+    let item = &f.item;
+    let vis = &item.vis;
+    let name = &item.sig.ident;
+    let serde_crate = format!("{}::serde", pr.to_string().replace(' ', ""));
+    let schemars_crate = format!("{}::schemars", pr.to_string().replace(' ', ""));
+
+    // Input type and its destructuring.
+    let (input_struct, input_ty, destructure, field_args, input_schema_override) = match &f.input {
+        Input::Empty => (
+            quote! {
+                #[derive(#pr::serde::Deserialize, #pr::serde::Serialize, #pr::schemars::JsonSchema)]
+                #[serde(crate = #serde_crate, deny_unknown_fields)]
+                #[schemars(crate = #schemars_crate)]
+                #[doc(hidden)]
+                #vis struct __ToolInput {}
+            },
+            quote!(__ToolInput),
+            quote!(let _ = input;),
+            Vec::new(),
+            quote! {
+                fn input_schema() -> #pr::serde_json::Value { #pr::empty_object_schema() }
+            },
+        ),
+        Input::Whole(ty) => (
+            TokenStream::new(),
+            ty.to_token_stream(),
+            TokenStream::new(),
+            Vec::new(),
+            TokenStream::new(),
+        ),
+        Input::Fields(fields) => {
+            let defs = fields.iter().map(|fl| {
+                let (id, ty, docs) = (&fl.ident, &fl.ty, &fl.docs);
+                quote_spanned!(ty.span()=> #(#docs)* pub #id: #ty)
+            });
+            let binds: Vec<_> = (0..fields.len()).map(|i| format_ident!("__p{}", i)).collect();
+            let ids = fields.iter().map(|fl| &fl.ident);
+            (
+                quote! {
+                    #[derive(#pr::serde::Deserialize, #pr::serde::Serialize, #pr::schemars::JsonSchema)]
+                    #[serde(crate = #serde_crate)]
+                    #[schemars(crate = #schemars_crate)]
+                    #[doc(hidden)]
+                    #vis struct __ToolInput { #(#defs,)* }
+                },
+                quote!(__ToolInput),
+                quote!(let __ToolInput { #(#ids: #binds,)* } = input;),
+                binds,
+                TokenStream::new(),
+            )
+        }
+    };
+
+    let context_ty = match &attrs.context {
+        Some(t) => quote_spanned!(t.span()=> #t),
+        None => quote!(#pr::RequestContext),
+    };
+    let payload_ty = |t: &Option<Type>| match t {
+        Some(t) => quote_spanned!(t.span()=> #t),
+        None => quote!(#pr::NoPayload),
+    };
+    let (suspend_ty, resume_ty) = (payload_ty(&attrs.suspend), payload_ty(&attrs.resume));
+
+    // The call of the user's function, in parameter order.
+    let args = f.params.iter().map(|p| match p {
+        Param::Input => quote!(input),
+        Param::Field(i) => field_args[*i].to_token_stream(),
+        Param::Context(ty) => quote_spanned!(ty.span()=> cx),
+    });
+    let call = quote!(#name(#(#args),*).await);
+    let (output_ty, body) = match &f.output {
+        Output::Unit => (quote!(()), quote!({ #call; #pr::ok(()) })),
+        Output::Plain(ty) => (quote_spanned!(ty.span()=> #ty), quote!(#pr::ok(#call))),
+        Output::Result(ty) => (
+            quote_spanned!(ty.span()=> <#ty as #pr::IntoToolResult>::Output),
+            quote_spanned!(ty.span()=> #pr::IntoToolResult::into_tool_result(#call)),
+        ),
+    };
+
+    let id = &names.id;
+    let description = &names.description;
+    let title = opt(&attrs.title, &pr);
+    let strict = attrs.strict.is_some();
+    let approval = match attrs.require_approval.as_ref() {
+        None => quote!(#pr::Option::None),
+        Some(Approval::Always) => quote!(#pr::Option::Some(#pr::ApprovalRule::Always)),
+        Some(Approval::Predicate(_)) => quote!(#pr::Option::Some(#pr::ApprovalRule::Predicate)),
+    };
+    let mcp = attrs.mcp.as_ref().map(|m| {
+        let title = opt(&m.title.as_ref().map(|t| quote!(#pr::String::from(#t))), &pr);
+        let (r, d, i, o) = (opt(&m.read_only_hint, &pr), opt(&m.destructive_hint, &pr), opt(&m.idempotent_hint, &pr), opt(&m.open_world_hint, &pr));
+        let meta = opt(&m.meta.as_ref().map(|e| quote_spanned!(e.span()=> #pr::to_json(#e))), &pr);
+        quote! { #pr::McpSpec { title: #title, read_only_hint: #r, destructive_hint: #d, idempotent_hint: #i, open_world_hint: #o, meta: #meta } }
+    });
+    let mcp = mcp.unwrap_or_else(|| quote!(::core::default::Default::default()));
+    let provider_options = attrs.provider_options.iter().flatten().map(|(k, e)| {
+        let k = k.to_string();
+        quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
+    });
+    let background = match &attrs.background {
+        None => quote!(#pr::Option::None),
+        Some(b) => {
+            let enabled = b.enabled.as_ref().map_or(true, |l| l.value);
+            let (t, r, w) = (
+                opt_lit_int(&b.timeout_ms, &pr),
+                opt_lit_int(&b.max_retries, &pr),
+                opt_lit_int(&b.wait_timeout_ms, &pr),
+            );
+            quote!(#pr::Option::Some(#pr::BackgroundSpec { enabled: #enabled, timeout_ms: #t, max_retries: #r, wait_timeout_ms: #w }))
+        }
+    };
+    let hooks = {
+        let (s, d, a, o) = (
+            attrs.on_input_start.is_some(),
+            attrs.on_input_delta.is_some(),
+            attrs.on_input_available.is_some(),
+            attrs.on_output.is_some(),
+        );
+        quote!(#pr::HookSet { on_input_start: #s, on_input_delta: #d, on_input_available: #a, on_output: #o })
+    };
+    let transform_list = [("Display", &attrs.display), ("Transcript", &attrs.transcript)]
+        .into_iter()
+        .flat_map(|(target, t)| t.iter().flat_map(Transforms::entries).map(move |(phase, _)| (target, phase)))
+        .map(|(target, phase)| {
+            let target = format_ident!("{}", target);
+            let phase = format_ident!("{}", heck::ToUpperCamelCase::to_upper_camel_case(phase));
+            quote!((#pr::TransformTarget::#target, #pr::TransformPhase::#phase))
+        });
+    let has_model_output = attrs.to_model_output.is_some();
+    let (has_context, has_suspend, has_resume) = (attrs.context.is_some(), attrs.suspend.is_some(), attrs.resume.is_some());
+    let input_type_name = match &f.input {
+        Input::Whole(ty) => ty.to_token_stream().to_string(),
+        _ => format!("{name} parameters"),
+    };
+
+    let to_model_output = attrs.to_model_output.as_ref().map(|p| {
+        let call = quote_spanned!(p.span()=> #p(output));
+        quote! {
+            fn to_model_output(output: &Self::Output) -> #pr::Option<#pr::ModelOutput> { #pr::model_output(#call) }
+        }
+    });
+    let approval_fn = match attrs.require_approval.as_ref() {
+        Some(Approval::Predicate(p)) => {
+            let call = quote_spanned!(p.span()=> #p(input, context));
+            quote! {
+                fn approval(input: &Self::Input, context: &Self::Context) -> #pr::Result<bool, #pr::String> { #pr::approval(#call) }
+            }
+        }
+        _ => TokenStream::new(),
+    };
+    let transform_fn = transform_fn(attrs, &pr);
+    let hook = |p: &Option<Path>, sig: TokenStream, args: TokenStream| {
+        p.as_ref().map(|p| {
+            let call = quote_spanned!(p.span()=> #p(#args));
+            quote!(#sig -> #pr::Result<(), #pr::String> { #pr::hook(#call) })
+        })
+    };
+    let hooks_fns = [
+        hook(
+            &attrs.on_input_start,
+            quote!(fn on_input_start(call: &#pr::ToolCallInfo)),
+            quote!(call),
+        ),
+        hook(
+            &attrs.on_input_delta,
+            quote!(fn on_input_delta(call: &#pr::ToolCallInfo, delta: &str)),
+            quote!(call, delta),
+        ),
+        hook(
+            &attrs.on_input_available,
+            quote!(fn on_input_available(call: &#pr::ToolCallInfo, input: &Self::Input)),
+            quote!(call, input),
+        ),
+        hook(
+            &attrs.on_output,
+            quote!(fn on_output(call: &#pr::ToolCallInfo, output: &Self::Output)),
+            quote!(call, output),
+        ),
+    ];
+    let examples = attrs.input_examples.as_ref().map(|ex| {
+        let elems = ex
+            .iter()
+            .map(|e| quote_spanned!(e.span()=> { let __example: #input_ty = #e; __example }));
+        quote! {
+            fn input_examples() -> #pr::Vec<#pr::serde_json::Value> { #pr::examples::<Self::Input>(#pr::vec![#(#elems),*]) }
+        }
+    });
+    let schema_asserts = [&attrs.suspend, &attrs.resume, &attrs.context]
+        .into_iter()
+        .flatten()
+        .map(|t| quote_spanned!(t.span()=> #pr::assert_schema::<#t>();));
+    let marker_doc = format!("The `#[tool]` definition of [`{name}()`]: `{name}::tool()` is the registered tool `{id}`.");
+
+    quote! {
+        #item
+
+        #[allow(non_camel_case_types)]
+        #[doc = #marker_doc]
+        #vis struct #name {}
+
+        const _: () = {
+            #input_struct
+
+            const _: () = { #(#schema_asserts)* };
+
+            impl #pr::TypedTool for #name {
+                type Input = #input_ty;
+                type Output = #output_ty;
+                type Context = #context_ty;
+                type Suspend = #suspend_ty;
+                type Resume = #resume_ty;
+
+                fn meta() -> #pr::ToolMeta {
+                    #pr::ToolMeta {
+                        id: #id,
+                        description: #description,
+                        title: #title,
+                        strict: #strict,
+                        require_approval: #approval,
+                        mcp: #mcp,
+                        provider_options: #pr::vec![#(#provider_options),*],
+                        background: #background,
+                        hooks: #hooks,
+                        transforms: #pr::vec![#(#transform_list),*],
+                        has_model_output: #has_model_output,
+                        has_context: #has_context,
+                        has_suspend: #has_suspend,
+                        has_resume: #has_resume,
+                        input_type: #input_type_name,
+                        source: #pr::SourceLocation {
+                            crate_name: #pr::String::from(#pr::env!("CARGO_PKG_NAME")),
+                            module_path: #pr::String::from(#pr::module_path!()),
+                            file: #pr::String::from(#pr::file!()),
+                            line: #pr::line!(),
+                        },
+                    }
+                }
+
+                #input_schema_override
+                #examples
+
+                fn execute(input: Self::Input, cx: #pr::ToolContext<Self::Context>) -> impl ::core::future::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + ::core::marker::Send + 'static {
+                    let _ = &cx;
+                    async move {
+                        #destructure
+                        #body
+                    }
+                }
+
+                #to_model_output
+                #approval_fn
+                #transform_fn
+                #(#hooks_fns)*
+            }
+
+            impl #name {
+                /// The registered tool (spec and schemas built once per process).
+                #vis fn tool() -> #pr::Result<#pr::Arc<dyn #pr::Tool>, #pr::SchemaError> {
+                    static TOOL: #pr::OnceLock<#pr::Result<#pr::Arc<dyn #pr::Tool>, #pr::SchemaError>> = #pr::OnceLock::new();
+                    TOOL.get_or_init(<#name as #pr::TypedTool>::into_tool).clone()
+                }
+            }
+
+            #pr::inventory::submit! {
+                #pr::ToolDef {
+                    id: #id,
+                    crate_name: #pr::env!("CARGO_PKG_NAME"),
+                    module_path: #pr::module_path!(),
+                    file: #pr::file!(),
+                    line: #pr::line!(),
+                    build: #name::tool,
+                }
+            }
+        };
+    }
+}
+
+fn transform_fn(attrs: &ToolAttrs, pr: &TokenStream) -> TokenStream {
+    let mut arms = Vec::new();
+    for (target, t) in [("Display", &attrs.display), ("Transcript", &attrs.transcript)] {
+        let Some(t) = t else { continue };
+        let target = format_ident!("{}", target);
+        for (phase, path) in t.entries() {
+            let variant = format_ident!("{}", heck::ToUpperCamelCase::to_upper_camel_case(phase));
+            let call = quote_spanned!(path.span()=> #path(v));
+            arms.push(quote!((#pr::TransformTarget::#target, #pr::Payload::#variant(v)) => #pr::transformed(#call),));
+        }
+    }
+    if arms.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        fn transform(target: #pr::TransformTarget, _phase: #pr::TransformPhase, payload: #pr::Payload<'_, Self>) -> #pr::Option<#pr::Result<#pr::serde_json::Value, #pr::String>> {
+            #[allow(unreachable_patterns)]
+            match (target, payload) {
+                #(#arms)*
+                _ => #pr::Option::None,
+            }
+        }
+    }
+}

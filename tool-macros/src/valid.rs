@@ -1,0 +1,94 @@
+//! Checks that neither the attribute parser nor the function reader can make alone: the id
+//! rules of every provider, a description, `async`, no generics.
+
+use heck::ToKebabCase;
+use syn::LitStr;
+
+use crate::ast::ToolFn;
+use crate::attr::ToolAttrs;
+use crate::ctxt::Ctxt;
+
+/// The id and description after validation.
+pub struct Names {
+    pub id: String,
+    pub description: String,
+}
+
+/// The rule every provider accepts: `^[a-zA-Z0-9_-]{1,64}$`.
+fn id_problem(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return Some("it is empty".into());
+    }
+    if id.chars().count() > 64 {
+        return Some(format!("it is {} characters long, more than 64", id.chars().count()));
+    }
+    id.chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        .map(|c| format!("it contains `{c}`"))
+}
+
+pub fn check(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) -> Names {
+    let sig = &f.item.sig;
+    if sig.asyncness.is_none() {
+        cx.error_spanned_by(
+            sig.fn_token,
+            "`#[tool]` functions must be `async fn`: write `async fn` (the body may simply not await)",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "`#[tool]` functions cannot be generic: a tool needs one concrete input and output type",
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error_spanned_by(v, "`#[tool]` functions cannot be variadic");
+    }
+    if let Some(u) = &sig.unsafety {
+        cx.error_spanned_by(u, "`#[tool]` functions cannot be `unsafe`: a model decides when they run");
+    }
+
+    let fn_name = sig.ident.to_string();
+    let id = match &attrs.id {
+        Some(lit) => {
+            let id = lit.value();
+            if let Some(problem) = id_problem(&id) {
+                cx.error_spanned_by(lit, format!("invalid tool id `{id}`: {problem}; ids must be 1 to 64 characters from a-z, A-Z, 0-9, `_` and `-`, the rule every provider accepts"));
+            }
+            id
+        }
+        None => {
+            let id = fn_name.trim_start_matches("r#").to_kebab_case();
+            if let Some(problem) = id_problem(&id) {
+                cx.error_spanned_by(&sig.ident, format!("the id derived from this name, `{id}`, is invalid: {problem}; set `id = \"...\"` with at most 64 characters from a-z, A-Z, 0-9, `_` and `-`"));
+            }
+            id
+        }
+    };
+
+    let description = match &attrs.description {
+        Some(lit) => nonempty(cx, lit),
+        None => {
+            if f.docs.is_empty() {
+                cx.error_spanned_by(
+                    &sig.ident,
+                    format!("tool `{fn_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What it does`) or `description = \"...\"`"),
+                );
+            }
+            f.docs.clone()
+        }
+    };
+
+    Names { id, description }
+}
+
+fn nonempty(cx: &mut Ctxt, lit: &LitStr) -> String {
+    let v = lit.value();
+    if v.trim().is_empty() {
+        cx.error_spanned_by(
+            lit,
+            "the description is empty: say what the tool does, the model reads it to decide when to call",
+        );
+    }
+    v.trim().to_owned()
+}
