@@ -451,7 +451,7 @@ pub(crate) async fn run(
     context: Map<String, Value>,
     options: CallOptions,
 ) -> Result<ToolOutput, ToolError> {
-    let id = tool.spec().id.clone();
+    let id = &tool.spec().id;
     let cancellation = options.cancellation.unwrap_or_default();
     let call = ToolCallInfo {
         tool_call_id: options.tool_call_id.unwrap_or_else(new_call_id),
@@ -478,7 +478,7 @@ pub(crate) async fn run(
             Err(payload) => Err(ToolError::with_kind(ErrorKind::Panic, format!("Tool `{id}` failed: it panicked ({})", panic_message(&*payload)))),
         },
     };
-    result.map_err(|e| if e.tool().is_none() { e.for_tool(id) } else { e })
+    result.map_err(|e| if e.tool().is_none() { e.for_tool(id.as_str()) } else { e })
 }
 
 #[cfg(test)]

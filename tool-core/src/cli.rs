@@ -129,28 +129,23 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
                     .iter()
                     .map(|t| {
                         let s = t.spec();
-                        json!({"id": s.id, "title": s.title, "description": s.description})
+                        json!({"id": s.id, "title": s.title.as_ref().or(s.mcp.title.as_ref()), "description": s.description})
                     })
                     .collect();
                 writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
             } else {
                 let width = tools.iter().map(|t| t.spec().id.len()).max().unwrap_or(2).max(2);
-                let twidth = tools
-                    .iter()
-                    .map(|t| t.spec().title.as_deref().unwrap_or("-").len())
-                    .max()
-                    .unwrap_or(5)
-                    .max(5);
+                let twidth = tools.iter().map(|t| title_of(t.spec()).len()).max().unwrap_or(5).max(5);
                 writeln!(out, "{:width$}  {:twidth$}  DESCRIPTION", "ID", "TITLE").map_err(io)?;
                 for t in &tools {
                     let s = t.spec();
                     let first_line = s.description.lines().next().unwrap_or_default();
-                    writeln!(out, "{:width$}  {:twidth$}  {first_line}", s.id, s.title.as_deref().unwrap_or("-")).map_err(io)?;
+                    writeln!(out, "{:width$}  {:twidth$}  {first_line}", s.id, title_of(s)).map_err(io)?;
                 }
             }
         }
         Command::Schema { id } => {
-            let tool = registry.get(&id).ok_or_else(|| registry_unknown(registry, &id))?;
+            let tool = registry.get(&id).ok_or_else(|| registry.unknown(&id).message().to_owned())?;
             let s = tool.spec();
             let mut v = json!({"id": s.id, "input": s.input_schema, "output": s.output_schema});
             for (k, schema) in [
@@ -204,8 +199,9 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-fn registry_unknown(registry: &Registry, id: &str) -> String {
-    format!("there is no tool `{id}`; available: {}", registry.ids().join(", "))
+/// The title shown in listings: the tool's title, else its MCP title, else `-`.
+fn title_of(spec: &crate::ToolSpec) -> &str {
+    spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or("-")
 }
 
 impl Cli {

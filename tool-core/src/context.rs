@@ -58,21 +58,15 @@ pub struct ToolContext<C = RequestContext> {
     request_context: C,
     raw: Arc<Map<String, Value>>,
     call: ToolCallInfo,
-    observe: Observe,
 }
 
 impl<C> ToolContext<C> {
     /// Builds a context (the registry does this for every call).
     pub fn new(request_context: C, raw: Arc<Map<String, Value>>, call: ToolCallInfo) -> Self {
-        let observe = Observe {
-            tool: Arc::from(call.tool_name.as_str()),
-            tool_call_id: Arc::from(call.tool_call_id.as_str()),
-        };
         ToolContext {
             request_context,
             raw,
             call,
-            observe,
         }
     }
 
@@ -107,8 +101,11 @@ impl<C> ToolContext<C> {
     }
 
     /// Spans and structured logs for this call.
-    pub fn observe(&self) -> &Observe {
-        &self.observe
+    pub fn observe(&self) -> Observe<'_> {
+        Observe {
+            tool: &self.call.tool_name,
+            tool_call_id: &self.call.tool_call_id,
+        }
     }
 }
 
@@ -130,21 +127,21 @@ pub enum LogLevel {
 
 /// Spans and structured logs, built on `tracing`: without a subscriber a span just runs the
 /// future and a log does nothing.
-#[derive(Debug, Clone)]
-pub struct Observe {
-    tool: Arc<str>,
-    tool_call_id: Arc<str>,
+#[derive(Debug, Clone, Copy)]
+pub struct Observe<'a> {
+    tool: &'a str,
+    tool_call_id: &'a str,
 }
 
-impl Observe {
+impl Observe<'_> {
     /// Runs `fut` inside a child span named `name` with the given attributes.
     pub async fn span<F: Future>(&self, name: &str, fut: F, attrs: &[(&str, Value)]) -> F::Output {
         let attributes = attrs_json(attrs);
         let span = tracing::info_span!(
             "tool.span",
             otel.name = name,
-            tool = &*self.tool,
-            tool_call_id = &*self.tool_call_id,
+            tool = self.tool,
+            tool_call_id = self.tool_call_id,
             attributes = %attributes,
         );
         fut.instrument(span).await
@@ -153,7 +150,7 @@ impl Observe {
     /// Emits a structured log event.
     pub fn log(&self, level: LogLevel, message: &str, data: Option<&Value>) {
         let data = data.map(Value::to_string).unwrap_or_default();
-        let (tool, id) = (&*self.tool, &*self.tool_call_id);
+        let (tool, id) = (self.tool, self.tool_call_id);
         match level {
             LogLevel::Debug => tracing::debug!(tool, tool_call_id = id, data, "{message}"),
             LogLevel::Info => tracing::info!(tool, tool_call_id = id, data, "{message}"),

@@ -23,6 +23,8 @@ pub enum ErrorKind {
     InvalidOutput,
     /// The arguments were refused before parsing (too large, too deep, not JSON).
     InputRejected,
+    /// The tool needs approval before it runs and has none (it did not run).
+    ApprovalRequired,
     /// The tool itself failed.
     Execution,
     /// The tool panicked; the panic was caught.
@@ -40,6 +42,7 @@ impl ErrorKind {
             ErrorKind::InvalidContext => "invalid_context",
             ErrorKind::InvalidOutput => "invalid_output",
             ErrorKind::InputRejected => "input_rejected",
+            ErrorKind::ApprovalRequired => "approval_required",
             ErrorKind::Execution => "execution",
             ErrorKind::Panic => "panic",
             ErrorKind::Aborted => "aborted",

@@ -24,24 +24,53 @@ pub use std::{option::Option, result::Result, string::String, vec::Vec};
 /// Payload type of a tool with no `suspend`/`resume` type.
 pub type NoPayload = ();
 
-/// What a tool body may return: its output, or `Result<Output, E>` with `E: Into<ToolError>`.
+/// A tool body's `Result<Output, E>` return type, split into its parts. Implemented for every
+/// `Result` so that `Output` is always known; `E` is checked by [`tool_result`], where a wrong
+/// error type is reported once, with [`IntoToolError`]'s message.
 #[diagnostic::on_unimplemented(
-    message = "a `#[tool]` returning `Result<T, E>` needs `E` to convert into `ToolError`; `{Self}` does not",
-    label = "this error type does not convert into `ToolError`",
-    note = "use `ToolError`, any `std::error::Error + Send + Sync + 'static`, or map the error with `.map_err(ToolError::new)`"
+    message = "`{Self}` is not a `std::result::Result`: a `#[tool]` whose return type is named `Result` must return `Result<T, E>`",
+    label = "this return type is not a `Result<T, E>`"
 )]
 pub trait IntoToolResult {
     /// The output type.
     type Output;
-    /// Converts.
-    fn into_tool_result(self) -> Result<Self::Output, ToolError>;
+    /// The error type.
+    type Error;
+    /// The result itself.
+    fn into_result(self) -> Result<Self::Output, Self::Error>;
 }
 
-impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+impl<T, E> IntoToolResult for Result<T, E> {
     type Output = T;
-    fn into_tool_result(self) -> Result<T, ToolError> {
-        self.map_err(Into::into)
+    type Error = E;
+    fn into_result(self) -> Result<T, E> {
+        self
     }
+}
+
+/// The error type of a tool returning `Result<T, E>`: anything `Into<ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of a `#[tool]`: it does not convert into `ToolError`",
+    label = "the error type of this `Result` does not convert into `ToolError`",
+    note = "use `ToolError`, any `std::error::Error + Send + Sync + 'static`, or convert it in the body: `.map_err(|e| ToolError::new(e.to_string()))`"
+)]
+pub trait IntoToolError {
+    /// Converts.
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> IntoToolError for E {
+    fn into_tool_error(self) -> ToolError {
+        self.into()
+    }
+}
+
+/// Converts a tool body's `Result<T, E>` into the tool's result.
+pub fn tool_result<R: IntoToolResult>(r: R) -> Result<R::Output, ToolError>
+where
+    R::Error: IntoToolError,
+{
+    r.into_result().map_err(IntoToolError::into_tool_error)
 }
 
 /// What a transform may return.
@@ -182,4 +211,20 @@ pub fn approval<R: ApprovalReturn>(r: R) -> Result<bool, String> {
 /// Wraps a plain output as a successful result.
 pub fn ok<T>(value: T) -> Result<T, ToolError> {
     Ok(value)
+}
+
+/// The `#[ctx]` parameter's type: a [`ToolContext<C>`]; `C` is the tool's request-context type
+/// unless `context = T` says otherwise.
+#[diagnostic::on_unimplemented(
+    message = "the `#[ctx]` parameter must be a `ToolContext<C>`; found `{Self}`",
+    label = "not a `ToolContext`",
+    note = "write `#[ctx] cx: ToolContext` (untyped request context) or `#[ctx] cx: ToolContext<MyContext>`"
+)]
+pub trait ContextParam {
+    /// The request-context type.
+    type Context;
+}
+
+impl<C> ContextParam for ToolContext<C> {
+    type Context = C;
 }

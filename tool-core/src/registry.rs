@@ -312,7 +312,7 @@ impl Registry {
     }
 
     /// The error for an unknown id: every available id, closest match first.
-    fn unknown(&self, id: &str) -> ToolError {
+    pub(crate) fn unknown(&self, id: &str) -> ToolError {
         let mut ids = self.ids();
         ids.sort_by(|a, b| {
             strsim::normalized_damerau_levenshtein(id, b)
@@ -340,6 +340,15 @@ impl Registry {
         let input = call::parse_args(id, args.into(), &self.limits)?;
         let input = call::validate_input(id, &entry.compiled, input)?;
         let context = call::validate_context(id, &entry.compiled, options.context.clone())?;
+        if entry.tool.requires_approval(&input, &context) {
+            // Fail closed: approving a call is the runtime's job, bound to its call id; a plain
+            // call of a tool that needs approval never runs it.
+            return Err(ToolError::with_kind(
+                ErrorKind::ApprovalRequired,
+                format!("Tool `{id}` requires approval before it runs; it was not run. Ask the user to approve this call."),
+            )
+            .for_tool(id));
+        }
         let output = call::run(entry.tool.clone(), input, context, options).await?;
         call::validate_output(id, &entry.compiled, &output.value)?;
         Ok(output)

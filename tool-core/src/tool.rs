@@ -108,7 +108,7 @@ pub enum InputHook<'a> {
 }
 
 /// A payload handed to a typed transform.
-pub enum Payload<'a, T: TypedTool + ?Sized> {
+pub enum Payload<'a, T: TypedTool> {
     /// The complete input (phase `input`).
     Input(&'a T::Input),
     /// A text delta of streamed input (phase `input_delta`).
@@ -140,7 +140,6 @@ pub struct ToolMeta {
     pub hooks: HookSet,
     pub transforms: Vec<(TransformTarget, TransformPhase)>,
     pub has_model_output: bool,
-    pub has_context: bool,
     pub has_suspend: bool,
     pub has_resume: bool,
     pub input_type: &'static str,
@@ -247,9 +246,10 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     spec.title = meta.title.map(str::to_owned);
     spec.strict = meta.strict;
     spec.output_schema = schema::produce_schema::<T::Output>();
-    spec.suspend_schema = meta.has_suspend.then(|| schema::produce_schema::<T::Suspend>()).flatten();
+    spec.suspend_schema = meta.has_suspend.then(schema::produce_schema::<T::Suspend>).flatten();
     spec.resume_schema = meta.has_resume.then(schema::receive_schema::<T::Resume>);
-    spec.request_context_schema = meta.has_context.then(schema::receive_schema::<T::Context>);
+    let typed_context = std::any::TypeId::of::<T::Context>() != std::any::TypeId::of::<RequestContext>();
+    spec.request_context_schema = typed_context.then(schema::receive_schema::<T::Context>);
     if let Some(ctx) = &spec.request_context_schema {
         schema::check_input_root(meta.id, "context", ctx)?;
     }
@@ -284,10 +284,10 @@ fn decode<V: DeserializeOwned>(kind: ErrorKind, what: &str, value: Value) -> Res
     })
 }
 
-fn output_views<T: TypedTool>(spec: &ToolSpec, output: &T::Output, target: TransformTarget) -> Option<Result<Value, String>> {
-    spec.has_transform(target, TransformPhase::Output)
-        .then(|| T::transform(target, TransformPhase::Output, Payload::Output(output)))
-        .flatten()
+/// An output transform, run on the typed output; a panic or an empty result is an `Err`.
+fn output_view<T: TypedTool>(output: &T::Output, target: TransformTarget) -> Option<Result<Value, String>> {
+    let run = crate::call::catch_panic(|| T::transform(target, TransformPhase::Output, Payload::Output(output)));
+    Some(run.and_then(|r| r.unwrap_or_else(|| Err("the transform yielded nothing".into()))))
 }
 
 impl<T: TypedTool> Tool for FnTool<T> {
@@ -303,18 +303,14 @@ impl<T: TypedTool> Tool for FnTool<T> {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         let has_model_output = self.spec.has_model_output;
         let has_on_output = self.spec.hooks.on_output;
-        let spec_views = (
-            self.spec.has_transform(TransformTarget::Display, TransformPhase::Output),
-            self.spec.has_transform(TransformTarget::Transcript, TransformPhase::Output),
-        );
-        let spec = self.spec.clone();
+        let views = [TransformTarget::Display, TransformTarget::Transcript].map(|t| self.spec.has_transform(t, TransformPhase::Output));
         Box::pin(async move {
             let input: T::Input = decode(ErrorKind::InvalidInput, "the input", input)?;
             let typed_context: T::Context = decode(ErrorKind::InvalidContext, "the request context", Value::Object((*context).clone()))?;
-            let cx = ToolContext::new(typed_context, context, call.clone());
-            let output = T::execute(input, cx).await?;
-            if has_on_output {
-                if let Err(e) = T::on_output(&call, &output) {
+            let on_output_call = has_on_output.then(|| call.clone());
+            let output = T::execute(input, ToolContext::new(typed_context, context, call)).await?;
+            if let Some(call) = on_output_call {
+                if let Err(e) = crate::call::catch_panic(|| T::on_output(&call, &output)).and_then(|r| r) {
                     tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
                 }
             }
@@ -323,19 +319,12 @@ impl<T: TypedTool> Tool for FnTool<T> {
             let model_output = (has_model_output && !value.is_null())
                 .then(|| T::to_model_output(&output))
                 .flatten();
+            let view = |on: bool, target| on.then(|| output_view::<T>(&output, target)).flatten();
             Ok(ToolOutput {
-                value,
                 model_output,
-                display: if spec_views.0 {
-                    output_views::<T>(&spec, &output, TransformTarget::Display)
-                } else {
-                    None
-                },
-                transcript: if spec_views.1 {
-                    output_views::<T>(&spec, &output, TransformTarget::Transcript)
-                } else {
-                    None
-                },
+                display: view(views[0], TransformTarget::Display),
+                transcript: view(views[1], TransformTarget::Transcript),
+                value,
             })
         })
     }

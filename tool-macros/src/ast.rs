@@ -26,7 +26,7 @@ pub enum Input {
 pub enum Param {
     Input,
     Field(usize),
-    Context(Type),
+    Context(Box<Type>),
 }
 
 /// What the function returns.
@@ -118,6 +118,36 @@ fn is_plain_value_type(ty: &Type) -> bool {
     }
 }
 
+/// A type as source text, for messages (`Vec<u8>`, not `Vec < u8 >`).
+pub fn type_text(ty: &Type) -> String {
+    let text = quote::quote!(#ty).to_string();
+    [
+        (" < ", "<"),
+        ("< ", "<"),
+        (" <", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" :: ", "::"),
+        (":: ", "::"),
+        ("& ", "&"),
+        (" ]", "]"),
+        ("[ ", "["),
+    ]
+    .iter()
+    .fold(text, |t, (from, to)| t.replace(from, to))
+}
+
+/// The owned counterpart of a borrowed parameter type: `str` → `String`, `[T]` → `Vec<T>`,
+/// `Path` → `PathBuf`, anything else as is.
+fn owned_type_text(referent: &Type) -> String {
+    match referent {
+        Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => "String".to_owned(),
+        Type::Path(p) if p.qself.is_none() && p.path.is_ident("Path") => "PathBuf".to_owned(),
+        Type::Slice(s) => format!("Vec<{}>", type_text(&s.elem)),
+        other => type_text(other),
+    }
+}
+
 /// `Result<T, E>` (any path ending in `Result` with a type argument): returns `T`.
 fn result_ok_type(ty: &Type) -> Option<Type> {
     let Type::Path(p) = ty else { return None };
@@ -160,13 +190,15 @@ pub fn parse(cx: &mut Ctxt, mut item: ItemFn) -> ToolFn {
                 cx.error_spanned_by(&docs[0], "the `#[ctx]` parameter is not part of the input: remove its doc comment");
             }
             seen_ctx = true;
-            params.push(Param::Context((*pt.ty).clone()));
+            params.push(Param::Context(pt.ty.clone()));
             continue;
         }
         if let Type::Reference(r) = &*pt.ty {
+            let owned = owned_type_text(&r.elem);
+            let found = type_text(&Type::Reference(r.clone()));
             cx.error_spanned_by(
                 r,
-                "tool parameters must be owned types (for example `String` instead of `&str`): the input is deserialised into them",
+                format!("tool parameters must be owned types, the input is deserialised into them: take `{owned}` instead of `{found}`"),
             );
             continue;
         }

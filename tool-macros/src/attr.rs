@@ -2,7 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
-use syn::{Expr, ExprArray, Ident, LitBool, LitInt, LitStr, Path, Token, Type};
+use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitBool, LitInt, LitStr, Path, Token, Type};
 
 use crate::ctxt::Ctxt;
 
@@ -119,12 +119,18 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
+/// The allowed key closest to `key`: a small edit away, or containing it (`read_only` for
+/// `read_only_hint`), or contained in it (`description_text` for `description`).
+fn closest<'a>(key: &str, allowed: &'a str) -> Option<&'a str> {
+    allowed
+        .split(", ")
+        .filter(|k| levenshtein(k, key) <= 3 || (key.len() >= 4 && k.contains(key)) || (k.len() >= 4 && key.contains(k)))
+        .min_by_key(|k| levenshtein(k, key))
+}
+
 fn unknown(cx: &mut Ctxt, meta: &ParseNestedMeta, what: &str, allowed: &str) -> syn::Result<()> {
     let key = key_name(meta);
-    let hint = allowed
-        .split(", ")
-        .min_by_key(|k| levenshtein(k, &key))
-        .filter(|k| levenshtein(k, &key) <= 3)
+    let hint = closest(&key, allowed)
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
     cx.error_spanned_by(&meta.path, format!("unknown {what} key `{key}`{hint}; expected one of: {allowed}"));
@@ -142,6 +148,60 @@ fn levenshtein(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+/// A value that must name a function: a plain path (`my_fn`, `module::my_fn`). Anything else
+/// (a closure, a call, a literal) is reported at the value, saying what to write instead.
+fn fn_path(cx: &mut Ctxt, value: Expr, key: &str, signature: &str) -> Option<Path> {
+    match value {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => Some(p.path),
+        other => {
+            cx.error_spanned_by(
+                &other,
+                format!("`{key}` takes the name of a function `{signature}`, e.g. `{key} = my_fn`; closures and other expressions are not accepted, move the code into a `fn`"),
+            );
+            None
+        }
+    }
+}
+
+/// Parses `= my_fn` (see [`fn_path`]).
+fn parse_fn_path(cx: &mut Ctxt, meta: &ParseNestedMeta, key: &str, signature: &str) -> syn::Result<Option<Path>> {
+    let value: Expr = meta.value()?.parse()?;
+    Ok(fn_path(cx, value, key, signature))
+}
+
+/// Parses `= true` / `= false`; anything else is reported at the value.
+fn parse_bool(cx: &mut Ctxt, meta: &ParseNestedMeta, key: &str) -> syn::Result<Option<LitBool>> {
+    match meta.value()?.parse::<Expr>()? {
+        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Ok(Some(b)),
+        other => {
+            cx.error_spanned_by(&other, format!("`{key}` takes `true` or `false`, e.g. `{key} = true`"));
+            Ok(None)
+        }
+    }
+}
+
+/// Parses `= <integer literal>`; anything else is reported at the value.
+fn parse_int(cx: &mut Ctxt, meta: &ParseNestedMeta, key: &str, example: &str) -> syn::Result<Option<LitInt>> {
+    match meta.value()?.parse::<Expr>()? {
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => Ok(Some(i)),
+        other => {
+            let unit = if key.ends_with("_ms") { " of milliseconds" } else { "" };
+            cx.error_spanned_by(
+                &other,
+                format!("`{key}` takes a non-negative integer literal{unit}, e.g. `{key} = {example}`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Stores `value` unless it was refused (already reported).
+fn set_some<T>(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<T>, value: Option<T>) {
+    if let Some(v) = value {
+        set(cx, meta, slot, v);
+    }
 }
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
@@ -173,21 +233,42 @@ fn parse_top(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
         }
         "strict" => {
             if meta.input.peek(Token![=]) {
-                return Err(meta.error("`strict` is a flag: write `strict`, not `strict = ...`"));
+                let value: Expr = meta.value()?.parse()?;
+                let fix = match &value {
+                    Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) if !b.value => "leave `strict` out, tools are not strict by default",
+                    _ => "write `strict` alone to turn it on",
+                };
+                let path = &meta.path;
+                cx.error_spanned_by(
+                    quote::quote!(#path = #value),
+                    format!("`strict` is a flag and takes no value: {fix}"),
+                );
+                return Ok(());
             }
             set(cx, &meta, &mut a.strict, syn::spanned::Spanned::span(&meta.path))
         }
         "require_approval" => {
             let value = if meta.input.peek(Token![=]) {
-                Approval::Predicate(meta.value()?.parse()?)
+                match meta.value()?.parse::<Expr>()? {
+                    Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => {
+                        let fix = if b.value {
+                            "write `require_approval` alone to always require approval"
+                        } else {
+                            "leave `require_approval` out, tools need no approval by default"
+                        };
+                        cx.error_spanned_by(&b, format!("`require_approval` takes no `true`/`false`: {fix}, or name a predicate `fn(&Input, &Context) -> bool` with `require_approval = my_fn`"));
+                        None
+                    }
+                    value => fn_path(cx, value, "require_approval", "fn(&Input, &Context) -> bool").map(Approval::Predicate),
+                }
             } else {
-                Approval::Always
+                Some(Approval::Always)
             };
-            set(cx, &meta, &mut a.require_approval, value)
+            set_some(cx, &meta, &mut a.require_approval, value)
         }
         "to_model_output" => {
-            let v = meta.value()?.parse()?;
-            set(cx, &meta, &mut a.to_model_output, v)
+            let v = parse_fn_path(cx, &meta, "to_model_output", "fn(&Output) -> ModelOutput")?;
+            set_some(cx, &meta, &mut a.to_model_output, v)
         }
         "suspend" => {
             let v = meta.value()?.parse()?;
@@ -202,14 +283,14 @@ fn parse_top(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
             set(cx, &meta, &mut a.context, v)
         }
         "on_input_start" | "on_input_delta" | "on_input_available" | "on_output" => {
-            let v: Path = meta.value()?.parse()?;
-            let slot = match key.as_str() {
-                "on_input_start" => &mut a.on_input_start,
-                "on_input_delta" => &mut a.on_input_delta,
-                "on_input_available" => &mut a.on_input_available,
-                _ => &mut a.on_output,
+            let (slot, signature) = match key.as_str() {
+                "on_input_start" => (&mut a.on_input_start, "fn(&ToolCallInfo)"),
+                "on_input_delta" => (&mut a.on_input_delta, "fn(&ToolCallInfo, &str)"),
+                "on_input_available" => (&mut a.on_input_available, "fn(&ToolCallInfo, &Input)"),
+                _ => (&mut a.on_output, "fn(&ToolCallInfo, &Output)"),
             };
-            set(cx, &meta, slot, v)
+            let v = parse_fn_path(cx, &meta, &key, signature)?;
+            set_some(cx, &meta, slot, v)
         }
         "input_examples" => {
             let arr: ExprArray = meta.value()?.parse()?;
@@ -249,7 +330,10 @@ fn parse_top(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
                 };
                 let value: Expr = inner.value()?.parse()?;
                 if opts.iter().any(|(n, _)| *n == name) {
-                    cx.error_spanned_by(&name, format!("duplicate provider `{name}` in `provider_options`"));
+                    cx.error_spanned_by(
+                        &name,
+                        format!("duplicate provider `{name}` in `provider_options`: merge its options into one value"),
+                    );
                 } else {
                     opts.push((name, value));
                 }
@@ -269,18 +353,18 @@ fn parse_top(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
 
 fn parse_phase(cx: &mut Ctxt, t: &mut Transforms, meta: ParseNestedMeta) -> syn::Result<()> {
     let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
-    let slot = match key.as_str() {
-        "input" => &mut t.input,
-        "input_delta" => &mut t.input_delta,
-        "output" => &mut t.output,
-        "error" => &mut t.error,
-        "approval" => &mut t.approval,
-        "suspend" => &mut t.suspend,
-        "resume" => &mut t.resume,
+    let (slot, signature) = match key.as_str() {
+        "input" => (&mut t.input, "fn(&Input) -> Value"),
+        "input_delta" => (&mut t.input_delta, "fn(&str) -> Value"),
+        "output" => (&mut t.output, "fn(&Output) -> Value"),
+        "error" => (&mut t.error, "fn(&ToolError) -> Value"),
+        "approval" => (&mut t.approval, "fn(&Input) -> Value"),
+        "suspend" => (&mut t.suspend, "fn(&Suspend) -> Value"),
+        "resume" => (&mut t.resume, "fn(&Resume) -> Value"),
         _ => return unknown(cx, &meta, "transform phase", PHASES),
     };
-    let v: Path = meta.value()?.parse()?;
-    set(cx, &meta, slot, v);
+    let v = parse_fn_path(cx, &meta, &key, signature)?;
+    set_some(cx, &meta, slot, v);
     Ok(())
 }
 
@@ -296,17 +380,14 @@ fn parse_mcp(cx: &mut Ctxt, m: &mut Mcp, meta: ParseNestedMeta) -> syn::Result<(
             set(cx, &meta, &mut m.meta, v)
         }
         "read_only_hint" | "destructive_hint" | "idempotent_hint" | "open_world_hint" => {
-            let v: LitBool = meta
-                .value()?
-                .parse()
-                .map_err(|_| meta.error(format!("`{key}` takes `true` or `false`")))?;
+            let v = parse_bool(cx, &meta, &key)?;
             let slot = match key.as_str() {
                 "read_only_hint" => &mut m.read_only_hint,
                 "destructive_hint" => &mut m.destructive_hint,
                 "idempotent_hint" => &mut m.idempotent_hint,
                 _ => &mut m.open_world_hint,
             };
-            set(cx, &meta, slot, v)
+            set_some(cx, &meta, slot, v)
         }
         _ => return unknown(cx, &meta, "`mcp(...)`", MCP_KEYS),
     }
@@ -317,20 +398,17 @@ fn parse_background(cx: &mut Ctxt, b: &mut Background, meta: ParseNestedMeta) ->
     let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
     match key.as_str() {
         "enabled" => {
-            let v: LitBool = meta.value()?.parse().map_err(|_| meta.error("`enabled` takes `true` or `false`"))?;
-            set(cx, &meta, &mut b.enabled, v)
+            let v = parse_bool(cx, &meta, "enabled")?;
+            set_some(cx, &meta, &mut b.enabled, v)
         }
         "timeout_ms" | "max_retries" | "wait_timeout_ms" => {
-            let v: LitInt = meta
-                .value()?
-                .parse()
-                .map_err(|_| meta.error(format!("`{key}` takes a non-negative integer literal")))?;
-            let slot = match key.as_str() {
-                "timeout_ms" => &mut b.timeout_ms,
-                "max_retries" => &mut b.max_retries,
-                _ => &mut b.wait_timeout_ms,
+            let (slot, example) = match key.as_str() {
+                "timeout_ms" => (&mut b.timeout_ms, "30_000"),
+                "max_retries" => (&mut b.max_retries, "3"),
+                _ => (&mut b.wait_timeout_ms, "500"),
             };
-            set(cx, &meta, slot, v)
+            let v = parse_int(cx, &meta, &key, example)?;
+            set_some(cx, &meta, slot, v)
         }
         _ => return unknown(cx, &meta, "`background(...)`", BACKGROUND_KEYS),
     }

@@ -119,9 +119,16 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
         }
     };
 
-    let context_ty = match &attrs.context {
-        Some(t) => quote_spanned!(t.span()=> #t),
-        None => quote!(#pr::RequestContext),
+    // The request-context type: `context = T`, else what the `#[ctx]` parameter's type says
+    // (through a trait, so aliases work), else the untyped map.
+    let ctx_param = f.params.iter().find_map(|p| match p {
+        Param::Context(ty) => Some(ty),
+        _ => None,
+    });
+    let context_ty = match (&attrs.context, ctx_param) {
+        (Some(t), _) => quote_spanned!(t.span()=> #t),
+        (None, Some(ty)) => quote_spanned!(ty.span()=> <#ty as #pr::ContextParam>::Context),
+        (None, None) => quote!(#pr::RequestContext),
     };
     let payload_ty = |t: &Option<Type>| match t {
         Some(t) => quote_spanned!(t.span()=> #t),
@@ -139,10 +146,15 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
     let (output_ty, body) = match &f.output {
         Output::Unit => (quote!(()), quote!({ #call; #pr::ok(()) })),
         Output::Plain(ty) => (quote_spanned!(ty.span()=> #ty), quote!(#pr::ok(#call))),
-        Output::Result(ty) => (
-            quote_spanned!(ty.span()=> <#ty as #pr::IntoToolResult>::Output),
-            quote_spanned!(ty.span()=> #pr::IntoToolResult::into_tool_result(#call)),
-        ),
+        Output::Result(ty) => {
+            // The function's path and its argument carry the return type's span, so a wrong
+            // error type is reported there rather than at `#[tool]`.
+            let tool_result = respan(quote!(#pr::tool_result), ty.span());
+            (
+                quote_spanned!(ty.span()=> <#ty as #pr::IntoToolResult>::Output),
+                quote_spanned!(ty.span()=> { let __result = #call; #tool_result(__result) }),
+            )
+        }
     };
 
     let id = &names.id;
@@ -168,7 +180,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
     let background = match &attrs.background {
         None => quote!(#pr::Option::None),
         Some(b) => {
-            let enabled = b.enabled.as_ref().map_or(true, |l| l.value);
+            let enabled = b.enabled.as_ref().is_none_or(|l| l.value);
             let (t, r, w) = (
                 opt_lit_int(&b.timeout_ms, &pr),
                 opt_lit_int(&b.max_retries, &pr),
@@ -195,21 +207,21 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
             quote!((#pr::TransformTarget::#target, #pr::TransformPhase::#phase))
         });
     let has_model_output = attrs.to_model_output.is_some();
-    let (has_context, has_suspend, has_resume) = (attrs.context.is_some(), attrs.suspend.is_some(), attrs.resume.is_some());
+    let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
     let input_type_name = match &f.input {
         Input::Whole(ty) => ty.to_token_stream().to_string(),
         _ => format!("{name} parameters"),
     };
 
     let to_model_output = attrs.to_model_output.as_ref().map(|p| {
-        let call = quote_spanned!(p.span()=> #p(output));
+        let call = typed_call(p, quote!(fn(&Self::Output) -> _), quote!(output));
         quote! {
             fn to_model_output(output: &Self::Output) -> #pr::Option<#pr::ModelOutput> { #pr::model_output(#call) }
         }
     });
     let approval_fn = match attrs.require_approval.as_ref() {
         Some(Approval::Predicate(p)) => {
-            let call = quote_spanned!(p.span()=> #p(input, context));
+            let call = typed_call(p, quote!(fn(&Self::Input, &Self::Context) -> _), quote!(input, context));
             quote! {
                 fn approval(input: &Self::Input, context: &Self::Context) -> #pr::Result<bool, #pr::String> { #pr::approval(#call) }
             }
@@ -217,9 +229,9 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
         _ => TokenStream::new(),
     };
     let transform_fn = transform_fn(attrs, &pr);
-    let hook = |p: &Option<Path>, sig: TokenStream, args: TokenStream| {
+    let hook = |p: &Option<Path>, sig: TokenStream, fn_ty: TokenStream, args: TokenStream| {
         p.as_ref().map(|p| {
-            let call = quote_spanned!(p.span()=> #p(#args));
+            let call = typed_call(p, fn_ty, args);
             quote!(#sig -> #pr::Result<(), #pr::String> { #pr::hook(#call) })
         })
     };
@@ -227,21 +239,25 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
         hook(
             &attrs.on_input_start,
             quote!(fn on_input_start(call: &#pr::ToolCallInfo)),
+            quote!(fn(&#pr::ToolCallInfo) -> _),
             quote!(call),
         ),
         hook(
             &attrs.on_input_delta,
             quote!(fn on_input_delta(call: &#pr::ToolCallInfo, delta: &str)),
+            quote!(fn(&#pr::ToolCallInfo, &str) -> _),
             quote!(call, delta),
         ),
         hook(
             &attrs.on_input_available,
             quote!(fn on_input_available(call: &#pr::ToolCallInfo, input: &Self::Input)),
+            quote!(fn(&#pr::ToolCallInfo, &Self::Input) -> _),
             quote!(call, input),
         ),
         hook(
             &attrs.on_output,
             quote!(fn on_output(call: &#pr::ToolCallInfo, output: &Self::Output)),
+            quote!(fn(&#pr::ToolCallInfo, &Self::Output) -> _),
             quote!(call, output),
         ),
     ];
@@ -291,7 +307,6 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
                         hooks: #hooks,
                         transforms: #pr::vec![#(#transform_list),*],
                         has_model_output: #has_model_output,
-                        has_context: #has_context,
                         has_suspend: #has_suspend,
                         has_resume: #has_resume,
                         input_type: #input_type_name,
@@ -343,6 +358,31 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
     }
 }
 
+/// `tokens` with every token given `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// Calls the user function `path` through a fn pointer of the type the attribute expects
+/// (`fn_ty`, e.g. `fn(&Self::Output) -> _`), all spanned at the path: a function of the wrong
+/// shape is reported there as "expected fn pointer `fn(&Weather) -> _`, found fn item ...",
+/// which names the signature to write.
+fn typed_call(path: &Path, fn_ty: TokenStream, args: TokenStream) -> TokenStream {
+    quote_spanned!(path.span()=> { let __f: #fn_ty = #path; __f(#args) })
+}
+
 fn transform_fn(attrs: &ToolAttrs, pr: &TokenStream) -> TokenStream {
     let mut arms = Vec::new();
     for (target, t) in [("Display", &attrs.display), ("Transcript", &attrs.transcript)] {
@@ -350,7 +390,15 @@ fn transform_fn(attrs: &ToolAttrs, pr: &TokenStream) -> TokenStream {
         let target = format_ident!("{}", target);
         for (phase, path) in t.entries() {
             let variant = format_ident!("{}", heck::ToUpperCamelCase::to_upper_camel_case(phase));
-            let call = quote_spanned!(path.span()=> #path(v));
+            let arg_ty = match phase {
+                "input" | "approval" => quote!(Self::Input),
+                "input_delta" => quote!(str),
+                "output" => quote!(Self::Output),
+                "error" => quote!(#pr::ToolError),
+                "suspend" => quote!(Self::Suspend),
+                _ => quote!(Self::Resume),
+            };
+            let call = typed_call(path, quote!(fn(&#arg_ty) -> _), quote!(v));
             arms.push(quote!((#pr::TransformTarget::#target, #pr::Payload::#variant(v)) => #pr::transformed(#call),));
         }
     }

@@ -12,6 +12,9 @@ mod ctxt;
 mod expand;
 mod valid;
 
+#[cfg(test)]
+mod expansion_tests;
+
 use proc_macro::TokenStream;
 
 /// Defines a tool from an `async fn`. See `tool_core`'s crate documentation.

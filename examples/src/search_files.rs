@@ -1,0 +1,479 @@
+//! `search-files`: finds text in file names and file contents under a sandboxed root.
+//!
+//! Shows `context = T` (the root directory comes from the request context, validated against
+//! [`SearchContext`]'s schema before the tool runs) with a `#[ctx]` parameter, `background(..)`
+//! for a search that may take a while, and the context's cancellation token and `observe`.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use tool_core::prelude::*;
+use tool_core::CancellationToken;
+
+use crate::sandbox::Sandbox;
+
+/// Default number of matches returned.
+pub const DEFAULT_MAX_RESULTS: u32 = 50;
+/// Files whose contents are searched at most, per call.
+pub const MAX_FILES_SCANNED: usize = 10_000;
+/// Larger files are skipped by content search.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Longest line excerpt returned, in characters.
+pub const MAX_EXCERPT_CHARS: usize = 200;
+
+/// The request context `search-files` needs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct SearchContext {
+    /// The directory searches are confined to (absolute, or relative to the working directory).
+    pub root: PathBuf,
+}
+
+/// Where to look.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// File and directory names only.
+    Names,
+    /// File contents only.
+    Contents,
+    /// Names and contents.
+    #[default]
+    Both,
+}
+
+/// What to search for, and where.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct SearchFilesInput {
+    /// The text to find: a plain substring, not a pattern.
+    #[schemars(length(min = 1))]
+    pub query: String,
+    /// The directory (or single file) to search, relative to the root. Default: the whole root.
+    pub path: Option<String>,
+    /// Search names, contents or both (default `both`).
+    pub mode: Option<SearchMode>,
+    /// Match case exactly (default `false`).
+    pub case_sensitive: Option<bool>,
+    /// Also search names starting with `.`, such as `.git` (default `false`).
+    pub include_hidden: Option<bool>,
+    /// The most matches to return (default 50, at most 500).
+    #[schemars(range(min = 1, max = 500))]
+    pub max_results: Option<u32>,
+}
+
+/// What matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchKind {
+    /// The file or directory name.
+    Name,
+    /// A line of the file.
+    Content,
+}
+
+/// One match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SearchMatch {
+    /// Path relative to the root, `/`-separated; directories end in `/`.
+    pub path: String,
+    /// Whether the name or a line of the contents matched.
+    pub kind: MatchKind,
+    /// 1-based line number of a content match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The matching line, trimmed (and cut at 200 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// The result of a search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SearchResults {
+    /// The directory or file searched, relative to the root (`.` for the root).
+    pub searched: String,
+    /// The matches, in path order.
+    pub matches: Vec<SearchMatch>,
+    /// Whether more matches exist than were returned (raise `max_results` or narrow `path`).
+    pub truncated: bool,
+    /// Files whose contents were searched.
+    pub files_scanned: usize,
+    /// Entries not searched: symbolic links (never followed), binary files and files over 1 MiB.
+    pub skipped: usize,
+}
+
+struct Search<'a> {
+    sandbox: &'a Sandbox,
+    needle: String,
+    case_sensitive: bool,
+    mode: SearchMode,
+    include_hidden: bool,
+    max_results: usize,
+    cancel: CancellationToken,
+    out: SearchResults,
+}
+
+/// Why a walk stopped early.
+enum Stop {
+    Full,
+    Failed(ToolError),
+}
+
+fn excerpt(line: &str) -> String {
+    let line = line.trim();
+    match line.char_indices().nth(MAX_EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
+impl Search<'_> {
+    fn matches(&self, haystack: &str) -> bool {
+        if self.case_sensitive {
+            haystack.contains(&self.needle)
+        } else {
+            haystack.to_lowercase().contains(&self.needle)
+        }
+    }
+
+    fn push(&mut self, m: SearchMatch) -> Result<(), Stop> {
+        if self.out.matches.len() == self.max_results {
+            self.out.truncated = true;
+            return Err(Stop::Full);
+        }
+        self.out.matches.push(m);
+        Ok(())
+    }
+
+    fn visit(&mut self, path: &Path, is_dir: bool) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Failed(ToolError::aborted("The search was cancelled")));
+        }
+        let rel = self.sandbox.relative(path);
+        if self.mode != SearchMode::Contents {
+            let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            if self.matches(&name) {
+                let path = if is_dir { format!("{rel}/") } else { rel.clone() };
+                self.push(SearchMatch {
+                    path,
+                    kind: MatchKind::Name,
+                    line: None,
+                    text: None,
+                })?;
+            }
+        }
+        if is_dir {
+            return self.walk_dir(path);
+        }
+        if self.mode != SearchMode::Names {
+            self.search_contents(path, &rel)?;
+        }
+        Ok(())
+    }
+
+    fn walk_dir(&mut self, dir: &Path) -> Result<(), Stop> {
+        let Ok(entries) = fs::read_dir(dir) else {
+            self.out.skipped += 1;
+            return Ok(());
+        };
+        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let hidden = entry.file_name().to_string_lossy().starts_with('.');
+            if hidden && !self.include_hidden {
+                continue;
+            }
+            // `DirEntry::file_type` does not follow links: a link is never entered or read.
+            match entry.file_type() {
+                Ok(t) if t.is_symlink() => self.out.skipped += 1,
+                Ok(t) if t.is_dir() => self.visit(&entry.path(), true)?,
+                Ok(t) if t.is_file() => self.visit(&entry.path(), false)?,
+                _ => self.out.skipped += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn search_contents(&mut self, path: &Path, rel: &str) -> Result<(), Stop> {
+        if self.out.files_scanned >= MAX_FILES_SCANNED {
+            self.out.truncated = true;
+            return Err(Stop::Full);
+        }
+        let Ok(file) = fs::File::open(path) else {
+            self.out.skipped += 1;
+            return Ok(());
+        };
+        let mut bytes = Vec::new();
+        // Read one byte past the limit to tell "exactly 1 MiB" from "larger".
+        if file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).is_err() || bytes.len() as u64 > MAX_FILE_BYTES {
+            self.out.skipped += 1;
+            return Ok(());
+        }
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            self.out.skipped += 1; // binary
+            return Ok(());
+        }
+        self.out.files_scanned += 1;
+        let text = String::from_utf8_lossy(&bytes);
+        for (i, line) in text.lines().enumerate() {
+            if self.matches(line) {
+                self.push(SearchMatch {
+                    path: rel.to_owned(),
+                    kind: MatchKind::Content,
+                    line: Some(i + 1),
+                    text: Some(excerpt(line)),
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs a search synchronously (the tool runs it on a blocking thread).
+pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) -> Result<SearchResults, ToolError> {
+    if input.query.is_empty() {
+        return Err(ToolError::new("The query is empty; give the text to look for."));
+    }
+    let max_results = input.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+    if !(1..=500).contains(&max_results) {
+        return Err(ToolError::new(format!(
+            "max_results is {max_results}; it must be between 1 and 500."
+        )));
+    }
+    let sandbox = Sandbox::open(root)?;
+    let start = sandbox.resolve_existing(input.path.as_deref().unwrap_or(""))?;
+    let case_sensitive = input.case_sensitive.unwrap_or(false);
+    let mut s = Search {
+        sandbox: &sandbox,
+        needle: if case_sensitive {
+            input.query.clone()
+        } else {
+            input.query.to_lowercase()
+        },
+        case_sensitive,
+        mode: input.mode.unwrap_or_default(),
+        include_hidden: input.include_hidden.unwrap_or(false),
+        max_results: max_results as usize,
+        cancel,
+        out: SearchResults {
+            searched: sandbox.relative(&start),
+            matches: Vec::new(),
+            truncated: false,
+            files_scanned: 0,
+            skipped: 0,
+        },
+    };
+    let walked = if start.is_dir() {
+        s.walk_dir(&start)
+    } else {
+        s.visit(&start, false)
+    };
+    match walked {
+        Ok(()) | Err(Stop::Full) => Ok(s.out),
+        Err(Stop::Failed(e)) => Err(e),
+    }
+}
+
+/// Search file names and contents for a piece of text under the root directory of the request context
+///
+/// Returns matching paths (relative to the root) and, for content matches, the line number and
+/// the line. Paths must stay inside the root: absolute paths, `..` and symbolic links leading
+/// outside are refused; links are never followed during the walk. Hidden entries are skipped
+/// unless asked for, and binary files and files over 1 MiB are not read.
+#[tool(
+    id = "search-files",
+    context = SearchContext,
+    background(enabled = true, timeout_ms = 30000, max_retries = 2),
+    mcp(title = "Search Files", read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+)]
+pub async fn search_files(input: SearchFilesInput, #[ctx] cx: ToolContext<SearchContext>) -> Result<SearchResults, ToolError> {
+    let root = cx.request_context().root.clone();
+    let cancel = cx.cancellation().clone();
+    let attrs = [("root", json!(root.display().to_string())), ("query", json!(input.query))];
+    let work = async move {
+        tokio::task::spawn_blocking(move || search(&root, &input, cancel))
+            .await
+            .map_err(|e| ToolError::new(format!("The search stopped unexpectedly: {e}")))?
+    };
+    let results = cx.observe().span("search-files.walk", work, &attrs).await?;
+    cx.observe().log(
+        LogLevel::Debug,
+        "search finished",
+        Some(&json!({"matches": results.matches.len(), "files_scanned": results.files_scanned})),
+    );
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(query: &str) -> SearchFilesInput {
+        SearchFilesInput {
+            query: query.into(),
+            path: None,
+            mode: None,
+            case_sensitive: None,
+            include_hidden: None,
+            max_results: None,
+        }
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        fs::create_dir_all(p.join("src/net")).unwrap();
+        fs::create_dir_all(p.join(".git")).unwrap();
+        fs::write(p.join("README.md"), "# Demo\nSee the Config section.\n").unwrap();
+        fs::write(p.join("src/config.rs"), "pub struct Config;\nfn load() -> Config { Config }\n").unwrap();
+        fs::write(p.join("src/net/client.rs"), "// uses config\n").unwrap();
+        fs::write(p.join(".git/config"), "[core]\n").unwrap();
+        fs::write(p.join("blob.bin"), b"config\0\x01\x02").unwrap();
+        dir
+    }
+
+    fn paths(r: &SearchResults) -> Vec<(String, MatchKind, Option<usize>)> {
+        r.matches.iter().map(|m| (m.path.clone(), m.kind, m.line)).collect()
+    }
+
+    #[test]
+    fn names_and_contents_case_insensitively_in_path_order() {
+        let dir = tree();
+        let r = search(dir.path(), &input("config"), CancellationToken::new()).unwrap();
+        assert_eq!(
+            paths(&r),
+            vec![
+                ("README.md".into(), MatchKind::Content, Some(2)),
+                ("src/config.rs".into(), MatchKind::Name, None),
+                ("src/config.rs".into(), MatchKind::Content, Some(1)),
+                ("src/config.rs".into(), MatchKind::Content, Some(2)),
+                ("src/net/client.rs".into(), MatchKind::Content, Some(1)),
+            ]
+        );
+        assert_eq!(r.matches[0].text.as_deref(), Some("See the Config section."));
+        assert_eq!(r.searched, ".");
+        assert_eq!(r.files_scanned, 3);
+        assert_eq!(r.skipped, 1, "the binary file");
+        assert!(!r.truncated);
+    }
+
+    #[test]
+    fn options_narrow_the_search() {
+        let dir = tree();
+        let mut i = input("Config");
+        i.case_sensitive = Some(true);
+        i.mode = Some(SearchMode::Contents);
+        i.path = Some("src".into());
+        let r = search(dir.path(), &i, CancellationToken::new()).unwrap();
+        assert_eq!(
+            paths(&r),
+            vec![
+                ("src/config.rs".into(), MatchKind::Content, Some(1)),
+                ("src/config.rs".into(), MatchKind::Content, Some(2))
+            ]
+        );
+        assert_eq!(r.searched, "src");
+
+        let mut i = input("config");
+        i.mode = Some(SearchMode::Names);
+        i.include_hidden = Some(true);
+        let r = search(dir.path(), &i, CancellationToken::new()).unwrap();
+        assert_eq!(
+            paths(&r),
+            vec![
+                (".git/config".into(), MatchKind::Name, None),
+                ("src/config.rs".into(), MatchKind::Name, None)
+            ]
+        );
+
+        let mut i = input("net");
+        i.mode = Some(SearchMode::Names);
+        assert_eq!(
+            search(dir.path(), &i, CancellationToken::new()).unwrap().matches[0].path,
+            "src/net/"
+        );
+
+        let mut i = input("load");
+        i.path = Some("src/config.rs".into());
+        let r = search(dir.path(), &i, CancellationToken::new()).unwrap();
+        assert_eq!(paths(&r), vec![("src/config.rs".into(), MatchKind::Content, Some(2))]);
+    }
+
+    #[test]
+    fn results_are_capped_and_say_so() {
+        let dir = tree();
+        let mut i = input("config");
+        i.max_results = Some(2);
+        let r = search(dir.path(), &i, CancellationToken::new()).unwrap();
+        assert_eq!(r.matches.len(), 2);
+        assert!(r.truncated);
+        i.max_results = Some(501);
+        assert!(search(dir.path(), &i, CancellationToken::new()).is_err());
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let dir = tree();
+        let mut i = input("x");
+        i.path = Some("../".into());
+        assert!(search(dir.path(), &i, CancellationToken::new())
+            .unwrap_err()
+            .message()
+            .contains("`..`"));
+        i.path = Some("/etc".into());
+        assert!(search(dir.path(), &i, CancellationToken::new())
+            .unwrap_err()
+            .message()
+            .contains("absolute"));
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            fs::write(outside.path().join("secret.txt"), "needle").unwrap();
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+            i.path = Some("out".into());
+            let e = search(dir.path(), &i, CancellationToken::new()).unwrap_err();
+            assert!(e.message().contains("outside the root"), "{e}");
+            // During the walk, the link is skipped, not followed.
+            let r = search(dir.path(), &input("needle"), CancellationToken::new()).unwrap();
+            assert!(r.matches.is_empty());
+            assert_eq!(r.skipped, 2, "the binary file and the link");
+        }
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_cancellation_aborts() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("long.txt"), format!("needle{}", "x".repeat(500))).unwrap();
+        let r = search(dir.path(), &input("needle"), CancellationToken::new()).unwrap();
+        let text = r.matches[0].text.as_deref().unwrap();
+        assert_eq!(text.chars().count(), MAX_EXCERPT_CHARS + 1);
+        assert!(text.ends_with('…'));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert!(search(dir.path(), &input("needle"), cancel).unwrap_err().is_aborted());
+    }
+
+    #[tokio::test]
+    async fn the_root_comes_from_the_validated_request_context() {
+        let dir = tree();
+        let r = Registry::global();
+        let options = CallOptions::with_context(json!({"root": dir.path()}));
+        let out = r
+            .call("search-files", json!({"query": "load", "mode": "contents"}), options)
+            .await
+            .unwrap();
+        assert_eq!(
+            out.value["matches"],
+            json!([{"path": "src/config.rs", "kind": "content", "line": 2, "text": "fn load() -> Config { Config }"}])
+        );
+        let err = r
+            .call("search-files", json!({"query": "load"}), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), tool_core::ErrorKind::InvalidContext);
+        assert!(err.message().contains("root"), "{err}");
+        let spec = r.get("search-files").unwrap().spec().clone();
+        assert_eq!(spec.request_context_schema.unwrap()["required"], json!(["root"]));
+        let bg = spec.background.unwrap();
+        assert_eq!((bg.enabled, bg.timeout_ms, bg.max_retries), (true, Some(30000), Some(2)));
+    }
+}

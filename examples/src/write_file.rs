@@ -1,0 +1,275 @@
+//! `write-file`: writes a text file inside a sandboxed root.
+//!
+//! Shows `require_approval = predicate` (replacing an existing file needs a human's approval,
+//! creating a new one does not), `suspend`/`resume` types (the conflict a user is asked to
+//! settle, and their decision) and `context = T` with a `#[ctx]` parameter.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use tool_core::prelude::*;
+
+use crate::sandbox::Sandbox;
+
+/// The request context `write-file` needs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct WriteContext {
+    /// The directory writes are confined to (absolute, or relative to the working directory).
+    pub root: PathBuf,
+}
+
+/// The file to write.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct WriteFileInput {
+    /// Where to write, relative to the root, e.g. `notes/todo.md`. Missing directories are
+    /// created.
+    pub path: String,
+    /// The complete new contents of the file (UTF-8 text).
+    pub content: String,
+    /// Replace the file if it exists (default `false`: an existing file is an error). Replacing
+    /// requires approval.
+    pub overwrite: Option<bool>,
+}
+
+/// What was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct WriteResult {
+    /// The file, relative to the root.
+    pub path: String,
+    /// Bytes written.
+    pub bytes_written: usize,
+    /// `true` if the file is new, `false` if it replaced an existing file.
+    pub created: bool,
+}
+
+/// The suspend payload: the file exists and the user must decide whether to replace it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OverwriteConflict {
+    /// The existing file, relative to the root.
+    pub path: String,
+    /// Its current size in bytes.
+    pub existing_bytes: u64,
+    /// Size of the new contents in bytes.
+    pub new_bytes: usize,
+}
+
+/// The resume data: the user's decision on an [`OverwriteConflict`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+pub struct OverwriteDecision {
+    /// Replace the existing file.
+    pub overwrite: bool,
+}
+
+/// The approval predicate: replacing a file destroys its old contents, so it needs approval;
+/// creating a new file does not.
+pub fn replacing_needs_approval(input: &WriteFileInput, _cx: &WriteContext) -> bool {
+    input.overwrite.unwrap_or(false)
+}
+
+/// Writes `input` under `root`: new files are created exclusively (never clobbering a file that
+/// appeared meanwhile); replacements are written to a temporary file and renamed into place, so
+/// readers never see a half-written file.
+pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResult, ToolError> {
+    let sandbox = Sandbox::open(root)?;
+    let target = sandbox.resolve_new(&input.path)?;
+    let rel = sandbox.relative(&target);
+    let io = |what: &str, e: std::io::Error| ToolError::new(format!("Cannot {what} `{rel}`: {e}"));
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io("create the directories of", e))?;
+    }
+    let bytes = input.content.as_bytes();
+    match std::fs::metadata(&target) {
+        Ok(existing) if !input.overwrite.unwrap_or(false) => {
+            let conflict = OverwriteConflict {
+                path: rel.clone(),
+                existing_bytes: existing.len(),
+                new_bytes: bytes.len(),
+            };
+            Err(ToolError::with_details(
+                format!(
+                    "`{rel}` already exists ({} bytes). Call again with `overwrite: true` to replace it (this needs approval), or choose another path.",
+                    existing.len()
+                ),
+                serde_json::to_value(conflict).unwrap_or_default(),
+            ))
+        }
+        Ok(_) => {
+            let tmp = target.with_file_name(format!(
+                ".{}.toolsmith-tmp",
+                target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+            ));
+            // `create_new` never follows or reuses an existing entry (a planted link included).
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .map_err(|e| io("prepare the replacement of", e))?;
+            file.write_all(bytes).and_then(|()| file.sync_all()).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                io("write", e)
+            })?;
+            drop(file);
+            std::fs::rename(&tmp, &target).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                io("replace", e)
+            })?;
+            Ok(WriteResult {
+                path: rel,
+                bytes_written: bytes.len(),
+                created: false,
+            })
+        }
+        Err(_) => {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+                .map_err(|e| io("create", e))?;
+            file.write_all(bytes).map_err(|e| io("write", e))?;
+            Ok(WriteResult {
+                path: rel,
+                bytes_written: bytes.len(),
+                created: true,
+            })
+        }
+    }
+}
+
+/// Write a UTF-8 text file inside the root directory given by the request context
+///
+/// Creates the file (and missing directories). An existing file is only replaced with
+/// `overwrite: true`, which requires the user's approval. Paths must stay inside the root:
+/// absolute paths, `..` and symbolic links are refused.
+#[tool(
+    id = "write-file",
+    context = WriteContext,
+    require_approval = replacing_needs_approval,
+    suspend = OverwriteConflict,
+    resume = OverwriteDecision,
+    mcp(title = "Write File", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+)]
+pub async fn write_file(input: WriteFileInput, #[ctx] cx: ToolContext<WriteContext>) -> Result<WriteResult, ToolError> {
+    let root = cx.request_context().root.clone();
+    tokio::task::spawn_blocking(move || write(&root, &input))
+        .await
+        .map_err(|e| ToolError::new(format!("The write stopped unexpectedly: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_core::spec::ApprovalRule;
+
+    fn input(path: &str, content: &str, overwrite: Option<bool>) -> WriteFileInput {
+        WriteFileInput {
+            path: path.into(),
+            content: content.into(),
+            overwrite,
+        }
+    }
+
+    #[test]
+    fn creates_files_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = write(dir.path(), &input("notes/todo.md", "- write tests\n", None)).unwrap();
+        assert_eq!(
+            r,
+            WriteResult {
+                path: "notes/todo.md".into(),
+                bytes_written: 14,
+                created: true
+            }
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes/todo.md")).unwrap(),
+            "- write tests\n"
+        );
+    }
+
+    #[test]
+    fn existing_files_are_only_replaced_on_request() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &input("a.txt", "old", None)).unwrap();
+        let e = write(dir.path(), &input("a.txt", "newer", Some(false))).unwrap_err();
+        assert!(e.message().contains("already exists (3 bytes)"), "{e}");
+        assert_eq!(e.details(), Some(&json!({"path": "a.txt", "existing_bytes": 3, "new_bytes": 5})));
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "old");
+        let r = write(dir.path(), &input("a.txt", "newer", Some(true))).unwrap();
+        assert!(!r.created);
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "newer");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file is left behind"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_temporary_link_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        write(dir.path(), &input("a.txt", "old", None)).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("victim"), dir.path().join(".a.txt.toolsmith-tmp")).unwrap();
+        assert!(write(dir.path(), &input("a.txt", "new", Some(true))).is_err());
+        assert!(!outside.path().join("victim").exists());
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "old");
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write(dir.path(), &input("../evil.txt", "x", None))
+            .unwrap_err()
+            .message()
+            .contains("`..`"));
+        assert!(write(dir.path(), &input("/tmp/evil.txt", "x", None))
+            .unwrap_err()
+            .message()
+            .contains("absolute"));
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+            let e = write(dir.path(), &input("out/evil.txt", "x", None)).unwrap_err();
+            assert!(e.message().contains("outside the root"), "{e}");
+            assert!(!outside.path().join("evil.txt").exists());
+        }
+    }
+
+    #[test]
+    fn approval_is_required_for_replacing_only() {
+        let tool = Registry::global().get("write-file").unwrap();
+        assert_eq!(tool.spec().require_approval, ApprovalRule::Predicate);
+        let cx = json!({"root": "/tmp"});
+        let cx = cx.as_object().unwrap();
+        assert!(!tool.requires_approval(&json!({"path": "a", "content": "x"}), cx));
+        assert!(tool.requires_approval(&json!({"path": "a", "content": "x", "overwrite": true}), cx));
+        // Fails closed: a context that does not fit the type means approval is required.
+        assert!(tool.requires_approval(&json!({"path": "a", "content": "x"}), &serde_json::Map::new()));
+    }
+
+    #[test]
+    fn suspend_and_resume_schemas_are_derived() {
+        let spec = Registry::global().get("write-file").unwrap().spec().clone();
+        assert_eq!(
+            spec.suspend_schema.unwrap()["required"],
+            json!(["path", "existing_bytes", "new_bytes"])
+        );
+        assert_eq!(spec.resume_schema.unwrap()["required"], json!(["overwrite"]));
+    }
+
+    #[tokio::test]
+    async fn call_through_the_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Registry::global()
+            .call(
+                "write-file",
+                json!({"path": "hello.txt", "content": "hi"}),
+                CallOptions::with_context(json!({"root": dir.path()})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.value, json!({"path": "hello.txt", "bytes_written": 2, "created": true}));
+    }
+}

@@ -1,0 +1,380 @@
+//! End-to-end tests of the real `toolsmith` binary built from this crate.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+const ALL_IDS: [&str; 12] = [
+    "calculate",
+    "convert-timezone",
+    "convert-units",
+    "json-query",
+    "lookup-customer",
+    "search-files",
+    "text-stats",
+    "weather-hooks",
+    "weather-mcp",
+    "weather-model-output",
+    "weather-tool",
+    "write-file",
+];
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        assert_eq!(self.code, 0, "the command failed: {}", self.stderr);
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
+    }
+}
+
+fn toolsmith(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .args(args)
+        .output()
+        .expect("the toolsmith binary runs");
+    Run {
+        code: out.status.code().expect("exited normally"),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn context(root: &Path) -> String {
+    json!({ "root": root }).to_string()
+}
+
+#[test]
+fn list_shows_every_tool() {
+    let table = toolsmith(&["list"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(table.stdout.starts_with("ID "), "{}", table.stdout);
+    for id in ALL_IDS {
+        assert!(
+            table.stdout.lines().any(|l| l.split_whitespace().next() == Some(id)),
+            "`{id}` missing from:\n{}",
+            table.stdout
+        );
+    }
+
+    let listed = toolsmith(&["list", "--json"]).json();
+    let ids: BTreeSet<&str> = listed.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ALL_IDS.into_iter().collect());
+    let weather = listed.as_array().unwrap().iter().find(|t| t["id"] == "weather-tool").unwrap();
+    assert!(weather["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("Get the current weather for a location"));
+}
+
+#[test]
+fn schema_prints_input_and_output_schemas() {
+    let s = toolsmith(&["schema", "weather-tool"]).json();
+    assert_eq!(s["id"], "weather-tool");
+    assert_eq!(s["input"]["type"], "object");
+    assert_eq!(s["input"]["required"], json!(["location"]));
+    assert_eq!(
+        s["input"]["properties"]["location"],
+        json!({"type": "string", "description": "City name or coordinates"})
+    );
+    assert_eq!(s["output"]["required"], json!(["location", "temperature_celsius", "conditions"]));
+    assert_eq!(s["output"]["properties"]["temperature_celsius"]["type"], "number");
+    assert!(s.get("context").is_none());
+
+    let s = toolsmith(&["schema", "search-files"]).json();
+    assert_eq!(s["context"]["required"], json!(["root"]));
+    assert_eq!(s["input"]["required"], json!(["query"]));
+
+    let s = toolsmith(&["schema", "write-file"]).json();
+    assert_eq!(s["suspend"]["required"], json!(["path", "existing_bytes", "new_bytes"]));
+    assert_eq!(s["resume"]["properties"]["overwrite"]["type"], "boolean");
+
+    let missing = toolsmith(&["schema", "weather-tools"]);
+    assert_ne!(missing.code, 0);
+    assert!(missing.stderr.contains("There is no tool `weather-tools`"), "{}", missing.stderr);
+    assert!(missing.stderr.contains("(closest first): `weather-tool`"), "{}", missing.stderr);
+}
+
+#[test]
+fn mcp_catalog_carries_annotations_and_meta() {
+    let catalog = toolsmith(&["catalog", "--format", "mcp"]).json();
+    let tools = catalog["tools"].as_array().unwrap();
+    let names: BTreeSet<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ALL_IDS.into_iter().collect());
+    let find = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap();
+
+    let mcp = find("weather-mcp");
+    assert_eq!(
+        mcp["annotations"],
+        json!({
+            "title": "Weather Lookup",
+            "readOnlyHint": true,
+            "destructiveHint": false,
+            "idempotentHint": true,
+            "openWorldHint": true,
+        })
+    );
+    assert_eq!(mcp["_meta"], json!({"version": "1.0.0", "category": "weather"}));
+    assert_eq!(mcp["title"], "Weather Lookup");
+    assert_eq!(
+        mcp["inputSchema"]["properties"]["location"]["description"],
+        "City name or coordinates"
+    );
+    assert!(mcp["inputSchema"].get("$schema").is_none());
+    assert_eq!(mcp["outputSchema"]["type"], "object");
+
+    // Unset hints are omitted, not defaulted.
+    let basic = find("weather-tool");
+    assert!(basic.get("annotations").is_none());
+    assert!(basic.get("_meta").is_none());
+    assert_eq!(
+        find("convert-timezone")["annotations"],
+        json!({"readOnlyHint": true, "openWorldHint": false})
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("catalog.json");
+    let written = toolsmith(&["catalog", "--format", "mcp", "--out", file.to_str().unwrap()]);
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    assert!(written.stdout.is_empty());
+    let from_file: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(from_file, catalog);
+}
+
+#[test]
+fn calls_print_the_exact_result() {
+    let out = toolsmith(&["call", "convert-units", r#"{"value": 100, "from": "C", "to": "F"}"#]).json();
+    assert_eq!(
+        out,
+        json!({"quantity": "temperature", "value": 100.0, "from": "C", "result": 212.0, "to": "F", "formatted": "100 C = 212 F"})
+    );
+
+    let out = toolsmith(&["call", "weather-tool", r#"{"location": "Seattle"}"#]).json();
+    assert_eq!(
+        out,
+        json!({"location": "Seattle", "temperature_celsius": 21.0, "conditions": "sunny"})
+    );
+
+    let out = toolsmith(&["call", "calculate", r#"{"expression": "x * 2", "variables": {"x": 21}}"#]).json();
+    assert_eq!(out, json!({"expression": "x * 2", "result": 42.0, "result_type": "float"}));
+
+    let out = toolsmith(&[
+        "call",
+        "convert-timezone",
+        r#"{"time": "2024-03-10T09:30:00", "from_timezone": "America/Los_Angeles", "to_timezone": "Asia/Seoul"}"#,
+    ])
+    .json();
+    assert_eq!(out["target"]["datetime"], "2024-03-11T01:30:00+09:00");
+    assert_eq!(out["utc"], "2024-03-10T16:30:00Z");
+
+    // The application gets the raw record; the display/transcript transforms are not printed.
+    let out = toolsmith(&["call", "lookup-customer", r#"{"customer_id": "cus_001", "internal_path": "/crm"}"#]).json();
+    assert_eq!(out, json!({"display_name": "Acme", "api_key": "secret-value", "debug_score": 0.97}));
+}
+
+#[test]
+fn model_output_is_printed_on_request() {
+    let out = toolsmith(&["call", "weather-model-output", r#"{"location": "seoul"}"#, "--model-output"]).json();
+    assert_eq!(
+        out,
+        json!({
+            "value": {
+                "location": "Seoul",
+                "temperature_celsius": 18.5,
+                "conditions": "partly cloudy",
+                "radar_image_url": "https://example.com/radar/seoul.png"
+            },
+            "modelOutput": {"type": "content", "value": [
+                {"type": "text", "text": "Seoul: 18.5°C and partly cloudy"},
+                {"type": "image-url", "url": "https://example.com/radar/seoul.png"}
+            ]}
+        })
+    );
+    // Without a `to_model_output`, the model sees the raw value as JSON.
+    let out = toolsmith(&["call", "weather-tool", r#"{"location": "Paris"}"#, "--model-output"]).json();
+    assert_eq!(out["modelOutput"], json!({"type": "json", "value": out["value"]}));
+}
+
+#[test]
+fn invalid_arguments_fail_naming_the_path() {
+    let run = toolsmith(&["call", "convert-units", r#"{"value": "hot", "from": "C", "to": "F"}"#]);
+    assert_ne!(run.code, 0);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("Tool `convert-units` received invalid arguments"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("- /value:"), "{}", run.stderr);
+
+    let run = toolsmith(&["call", "convert-units", r#"{"value": 1, "from": "meters", "to": "ft"}"#]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("- /from:"), "{}", run.stderr);
+
+    let run = toolsmith(&["call", "weather-tool", "{}"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("\"location\" is a required property"), "{}", run.stderr);
+
+    let run = toolsmith(&["call", "text-stats", "{not json"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("not valid JSON"), "{}", run.stderr);
+}
+
+#[test]
+fn tool_errors_reach_stderr() {
+    let run = toolsmith(&["call", "convert-units", r#"{"value": 1, "from": "kg", "to": "m"}"#]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("Cannot convert kg (Mass) to m (Length)"), "{}", run.stderr);
+
+    let run = toolsmith(&["call", "weather-tool", r#"{"location": "Atlantis"}"#]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("Known cities: Seattle, Seoul"), "{}", run.stderr);
+}
+
+#[test]
+fn unknown_ids_list_the_closest_first() {
+    let run = toolsmith(&["call", "wether-tool", "{}"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stdout.is_empty());
+    let (_, list) = run
+        .stderr
+        .split_once("There is no tool `wether-tool`. Available tools (closest first): ")
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    let listed: Vec<&str> = list.trim().split(", ").map(|s| s.trim_matches('`')).collect();
+    assert_eq!(listed[0], "weather-tool");
+    assert_eq!(listed.len(), ALL_IDS.len());
+}
+
+fn sample_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/guide.md"), "# Guide\nInstall with cargo.\n").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "remember the cargo lock\n").unwrap();
+    dir
+}
+
+#[test]
+fn search_files_uses_the_context_root() {
+    let dir = sample_tree();
+    let cx = context(dir.path());
+    let out = toolsmith(&["call", "search-files", r#"{"query": "cargo"}"#, "--context", &cx]).json();
+    assert_eq!(
+        out,
+        json!({
+            "searched": ".",
+            "matches": [
+                {"path": "docs/guide.md", "kind": "content", "line": 2, "text": "Install with cargo."},
+                {"path": "notes.txt", "kind": "content", "line": 1, "text": "remember the cargo lock"}
+            ],
+            "truncated": false,
+            "files_scanned": 2,
+            "skipped": 0
+        })
+    );
+
+    let out = toolsmith(&[
+        "call",
+        "search-files",
+        r#"{"query": "GUIDE", "mode": "names", "path": "docs"}"#,
+        "--context",
+        &cx,
+    ])
+    .json();
+    assert_eq!(out["matches"], json!([{"path": "docs/guide.md", "kind": "name"}]));
+    assert_eq!(out["searched"], "docs");
+
+    // Without the context the call fails before the tool runs.
+    let run = toolsmith(&["call", "search-files", r#"{"query": "cargo"}"#]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("invalid request context"), "{}", run.stderr);
+    assert!(run.stderr.contains("\"root\" is a required property"), "{}", run.stderr);
+}
+
+#[test]
+fn search_files_refuses_to_leave_the_root() {
+    let parent = tempfile::tempdir().unwrap();
+    let root = parent.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(parent.path().join("secret.txt"), "password=hunter2\n").unwrap();
+    let cx = context(&root);
+
+    for path in ["..", "../", "sub/../..", "./../secret.txt"] {
+        let args = json!({"query": "password", "path": path}).to_string();
+        let run = toolsmith(&["call", "search-files", &args, "--context", &cx]);
+        assert_ne!(run.code, 0, "{path}: {}", run.stdout);
+        assert!(run.stderr.contains("contains `..`"), "{path}: {}", run.stderr);
+        assert!(!run.stderr.contains("hunter2") && !run.stdout.contains("hunter2"));
+    }
+
+    let abs = json!({"query": "password", "path": parent.path().join("secret.txt")}).to_string();
+    let run = toolsmith(&["call", "search-files", &abs, "--context", &cx]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("is absolute"), "{}", run.stderr);
+
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(parent.path(), root.join("up")).unwrap();
+        let run = toolsmith(&["call", "search-files", r#"{"query": "password", "path": "up"}"#, "--context", &cx]);
+        assert_ne!(run.code, 0);
+        assert!(run.stderr.contains("outside the root"), "{}", run.stderr);
+        // Walking the root never follows the link either.
+        let out = toolsmith(&["call", "search-files", r#"{"query": "password"}"#, "--context", &cx]).json();
+        assert_eq!(out["matches"], json!([]));
+        assert_eq!(out["skipped"], 1);
+    }
+}
+
+#[test]
+fn write_file_creates_then_refuses_to_clobber() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = context(dir.path());
+    let out = toolsmith(&[
+        "call",
+        "write-file",
+        r#"{"path": "out/hello.txt", "content": "hello"}"#,
+        "--context",
+        &cx,
+    ])
+    .json();
+    assert_eq!(out, json!({"path": "out/hello.txt", "bytes_written": 5, "created": true}));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap(), "hello");
+
+    let run = toolsmith(&[
+        "call",
+        "write-file",
+        r#"{"path": "out/hello.txt", "content": "bye"}"#,
+        "--context",
+        &cx,
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap(), "hello");
+
+    // Overwriting needs approval: a plain call never runs it.
+    let run = toolsmith(&[
+        "call",
+        "write-file",
+        r#"{"path": "out/hello.txt", "content": "bye", "overwrite": true}"#,
+        "--context",
+        &cx,
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("requires approval"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap(), "hello");
+
+    let run = toolsmith(&[
+        "call",
+        "write-file",
+        r#"{"path": "../escape.txt", "content": "x"}"#,
+        "--context",
+        &cx,
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("contains `..`"), "{}", run.stderr);
+}

@@ -1,0 +1,44 @@
+// `background(...)`: the settings land in the spec as written; `enabled` defaults to true.
+use tool_core::prelude::*;
+use tool_core::spec::BackgroundSpec;
+
+/// Render a long report
+#[tool(background(timeout_ms = 30_000, max_retries = 2, wait_timeout_ms = 500))]
+pub async fn render_report(name: String) -> String {
+    format!("report {name}")
+}
+
+/// Never in the background
+#[tool(background(enabled = false))]
+pub async fn quick(name: String) -> String {
+    name
+}
+
+fn main() {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let registry = Registry::global();
+        assert_eq!(
+            registry.get("render-report").unwrap().spec().background,
+            Some(BackgroundSpec {
+                enabled: true,
+                timeout_ms: Some(30_000),
+                max_retries: Some(2),
+                wait_timeout_ms: Some(500),
+            })
+        );
+        assert_eq!(
+            registry.get("quick").unwrap().spec().background,
+            Some(BackgroundSpec {
+                enabled: false,
+                timeout_ms: None,
+                max_retries: None,
+                wait_timeout_ms: None,
+            })
+        );
+        let out = registry
+            .call("render-report", json!({"name": "q3"}), CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(out.value, json!("report q3"));
+    });
+}

@@ -1,0 +1,100 @@
+//! `call_overhead`: a three-field tool called through the registry (limits, validation,
+//! deserialise, execute, serialise, output validation) against the hand-written baseline
+//! (`serde_json::from_str` + direct call + `serde_json::to_string`) in the same run.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use tool_core::prelude::*;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForecastInput {
+    /// City name
+    pub city: String,
+    /// Days ahead
+    pub days: u32,
+    /// Metric units
+    pub metric: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Forecast {
+    pub city: String,
+    pub days: u32,
+    pub high: f64,
+    pub summary: String,
+}
+
+/// Forecast for a city
+#[tool(id = "bench-forecast")]
+pub async fn forecast(input: ForecastInput) -> Forecast {
+    let high = if input.metric { 21.5 } else { 70.7 };
+    Forecast {
+        city: input.city,
+        days: input.days,
+        high,
+        summary: "sunny".to_owned(),
+    }
+}
+
+const ARGS: &str = r#"{"city": "Lisbon", "days": 3, "metric": true}"#;
+
+fn call_overhead(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let registry = Registry::global();
+    let mut group = c.benchmark_group("call_overhead");
+    group.bench_function("baseline_direct", |b| {
+        b.to_async(&rt).iter(|| async {
+            let input: ForecastInput = serde_json::from_str(std::hint::black_box(ARGS)).unwrap();
+            let out = forecast(input).await;
+            serde_json::to_string(&out).unwrap()
+        })
+    });
+    group.bench_function("registry_call", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = registry
+                .call("bench-forecast", std::hint::black_box(ARGS), CallOptions::default())
+                .await
+                .unwrap();
+            serde_json::to_string(&out.value).unwrap()
+        })
+    });
+    group.finish();
+}
+
+/// The parts of the registry path, measured alone, to show where the time goes.
+fn parts(c: &mut Criterion) {
+    let tool = forecast::tool().unwrap();
+    let spec = tool.spec();
+    let input_validator = jsonschema::validator_for(&spec.input_schema).unwrap();
+    let output_validator = jsonschema::validator_for(spec.output_schema.as_ref().unwrap()).unwrap();
+    let input: serde_json::Value = serde_json::from_str(ARGS).unwrap();
+    let output = Forecast {
+        city: "Lisbon".into(),
+        days: 3,
+        high: 21.5,
+        summary: "sunny".into(),
+    };
+    let output_value = serde_json::to_value(&output).unwrap();
+    let mut group = c.benchmark_group("call_overhead_parts");
+    group.bench_function("parse_args_to_value", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(std::hint::black_box(ARGS)).unwrap())
+    });
+    group.bench_function("validate_input", |b| {
+        b.iter(|| input_validator.is_valid(std::hint::black_box(&input)))
+    });
+    group.bench_function("value_to_input", |b| {
+        b.iter(|| serde_json::from_value::<ForecastInput>(std::hint::black_box(input.clone())).unwrap())
+    });
+    group.bench_function("output_to_value", |b| {
+        b.iter(|| serde_json::to_value(std::hint::black_box(&output)).unwrap())
+    });
+    group.bench_function("validate_output", |b| {
+        b.iter(|| output_validator.is_valid(std::hint::black_box(&output_value)))
+    });
+    group.bench_function("value_to_string", |b| {
+        b.iter(|| serde_json::to_string(std::hint::black_box(&output_value)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, call_overhead, parts);
+criterion_main!(benches);

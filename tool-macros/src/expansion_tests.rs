@@ -1,0 +1,92 @@
+//! Snapshots of whole expansions for the main shapes (reviewed by hand; `cargo insta review`).
+
+use quote::quote;
+
+fn expand(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+    let tokens = crate::expand::tool(args, item);
+    let file: syn::File = syn::parse2(tokens).expect("the expansion parses as a file");
+    prettyplease::unparse(&file)
+}
+
+#[test]
+fn struct_input_with_strict_and_result() {
+    insta::assert_snapshot!(expand(
+        quote!(id = "weather-tool", strict),
+        quote! {
+            /// Get the current weather for a location
+            pub async fn weather(input: WeatherInput) -> Result<Weather, ToolError> {
+                todo!()
+            }
+        }
+    ));
+}
+
+#[test]
+fn plain_parameters_with_docs_and_context() {
+    insta::assert_snapshot!(expand(
+        quote!(context = Tenant),
+        quote! {
+            /// Add two numbers
+            pub async fn add(
+                /// The first addend
+                a: f64,
+                /// The second addend
+                b: Option<f64>,
+                #[ctx] cx: ToolContext<Tenant>,
+            ) -> f64 {
+                a + b.unwrap_or_default()
+            }
+        }
+    ));
+}
+
+#[test]
+fn every_option() {
+    insta::assert_snapshot!(expand(
+        quote!(
+            title = "Customer",
+            require_approval = needs_approval,
+            to_model_output = summary,
+            transform(display(input = show_in, error = show_err), transcript(output = show_out)),
+            suspend = Pause,
+            resume = Resume,
+            mcp(title = "Lookup", read_only_hint = true, meta = json!({"v": 1})),
+            provider_options(anthropic = json!({"cache_control": {"type": "ephemeral"}})),
+            input_examples = [Lookup { id: "c1".into() }],
+            background(timeout_ms = 1000, max_retries = 2),
+            on_input_start = started,
+            on_output = finished,
+        ),
+        quote! {
+            /// Look up a customer
+            async fn lookup(input: Lookup) -> Customer {
+                todo!()
+            }
+        }
+    ));
+}
+
+#[test]
+fn no_parameters_and_unit_output() {
+    insta::assert_snapshot!(expand(
+        quote!(),
+        quote! {
+            /// Ping
+            async fn ping() {}
+        }
+    ));
+}
+
+#[test]
+fn errors_keep_the_function() {
+    let out = expand(
+        quote!(idd = "x"),
+        quote! {
+            async fn undocumented() {}
+        },
+    );
+    assert!(out.contains("compile_error!"), "{out}");
+    assert!(out.contains("unknown `#[tool]` key `idd` (did you mean `id`?)"), "{out}");
+    assert!(out.contains("has no description"), "{out}");
+    assert!(out.contains("async fn undocumented()"), "{out}");
+}
