@@ -208,7 +208,7 @@ mod tests {
         let mut results = Vec::new();
         for example in spec.input_examples {
             let out = Registry::global().call("calculate", example, CallOptions::default()).await.unwrap();
-            results.push(out.value["result"].as_f64().unwrap());
+            results.push(out.value()["result"].as_f64().unwrap());
         }
         assert_eq!(results[0], 22.0);
         assert!((results[1] - 53.973).abs() < 1e-9, "{results:?}");
@@ -231,6 +231,6 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(out.value, json!({"expression": "a * b", "result": 42.0, "result_type": "float"}));
+        assert_eq!(out.value(), json!({"expression": "a * b", "result": 42.0, "result_type": "float"}));
     }
 }

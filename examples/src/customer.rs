@@ -98,7 +98,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            out.value,
+            out.value(),
             json!({"display_name": "Acme", "api_key": "secret-value", "debug_score": 0.97})
         );
         assert_eq!(out.display, Some(Ok(json!({"display_name": "Acme"}))));

@@ -168,7 +168,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            out.value,
+            out.value(),
             json!({"query": "$.a[1]", "count": 1, "truncated": false,
                    "matches": [{"path": "$['a'][1]", "pointer": "/a/1", "value": 2}]})
         );
@@ -180,7 +180,7 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(out.value["matches"][0]["value"], "plain text");
+        assert_eq!(out.value()["matches"][0]["value"], "plain text");
         let spec = r.get("json-query").unwrap().spec().clone();
         assert_eq!(spec.provider_options["anthropic"], json!({"cache_control": {"type": "ephemeral"}}));
     }

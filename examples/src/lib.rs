@@ -25,7 +25,7 @@
 //!     .call("convert-units", json!({"value": 100, "from": "C", "to": "F"}), CallOptions::default())
 //!     .await
 //!     .unwrap();
-//! assert_eq!(out.value["result"], json!(212.0));
+//! assert_eq!(out.value()["result"], json!(212.0));
 //! # });
 //! ```
 

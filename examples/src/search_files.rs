@@ -462,7 +462,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            out.value["matches"],
+            out.value()["matches"],
             json!([{"path": "src/config.rs", "kind": "content", "line": 2, "text": "fn load() -> Config { Config }"}])
         );
         let err = r

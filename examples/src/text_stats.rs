@@ -239,14 +239,14 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            out.value["top_words"],
+            out.value()["top_words"],
             json!([{"word": "b", "count": 2}, {"word": "a", "count": 1}])
         );
         let out = r
             .call("text-stats", json!({"text": "b a b", "top_n": 0}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value["top_words"], json!([]));
+        assert_eq!(out.value()["top_words"], json!([]));
         let err = r
             .call("text-stats", json!({"text": "x", "top_n": 101}), CallOptions::default())
             .await

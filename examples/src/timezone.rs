@@ -302,7 +302,7 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(out.value["target"]["local"], "2024-01-01 09:00:00");
+        assert_eq!(out.value()["target"]["local"], "2024-01-01 09:00:00");
         let spec = Registry::global().get("convert-timezone").unwrap().spec().clone();
         assert_eq!(spec.input_schema["required"], json!(["time", "to_timezone"]));
     }

@@ -375,7 +375,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            out.value,
+            out.value(),
             json!({"location": "Seattle", "temperature_celsius": 21.0, "conditions": "sunny",
                    "radar_image_url": "https://example.com/radar/seattle.png"})
         );
@@ -431,7 +431,7 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(
-                out.value,
+                out.value(),
                 json!({"location": "Tokyo", "temperature_celsius": 24.0, "conditions": "clear"}),
                 "{id}"
             );

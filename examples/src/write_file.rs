@@ -243,10 +243,16 @@ mod tests {
         assert_eq!(tool.spec().require_approval, ApprovalRule::Predicate);
         let cx = json!({"root": "/tmp"});
         let cx = cx.as_object().unwrap();
-        assert!(!tool.requires_approval(&json!({"path": "a", "content": "x"}), cx));
-        assert!(tool.requires_approval(&json!({"path": "a", "content": "x", "overwrite": true}), cx));
+        assert!(!tool.requires_approval(tool_core::ToolInput::Value(&json!({"path": "a", "content": "x"})), cx));
+        assert!(tool.requires_approval(
+            tool_core::ToolInput::Value(&json!({"path": "a", "content": "x", "overwrite": true})),
+            cx
+        ));
         // Fails closed: a context that does not fit the type means approval is required.
-        assert!(tool.requires_approval(&json!({"path": "a", "content": "x"}), &serde_json::Map::new()));
+        assert!(tool.requires_approval(
+            tool_core::ToolInput::Value(&json!({"path": "a", "content": "x"})),
+            &serde_json::Map::new()
+        ));
     }
 
     #[test]
@@ -270,6 +276,6 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(out.value, json!({"path": "hello.txt", "bytes_written": 2, "created": true}));
+        assert_eq!(out.value(), json!({"path": "hello.txt", "bytes_written": 2, "created": true}));
     }
 }

@@ -13,7 +13,7 @@ fn registry() -> &'static Registry {
     Registry::global()
 }
 
-async fn call(id: &str, args: impl Into<CallArgs>) -> Result<tool_core::ToolOutput, ToolError> {
+async fn call(id: &str, args: impl Into<CallArgs<'static>>) -> Result<tool_core::ToolOutput, ToolError> {
     registry().call(id, args, CallOptions::default()).await
 }
 
@@ -66,13 +66,13 @@ fn schemas_are_generated_once() {
 
 #[tokio::test]
 async fn plain_parameters_and_struct_inputs_are_called() {
-    assert_eq!(call("test-add", r#"{"a": 2, "b": 3.5}"#).await.unwrap().value, json!(5.5));
+    assert_eq!(call("test-add", r#"{"a": 2, "b": 3.5}"#).await.unwrap().value(), json!(5.5));
     let w = call("test-weather", json!({"location": "Oslo"})).await.unwrap();
     assert_eq!(
-        w.value,
+        w.value(),
         json!({"location": "Oslo", "temperature_celsius": 21.0, "conditions": "sunny"})
     );
-    assert_eq!(call("test-unit", "").await.unwrap().value, Value::Null);
+    assert_eq!(call("test-unit", "").await.unwrap().value(), Value::Null);
 }
 
 #[tokio::test]
@@ -128,14 +128,14 @@ async fn forgiveness_missing_input_stringified_objects_and_null_optionals() {
     )
     .await
     .unwrap();
-    assert_eq!(out.value["filter"], json!({"field": "city", "values": ["Oslo"]}));
-    assert_eq!(out.value["tags"], json!(["a", "b"]));
+    assert_eq!(out.value()["filter"], json!({"field": "city", "values": ["Oslo"]}));
+    assert_eq!(out.value()["tags"], json!(["a", "b"]));
     // null for an optional field is absent (the serde default applies).
     let out = call("test-search", json!({"query": "q", "limit": null, "filter": null}))
         .await
         .unwrap();
-    assert_eq!(out.value["limit"], 10);
-    assert_eq!(out.value["filter"], Value::Null);
+    assert_eq!(out.value()["limit"], 10);
+    assert_eq!(out.value()["filter"], Value::Null);
     // If forgiveness does not help, the original errors are reported.
     let e = call("test-search", json!({"query": null, "filter": "{not json"}))
         .await
@@ -149,7 +149,7 @@ async fn forgiveness_missing_input_stringified_objects_and_null_optionals() {
 async fn request_context_is_validated_and_secrets_redacted() {
     let good = CallOptions::with_context(json!({"tenant": "acme", "api_key": "sk-live-123456", "max_rows": 5}));
     let out = registry().call("test-tenant", "{}", good).await.unwrap();
-    assert_eq!(out.value, json!("acme (max 5) key-len 14"));
+    assert_eq!(out.value(), json!("acme (max 5) key-len 14"));
 
     let bad = CallOptions::with_context(json!({"tenant": 7, "api_key": 42, "password": "hunter2", "max_rows": "many"}));
     let e = registry().call("test-tenant", "{}", bad).await.unwrap_err();
@@ -175,7 +175,7 @@ async fn a_panic_is_caught_and_the_registry_stays_usable() {
     let e = call("test-panic", json!({"message": "kaput"})).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Panic);
     assert!(e.message().contains("boom: kaput"), "{e}");
-    assert_eq!(call("test-add", json!({"a": 1, "b": 1})).await.unwrap().value, json!(2.0));
+    assert_eq!(call("test-add", json!({"a": 1, "b": 1})).await.unwrap().value(), json!(2.0));
 }
 
 #[tokio::test]
@@ -202,7 +202,7 @@ async fn cancellation_and_timeouts_end_as_aborted() {
         .call("test-slow", json!({"millis": 1}), CallOptions::default())
         .await
         .unwrap();
-    assert_eq!(done.value, json!("done"));
+    assert_eq!(done.value(), json!("done"));
 }
 
 #[tokio::test]
@@ -266,7 +266,7 @@ async fn dynamic_tools_are_ordinary_tools() {
         ..CallOptions::default()
     };
     assert_eq!(
-        r.call("remote.greet", json!({"name": "Ann"}), options).await.unwrap().value,
+        r.call("remote.greet", json!({"name": "Ann"}), options).await.unwrap().value(),
         json!("hello Ann (call_1)")
     );
     let e = r.call("remote.greet", json!({}), CallOptions::default()).await.unwrap_err();
@@ -315,7 +315,7 @@ async fn a_tool_that_needs_approval_never_runs_from_a_plain_call() {
     let e = call("test-delete", json!({"id": "r1"})).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ApprovalRequired);
     assert!(e.message().contains("was not run"), "{e}");
-    assert_eq!(call("test-transfer", json!({"amount": 10.0})).await.unwrap().value, json!(10.0));
+    assert_eq!(call("test-transfer", json!({"amount": 10.0})).await.unwrap().value(), json!(10.0));
     assert_eq!(
         call("test-transfer", json!({"amount": 5000.0})).await.unwrap_err().kind(),
         ErrorKind::ApprovalRequired

@@ -54,7 +54,19 @@ fn call_overhead(c: &mut Criterion) {
                 .call("bench-forecast", std::hint::black_box(ARGS), CallOptions::default())
                 .await
                 .unwrap();
-            serde_json::to_string(&out.value).unwrap()
+            out.json
+        })
+    });
+    let noop = DynamicTool::builder("noop", "Does nothing")
+        .handler(|_, _| async { Ok(serde_json::Value::Null) })
+        .unwrap();
+    let small = Registry::from_iter([noop]);
+    group.bench_function("registry_fixed_cost_noop", |b| {
+        b.to_async(&rt).iter(|| async {
+            small
+                .call("noop", std::hint::black_box("{}"), CallOptions::default())
+                .await
+                .unwrap()
         })
     });
     group.finish();
@@ -74,7 +86,23 @@ fn parts(c: &mut Criterion) {
         summary: "sunny".into(),
     };
     let output_value = serde_json::to_value(&output).unwrap();
+    let fast_validator = jsonschema::options_for::<tool_core::json::Borrowed>()
+        .build(&spec.input_schema)
+        .unwrap();
+    let tree = tool_core::json::Node::parse(ARGS).unwrap();
     let mut group = c.benchmark_group("call_overhead_parts");
+    group.bench_function("parse_args_to_borrowed_tree", |b| {
+        b.iter(|| tool_core::json::Node::parse(std::hint::black_box(ARGS)).unwrap())
+    });
+    group.bench_function("validate_borrowed_tree", |b| {
+        b.iter(|| fast_validator.is_valid(std::hint::black_box(&tree)))
+    });
+    group.bench_function("parse_args_to_input", |b| {
+        b.iter(|| serde_json::from_str::<ForecastInput>(std::hint::black_box(ARGS)).unwrap())
+    });
+    group.bench_function("output_to_string", |b| {
+        b.iter(|| serde_json::to_string(std::hint::black_box(&output)).unwrap())
+    });
     group.bench_function("parse_args_to_value", |b| {
         b.iter(|| serde_json::from_str::<serde_json::Value>(std::hint::black_box(ARGS)).unwrap())
     });

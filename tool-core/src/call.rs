@@ -5,6 +5,7 @@
 //! decides which tool runs (that is `registry`) and never formats for a provider.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,36 +13,44 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use jsonschema::Validator;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolCallInfo;
 use crate::error::{ErrorKind, Issue, ToolError};
+use crate::json::{Borrowed, Node};
 use crate::schema::SchemaError;
-use crate::tool::{Tool, ToolOutput};
+use crate::tool::{Tool, ToolInput, ToolOutput};
 
 /// Arguments of a call: JSON text as a model sent it, or an already-parsed value.
 #[derive(Debug, Clone)]
-pub enum CallArgs {
+pub enum CallArgs<'a> {
     /// JSON text (checked against the size and depth limits before it is parsed).
-    Text(String),
+    Text(Cow<'a, str>),
     /// A parsed value.
     Value(Value),
 }
 
-impl From<&str> for CallArgs {
-    fn from(s: &str) -> Self {
-        CallArgs::Text(s.to_owned())
+impl<'a> From<&'a str> for CallArgs<'a> {
+    fn from(s: &'a str) -> Self {
+        CallArgs::Text(Cow::Borrowed(s))
     }
 }
 
-impl From<String> for CallArgs {
+impl<'a> From<&'a String> for CallArgs<'a> {
+    fn from(s: &'a String) -> Self {
+        CallArgs::Text(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for CallArgs<'_> {
     fn from(s: String) -> Self {
-        CallArgs::Text(s)
+        CallArgs::Text(Cow::Owned(s))
     }
 }
 
-impl From<Value> for CallArgs {
+impl From<Value> for CallArgs<'_> {
     fn from(v: Value) -> Self {
         CallArgs::Value(v)
     }
@@ -93,7 +102,9 @@ impl Default for Limits {
 /// The validators of one tool, compiled once when it enters a registry.
 pub(crate) struct Compiled {
     input: Validator,
+    input_fast: Validator<Borrowed>,
     output: Option<Validator>,
+    output_fast: Option<Validator<Borrowed>>,
     context: Option<Validator>,
 }
 
@@ -104,9 +115,16 @@ impl Compiled {
             jsonschema::validator_for(schema)
                 .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
         };
+        let fast = |what: &str, schema: &Value| {
+            jsonschema::options_for::<Borrowed>()
+                .build(schema)
+                .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
+        };
         Ok(Compiled {
             input: compile("input", &spec.input_schema)?,
+            input_fast: fast("input", &spec.input_schema)?,
             output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
+            output_fast: spec.output_schema.as_ref().map(|s| fast("output", s)).transpose()?,
             context: spec
                 .request_context_schema
                 .as_ref()
@@ -174,60 +192,79 @@ fn rejected(tool: &str, message: String) -> ToolError {
     ToolError::with_kind(ErrorKind::InputRejected, format!("Tool `{tool}` refused its arguments: {message}")).for_tool(tool)
 }
 
-/// Parses argument text after the size and depth checks; a value is checked the same way.
-pub(crate) fn parse_args(tool: &str, args: CallArgs, limits: &Limits) -> Result<Value, ToolError> {
+/// Refuses arguments past the size and depth limits, before any parsing.
+pub(crate) fn check_limits(tool: &str, args: &CallArgs<'_>, limits: &Limits) -> Result<(), ToolError> {
+    let (size, too_deep) = match args {
+        CallArgs::Text(text) => (text.len(), text_depth_exceeds(text.as_bytes(), limits.max_depth).is_some()),
+        CallArgs::Value(value) => (serialized_len(value), value_depth(value) > limits.max_depth),
+    };
+    if size > limits.max_input_bytes {
+        return Err(rejected(
+            tool,
+            format!("they are {size} bytes, more than the limit of {} bytes", limits.max_input_bytes),
+        ));
+    }
+    if too_deep {
+        return Err(rejected(
+            tool,
+            format!(
+                "they nest deeper than the limit of {} levels (the limit is {})",
+                limits.max_depth, limits.max_depth
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::invalid(
+            ErrorKind::InvalidInput,
+            format!(
+                "Tool `{tool}` received arguments that are not valid JSON ({e}). Provided arguments: {}",
+                truncate(text, QUOTE_LIMIT)
+            ),
+            vec![Issue {
+                path: String::new(),
+                message: e.to_string(),
+            }],
+        )
+        .for_tool(tool)
+    })
+}
+
+/// Input after validation: the argument text itself when it was valid as sent, or a value.
+pub(crate) enum Validated<'a> {
+    Text(&'a str),
+    Value(Value),
+}
+
+impl Validated<'_> {
+    pub(crate) fn as_input(&self) -> ToolInput<'_> {
+        match self {
+            Validated::Text(t) => ToolInput::Text(t),
+            Validated::Value(v) => ToolInput::Value(v),
+        }
+    }
+}
+
+/// Validates arguments: text is checked on a borrowed tree and, when valid, handed on as is;
+/// anything else goes through the value path, which repairs what it can and explains the rest.
+pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
     match args {
         CallArgs::Text(text) => {
-            if text.len() > limits.max_input_bytes {
-                return Err(rejected(
-                    tool,
-                    format!(
-                        "they are {} bytes, more than the limit of {} bytes",
-                        text.len(),
-                        limits.max_input_bytes
-                    ),
-                ));
+            let text = text.trim();
+            if text.is_empty() || text == "null" {
+                return validate_input(tool, compiled, Value::Null).map(Validated::Value);
             }
-            if let Some(depth) = text_depth_exceeds(text.as_bytes(), limits.max_depth) {
-                return Err(rejected(
-                    tool,
-                    format!("they nest deeper than {depth} levels (the limit is {})", limits.max_depth),
-                ));
+            if let Ok(tree) = Node::parse(text) {
+                if compiled.input_fast.is_valid(&tree) {
+                    return Ok(Validated::Text(text));
+                }
             }
-            if text.trim().is_empty() {
-                return Ok(Value::Null);
-            }
-            serde_json::from_str(&text).map_err(|e| {
-                ToolError::invalid(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "Tool `{tool}` received arguments that are not valid JSON ({e}). Provided arguments: {}",
-                        truncate(&text, QUOTE_LIMIT)
-                    ),
-                    vec![Issue {
-                        path: String::new(),
-                        message: e.to_string(),
-                    }],
-                )
-                .for_tool(tool)
-            })
+            validate_input(tool, compiled, parse_value(tool, text)?).map(Validated::Value)
         }
-        CallArgs::Value(value) => {
-            if value_depth(&value) > limits.max_depth {
-                return Err(rejected(
-                    tool,
-                    format!("they nest deeper than the limit of {} levels", limits.max_depth),
-                ));
-            }
-            let size = serialized_len(&value);
-            if size > limits.max_input_bytes {
-                return Err(rejected(
-                    tool,
-                    format!("they are {size} bytes, more than the limit of {} bytes", limits.max_input_bytes),
-                ));
-            }
-            Ok(value)
-        }
+        CallArgs::Value(value) => validate_input(tool, compiled, value.clone()).map(Validated::Value),
     }
 }
 
@@ -403,22 +440,24 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
     }
 }
 
-pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &Value) -> Result<(), ToolError> {
-    match &compiled.output {
-        Some(validator) if !validator.is_valid(output) => {
-            let issues = issues_of(validator, output, false);
-            Err(ToolError::invalid(
-                ErrorKind::InvalidOutput,
-                format!(
-                    "Tool `{tool}` returned output that does not match its output schema:{}",
-                    format_issues(&issues)
-                ),
-                issues,
-            )
-            .for_tool(tool))
-        }
-        _ => Ok(()),
+pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue) -> Result<(), ToolError> {
+    let (Some(fast), Some(validator)) = (&compiled.output_fast, &compiled.output) else {
+        return Ok(());
+    };
+    if Node::parse(output.get()).is_ok_and(|tree| fast.is_valid(&tree)) {
+        return Ok(());
     }
+    let value: Value = serde_json::from_str(output.get()).unwrap_or(Value::Null);
+    let issues = issues_of(validator, &value, false);
+    Err(ToolError::invalid(
+        ErrorKind::InvalidOutput,
+        format!(
+            "Tool `{tool}` returned output that does not match its output schema:{}",
+            format_issues(&issues)
+        ),
+        issues,
+    )
+    .for_tool(tool))
 }
 
 /// The text of a caught panic payload.
@@ -437,48 +476,72 @@ pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, String> {
 
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// A fresh call id: a per-process random prefix and a counter (`call_<16 hex>`).
 pub(crate) fn new_call_id() -> String {
     use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(CALL_COUNTER.fetch_add(1, Ordering::Relaxed));
-    format!("call_{:016x}", h.finish())
+    static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let prefix = *PREFIX.get_or_init(|| std::collections::hash_map::RandomState::new().build_hasher().finish());
+    let n = prefix.wrapping_add(CALL_COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(21);
+    id.push_str("call_");
+    for shift in (0..16).rev() {
+        id.push(HEX[((n >> (shift * 4)) & 0xf) as usize] as char);
+    }
+    id
 }
 
 /// Runs a tool's future with panic catching, cancellation and the timeout.
 pub(crate) async fn run(
-    tool: Arc<dyn Tool>,
-    input: Value,
+    tool: &Arc<dyn Tool>,
+    input: ToolInput<'_>,
     context: Map<String, Value>,
     options: CallOptions,
 ) -> Result<ToolOutput, ToolError> {
-    let id = &tool.spec().id;
+    let id = tool.spec().id.as_str();
     let cancellation = options.cancellation.unwrap_or_default();
+    if cancellation.is_cancelled() {
+        return Err(ToolError::aborted(format!("Tool `{id}` was cancelled before it started")).for_tool(id));
+    }
     let call = ToolCallInfo {
         tool_call_id: options.tool_call_id.unwrap_or_else(new_call_id),
-        tool_name: id.clone(),
+        tool_name: tool.spec().id.clone(),
         messages: options.messages,
         cancellation: cancellation.clone(),
     };
-    let fut = AssertUnwindSafe(tool.execute(input, Arc::new(context), call)).catch_unwind();
+    let panicked = |payload: &(dyn Any + Send)| {
+        ToolError::with_kind(
+            ErrorKind::Panic,
+            format!("Tool `{id}` failed: it panicked ({})", panic_message(payload)),
+        )
+    };
+    // Decoding the input and creating the future run synchronously: catch a panic there too.
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, Arc::new(context), call))) {
+        Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
+        Err(payload) => return Err(panicked(&*payload).for_tool(id)),
+    };
     let timeout = async {
         match options.timeout {
             Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
     };
+    // The tool is polled first, so a tool that finishes at once never registers a waiter on the
+    // cancellation token.
     let result = tokio::select! {
         biased;
+        r = fut => match r.unwrap_or_else(|payload| Err(panicked(&*payload))) {
+            // A tool that gave up because it saw the cancellation was aborted, not failed.
+            Err(e) if cancellation.is_cancelled() && !e.is_aborted() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled ({})", e.message()))),
+            r => r,
+        },
         _ = cancellation.cancelled() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled"))),
         _ = timeout => {
             cancellation.cancel();
             Err(ToolError::aborted(format!("Tool `{id}` timed out after {} ms", options.timeout.map_or(0, |d| d.as_millis()))))
         }
-        r = fut => match r {
-            Ok(r) => r,
-            Err(payload) => Err(ToolError::with_kind(ErrorKind::Panic, format!("Tool `{id}` failed: it panicked ({})", panic_message(&*payload)))),
-        },
     };
-    result.map_err(|e| if e.tool().is_none() { e.for_tool(id.as_str()) } else { e })
+    result.map_err(|e| if e.tool().is_none() { e.for_tool(id) } else { e })
 }
 
 #[cfg(test)]
@@ -508,10 +571,10 @@ mod tests {
         for _ in 0..70 {
             deep = json!([deep]);
         }
-        let err = parse_args("t", CallArgs::Value(deep), &Limits::default()).unwrap_err();
+        let err = check_limits("t", &CallArgs::Value(deep), &Limits::default()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InputRejected);
         let big = json!({"s": "x".repeat(2 << 20)});
-        let err = parse_args("t", CallArgs::Value(big), &Limits::default()).unwrap_err();
+        let err = check_limits("t", &CallArgs::Value(big), &Limits::default()).unwrap_err();
         assert!(err.message().contains("bytes"), "{err}");
     }
 

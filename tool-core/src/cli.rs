@@ -188,10 +188,10 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
                 Ok(result) if model_output => writeln!(
                     out,
                     "{}",
-                    pretty(&json!({"value": result.value, "modelOutput": result.for_model()}))
+                    pretty(&json!({"value": result.value(), "modelOutput": result.for_model()}))
                 )
                 .map_err(io)?,
-                Ok(result) => writeln!(out, "{}", pretty(&result.value)).map_err(io)?,
+                Ok(result) => writeln!(out, "{}", pretty(&result.value())).map_err(io)?,
                 Err(e) => return Err(e.message().to_owned()),
             }
         }

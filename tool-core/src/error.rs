@@ -77,7 +77,12 @@ pub struct Issue {
 /// assert_eq!(e.message(), "no such file");
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolError {
+#[serde(transparent)]
+pub struct ToolError(Box<Repr>);
+
+/// Boxed so that `Result<T, ToolError>` stays small on the hot path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Repr {
     kind: ErrorKind,
     message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,19 +101,19 @@ impl ToolError {
 
     /// An error of a given kind.
     pub fn with_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ToolError {
+        ToolError(Box::new(Repr {
             kind,
             message: message.into(),
             tool: None,
             issues: Vec::new(),
             details: None,
-        }
+        }))
     }
 
     /// An execution error carrying structured details for the model.
     pub fn with_details(message: impl Into<String>, details: serde_json::Value) -> Self {
         let mut e = Self::new(message);
-        e.details = Some(details);
+        e.0.details = Some(details);
         e
     }
 
@@ -119,50 +124,50 @@ impl ToolError {
 
     pub(crate) fn invalid(kind: ErrorKind, message: String, issues: Vec<Issue>) -> Self {
         let mut e = Self::with_kind(kind, message);
-        e.issues = issues;
+        e.0.issues = issues;
         e
     }
 
     /// The same error with another kind.
     pub fn with_kind_of(mut self, kind: ErrorKind) -> Self {
-        self.kind = kind;
+        self.0.kind = kind;
         self
     }
 
     /// Set the tool id this error belongs to (the registry does this for you).
     pub fn for_tool(mut self, id: impl Into<String>) -> Self {
-        self.tool = Some(id.into());
+        self.0.tool = Some(id.into());
         self
     }
 
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The model-readable message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The tool id, when known.
     pub fn tool(&self) -> Option<&str> {
-        self.tool.as_deref()
+        self.0.tool.as_deref()
     }
 
     /// The failing paths of a validation error.
     pub fn issues(&self) -> &[Issue] {
-        &self.issues
+        &self.0.issues
     }
 
     /// Structured details, when the tool gave some.
     pub fn details(&self) -> Option<&serde_json::Value> {
-        self.details.as_ref()
+        self.0.details.as_ref()
     }
 
     /// Whether the call was cancelled rather than failed.
     pub fn is_aborted(&self) -> bool {
-        self.kind == ErrorKind::Aborted
+        self.0.kind == ErrorKind::Aborted
     }
 
     /// The JSON shape sent back to a model: `{"error": true, "kind", "message", ...}`.
@@ -177,7 +182,7 @@ impl ToolError {
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 

@@ -25,7 +25,8 @@
 //! assert_eq!(spec.input_schema["properties"]["a"]["description"], "The first addend");
 //!
 //! let out = registry.call("add", r#"{"a": 2, "b": 3}"#, CallOptions::default()).await.unwrap();
-//! assert_eq!(out.value, json!(5.0));
+//! assert_eq!(out.value(), json!(5.0));
+//! assert_eq!(out.json.get(), "5.0");
 //!
 //! let err = registry.call("add", r#"{"a": "two"}"#, CallOptions::default()).await.unwrap_err();
 //! assert!(err.message().contains("/a"));
@@ -46,6 +47,7 @@ pub mod catalog;
 pub mod cli;
 pub mod context;
 pub mod error;
+pub mod json;
 pub mod model_output;
 pub mod registry;
 pub mod schema;
@@ -64,7 +66,7 @@ pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};
 pub use schema::SchemaError;
 pub use spec::ToolSpec;
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{DynamicTool, InputOf, OutputOf, Tool, ToolOutput, TypedTool};
+pub use tool::{DynamicTool, InputOf, OutputOf, Tool, ToolInput, ToolOutput, TypedTool};
 pub use tool_macros::tool;
 
 /// Everything a tool author needs: `use tool_core::prelude::*;`.

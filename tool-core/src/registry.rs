@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::call::{self, CallArgs, CallOptions, Compiled, Limits};
 use crate::error::{ErrorKind, ToolError};
 use crate::schema::SchemaError;
-use crate::spec::SourceLocation;
+use crate::spec::{ApprovalRule, SourceLocation};
 use crate::tool::{DynamicTool, Tool, ToolOutput};
 
 /// What each `#[tool]` submits to the link-time collection.
@@ -335,12 +335,13 @@ impl Registry {
     /// execution (panics caught, cancellation and timeout honoured), output validation.
     ///
     /// Every failure is a model-readable [`ToolError`] value.
-    pub async fn call(&self, id: &str, args: impl Into<CallArgs>, options: CallOptions) -> Result<ToolOutput, ToolError> {
+    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
         let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
-        let input = call::parse_args(id, args.into(), &self.limits)?;
-        let input = call::validate_input(id, &entry.compiled, input)?;
+        let args = args.into();
+        call::check_limits(id, &args, &self.limits)?;
+        let input = call::validate_args(id, &entry.compiled, &args)?;
         let context = call::validate_context(id, &entry.compiled, options.context.clone())?;
-        if entry.tool.requires_approval(&input, &context) {
+        if entry.tool.spec().require_approval != ApprovalRule::Never && entry.tool.requires_approval(input.as_input(), &context) {
             // Fail closed: approving a call is the runtime's job, bound to its call id; a plain
             // call of a tool that needs approval never runs it.
             return Err(ToolError::with_kind(
@@ -349,15 +350,15 @@ impl Registry {
             )
             .for_tool(id));
         }
-        let output = call::run(entry.tool.clone(), input, context, options).await?;
-        call::validate_output(id, &entry.compiled, &output.value)?;
+        let output = call::run(&entry.tool, input.as_input(), context, options).await?;
+        call::validate_output(id, &entry.compiled, &output.json)?;
         Ok(output)
     }
 
     /// Like [`Registry::call`], with the error as its JSON value: what a model receives.
-    pub async fn call_json(&self, id: &str, args: impl Into<CallArgs>, options: CallOptions) -> Value {
+    pub async fn call_json<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Value {
         match self.call(id, args, options).await {
-            Ok(out) => out.value,
+            Ok(out) => out.value(),
             Err(e) => e.to_json(),
         }
     }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::context::{RequestContext, ToolCallInfo, ToolContext};
@@ -27,10 +28,10 @@ use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, McpSpec, SourceLocation
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a successful call produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ToolOutput {
-    /// The raw output, as the application receives it (`null` for `()`).
-    pub value: Value,
+    /// The raw output as JSON text, as the application receives it (`null` for `()`).
+    pub json: Box<RawValue>,
     /// What the model sees, when the tool has a `to_model_output` (skipped for null output).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_output: Option<ModelOutput>,
@@ -42,20 +43,68 @@ pub struct ToolOutput {
     pub transcript: Option<Result<Value, String>>,
 }
 
+impl PartialEq for ToolOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+            && self.model_output == other.model_output
+            && self.display == other.display
+            && self.transcript == other.transcript
+    }
+}
+
 impl ToolOutput {
     /// A plain output with no model output and no transforms.
     pub fn new(value: Value) -> Self {
+        Self::from_json(serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null_json()))
+    }
+
+    /// A plain output from JSON text already produced.
+    pub fn from_json(json: Box<RawValue>) -> Self {
         ToolOutput {
-            value,
+            json,
             model_output: None,
             display: None,
             transcript: None,
         }
     }
 
+    /// The raw output as a JSON value.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.json.get()).unwrap_or(Value::Null)
+    }
+
+    /// Whether the output is `null` (a `()` tool).
+    pub fn is_null(&self) -> bool {
+        self.json.get() == "null"
+    }
+
     /// What the model receives: the `to_model_output` result, or the raw value as JSON.
     pub fn for_model(&self) -> ModelOutput {
-        self.model_output.clone().unwrap_or_else(|| ModelOutput::Json(self.value.clone()))
+        self.model_output.clone().unwrap_or_else(|| ModelOutput::Json(self.value()))
+    }
+}
+
+fn null_json() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("`null` is JSON"))
+}
+
+/// Validated input handed to [`Tool::execute`]: the argument text itself (decoded straight into
+/// the tool's input type) or a value (when it was given as one, or repaired).
+#[derive(Debug, Clone, Copy)]
+pub enum ToolInput<'a> {
+    /// Valid JSON text.
+    Text(&'a str),
+    /// A valid value.
+    Value(&'a Value),
+}
+
+impl ToolInput<'_> {
+    /// Decodes into any deserialisable type.
+    pub fn decode<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
+        match self {
+            ToolInput::Text(t) => serde_json::from_str(t),
+            ToolInput::Value(v) => T::deserialize(v),
+        }
     }
 }
 
@@ -70,14 +119,14 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool on validated input.
     fn execute(
         &self,
-        input: Value,
+        input: ToolInput<'_>,
         context: Arc<Map<String, Value>>,
         call: ToolCallInfo,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
 
     /// Whether this call needs approval: the spec's rule, with a predicate deciding for
     /// [`ApprovalRule::Predicate`]. A predicate that fails means approval is required.
-    fn requires_approval(&self, input: &Value, context: &Map<String, Value>) -> bool {
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
         let _ = (input, context);
         self.spec().require_approval != ApprovalRule::Never
     }
@@ -271,17 +320,15 @@ struct FnTool<T> {
     _tool: PhantomData<fn() -> T>,
 }
 
-fn decode<V: DeserializeOwned>(kind: ErrorKind, what: &str, value: Value) -> Result<V, ToolError> {
-    serde_json::from_value(value).map_err(|e| {
-        ToolError::invalid(
-            kind,
-            format!("{what} could not be read: {e}"),
-            vec![Issue {
-                path: String::new(),
-                message: e.to_string(),
-            }],
-        )
-    })
+fn decode_error(kind: ErrorKind, what: &str, e: serde_json::Error) -> ToolError {
+    ToolError::invalid(
+        kind,
+        format!("{what} could not be read: {e}"),
+        vec![Issue {
+            path: String::new(),
+            message: e.to_string(),
+        }],
+    )
 }
 
 /// An output transform, run on the typed output; a panic or an empty result is an `Err`.
@@ -297,26 +344,42 @@ impl<T: TypedTool> Tool for FnTool<T> {
 
     fn execute(
         &self,
-        input: Value,
+        input: ToolInput<'_>,
         context: Arc<Map<String, Value>>,
         call: ToolCallInfo,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        let decoded = input
+            .decode::<T::Input>()
+            .map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))
+            .and_then(|input| {
+                let typed = if std::any::TypeId::of::<T::Context>() == std::any::TypeId::of::<RequestContext>() && context.is_empty() {
+                    serde_json::from_value::<T::Context>(Value::Object(Map::new()))
+                } else {
+                    serde_json::from_value::<T::Context>(Value::Object((*context).clone()))
+                };
+                Ok((
+                    input,
+                    typed.map_err(|e| decode_error(ErrorKind::InvalidContext, "the request context", e))?,
+                ))
+            });
+        let (input, typed_context) = match decoded {
+            Ok(d) => d,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
         let has_model_output = self.spec.has_model_output;
-        let has_on_output = self.spec.hooks.on_output;
+        let on_output_call = self.spec.hooks.on_output.then(|| call.clone());
         let views = [TransformTarget::Display, TransformTarget::Transcript].map(|t| self.spec.has_transform(t, TransformPhase::Output));
+        let fut = T::execute(input, ToolContext::new(typed_context, context, call));
         Box::pin(async move {
-            let input: T::Input = decode(ErrorKind::InvalidInput, "the input", input)?;
-            let typed_context: T::Context = decode(ErrorKind::InvalidContext, "the request context", Value::Object((*context).clone()))?;
-            let on_output_call = has_on_output.then(|| call.clone());
-            let output = T::execute(input, ToolContext::new(typed_context, context, call)).await?;
+            let output = fut.await?;
             if let Some(call) = on_output_call {
                 if let Err(e) = crate::call::catch_panic(|| T::on_output(&call, &output)).and_then(|r| r) {
                     tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
                 }
             }
-            let value = serde_json::to_value(&output)
+            let json = serde_json::value::to_raw_value(&output)
                 .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))?;
-            let model_output = (has_model_output && !value.is_null())
+            let model_output = (has_model_output && json.get() != "null")
                 .then(|| T::to_model_output(&output))
                 .flatten();
             let view = |on: bool, target| on.then(|| output_view::<T>(&output, target)).flatten();
@@ -324,22 +387,20 @@ impl<T: TypedTool> Tool for FnTool<T> {
                 model_output,
                 display: view(views[0], TransformTarget::Display),
                 transcript: view(views[1], TransformTarget::Transcript),
-                value,
+                json,
             })
         })
     }
 
-    fn requires_approval(&self, input: &Value, context: &Map<String, Value>) -> bool {
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
         match self.spec.require_approval {
             ApprovalRule::Never => false,
             ApprovalRule::Always => true,
             ApprovalRule::Predicate => {
-                let typed = serde_json::from_value::<T::Input>(input.clone())
-                    .map_err(|e| e.to_string())
-                    .and_then(|i| {
-                        let c = serde_json::from_value::<T::Context>(Value::Object(context.clone())).map_err(|e| e.to_string())?;
-                        Ok((i, c))
-                    });
+                let typed = input.decode::<T::Input>().map_err(|e| e.to_string()).and_then(|i| {
+                    let c = serde_json::from_value::<T::Context>(Value::Object(context.clone())).map_err(|e| e.to_string())?;
+                    Ok((i, c))
+                });
                 // Fail closed: anything but a clean `false` means approval is required.
                 let decided = typed.and_then(|(i, c)| crate::call::catch_panic(|| T::approval(&i, &c)).and_then(|r| r));
                 !matches!(decided, Ok(false))
@@ -409,7 +470,7 @@ type Handler = dyn Fn(Value, ToolContext<RequestContext>) -> BoxFuture<'static, 
 ///     .unwrap();
 /// let registry = Registry::from_iter([echo.into_tool()]);
 /// let out = registry.call("echo", json!({"text": "hi"}), CallOptions::default()).await.unwrap();
-/// assert_eq!(out.value, json!("hi"));
+/// assert_eq!(out.value(), json!("hi"));
 /// # });
 /// ```
 pub struct DynamicTool {
@@ -528,10 +589,14 @@ impl Tool for DynamicTool {
 
     fn execute(
         &self,
-        input: Value,
+        input: ToolInput<'_>,
         context: Arc<Map<String, Value>>,
         call: ToolCallInfo,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        let input = match input.decode::<Value>() {
+            Ok(v) => v,
+            Err(e) => return Box::pin(std::future::ready(Err(decode_error(ErrorKind::InvalidInput, "the input", e)))),
+        };
         let cx = ToolContext::new(RequestContext((*context).clone()), context, call);
         let fut = (self.handler)(input, cx);
         Box::pin(async move { fut.await.map(ToolOutput::new) })

@@ -61,29 +61,29 @@ fn main() {
         let t = registry.get("transfer").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Predicate);
         let limits = ctx(json!({"max_unapproved": 500}));
-        assert!(!t.requires_approval(&json!({"amount": 100}), &limits));
-        assert!(t.requires_approval(&json!({"amount": 900}), &limits));
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &limits));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 900})), &limits));
         // A context that does not decode: fail closed.
-        assert!(t.requires_approval(&json!({"amount": 100}), &ctx(json!({}))));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &ctx(json!({}))));
 
         let t = registry.get("transfer-any").unwrap();
         let none = ctx(json!({}));
-        assert!(!t.requires_approval(&json!({"amount": 10}), &none));
-        assert!(t.requires_approval(&json!({"amount": 5000}), &none));
-        assert!(t.requires_approval(&json!({"amount": 0}), &none));
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 10})), &none));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 5000})), &none));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 0})), &none));
 
         let t = registry.get("delete-all").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Always);
-        assert!(t.requires_approval(&json!({}), &none));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none));
 
         let t = registry.get("read").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Never);
-        assert!(!t.requires_approval(&json!({}), &none));
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none));
 
         // `call` runs a tool only when no approval is needed; otherwise it fails closed.
         let limits = || CallOptions::with_context(json!({"max_unapproved": 500}));
         let out = registry.call("transfer", json!({"amount": 100}), limits()).await.unwrap();
-        assert_eq!(out.value, json!(100));
+        assert_eq!(out.value(), json!(100));
         let err = registry.call("transfer", json!({"amount": 900}), limits()).await.unwrap_err();
         assert_eq!(err.kind(), tool_core::ErrorKind::ApprovalRequired, "{err}");
         let err = registry.call("delete-all", json!({}), CallOptions::default()).await.unwrap_err();

@@ -39,6 +39,6 @@ fn main() {
             .call("render-report", json!({"name": "q3"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!("report q3"));
+        assert_eq!(out.value(), json!("report q3"));
     });
 }

@@ -22,7 +22,7 @@ fn main() {
         let schema = registry.get("invoices").unwrap().spec().request_context_schema.clone().unwrap();
         assert_eq!(schema["required"], json!(["tenant"]));
         let out = registry.call("invoices", "{}", CallOptions::with_context(json!({"tenant": "acme"}))).await.unwrap();
-        assert_eq!(out.value, json!("acme"));
+        assert_eq!(out.value(), json!("acme"));
         let err = registry.call("invoices", "{}", CallOptions::with_context(json!({"tenant": 1}))).await.unwrap_err();
         assert_eq!(err.kind(), tool_core::ErrorKind::InvalidContext);
     });

@@ -44,7 +44,7 @@ fn main() {
             ..CallOptions::default()
         };
         let out = registry.call("list-invoices", json!({"status": "open"}), options).await.unwrap();
-        assert_eq!(out.value, json!(["acme/open/1", "acme/open/2", "acme/open/3"]));
+        assert_eq!(out.value(), json!(["acme/open/1", "acme/open/2", "acme/open/3"]));
 
         let options = CallOptions {
             context: Some(json!({"limit": 3})),
@@ -62,6 +62,6 @@ fn main() {
             .call("whoami", json!({}), CallOptions::with_context(json!({"tenant": "globex"})))
             .await
             .unwrap();
-        assert_eq!(out.value, json!("globex"));
+        assert_eq!(out.value(), json!("globex"));
     });
 }

@@ -66,7 +66,7 @@ fn main() {
             .call("weather", json!({"location": "Lima"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!(4.0));
+        assert_eq!(out.value(), json!(4.0));
 
         assert_eq!(STARTS.load(Ordering::SeqCst), 1);
         assert_eq!(*DELTAS.lock().unwrap(), r#"{"location": "Lima"}"#);

@@ -45,7 +45,7 @@ fn main() {
         // Every example is a valid call.
         for example in spec.input_examples {
             let out = registry.call("add", example, CallOptions::default()).await.unwrap();
-            assert_eq!(out.value, json!(3.5));
+            assert_eq!(out.value(), json!(3.5));
         }
     });
 }

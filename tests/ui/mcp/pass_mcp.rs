@@ -43,6 +43,6 @@ fn main() {
             .call("delete-file", json!({"path": "/tmp/x"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!(true));
+        assert_eq!(out.value(), json!(true));
     });
 }

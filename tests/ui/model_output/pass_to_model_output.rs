@@ -42,7 +42,7 @@ fn main() {
             .call("weather", json!({"location": "Rome"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!({"location": "Rome", "temperature_celsius": 21.0}));
+        assert_eq!(out.value(), json!({"location": "Rome", "temperature_celsius": 21.0}));
         assert_eq!(out.model_output, Some(ModelOutput::text("Rome: 21°C")));
         assert_eq!(out.for_model(), ModelOutput::text("Rome: 21°C"));
 

@@ -45,24 +45,24 @@ fn main() {
             .call("forecast", json!({"city": "Paris"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!("Paris: 3 days"));
+        assert_eq!(out.value(), json!("Paris: 3 days"));
         let out = registry
             .call("forecast", json!({"city": "Paris", "days": 5}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!("Paris: 5 days"));
+        assert_eq!(out.value(), json!("Paris: 5 days"));
 
         // A single plain-typed parameter is still a field, not the whole input.
         let schema = registry.get("square").unwrap().spec().input_schema.clone();
         assert_eq!(schema["properties"]["x"]["description"], "The number to square");
         let out = registry.call("square", json!({"x": 3}), CallOptions::default()).await.unwrap();
-        assert_eq!(out.value, json!(9.0));
+        assert_eq!(out.value(), json!(9.0));
 
         // No parameters: an empty object that refuses extra keys.
         let schema = registry.get("hello").unwrap().spec().input_schema.clone();
         assert_eq!(schema["additionalProperties"], json!(false));
         let out = registry.call("hello", "", CallOptions::default()).await.unwrap();
-        assert_eq!(out.value, json!("hello"));
+        assert_eq!(out.value(), json!("hello"));
 
         let input: InputOf<forecast> = serde_json::from_value(json!({"city": "Oslo", "days": 2})).unwrap();
         assert_eq!(describe(&input), "Oslo for Some(2) days");

@@ -56,7 +56,7 @@ fn main() {
             .call("book-flight", json!({"flight": "AF12"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!("booked AF12"));
+        assert_eq!(out.value(), json!("booked AF12"));
 
         // Without `suspend`/`resume` there are no payload schemas.
         assert!(registry.get("plain").unwrap().spec().suspend_schema.is_none());

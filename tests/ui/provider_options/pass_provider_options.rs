@@ -27,6 +27,6 @@ fn main() {
             .call("search-docs", json!({"query": "tool"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!(["tool"]));
+        assert_eq!(out.value(), json!(["tool"]));
     });
 }

@@ -31,6 +31,6 @@ fn main() {
             .call("weather_strict", json!({"location": "Oslo"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!("Oslo: sunny"));
+        assert_eq!(out.value(), json!("Oslo: sunny"));
     });
 }

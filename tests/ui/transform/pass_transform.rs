@@ -83,7 +83,7 @@ fn main() {
             .call("lookup-customer", json!({"customer_id": "c-42"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value["email"], "ada@example.com");
+        assert_eq!(out.value()["email"], "ada@example.com");
         assert_eq!(out.display, Some(Ok(json!({"card": {"name": "Ada"}}))));
         assert_eq!(out.transcript, Some(Ok(json!("Found Ada <redacted>"))));
 

@@ -55,7 +55,7 @@ fn main() {
             .call("get-weather", r#"{"location": "Paris"}"#, CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!({"location": "Paris", "temperature_celsius": 21.5}));
+        assert_eq!(out.value(), json!({"location": "Paris", "temperature_celsius": 21.5}));
         assert_eq!(out.model_output, None);
 
         let err = registry
@@ -71,7 +71,7 @@ fn main() {
             .call("parse-number", json!({"text": " 42 "}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.value, json!(42));
+        assert_eq!(out.value(), json!(42));
         let err = registry
             .call("parse-number", json!({"text": "x"}), CallOptions::default())
             .await
