@@ -37,11 +37,65 @@ pub fn receive_schema<T: JsonSchema + ?Sized>() -> Value {
 }
 
 /// schemars titles a root schema with the Rust type's name; providers get no use from it.
+/// Descriptions come from doc comments: they are reflowed like Markdown reads them.
 fn untitled(mut schema: Value) -> Value {
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("title");
     }
+    reflow_descriptions(&mut schema);
     schema
+}
+
+fn reflow_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            for (k, v) in obj.iter_mut() {
+                match v {
+                    Value::String(text) if k == "description" => *text = reflow_doc(text),
+                    other => reflow_descriptions(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(reflow_descriptions),
+        _ => {}
+    }
+}
+
+/// Joins doc-comment lines the way Markdown reads them: the lines of a paragraph become one
+/// line, blank lines separate paragraphs, list items and fenced code keep their line breaks.
+///
+/// ```
+/// let doc = "Convert an amount\nbetween units.\n\nSupported:\n- length\n- mass";
+/// assert_eq!(tool_core::schema::reflow_doc(doc), "Convert an amount between units.\n\nSupported:\n- length\n- mass");
+/// ```
+pub fn reflow_doc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_code, mut prev_blank) = (false, true);
+    for line in text.split('\n') {
+        let trimmed = line.trim();
+        let fence = trimmed.starts_with("```");
+        if trimmed.is_empty() && !in_code {
+            prev_blank = true;
+            continue;
+        }
+        let list_item = ["- ", "* ", "+ "].iter().any(|m| trimmed.starts_with(m))
+            || trimmed
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if !out.is_empty() {
+            out.push_str(if prev_blank {
+                "\n\n"
+            } else if in_code || fence || list_item {
+                "\n"
+            } else {
+                " "
+            });
+        }
+        out.push_str(if in_code { line.trim_end() } else { trimmed });
+        in_code ^= fence;
+        prev_blank = false;
+    }
+    out
 }
 
 /// The schema of a value a tool *produces* (output, suspend payload); `None` for `()`.

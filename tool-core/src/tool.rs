@@ -291,7 +291,7 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     let meta = T::meta();
     let input_schema = T::input_schema();
     schema::check_input_root(meta.id, meta.input_type, &input_schema)?;
-    let mut spec = ToolSpec::new(meta.id, meta.description, input_schema);
+    let mut spec = ToolSpec::new(meta.id, schema::reflow_doc(meta.description), input_schema);
     spec.title = meta.title.map(str::to_owned);
     spec.strict = meta.strict;
     spec.output_schema = schema::produce_schema::<T::Output>();

@@ -62,7 +62,7 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
             _ => None,
         })
         .flat_map(|s| {
-            s.lines()
+            s.split('\n')
                 .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
                 .collect::<Vec<_>>()
         })
