@@ -6,6 +6,7 @@
 
 use std::any::Any;
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -474,6 +475,12 @@ pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| format!("panicked: {}", panic_message(&*p)))
 }
 
+/// The shared empty request context (most calls have none).
+fn empty_context() -> Arc<Map<String, Value>> {
+    static EMPTY: std::sync::OnceLock<Arc<Map<String, Value>>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::new(Map::new())).clone()
+}
+
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh call id: a per-process random prefix and a counter (`call_<16 hex>`).
@@ -499,6 +506,7 @@ pub(crate) async fn run(
     options: CallOptions,
 ) -> Result<ToolOutput, ToolError> {
     let id = tool.spec().id.as_str();
+    let watched = options.cancellation.is_some() || options.timeout.is_some();
     let cancellation = options.cancellation.unwrap_or_default();
     if cancellation.is_cancelled() {
         return Err(ToolError::aborted(format!("Tool `{id}` was cancelled before it started")).for_tool(id));
@@ -516,32 +524,49 @@ pub(crate) async fn run(
         )
     };
     // Decoding the input and creating the future run synchronously: catch a panic there too.
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, Arc::new(context), call))) {
+    let context = if context.is_empty() { empty_context() } else { Arc::new(context) };
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
         Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
         Err(payload) => return Err(panicked(&*payload).for_tool(id)),
     };
-    let timeout = async {
-        match options.timeout {
+    let result = if watched {
+        Box::pin(watch(id, fut, &cancellation, options.timeout)).await
+    } else {
+        fut.await.unwrap_or_else(|payload| Err(panicked(&*payload)))
+    };
+    result.map_err(|e| if e.tool().is_none() { e.for_tool(id) } else { e })
+}
+
+/// Races a running tool against its cancellation and timeout. Only calls that have either pay
+/// for it (boxed, so the common path's future stays small).
+async fn watch(
+    id: &str,
+    fut: impl Future<Output = std::thread::Result<Result<ToolOutput, ToolError>>>,
+    cancellation: &CancellationToken,
+    timeout: Option<Duration>,
+) -> Result<ToolOutput, ToolError> {
+    let expiry = async {
+        match timeout {
             Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
     };
     // The tool is polled first, so a tool that finishes at once never registers a waiter on the
     // cancellation token.
-    let result = tokio::select! {
+    tokio::select! {
         biased;
-        r = fut => match r.unwrap_or_else(|payload| Err(panicked(&*payload))) {
+        r = fut => match r {
+            Err(payload) => Err(ToolError::with_kind(ErrorKind::Panic, format!("Tool `{id}` failed: it panicked ({})", panic_message(&*payload)))),
             // A tool that gave up because it saw the cancellation was aborted, not failed.
-            Err(e) if cancellation.is_cancelled() && !e.is_aborted() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled ({})", e.message()))),
-            r => r,
+            Ok(Err(e)) if cancellation.is_cancelled() && !e.is_aborted() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled ({})", e.message()))),
+            Ok(r) => r,
         },
         _ = cancellation.cancelled() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled"))),
-        _ = timeout => {
+        _ = expiry => {
             cancellation.cancel();
-            Err(ToolError::aborted(format!("Tool `{id}` timed out after {} ms", options.timeout.map_or(0, |d| d.as_millis()))))
+            Err(ToolError::aborted(format!("Tool `{id}` timed out after {} ms", timeout.map_or(0, |d| d.as_millis()))))
         }
-    };
-    result.map_err(|e| if e.tool().is_none() { e.for_tool(id) } else { e })
+    }
 }
 
 #[cfg(test)]

@@ -116,14 +116,14 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Node::deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
         Ok(Node::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
         while let Some(Key(k)) = map.next_key()? {
             members.push((k, map.next_value()?));
         }

@@ -454,7 +454,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
     }
 }
 
-type Handler = dyn Fn(Value, ToolContext<RequestContext>) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync;
+type Handler = dyn Fn(Value, ToolContext<RequestContext>) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
 
 /// A tool defined at run time from an id, a description, JSON Schemas and an async handler
 /// over JSON: how remote tools (providers, MCP servers) become ordinary tools.
@@ -560,7 +560,10 @@ impl DynamicToolBuilder {
             .map_err(|e| SchemaError(format!("tool `{}`: the input schema is not valid JSON Schema: {e}", self.spec.id)))?;
         Ok(DynamicTool {
             spec: self.spec,
-            handler: Arc::new(move |v, cx| Box::pin(handler(v, cx))),
+            handler: Arc::new(move |v, cx| {
+                let fut = handler(v, cx);
+                Box::pin(async move { fut.await.map(ToolOutput::new) })
+            }),
         })
     }
 }
@@ -598,7 +601,6 @@ impl Tool for DynamicTool {
             Err(e) => return Box::pin(std::future::ready(Err(decode_error(ErrorKind::InvalidInput, "the input", e)))),
         };
         let cx = ToolContext::new(RequestContext((*context).clone()), context, call);
-        let fut = (self.handler)(input, cx);
-        Box::pin(async move { fut.await.map(ToolOutput::new) })
+        (self.handler)(input, cx)
     }
 }
