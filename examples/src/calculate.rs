@@ -99,6 +99,7 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
 /// Note: integer division truncates (`7 / 2` is `3`); write `7.0 / 2` for `3.5`.
 #[tool(
     id = "calculate",
+    tags = ["math", "offline"],
     // Plain parameters: the examples are values of the generated input struct, `InputOf<calculate>`.
     input_examples = [
         InputOf::<calculate> { expression: "(2.5 + 3) * 4".into(), variables: None },
@@ -203,8 +204,8 @@ mod tests {
     async fn typed_examples_are_valid_calls() {
         let spec = Registry::global().get("calculate").unwrap().spec().clone();
         assert_eq!(spec.input_examples.len(), 2);
-        // An absent `Option` parameter is serialised as `null` (which the schema accepts).
-        assert_eq!(spec.input_examples[0], json!({"expression": "(2.5 + 3) * 4", "variables": null}));
+        // An absent `Option` parameter is left out of the serialised example.
+        assert_eq!(spec.input_examples[0], json!({"expression": "(2.5 + 3) * 4"}));
         let mut results = Vec::new();
         for example in spec.input_examples {
             let out = Registry::global().call("calculate", example, CallOptions::default()).await.unwrap();

@@ -41,6 +41,7 @@ const CUSTOMERS: &[(&str, &str, &str, f64)] = &[
 /// the customer id and the display name.
 #[tool(
     id = "lookup-customer",
+    tags = ["crm"],
     transform(
         display(input = visible_input, output = visible_output, error = visible_error),
         transcript(input = visible_input, output = visible_output, error = visible_error),

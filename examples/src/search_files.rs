@@ -281,6 +281,7 @@ pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) 
 /// unless asked for, and binary files and files over 1 MiB are not read.
 #[tool(
     id = "search-files",
+    tags = ["files"],
     context = SearchContext,
     background(enabled = true, timeout_ms = 30000, max_retries = 2),
     mcp(title = "Search Files", read_only_hint = true, idempotent_hint = true, open_world_hint = false)

@@ -155,7 +155,7 @@ pub fn analyze(text: &str, top_n: usize) -> TextStats {
 ///
 /// Also reports the average word length.
 /// Works for any language that separates words with spaces or punctuation.
-#[tool(id = "text-stats", mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
+#[tool(id = "text-stats", tags = ["text", "offline"], mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
 pub async fn text_stats(
     /// The text to analyse.
     text: String,

@@ -250,6 +250,7 @@ pub fn convert(value: f64, from: Unit, to: Unit) -> Result<Conversion, ToolError
 /// Both units must measure the same quantity.
 #[tool(
     id = "convert-units",
+    tags = ["math", "offline"],
     input_examples = [
         ConvertUnitsInput { value: 5.0, from: Unit::Kilometer, to: Unit::Mile },
         ConvertUnitsInput { value: 100.0, from: Unit::Celsius, to: Unit::Fahrenheit },

@@ -206,7 +206,7 @@ fn radar_url(city: &str) -> String {
 ///
 /// Knows Seattle, Seoul, London, Tokyo, New York, Paris, Sydney and Cairo, by name or by
 /// coordinates within 50 km of the city.
-#[tool(id = "weather-tool", strict)]
+#[tool(id = "weather-tool", strict, tags = ["weather"])]
 pub async fn weather_tool(input: WeatherInput) -> Result<Weather, ToolError> {
     lookup(&input.location)
 }
@@ -215,7 +215,7 @@ pub async fn weather_tool(input: WeatherInput) -> Result<Weather, ToolError> {
 ///
 /// The application receives the full report; the model receives a one-line summary and the
 /// radar image.
-#[tool(id = "weather-model-output", to_model_output = weather_for_model)]
+#[tool(id = "weather-model-output", tags = ["weather"], to_model_output = weather_for_model)]
 pub async fn weather_model_output(input: WeatherInput) -> Result<WeatherWithRadar, ToolError> {
     let w = lookup(&input.location)?;
     Ok(WeatherWithRadar {
@@ -243,6 +243,7 @@ pub fn weather_for_model(output: &WeatherWithRadar) -> ModelOutput {
 /// open-world.
 #[tool(
     id = "weather-mcp",
+    tags = ["weather"],
     mcp(
         title = "Weather Lookup",
         read_only_hint = true,
@@ -262,6 +263,7 @@ pub async fn weather_mcp(input: WeatherInput) -> Result<Weather, ToolError> {
 /// complete input and the output.
 #[tool(
     id = "weather-hooks",
+    tags = ["weather"],
     on_input_start = log_input_start,
     on_input_delta = log_input_delta,
     on_input_available = check_input,

@@ -142,6 +142,7 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResu
 /// absolute paths, `..` and symbolic links are refused.
 #[tool(
     id = "write-file",
+    tags = ["files"],
     context = WriteContext,
     require_approval = replacing_needs_approval,
     suspend = OverwriteConflict,

@@ -378,3 +378,71 @@ fn write_file_creates_then_refuses_to_clobber() {
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("contains `..`"), "{}", run.stderr);
 }
+
+#[test]
+fn catalog_formats_tags_and_strict() {
+    let ids = |doc: &Value, pointer: &str| -> Vec<String> {
+        let list = doc.pointer(pointer).and_then(Value::as_array).unwrap();
+        list.iter()
+            .map(|t| {
+                t.pointer("/function/name")
+                    .or(t.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let openai = toolsmith(&["catalog", "--format", "openai", "--tag", "weather"]).json();
+    assert_eq!(
+        ids(&openai, ""),
+        ["weather-hooks", "weather-mcp", "weather-model-output", "weather-tool"]
+    );
+    assert_eq!(openai[3]["type"], "function");
+    assert_eq!(openai[3]["function"]["strict"], true);
+
+    let responses = toolsmith(&["catalog", "--format", "openai-responses", "--tag", "time"]).json();
+    assert_eq!(responses[0]["name"], "convert-timezone");
+    assert_eq!(responses[0]["strict"], false);
+
+    let anthropic = toolsmith(&["catalog", "--format", "anthropic", "--tag", "math"]).json();
+    assert_eq!(ids(&anthropic, ""), ["calculate", "convert-units"]);
+    assert!(anthropic[0]["input_schema"].is_object() && anthropic[0]["input_examples"].is_array());
+
+    let gemini = toolsmith(&["catalog", "--format", "gemini", "--tag", "weather"]).json();
+    assert!(gemini["functionDeclarations"][0]["parametersJsonSchema"].is_object());
+    let gemini = toolsmith(&["catalog", "--format", "gemini", "--gemini-schema", "openapi", "--tag", "weather"]).json();
+    let decl = &gemini["functionDeclarations"][0];
+    assert!(decl["parameters"].is_object() && decl.get("parametersJsonSchema").is_none());
+    assert!(!decl.to_string().contains("$ref"));
+
+    let own = toolsmith(&[
+        "catalog",
+        "--format",
+        "toolsmith",
+        "--tag",
+        "crm",
+        "--name",
+        "crm-tools",
+        "--catalog-version",
+        "2.1.0",
+    ])
+    .json();
+    assert_eq!(own["format"], "toolsmith-catalog");
+    assert_eq!(own["name"], "crm-tools");
+    assert_eq!(own["version"], "2.1.0");
+    assert_eq!(own["tools"][0]["id"], "lookup-customer");
+    assert!(own["tools"][0]["hash"].as_str().unwrap().starts_with("sha256:"));
+
+    // --strict never downgrades: a tool that cannot be strict is an error naming it and the path.
+    let refused = toolsmith(&["catalog", "--format", "openai", "--strict", "--tag", "math"]);
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("tool `calculate`") && refused.stderr.contains("/properties/variables"),
+        "{}",
+        refused.stderr
+    );
+    let strict = toolsmith(&["catalog", "--format", "anthropic", "--strict", "--tag", "files"]);
+    assert_eq!(strict.code, 0, "{}", strict.stderr);
+    assert!(strict.stderr.contains("warning: tool `search-files`"), "{}", strict.stderr);
+}

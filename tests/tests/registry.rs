@@ -326,3 +326,17 @@ async fn a_tool_that_needs_approval_never_runs_from_a_plain_call() {
         ErrorKind::ApprovalRequired
     );
 }
+
+#[tokio::test]
+async fn forgiveness_reaches_inside_optional_structs() {
+    // `filter` is an `Option<Filter>` (an `anyOf` in the schema): errors inside it are reported
+    // at `/filter`, yet a null or a stringified array inside it is still repaired.
+    let out = call(
+        "test-search",
+        json!({"query": "q", "filter": {"field": "city", "values": "[\"Oslo\"]"}, "tags": null}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.value()["filter"], json!({"field": "city", "values": ["Oslo"]}));
+    assert_eq!(out.value()["tags"], Value::Null);
+}

@@ -373,6 +373,45 @@ fn forgive(value: &mut Value, validator: &Validator) -> bool {
     changed
 }
 
+/// Removes every `null` member of every object (a strict-mode `null` means "absent").
+fn drop_nulls(value: &mut Value) -> bool {
+    match value {
+        Value::Object(obj) => {
+            let before = obj.len();
+            obj.retain(|_, v| !v.is_null());
+            let mut changed = obj.len() != before;
+            for v in obj.values_mut() {
+                changed |= drop_nulls(v);
+            }
+            changed
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |changed, v| drop_nulls(v) | changed),
+        _ => false,
+    }
+}
+
+/// Parses every string that holds a JSON object or array (a structure sent as a string).
+fn parse_json_strings(value: &mut Value) -> bool {
+    match value {
+        Value::String(s) => {
+            let t = s.trim_start();
+            if !(t.starts_with('{') || t.starts_with('[')) {
+                return false;
+            }
+            match serde_json::from_str::<Value>(s) {
+                Ok(parsed @ (Value::Object(_) | Value::Array(_))) => {
+                    *value = parsed;
+                    true
+                }
+                _ => false,
+            }
+        }
+        Value::Object(obj) => obj.values_mut().fold(false, |changed, v| parse_json_strings(v) | changed),
+        Value::Array(items) => items.iter_mut().fold(false, |changed, v| parse_json_strings(v) | changed),
+        _ => false,
+    }
+}
+
 fn format_issues(issues: &[Issue]) -> String {
     issues
         .iter()
@@ -396,6 +435,13 @@ pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) 
             break;
         }
         if compiled.input.is_valid(&repaired) {
+            return Ok(repaired);
+        }
+    }
+    // A failure inside a union (`anyOf` of an optional struct) reports the union's path, not
+    // the field's: as a last resort, repair the whole document and keep it only if it is valid.
+    for deep in [drop_nulls as fn(&mut Value) -> bool, parse_json_strings] {
+        if deep(&mut repaired) && compiled.input.is_valid(&repaired) {
             return Ok(repaired);
         }
     }

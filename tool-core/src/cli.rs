@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
 use crate::call::CallOptions;
-use crate::catalog;
+use crate::catalog::{Catalog, Format as CatalogFormat, Strictness};
 use crate::registry::Registry;
 
 /// The `toolsmith` command line.
@@ -39,11 +39,26 @@ enum Command {
         /// The tool id.
         id: String,
     },
-    /// Export the tool catalog in a provider's format.
+    /// Export the tool catalog in a provider's format (warnings go to standard error).
     Catalog {
         /// The format.
         #[arg(long, value_enum, default_value_t = Format::Mcp)]
         format: Format,
+        /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
+        #[arg(long)]
+        strict: bool,
+        /// Only tools with this tag (repeatable: a tool needs any of them).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Gemini only: `parameters` in the OpenAPI 3.0 subset, or `parametersJsonSchema`.
+        #[arg(long, value_enum, default_value_t = GeminiSchema::JsonSchema)]
+        gemini_schema: GeminiSchema,
+        /// The catalog's name (recorded in the `toolsmith` format).
+        #[arg(long, default_value = "default")]
+        name: String,
+        /// The catalog's version (recorded in the `toolsmith` format).
+        #[arg(long = "catalog-version", default_value = "0.0.0")]
+        catalog_version: String,
         /// Write to this file instead of standard output.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
@@ -66,8 +81,26 @@ enum Command {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// OpenAI Chat Completions `tools`.
+    Openai,
+    /// OpenAI Responses `tools`.
+    OpenaiResponses,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// Gemini `{functionDeclarations}`.
+    Gemini,
     /// MCP `tools/list` result.
     Mcp,
+    /// Toolsmith's own versioned catalog (every target, metadata, content hashes).
+    Toolsmith,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GeminiSchema {
+    /// `parameters` (OpenAPI 3.0 subset).
+    Openapi,
+    /// `parametersJsonSchema` (JSON Schema).
+    JsonSchema,
 }
 
 /// Parses the process arguments and runs against [`Registry::global`].
@@ -160,12 +193,49 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
             writeln!(out, "{}", pretty(&v)).map_err(io)?;
         }
         Command::Catalog {
-            format: Format::Mcp,
+            format,
+            strict,
+            tags,
+            gemini_schema,
+            name,
+            catalog_version,
             out: file,
         } => {
-            let tools = registry.tools();
-            let v = catalog::mcp_tools_list(tools.iter().map(|t| &**t));
-            let text = pretty(&v);
+            let all = Catalog::new(
+                &name,
+                &catalog_version,
+                Registry::try_from_tools(registry.tools()).map_err(|e| e.to_string())?,
+            );
+            let catalog = if tags.is_empty() {
+                all
+            } else {
+                let ids: Vec<String> = all
+                    .tools()
+                    .iter()
+                    .filter(|t| t.spec().tags.iter().any(|x| tags.contains(x)))
+                    .map(|t| t.spec().id.clone())
+                    .collect();
+                all.only(ids.iter().map(String::as_str))
+            };
+            let strictness = if strict { Strictness::All } else { Strictness::AsDeclared };
+            let text = match format {
+                Format::Toolsmith => pretty(&catalog.to_toolsmith()),
+                other => {
+                    let format = match other {
+                        Format::Openai => CatalogFormat::OpenAi,
+                        Format::OpenaiResponses => CatalogFormat::OpenAiResponses,
+                        Format::Anthropic => CatalogFormat::Anthropic,
+                        Format::Gemini if gemini_schema == GeminiSchema::Openapi => CatalogFormat::GeminiOpenApi,
+                        Format::Gemini => CatalogFormat::GeminiJsonSchema,
+                        _ => CatalogFormat::Mcp,
+                    };
+                    let export = catalog.export_with(format, strictness).map_err(|e| e.to_string())?;
+                    for w in &export.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    serde_json::to_string_pretty(&export).map_err(|e| e.to_string())?
+                }
+            };
             match file {
                 Some(path) => std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?,
                 None => writeln!(out, "{text}").map_err(io)?,

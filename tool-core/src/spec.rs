@@ -43,6 +43,9 @@ pub struct ToolSpec {
     /// Per-provider options, emitted only to that provider.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub provider_options: BTreeMap<String, Value>,
+    /// Tags for selecting tools into catalogs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// Example inputs (values of the input type, serialised).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_examples: Vec<Value>,
@@ -77,6 +80,7 @@ impl ToolSpec {
             mcp: McpSpec::default(),
             provider_options: BTreeMap::new(),
             input_examples: Vec::new(),
+            tags: Vec::new(),
             background: None,
             hooks: HookSet::default(),
             transforms: Vec::new(),

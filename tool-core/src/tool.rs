@@ -185,6 +185,7 @@ pub struct ToolMeta {
     pub require_approval: Option<ApprovalRule>,
     pub mcp: McpSpec,
     pub provider_options: Vec<(&'static str, Value)>,
+    pub tags: &'static [&'static str],
     pub background: Option<BackgroundSpec>,
     pub hooks: HookSet,
     pub transforms: Vec<(TransformTarget, TransformPhase)>,
@@ -306,6 +307,7 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     spec.mcp = meta.mcp;
     spec.provider_options = meta.provider_options.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     spec.input_examples = T::input_examples();
+    spec.tags = meta.tags.iter().map(|t| (*t).to_owned()).collect();
     spec.background = meta.background;
     spec.hooks = meta.hooks;
     spec.transforms = meta.transforms;

@@ -70,6 +70,12 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
     lines.join("\n").trim().to_owned()
 }
 
+/// Whether a type is spelled `Option<...>` (used only to leave `None` out of serialised
+/// examples; serde and schemars decide optionality themselves).
+pub fn is_option(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
 /// Types whose schema is never an object: a single parameter of such a type is a plain
 /// parameter (`fn square(x: f64)` takes `{"x": …}`), not the whole input.
 fn is_plain_value_type(ty: &Type) -> bool {

@@ -74,6 +74,7 @@ pub struct ToolAttrs {
     pub context: Option<Type>,
     pub mcp: Option<Mcp>,
     pub provider_options: Option<Vec<(Ident, Expr)>>,
+    pub tags: Option<Vec<LitStr>>,
     pub input_examples: Option<Vec<Expr>>,
     pub background: Option<Background>,
     pub on_input_start: Option<Path>,
@@ -82,7 +83,7 @@ pub struct ToolAttrs {
     pub on_output: Option<Path>,
 }
 
-const TOP_KEYS: &str = "id, description, title, strict, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, background, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, strict, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, on_input_start, on_input_delta, on_input_available, on_output";
 const PHASES: &str = "input, input_delta, output, error, approval, suspend, resume";
 const MCP_KEYS: &str = "title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, meta";
 const BACKGROUND_KEYS: &str = "enabled, timeout_ms, max_retries, wait_timeout_ms";
@@ -340,6 +341,31 @@ fn parse_top(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
                 Ok(())
             })?;
             set(cx, &meta, &mut a.provider_options, opts)
+        }
+        "tags" => {
+            let arr: ExprArray = meta.value()?.parse()?;
+            let mut tags: Vec<LitStr> = Vec::new();
+            for elem in arr.elems {
+                match elem {
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(lit), ..
+                    }) => {
+                        let tag = lit.value();
+                        if tag.is_empty() || !tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')) {
+                            cx.error_spanned_by(
+                                &lit,
+                                format!("invalid tag `{tag}`: use 1 or more characters from a-z, A-Z, 0-9, `-`, `_`, `.`, `/`"),
+                            );
+                        } else if tags.iter().any(|t| t.value() == tag) {
+                            cx.error_spanned_by(&lit, format!("duplicate tag `{tag}`"));
+                        } else {
+                            tags.push(lit);
+                        }
+                    }
+                    other => cx.error_spanned_by(other, "tags are string literals: `tags = [\"weather\", \"read-only\"]`"),
+                }
+            }
+            set(cx, &meta, &mut a.tags, tags)
         }
         "background" => {
             let mut b = Background::default();

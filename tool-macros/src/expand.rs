@@ -99,7 +99,9 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
         Input::Fields(fields) => {
             let defs = fields.iter().map(|fl| {
                 let (id, ty, docs) = (&fl.ident, &fl.ty, &fl.docs);
-                quote_spanned!(ty.span()=> #(#docs)* pub #id: #ty)
+                // Examples serialise absent optional parameters as absent, not `null`.
+                let skip = ast::is_option(ty).then(|| quote!(#[serde(skip_serializing_if = "Option::is_none")]));
+                quote_spanned!(ty.span()=> #(#docs)* #skip pub #id: #ty)
             });
             let binds: Vec<_> = (0..fields.len()).map(|i| format_ident!("__p{}", i)).collect();
             let ids = fields.iter().map(|fl| &fl.ident);
@@ -177,6 +179,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
         let k = k.to_string();
         quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
     });
+    let tags = attrs.tags.iter().flatten();
     let background = match &attrs.background {
         None => quote!(#pr::Option::None),
         Some(b) => {
@@ -303,6 +306,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
                         require_approval: #approval,
                         mcp: #mcp,
                         provider_options: #pr::vec![#(#provider_options),*],
+                        tags: &[#(#tags),*],
                         background: #background,
                         hooks: #hooks,
                         transforms: #pr::vec![#(#transform_list),*],

@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// Turns exported catalogs (<format>[-variant].json) into TypeScript modules that assign the
+// JSON, pasted as an object literal, to the official SDK's own type:
+//
+//   node gen.mjs [IN_DIR] [OUT_DIR]      (defaults: out out)
+//
+// Why not `import x from './f.json'`: a JSON import widens literals (`type: "function"`
+// becomes `string`), so even correct data fails, and an imported value gets no
+// excess-property checks. An object literal written against a declared type gets both:
+// every literal is checked against its union of literals, and every object against the
+// known properties of its declared type (except where the SDK type has an index
+// signature, e.g. JSON-Schema bodies).
+//
+// The format is the longest known prefix of the file's base name, followed by the end,
+// "-" or "." (openai-responses-strict.json -> openai-responses, openai.typo.json -> openai).
+// Files of an unknown format (e.g. toolsmith.json: no SDK type exists) are skipped with a note.
+import { readFileSync, writeFileSync, readdirSync, mkdirSync } from 'node:fs';
+import { join, basename } from 'node:path';
+
+const inDir = process.argv[2] ?? 'out';
+const outDir = process.argv[3] ?? inDir;
+
+// A value the literal printer writes as a TypeScript expression instead of a JSON string.
+class Expr {
+  constructor(code) {
+    this.code = code;
+  }
+}
+
+// An array of tools: printed with a `// tool: NAME` line before each element, so that
+// verify.mjs can say which tool an error is in.
+class ToolList {
+  constructor(items) {
+    this.items = items;
+  }
+}
+// The catalog with its tool array(s) marked: a bare array, or the array under `key`.
+function marked(data, key = 'tools') {
+  if (Array.isArray(data)) return new ToolList(data);
+  if (data && typeof data === 'object' && Array.isArray(data[key])) return { ...data, [key]: new ToolList(data[key]) };
+  return data;
+}
+const toolName = (t) => (t && typeof t === 'object' ? (t.name ?? t.function?.name) : undefined);
+
+function literal(value, indent = '') {
+  if (value instanceof Expr) return value.code;
+  if (value instanceof ToolList) {
+    if (value.items.length === 0) return '[]';
+    const inner = indent + '  ';
+    // (U+2028/U+2029 would end a `//` comment: JSON.stringify leaves them, so escape them too.)
+    const label = (t) => JSON.stringify(String(toolName(t) ?? '?')).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    const item = (t) => `${inner}// tool: ${label(t)}\n${inner}${literal(t, inner)}`;
+    return `[\n${value.items.map(item).join(',\n')}\n${indent}]`;
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    const inner = indent + '  ';
+    return `[\n${value.map((v) => inner + literal(v, inner)).join(',\n')}\n${indent}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 0) return '{}';
+    const inner = indent + '  ';
+    // A literal `__proto__: x` would set the prototype instead of defining a property;
+    // the computed form defines a real (and type-checked) property.
+    const key = (k) => (k === '__proto__' ? `["__proto__"]` : JSON.stringify(k));
+    return `{\n${keys.map((k) => `${inner}${key(k)}: ${literal(value[k], inner)}`).join(',\n')}\n${indent}}`;
+  }
+  return JSON.stringify(value);
+}
+
+// ---- Gemini: Schema-typed fields (FunctionDeclaration.parameters / .response) ----
+// The SDK types `Schema.type` as the TypeScript string enum `Type` ("STRING", "OBJECT", ...)
+// and the int64 bounds (minItems, maxItems, minLength, maxLength, minProperties,
+// maxProperties) as `string` (the proto3 JSON canonical form). No JSON literal can ever be
+// assigned to a string enum, so without this step every `parameters` would fail. We translate
+// exactly those two encodings, and nothing else:
+//   - "type": "object" | "OBJECT" -> Type.OBJECT (the SDK's own runtime, processJsonSchema in
+//     @google/genai, upper-cases `type` the same way before sending). A value that is no member
+//     of `Type` (e.g. "dict") or a type array (["string","null"]) is left as is and so fails.
+//   - an int64 bound given as a JSON number -> its decimal string (proto3 JSON accepts both).
+// Every other key is left untouched, so `additionalProperties`, `$ref`, `oneOf`, `const`, ...
+// still fail as excess properties of `Schema` (the OpenAPI 3.0 subset).
+const GEMINI_TYPES = new Set(['TYPE_UNSPECIFIED', 'STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT', 'NULL']);
+const GEMINI_INT64 = new Set(['minItems', 'maxItems', 'minLength', 'maxLength', 'minProperties', 'maxProperties']);
+
+function geminiSchema(schema) {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const out = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'type' && typeof v === 'string' && GEMINI_TYPES.has(v.toUpperCase())) {
+      out[k] = new Expr(`Type.${v.toUpperCase()}`);
+    } else if (GEMINI_INT64.has(k) && typeof v === 'number' && Number.isInteger(v)) {
+      out[k] = String(v);
+    } else if (k === 'items') {
+      out[k] = geminiSchema(v);
+    } else if (k === 'anyOf' && Array.isArray(v)) {
+      out[k] = v.map(geminiSchema);
+    } else if (k === 'properties' && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      out[k] = Object.fromEntries(Object.entries(v).map(([p, s]) => [p, geminiSchema(s)]));
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+function geminiTool(tool) {
+  if (tool === null || typeof tool !== 'object' || !Array.isArray(tool.functionDeclarations)) return tool;
+  return {
+    ...tool,
+    functionDeclarations: tool.functionDeclarations.map((fd) => {
+      if (fd === null || typeof fd !== 'object') return fd;
+      const copy = { ...fd };
+      for (const k of ['parameters', 'response']) if (k in copy) copy[k] = geminiSchema(copy[k]);
+      return copy;
+    }),
+  };
+}
+
+// ---- the formats ----
+// Each returns the module body. `data` is the parsed JSON. A second, non-literal assignment
+// to the type the SDK's request method takes (e.g. ChatCompletionTool[], a union) checks that
+// the narrow type we used really is accepted there.
+const FORMATS = {
+  // OpenAI Chat Completions: a JSON array of {type:"function", function:{...}}.
+  openai(data) {
+    const lines = [
+      `import type { ChatCompletionFunctionTool, ChatCompletionTool } from 'openai/resources/chat/completions';`,
+    ];
+    if (Array.isArray(data)) {
+      lines.push(`export const tools: ChatCompletionFunctionTool[] = ${literal(marked(data))};`);
+    } else {
+      lines.push(`export const catalog: { tools: ChatCompletionFunctionTool[] } = ${literal(marked(data))};`);
+      lines.push(`export const tools = catalog.tools;`);
+    }
+    lines.push(`export const asRequestParam: ChatCompletionTool[] = tools;`);
+    return lines;
+  },
+  // OpenAI Responses: a JSON array of {type:"function", name, parameters, strict, ...}.
+  'openai-responses'(data) {
+    const lines = [`import type { FunctionTool, Tool } from 'openai/resources/responses/responses';`];
+    if (Array.isArray(data)) {
+      lines.push(`export const tools: FunctionTool[] = ${literal(marked(data))};`);
+    } else {
+      lines.push(`export const catalog: { tools: FunctionTool[] } = ${literal(marked(data))};`);
+      lines.push(`export const tools = catalog.tools;`);
+    }
+    lines.push(`export const asRequestParam: Tool[] = tools;`);
+    return lines;
+  },
+  // Anthropic Messages: a JSON array of {name, description?, input_schema, strict?, input_examples?, ...}.
+  // The stable `Tool` (resources/messages) has `strict` and `input_examples` in this SDK
+  // version, so the beta `BetaTool` is not needed; it is checked too (non-literal), so a
+  // catalog that works on the stable API also works with client.beta.messages.
+  anthropic(data) {
+    const lines = [
+      `import type { Tool, ToolUnion } from '@anthropic-ai/sdk/resources/messages';`,
+      `import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages';`,
+    ];
+    if (Array.isArray(data)) {
+      lines.push(`export const tools: Tool[] = ${literal(marked(data))};`);
+    } else {
+      lines.push(`export const catalog: { tools: Tool[] } = ${literal(marked(data))};`);
+      lines.push(`export const tools = catalog.tools;`);
+    }
+    lines.push(`export const asRequestParam: ToolUnion[] = tools;`);
+    lines.push(`export const asBetaRequestParam: BetaToolUnion[] = tools;`);
+    return lines;
+  },
+  // Gemini: {functionDeclarations:[...]} (one tool group) or an array of such groups.
+  // `Tool` has only optional fields, so it is intersected with a required
+  // functionDeclarations to make `{}` fail.
+  gemini(data) {
+    const code = Array.isArray(data)
+      ? literal(data.map((g) => marked(geminiTool(g), 'functionDeclarations')))
+      : `[${literal(marked(geminiTool(data), 'functionDeclarations'))}]`;
+    // `Type` is a value (an enum): import it only where the literal uses it.
+    const typeImport = code.includes('Type.') ? 'Type, ' : '';
+    return [
+      `import { ${typeImport}type FunctionDeclaration, type Tool } from '@google/genai';`,
+      `type FunctionTool = Tool & { functionDeclarations: FunctionDeclaration[] };`,
+      `export const tools: FunctionTool[] = ${code};`,
+      `export const asRequestParam: Tool[] = tools;`,
+    ];
+  },
+  // MCP tools/list result: {tools:[...]} (or a bare array of tools).
+  // `Tool` from types.js is the zod-inferred type the SDK's server validates with; the
+  // spec's own interface (spec.types.js, generated from the MCP schema.ts) is checked too,
+  // non-literally: its inputSchema lists only $schema/type/properties/required and has no
+  // index signature, so a literal check would reject every other JSON Schema keyword
+  // (additionalProperties, $defs, ...) that the JSON schema of the spec allows.
+  mcp(data) {
+    return [
+      `import type { Tool, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';`,
+      `import type { Tool as SpecTool, ListToolsResult as SpecListToolsResult } from '@modelcontextprotocol/sdk/spec.types.js';`,
+      // \`description\` is optional in both SDK types; required here by this project's rule
+      // (PROTOCOLS.md §2: the conformance suite checks that every tool has one).
+      `type DescribedTool = Tool & { description: string };`,
+      Array.isArray(data)
+        ? `export const catalog: { tools: DescribedTool[] } = { tools: ${literal(marked(data), '  ')} };`
+        : `export const catalog: { tools: DescribedTool[]; nextCursor?: string } = ${literal(marked(data))};`,
+      `export const tools: Tool[] = catalog.tools;`,
+      `export const asResult: ListToolsResult = catalog;`,
+      `export const asSpecTools: SpecTool[] = tools;`,
+      `export const asSpecResult: SpecListToolsResult = catalog;`,
+    ];
+  },
+};
+
+const known = Object.keys(FORMATS).sort((a, b) => b.length - a.length);
+function formatOf(name) {
+  return known.find((f) => name === f || name.startsWith(f + '-') || name.startsWith(f + '.'));
+}
+
+mkdirSync(outDir, { recursive: true });
+let count = 0;
+for (const file of readdirSync(inDir).filter((f) => f.endsWith('.json')).sort()) {
+  const name = basename(file, '.json');
+  const format = formatOf(name);
+  if (!format) {
+    console.error(`gen: skipping ${join(inDir, file)} (no SDK type for this format)`);
+    continue;
+  }
+  const data = JSON.parse(readFileSync(join(inDir, file), 'utf8'));
+  const body = FORMATS[format](data);
+  const header = `// Generated by gen.mjs from ${join(inDir, file)} (format ${format}). Do not edit.`;
+  writeFileSync(join(outDir, name + '.ts'), [header, ...body, ''].join('\n'));
+  count++;
+}
+console.error(`gen: wrote ${count} module(s) to ${outDir}`);

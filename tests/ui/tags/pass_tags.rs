@@ -1,0 +1,24 @@
+// `tags = [...]` is stored in the spec and selects tools into catalogs.
+use tool_core::catalog::{Catalog, Format};
+use tool_core::prelude::*;
+
+/// Get the weather
+#[tool(tags = ["weather", "read-only"])]
+pub async fn weather(city: String) -> String {
+    city
+}
+
+/// Add two numbers
+#[tool(tags = ["math"])]
+pub async fn add(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+fn main() {
+    let spec = Registry::global().get("weather").unwrap().spec().clone();
+    assert_eq!(spec.tags, ["weather", "read-only"]);
+    let catalog = Catalog::from_registry().tagged("read-only");
+    let doc = catalog.export(Format::Mcp).unwrap().document();
+    assert_eq!(doc["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["tools"][0]["name"], "weather");
+}

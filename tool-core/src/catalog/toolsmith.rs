@@ -1,0 +1,243 @@
+//! Our own versioned catalog file: every target's schema, the spec metadata and a content hash
+//! per tool, from which a [`Catalog`] is loaded back and served or dispatched remotely.
+//!
+//! Owns the `toolsmith-catalog` document (format version 1): writing it from a catalog,
+//! checking it (format version, hashes) and loading it back with a dispatcher that runs the
+//! tools wherever they live.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::pass::Target;
+use super::Catalog;
+use crate::context::{RequestContext, ToolContext};
+use crate::error::ToolError;
+use crate::registry::Registry;
+use crate::spec::{ApprovalRule, BackgroundSpec, McpSpec, ToolSpec};
+use crate::tool::{BoxFuture, DynamicTool};
+
+/// The `format` field of the document.
+pub const FORMAT: &str = "toolsmith-catalog";
+/// The document's format version.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// A catalog file that cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the toolsmith catalog cannot be loaded: {0}")]
+pub struct LoadError(pub String);
+
+/// The content hash of a tool entry: `sha256:` and the hex digest of the entry's JSON (keys
+/// sorted) without its `hash` field.
+pub fn content_hash(entry: &Value) -> String {
+    let mut entry = entry.clone();
+    if let Some(obj) = entry.as_object_mut() {
+        obj.remove("hash");
+    }
+    let digest = Sha256::digest(entry.to_string().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn spec_json(spec: &ToolSpec) -> Value {
+    let approval = match spec.require_approval {
+        ApprovalRule::Never => "never",
+        ApprovalRule::Always => "always",
+        ApprovalRule::Predicate => "predicate",
+    };
+    json!({
+        "id": spec.id,
+        "title": spec.title,
+        "description": spec.description,
+        "strict": spec.strict,
+        "tags": spec.tags,
+        "requireApproval": approval,
+        "mcp": spec.mcp,
+        "providerOptions": spec.provider_options,
+        "inputExamples": spec.input_examples,
+        "background": spec.background,
+        "source": spec.source,
+        "schemas": {
+            "input": spec.input_schema,
+            "output": spec.output_schema,
+            "suspend": spec.suspend_schema,
+            "resume": spec.resume_schema,
+            "context": spec.request_context_schema,
+        },
+    })
+}
+
+/// Writes the document for a catalog. Each target's result is recorded per tool: its name,
+/// its entry, or the error that keeps the tool out of that target.
+pub fn to_document(catalog: &Catalog) -> Value {
+    let tools: Vec<Value> = catalog
+        .tools()
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let spec = tool.spec();
+            let mut entry = spec_json(spec);
+            let targets: Map<String, Value> = Target::ALL
+                .into_iter()
+                .map(|target| {
+                    let name = catalog.names[&target].name(&spec.id).unwrap_or(&spec.id);
+                    let strict = spec.strict && matches!(target, Target::OpenAiChat | Target::OpenAiResponses | Target::Anthropic);
+                    let result = match catalog.entry(i, target, strict) {
+                        Ok(entry) => json!({ "name": name, "strict": strict, "entry": entry.json, "warnings": entry.warnings }),
+                        Err(e) => json!({ "name": name, "error": e.to_string() }),
+                    };
+                    (target.as_str().to_owned(), result)
+                })
+                .collect();
+            entry["targets"] = Value::Object(targets);
+            entry["hash"] = Value::String(content_hash(&entry));
+            entry
+        })
+        .collect();
+    json!({
+        "format": FORMAT,
+        "formatVersion": FORMAT_VERSION,
+        "name": catalog.name(),
+        "version": catalog.version(),
+        "generator": concat!("tool-core ", env!("CARGO_PKG_VERSION")),
+        "tools": tools,
+    })
+}
+
+/// Runs a loaded tool: `(tool id, validated arguments, context)` to its JSON output.
+pub type Dispatcher = Arc<dyn Fn(String, Value, ToolContext<RequestContext>) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// Wraps an async function as a [`Dispatcher`].
+pub fn dispatcher<F, Fut>(f: F) -> Dispatcher
+where
+    F: Fn(String, Value, ToolContext<RequestContext>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    Arc::new(move |id, args, cx| Box::pin(f(id, args, cx)))
+}
+
+fn field<'a>(tool: &'a Value, key: &str, id: &str) -> Result<&'a Value, LoadError> {
+    tool.get(key).ok_or_else(|| LoadError(format!("tool `{id}` has no `{key}`")))
+}
+
+fn opt<T: serde::de::DeserializeOwned>(tool: &Value, key: &str, id: &str) -> Result<Option<T>, LoadError> {
+    match tool.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => T::deserialize(v)
+            .map(Some)
+            .map_err(|e| LoadError(format!("tool `{id}`: `{key}` is malformed: {e}"))),
+    }
+}
+
+/// Loads a document back into a catalog whose tools run through `dispatch`. The format
+/// version and every tool's content hash are checked first.
+pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadError> {
+    if doc.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        return Err(LoadError(format!("not a `{FORMAT}` document")));
+    }
+    match doc.get("formatVersion").and_then(Value::as_u64) {
+        Some(FORMAT_VERSION) => {}
+        other => {
+            return Err(LoadError(format!(
+                "format version {other:?} is not supported (this build reads {FORMAT_VERSION})"
+            )))
+        }
+    }
+    let tools = doc
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(|| LoadError("no `tools` array".into()))?;
+    let registry = Registry::new();
+    for tool in tools {
+        let id = tool
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| LoadError("a tool has no `id`".into()))?
+            .to_owned();
+        let recorded = tool.get("hash").and_then(Value::as_str).unwrap_or_default();
+        let actual = content_hash(tool);
+        if recorded != actual {
+            return Err(LoadError(format!(
+                "tool `{id}` does not match its content hash (recorded {recorded}, computed {actual}): the file was edited"
+            )));
+        }
+        let schemas = field(tool, "schemas", &id)?;
+        let description = field(tool, "description", &id)?.as_str().unwrap_or_default().to_owned();
+        let input = field(schemas, "input", &id)?.clone();
+        let outputs: BTreeMap<&str, Option<Value>> = ["output", "suspend", "resume", "context"]
+            .into_iter()
+            .map(|k| (k, schemas.get(k).filter(|v| !v.is_null()).cloned()))
+            .collect();
+        let approval = match tool.get("requireApproval").and_then(Value::as_str) {
+            Some("always") | Some("predicate") => ApprovalRule::Always,
+            _ => ApprovalRule::Never,
+        };
+        let title: Option<String> = opt(tool, "title", &id)?;
+        let mcp: Option<McpSpec> = opt::<Value>(tool, "mcp", &id)?.map(|m| mcp_from(&m));
+        let provider_options: Option<BTreeMap<String, Value>> = opt(tool, "providerOptions", &id)?;
+        let examples: Option<Vec<Value>> = opt(tool, "inputExamples", &id)?;
+        let tags: Option<Vec<String>> = opt(tool, "tags", &id)?;
+        let background: Option<Value> = opt(tool, "background", &id)?;
+        let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(false);
+        let dispatch = dispatch.clone();
+        let target_id = id.clone();
+        let builder = DynamicTool::builder(id.clone(), description).input_schema(input).with_spec(|s| {
+            s.title = title;
+            s.strict = strict;
+            s.output_schema = outputs["output"].clone();
+            s.suspend_schema = outputs["suspend"].clone();
+            s.resume_schema = outputs["resume"].clone();
+            s.request_context_schema = outputs["context"].clone();
+            // A predicate cannot travel in a file: the loaded tool asks every time (fail closed).
+            s.require_approval = approval;
+            s.mcp = mcp.unwrap_or_default();
+            s.provider_options = provider_options.unwrap_or_default();
+            s.input_examples = examples.unwrap_or_default();
+            s.tags = tags.unwrap_or_default();
+            s.background = background.as_ref().map(background_from);
+        });
+        let tool = builder
+            .handler(move |args, cx| (dispatch)(target_id.clone(), args, cx))
+            .map_err(|e| LoadError(format!("tool `{id}`: {e}")))?;
+        registry.insert(tool).map_err(|e| LoadError(e.to_string()))?;
+    }
+    let name = doc.get("name").and_then(Value::as_str).unwrap_or("default");
+    let version = doc.get("version").and_then(Value::as_str).unwrap_or("0.0.0");
+    Ok(Catalog::new(name, version, registry))
+}
+
+fn mcp_from(v: &Value) -> McpSpec {
+    let b = |k: &str| v.get(k).and_then(Value::as_bool);
+    McpSpec {
+        title: v.get("title").and_then(Value::as_str).map(str::to_owned),
+        read_only_hint: b("readOnlyHint"),
+        destructive_hint: b("destructiveHint"),
+        idempotent_hint: b("idempotentHint"),
+        open_world_hint: b("openWorldHint"),
+        meta: v.get("_meta").cloned(),
+    }
+}
+
+fn background_from(v: &Value) -> BackgroundSpec {
+    BackgroundSpec {
+        enabled: v.get("enabled").and_then(Value::as_bool).unwrap_or(false),
+        timeout_ms: v.get("timeoutMs").and_then(Value::as_u64),
+        max_retries: v.get("maxRetries").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()),
+        wait_timeout_ms: v.get("waitTimeoutMs").and_then(Value::as_u64),
+    }
+}
+
+impl Catalog {
+    /// This catalog as a `toolsmith-catalog` document (see [`to_document`]).
+    pub fn to_toolsmith(&self) -> Value {
+        to_document(self)
+    }
+
+    /// Loads a `toolsmith-catalog` document (see [`from_document`]).
+    pub fn from_toolsmith(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadError> {
+        from_document(doc, dispatch)
+    }
+}
