@@ -57,6 +57,7 @@
 //! `strict` only matters for the OpenAI and Anthropic targets.
 
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// The targets a catalog is exported to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -490,9 +491,10 @@ impl<'a> Pass<'a> {
 
     /// Merges `allOf` parts into their node when they are objects with distinct properties (or
     /// a single part); otherwise an error naming the conflicting keyword.
-    fn flatten_all_of(&self, node: &Map<String, Value>, path: &str, depth: usize) -> Result<Map<String, Value>, PassError> {
+    /// The node with its `allOf` merged in; borrowed (no copy) when it has none.
+    fn flatten_all_of<'n>(&self, node: &'n Map<String, Value>, path: &str, depth: usize) -> Result<Cow<'n, Map<String, Value>>, PassError> {
         let Some(parts) = node.get("allOf") else {
-            return Ok(node.clone());
+            return Ok(Cow::Borrowed(node));
         };
         let parts = parts.as_array().ok_or_else(|| self.err(path, "`allOf` must be an array"))?;
         let mut acc = without(node, &["allOf"]);
@@ -510,7 +512,7 @@ impl<'a> Pass<'a> {
                 )
             })?;
         }
-        Ok(acc)
+        Ok(Cow::Owned(acc))
     }
 
     fn expand_part(&self, part: &Value, path: &str, depth: usize) -> Result<Map<String, Value>, PassError> {
@@ -532,7 +534,7 @@ impl<'a> Pass<'a> {
                 )
             })?;
         }
-        self.flatten_all_of(&m, path, depth)
+        self.flatten_all_of(&m, path, depth).map(Cow::into_owned)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -543,7 +545,7 @@ impl<'a> Pass<'a> {
         let root = self.flatten_all_of(root, "", 0)?;
         self.check_object_root(&root)?;
         self.openai_limits()?;
-        let mut out = self.openai_strict(&Value::Object(root), "", &mut Vec::new())?;
+        let mut out = self.openai_strict(&Value::Object(root.into_owned()), "", &mut Vec::new())?;
         prune_defs(&mut out);
         Ok(out)
     }
@@ -566,11 +568,11 @@ impl<'a> Pass<'a> {
         if let Some(r) = node.get("$ref").cloned() {
             if node.keys().any(|k| k != "$ref" && k != "$defs") {
                 let name = r.as_str().unwrap_or_default().to_owned();
-                node.remove("$ref");
+                node.to_mut().remove("$ref");
                 if inlining.contains(&name) {
                     // A recursive definition refers to itself with siblings: keep the reference
                     // alone in a one-branch anyOf, which OpenAI accepts.
-                    node.insert("anyOf".into(), json!([{ "$ref": r }]));
+                    node.to_mut().insert("anyOf".into(), json!([{ "$ref": r }]));
                 } else {
                     let (_, def) = self.resolve(path, &r)?;
                     let mut merged = def.as_object().cloned().unwrap_or_default();
@@ -598,7 +600,7 @@ impl<'a> Pass<'a> {
                         .cloned()
                         .collect();
                     self.warn_removed(path, &dropped, "OpenAI strict mode does not support them");
-                    for (k, v) in node {
+                    for (k, v) in node.into_owned() {
                         merged.insert(k, v);
                     }
                     inlining.push(name);
@@ -636,7 +638,7 @@ impl<'a> Pass<'a> {
             }
             out.insert("$defs".into(), Value::Object(outs));
         }
-        for (k, v) in &node {
+        for (k, v) in node.iter() {
             match k.as_str() {
                 "$defs" | "properties" | "required" | "additionalProperties" | "unevaluatedProperties" => {}
                 "items" => {
@@ -875,7 +877,7 @@ impl<'a> Pass<'a> {
     fn anthropic_root(&mut self, strict: bool) -> Result<Value, PassError> {
         let root = self.root_map()?;
         let root = if root.contains_key("allOf") {
-            let mut merged = self.flatten_all_of(root, "", 0)?;
+            let mut merged = self.flatten_all_of(root, "", 0)?.into_owned();
             if !merged.contains_key("type") && merged.contains_key("properties") {
                 merged.insert("type".into(), json!("object"));
             }
@@ -938,7 +940,7 @@ impl<'a> Pass<'a> {
         }
         let mut out = Map::new();
         let mut removed = Vec::new();
-        for (k, v) in &node {
+        for (k, v) in node.iter() {
             match k.as_str() {
                 "properties" | "required" | "additionalProperties" | "unevaluatedProperties" => {}
                 "$defs" => {
@@ -1038,8 +1040,8 @@ impl<'a> Pass<'a> {
             Value::Bool(true) => return Ok(json!({})),
             _ => return Err(self.err(path, "this schema accepts no value at all; remove the field")),
         };
-        let mut node = self.flatten_all_of(node, path, 0)?;
-        if let Some(r) = node.remove("$ref") {
+        let node = self.flatten_all_of(node, path, 0)?;
+        if let Some(r) = node.get("$ref") {
             let name = r.as_str().unwrap_or_default().to_owned();
             if refs.contains(&name) {
                 return Err(self.err(
@@ -1050,14 +1052,14 @@ impl<'a> Pass<'a> {
                     ),
                 ));
             }
-            let (def_path, def) = self.resolve(path, &r)?;
+            let (def_path, def) = self.resolve(path, r)?;
             let mut merged = match def {
                 Value::Object(m) => m.clone(),
                 Value::Bool(true) => Map::new(),
                 _ => return Err(self.err(path, "this `$ref` accepts no value at all")),
             };
-            for (k, v) in node {
-                merged.insert(k, v);
+            for (k, v) in node.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                merged.insert(k.clone(), v.clone());
             }
             refs.push(name);
             let out = self.gemini(&Value::Object(merged), &def_path, refs);
@@ -1076,7 +1078,7 @@ impl<'a> Pass<'a> {
         let mut nullable = false;
         let mut removed = Vec::new();
         let mut single_branch: Option<Map<String, Value>> = None;
-        for (k, v) in &node {
+        for (k, v) in node.iter() {
             match k.as_str() {
                 "$defs" | "unevaluatedProperties" | "$schema" => {}
                 "type" => match v {
