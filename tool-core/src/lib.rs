@@ -34,7 +34,7 @@
 //! ```
 //!
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
-//! [`tool`] (the tool traits), [`call`] (validation and execution of one call), [`registry`]
+//! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
 //! (the set of tools), [`context`] (what a tool receives), [`catalog`] (provider formats),
 //! [`cli`] (the `toolsmith` command line).
 
@@ -49,9 +49,11 @@ pub mod context;
 pub mod error;
 pub mod json;
 pub mod model_output;
+pub mod partial_json;
 pub mod registry;
 pub mod schema;
 pub mod spec;
+pub mod stream;
 pub mod tool;
 
 #[doc(hidden)]

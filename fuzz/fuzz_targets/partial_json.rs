@@ -1,0 +1,184 @@
+//! Fuzzes `tool_core::partial_json::PartialJson`.
+//!
+//! Input: one control byte choosing the delta sizes, then the document (skipped unless it is
+//! UTF-8, since deltas are `&str`). Checks: no panic; the document fed in deltas and fed at
+//! once give the same result, and the same error at the same offset; `finish` succeeds exactly
+//! when `serde_json::from_str` does, with the same value; an error sticks; for a valid document
+//! without duplicate keys, every preview is consistent with the final value.
+
+#![no_main]
+
+use std::collections::HashSet;
+use std::fmt;
+
+use libfuzzer_sys::fuzz_target;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use tool_core::partial_json::{PartialJson, PartialJsonError};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&control, rest)) = data.split_first() else { return };
+    let Ok(doc) = std::str::from_utf8(rest) else { return };
+    check(doc, &deltas(doc, control));
+});
+
+/// Delta sizes from an xorshift stream seeded by `control`: 0 means one delta, otherwise
+/// sizes in 1..=`control % 32 + 1`, each end moved up to a char boundary.
+fn deltas(doc: &str, control: u8) -> Vec<&str> {
+    if control == 0 {
+        return vec![doc];
+    }
+    let max = u64::from(control % 32) + 1;
+    let mut x = u64::from(control).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < doc.len() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut end = (at + 1 + (x % max) as usize).min(doc.len());
+        while !doc.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&doc[at..end]);
+        at = end;
+    }
+    out
+}
+
+fn check(doc: &str, deltas: &[&str]) {
+    let expected = serde_json::from_str::<Value>(doc);
+    let oracle = match &expected {
+        Ok(v) if serde_json::from_str::<NoDuplicateKeys>(doc).is_ok() => Some(v),
+        _ => None,
+    };
+
+    let mut p = PartialJson::new();
+    let mut fed = 0;
+    let mut push_error = None;
+    for delta in deltas {
+        match p.push(delta) {
+            Ok(()) => {
+                fed += delta.len();
+                assert_eq!(p.len(), fed);
+                if let Some(full) = oracle {
+                    assert!(
+                        consistent_root(p.value(), full),
+                        "after {fed} bytes: {} is not a prefix of {full}",
+                        p.value()
+                    );
+                }
+            }
+            Err(e) => {
+                assert!(expected.is_err(), "valid document rejected: {e}");
+                assert!(e.offset <= doc.len());
+                assert_eq!(p.push("0"), Err(e.clone()), "errors stick");
+                push_error = Some(e);
+                break;
+            }
+        }
+    }
+    let complete = p.is_complete();
+    let preview = p.value().clone();
+    let ours = p.finish();
+    if complete {
+        assert!(ours.is_ok(), "is_complete() but finish() failed: {ours:?}");
+    }
+    match (&expected, &ours) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(_), Err(_)) => {}
+        _ => panic!("serde_json: {expected:?}, ours: {ours:?}"),
+    }
+    if let Some(e) = &push_error {
+        assert_eq!(ours.as_ref(), Err(e));
+    }
+
+    // The same document at once: the same outcome, and the same preview if nothing failed.
+    let mut q = PartialJson::new();
+    let at_once = q.push(doc);
+    assert_eq!(at_once.as_ref().err(), push_error.as_ref(), "push error depends on the deltas");
+    if at_once.is_ok() {
+        assert_eq!(q.value(), &preview, "preview depends on the deltas");
+    }
+    let at_once: Result<Value, PartialJsonError> = q.finish();
+    assert_eq!(at_once, ours, "result depends on the deltas");
+}
+
+/// Whether `partial` can be a preview of `full` (see tool-core/tests/partial_json_props.rs).
+fn consistent(partial: &Value, full: &Value) -> bool {
+    match (partial, full) {
+        (Value::String(p), Value::String(f)) => f.starts_with(p.as_str()),
+        (Value::Number(p), Value::Number(f)) => f.is_f64() || (!p.is_f64() && f.to_string().starts_with(&p.to_string())),
+        (Value::Array(p), Value::Array(f)) => match p.split_last() {
+            None => true,
+            Some((last, init)) => p.len() <= f.len() && init == &f[..init.len()] && consistent(last, &f[init.len()]),
+        },
+        (Value::Object(p), Value::Object(f)) => {
+            let mut open = 0;
+            let members = p.iter().all(|(k, v)| match f.get(k) {
+                Some(w) if w == v => true,
+                Some(w) => {
+                    open += 1;
+                    consistent(v, w)
+                }
+                None => false,
+            });
+            members && open <= 1
+        }
+        _ => partial == full,
+    }
+}
+
+fn consistent_root(partial: &Value, full: &Value) -> bool {
+    partial.is_null() || consistent(partial, full)
+}
+
+/// Deserialises anything, failing on a duplicate object key.
+struct NoDuplicateKeys;
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeysVisitor)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = NoDuplicateKeys;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key) {
+                return Err(de::Error::custom("duplicate key"));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+        }
+        Ok(NoDuplicateKeys)
+    }
+}
