@@ -446,3 +446,41 @@ fn catalog_formats_tags_and_strict() {
     assert_eq!(strict.code, 0, "{}", strict.stderr);
     assert!(strict.stderr.contains("warning: tool `search-files`"), "{}", strict.stderr);
 }
+
+#[test]
+fn call_prints_provider_tool_results() {
+    let anthropic = toolsmith(&["call", "weather-model-output", r#"{"location": "Seattle"}"#, "--as", "anthropic"]).json();
+    assert_eq!(anthropic["type"], "tool_result");
+    assert_eq!(
+        anthropic["content"][1]["source"],
+        json!({"type": "url", "url": "https://example.com/radar/seattle.png"})
+    );
+    let chat = toolsmith(&[
+        "call",
+        "convert-units",
+        r#"{"value": 100, "from": "C", "to": "F"}"#,
+        "--as",
+        "openai",
+    ])
+    .json();
+    assert_eq!(chat["role"], "tool");
+    let content: Value = serde_json::from_str(chat["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["result"], json!(212.0));
+    let mcp = toolsmith(&["call", "weather-tool", r#"{"location": "Nowhere"}"#, "--as", "mcp"]).json();
+    assert_eq!(mcp["isError"], true);
+    assert!(mcp["content"][0]["text"].as_str().unwrap().contains("Known cities"));
+    let ok = toolsmith(&["call", "weather-tool", r#"{"location": "Paris"}"#, "--as", "mcp"]).json();
+    assert!(ok.get("isError").is_none());
+    assert_eq!(ok["structuredContent"]["location"], "Paris");
+    let text: Value = serde_json::from_str(ok["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, ok["structuredContent"]);
+    let responses = toolsmith(&[
+        "call",
+        "weather-model-output",
+        r#"{"location": "Seattle"}"#,
+        "--as",
+        "openai-responses",
+    ])
+    .json();
+    assert_eq!(responses["output"][1]["type"], "input_image");
+}

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::call::CallOptions;
 use crate::catalog::{Catalog, Format as CatalogFormat, Strictness};
+use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
 
 /// The `toolsmith` command line.
@@ -76,7 +77,23 @@ enum Command {
         /// Print the model output (from `to_model_output`) alongside the raw value.
         #[arg(long)]
         model_output: bool,
+        /// Print the tool-result message a provider takes (errors included, as the model
+        /// would see them) instead of the raw value.
+        #[arg(long = "as", value_enum)]
+        result_as: Option<ResultFormat>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ResultFormat {
+    /// OpenAI Chat `{role: "tool"}` message.
+    Openai,
+    /// OpenAI Responses `function_call_output` item.
+    OpenaiResponses,
+    /// Anthropic `tool_result` block.
+    Anthropic,
+    /// MCP `tools/call` result.
+    Mcp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -246,6 +263,7 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
             args,
             context,
             model_output,
+            result_as,
         } => {
             let context = context
                 .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
@@ -254,7 +272,29 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
                 context,
                 ..CallOptions::default()
             };
-            match registry.call(&id, args, options).await {
+            let outcome = registry.call(&id, args, options).await;
+            if let Some(format) = result_as {
+                let target = match format {
+                    ResultFormat::Openai => ResultTarget::OpenAiChat,
+                    ResultFormat::OpenaiResponses => ResultTarget::OpenAiResponses,
+                    ResultFormat::Anthropic => ResultTarget::Anthropic,
+                    ResultFormat::Mcp => ResultTarget::Mcp,
+                };
+                let model_output = match &outcome {
+                    Ok(result) => result.for_model(),
+                    Err(e) => ModelOutput::ErrorText(e.message().to_owned()),
+                };
+                let mut message = model_output.to_tool_result(target, "call_cli");
+                if let (ResultTarget::Mcp, Ok(result)) = (target, &outcome) {
+                    // MCP carries the raw output as structuredContent when it is an object.
+                    if result.value().is_object() {
+                        message["structuredContent"] = result.value();
+                    }
+                }
+                writeln!(out, "{}", pretty(&message)).map_err(io)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            match outcome {
                 Ok(result) if model_output => writeln!(
                     out,
                     "{}",
