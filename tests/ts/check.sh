@@ -10,6 +10,8 @@
 # the one whose body the SDK types field by field. A --strict export that the CLI refuses (a
 # tool that cannot be strict) counts as failed; STRICT_ARGS adds arguments to the --strict
 # exports only, e.g. STRICT_ARGS="--tag weather --tag files" to export a strict-capable subset.
+# Then, per provider, the tool results of a few calls (`toolsmith call ID ARGS --as FORMAT`)
+# go into out/result-<format>.json, checked like the catalogs.
 # Ends with "N passed, M failed"; exits non-zero on any failure,
 # a catalog the CLI cannot export included.
 set -euo pipefail
@@ -43,6 +45,41 @@ for fmt in "${formats[@]}"; do
   if [ "$fmt" = gemini ]; then
     export_catalog gemini-openapi --format gemini --gemini-schema openapi
   fi
+done
+
+# Tool results: out/result-<format>.json is a JSON array of what `toolsmith call` prints for
+# each call below, in this order (gen.mjs labels them "result #0" ...). A call that fails to
+# print counts as failed, as does a format whose array cannot be assembled.
+RESULT_FORMATS=(openai openai-responses anthropic mcp)
+RESULT_CALLS=(
+  'weather-model-output|{"location":"Seattle"}'
+  'weather-tool|{"location":"Nowhere"}'
+  'convert-units|{"value": 100, "from": "C", "to": "F"}'
+  'text-stats|{"text": "Hello world."}'
+)
+for fmt in "${RESULT_FORMATS[@]}"; do
+  name="result-$fmt"
+  parts=()
+  ok=1
+  for i in "${!RESULT_CALLS[@]}"; do
+    call=${RESULT_CALLS[$i]}
+    echo "call: toolsmith call ${call%%|*} '${call#*|}' --as $fmt"
+    if cargo run -q -p examples --bin toolsmith -- call "${call%%|*}" "${call#*|}" --as "$fmt" > "out/$name.$i.part"; then
+      parts+=("out/$name.$i.part")
+    else
+      echo "call #$i for $name failed" >&2
+      ok=0
+    fi
+  done
+  if [ "$ok" = 1 ] && node -e '
+    const fs = require("node:fs");
+    const [outFile, ...parts] = process.argv.slice(1);
+    fs.writeFileSync(outFile, JSON.stringify(parts.map((p) => JSON.parse(fs.readFileSync(p, "utf8"))), null, 2) + "\n");
+  ' "out/$name.json" "${parts[@]}"; then :; else
+    rm -f "out/$name.json"
+    failed+=(--failed "$name")
+  fi
+  rm -f out/"$name".*.part
 done
 
 node gen.mjs out out

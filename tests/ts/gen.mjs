@@ -28,10 +28,12 @@ class Expr {
 }
 
 // An array of tools: printed with a `// tool: NAME` line before each element, so that
-// verify.mjs can say which tool an error is in.
+// verify.mjs can say which tool an error is in. `label(item, index)` names an element (tool
+// results have no name: they are labelled "result #INDEX", in the order check.sh calls them).
 class ToolList {
-  constructor(items) {
+  constructor(items, label = toolName) {
     this.items = items;
+    this.label = label;
   }
 }
 // The catalog with its tool array(s) marked: a bare array, or the array under `key`.
@@ -48,8 +50,8 @@ function literal(value, indent = '') {
     if (value.items.length === 0) return '[]';
     const inner = indent + '  ';
     // (U+2028/U+2029 would end a `//` comment: JSON.stringify leaves them, so escape them too.)
-    const label = (t) => JSON.stringify(String(toolName(t) ?? '?')).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-    const item = (t) => `${inner}// tool: ${label(t)}\n${inner}${literal(t, inner)}`;
+    const label = (t, i) => JSON.stringify(String(value.label(t, i) ?? '?')).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    const item = (t, i) => `${inner}// tool: ${label(t, i)}\n${inner}${literal(t, inner)}`;
     return `[\n${value.items.map(item).join(',\n')}\n${indent}]`;
   }
   if (Array.isArray(value)) {
@@ -207,6 +209,57 @@ const FORMATS = {
     ];
   },
 };
+
+// ---- tool results: what `toolsmith call ID ARGS --as FORMAT` prints, as a JSON array of
+// results (check.sh assembles them); a single result object is accepted too. The file base
+// names are `result-<format>`: no catalog format is a prefix of them, and the longest-prefix
+// rule below picks result-openai-responses over result-openai.
+const results = (data) => new ToolList(Array.isArray(data) ? data : [data], (_, i) => `result #${i}`);
+Object.assign(FORMATS, {
+  // OpenAI Chat Completions: {role:"tool", tool_call_id, content: string | text parts}.
+  'result-openai'(data) {
+    return [
+      `import type { ChatCompletionToolMessageParam, ChatCompletionMessageParam } from 'openai/resources/chat/completions';`,
+      `export const results: ChatCompletionToolMessageParam[] = ${literal(results(data))};`,
+      `export const asMessages: ChatCompletionMessageParam[] = results;`,
+    ];
+  },
+  // OpenAI Responses: {type:"function_call_output", call_id, output: string | input_text/
+  // input_image/input_file parts}, an item of the request's `input`. `call_id` is optional in
+  // the SDK type (absent on items the API returns); on input it pairs the output with its
+  // call, so it is required here.
+  'result-openai-responses'(data) {
+    return [
+      `import type { ResponseInputItem, ResponseInput } from 'openai/resources/responses/responses';`,
+      `type FunctionCallOutput = ResponseInputItem.FunctionCallOutput & { call_id: string };`,
+      `export const results: FunctionCallOutput[] = ${literal(results(data))};`,
+      `export const asInput: ResponseInput = results;`,
+    ];
+  },
+  // Anthropic Messages: a tool_result content block of a user message.
+  'result-anthropic'(data) {
+    return [
+      `import type { ToolResultBlockParam, ContentBlockParam } from '@anthropic-ai/sdk/resources/messages';`,
+      `import type { BetaContentBlockParam } from '@anthropic-ai/sdk/resources/beta/messages';`,
+      `export const results: ToolResultBlockParam[] = ${literal(results(data))};`,
+      `export const asContent: ContentBlockParam[] = results;`,
+      `export const asBetaContent: BetaContentBlockParam[] = results;`,
+    ];
+  },
+  // MCP tools/call result. Both SDK types (zod-inferred types.js, spec.types.js) inherit an
+  // index signature from Result, so a misspelt top-level key (is_error) would pass: the
+  // literal is typed with the known keys picked out, then assigned to both full types.
+  'result-mcp'(data) {
+    return [
+      `import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';`,
+      `import type { CallToolResult as SpecCallToolResult } from '@modelcontextprotocol/sdk/spec.types.js';`,
+      `type KnownCallToolResult = Pick<CallToolResult, 'content' | 'structuredContent' | 'isError' | '_meta'>;`,
+      `export const results: KnownCallToolResult[] = ${literal(results(data))};`,
+      `export const asResults: CallToolResult[] = results;`,
+      `export const asSpecResults: SpecCallToolResult[] = results;`,
+    ];
+  },
+});
 
 const known = Object.keys(FORMATS).sort((a, b) => b.length - a.length);
 function formatOf(name) {

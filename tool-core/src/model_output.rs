@@ -139,6 +139,12 @@ pub enum ResultTarget {
     Mcp,
 }
 
+/// A resource link's name: the last path segment of its URL (the URL itself if it has none).
+fn link_name(url: &str) -> &str {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/').find(|s| !s.is_empty() && !s.contains(':')).unwrap_or(url)
+}
+
 fn json_text(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::String(s) => s.clone(),
@@ -219,9 +225,9 @@ impl ContentPart {
                 json!({"type": "audio", "data": data, "mimeType": media_type})
             }
             ContentPart::ImageData { data, media_type } => json!({"type": "image", "data": data, "mimeType": media_type}),
-            ContentPart::ImageUrl { url } => json!({"type": "resource_link", "uri": url, "name": url, "mimeType": "image/*"}),
+            ContentPart::ImageUrl { url } => json!({"type": "resource_link", "uri": url, "name": link_name(url)}),
             ContentPart::FileUrl { url, media_type } => {
-                let mut link = json!({"type": "resource_link", "uri": url, "name": url});
+                let mut link = json!({"type": "resource_link", "uri": url, "name": link_name(url)});
                 if let Some(m) = media_type {
                     link["mimeType"] = json!(m);
                 }
@@ -382,7 +388,10 @@ mod tests {
 
         let m = out.to_tool_result(ResultTarget::Mcp, "c");
         assert_eq!(m["content"][2], json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"}));
-        assert_eq!(m["content"][1]["type"], "resource_link");
+        assert_eq!(
+            m["content"][1],
+            json!({"type": "resource_link", "uri": "https://example.com/radar.png", "name": "radar.png"})
+        );
         assert_eq!(m["content"][3]["resource"]["blob"], "JVBER");
 
         let c = out.to_tool_result(ResultTarget::OpenAiChat, "c");
