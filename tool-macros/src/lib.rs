@@ -1,9 +1,9 @@
 //! `#[tool]`: turns a documented `async fn` into a registered Toolsmith tool.
 //!
 //! Use it through `tool_core` (`use tool_core::prelude::*;`), which documents the attribute.
-//! The crate is parse → validate → expand: [`attr`] parses the attribute's arguments,
-//! [`ast`] reads the function, [`valid`] checks what neither parser can, [`expand`] writes the
-//! tokens. Every mistake is collected in a [`ctxt::Ctxt`] and reported at its own token, and
+//! The crate is parse → validate → expand: `attr` parses the attribute's arguments,
+//! `ast` reads the function, `valid` checks what neither parser can, `expand` writes the
+//! tokens. Every mistake is collected in a `ctxt::Ctxt` and reported at its own token, and
 //! the original function is always re-emitted so one mistake does not cascade.
 
 mod ast;
