@@ -51,6 +51,7 @@ pub mod json;
 pub mod model_output;
 pub mod partial_json;
 pub mod registry;
+pub mod runtime;
 pub mod schema;
 pub mod spec;
 pub mod stream;

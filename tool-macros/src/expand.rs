@@ -83,7 +83,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
                 #vis struct __ToolInput {}
             },
             quote!(__ToolInput),
-            quote!(let _ = input;),
+            quote!(let _ = __toolsmith_input;),
             Vec::new(),
             quote! {
                 fn input_schema() -> #pr::serde_json::Value { #pr::empty_object_schema() }
@@ -114,7 +114,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
                     #vis struct __ToolInput { #(#defs,)* }
                 },
                 quote!(__ToolInput),
-                quote!(let __ToolInput { #(#ids: #binds,)* } = input;),
+                quote!(let __ToolInput { #(#ids: #binds,)* } = __toolsmith_input;),
                 binds,
                 TokenStream::new(),
             )
@@ -140,9 +140,9 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
 
     // The call of the user's function, in parameter order.
     let args = f.params.iter().map(|p| match p {
-        Param::Input => quote!(input),
+        Param::Input => quote!(__toolsmith_input),
         Param::Field(i) => field_args[*i].to_token_stream(),
-        Param::Context(ty) => quote_spanned!(ty.span()=> cx),
+        Param::Context(ty) => quote_spanned!(ty.span()=> __toolsmith_cx),
     });
     let call = quote!(#name(#(#args),*).await);
     let (output_ty, body) = match &f.output {
@@ -217,16 +217,20 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
     };
 
     let to_model_output = attrs.to_model_output.as_ref().map(|p| {
-        let call = typed_call(p, quote!(fn(&Self::Output) -> _), quote!(output));
+        let call = typed_call(p, quote!(fn(&Self::Output) -> _), quote!(__toolsmith_output));
         quote! {
-            fn to_model_output(output: &Self::Output) -> #pr::Option<#pr::ModelOutput> { #pr::model_output(#call) }
+            fn to_model_output(__toolsmith_output: &Self::Output) -> #pr::Option<#pr::ModelOutput> { #pr::model_output(#call) }
         }
     });
     let approval_fn = match attrs.require_approval.as_ref() {
         Some(Approval::Predicate(p)) => {
-            let call = typed_call(p, quote!(fn(&Self::Input, &Self::Context) -> _), quote!(input, context));
+            let call = typed_call(
+                p,
+                quote!(fn(&Self::Input, &Self::Context) -> _),
+                quote!(__toolsmith_input, __toolsmith_context),
+            );
             quote! {
-                fn approval(input: &Self::Input, context: &Self::Context) -> #pr::Result<bool, #pr::String> { #pr::approval(#call) }
+                fn approval(__toolsmith_input: &Self::Input, __toolsmith_context: &Self::Context) -> #pr::Result<bool, #pr::String> { #pr::approval(#call) }
             }
         }
         _ => TokenStream::new(),
@@ -241,27 +245,27 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
     let hooks_fns = [
         hook(
             &attrs.on_input_start,
-            quote!(fn on_input_start(call: &#pr::ToolCallInfo)),
+            quote!(fn on_input_start(__toolsmith_call: &#pr::ToolCallInfo)),
             quote!(fn(&#pr::ToolCallInfo) -> _),
-            quote!(call),
+            quote!(__toolsmith_call),
         ),
         hook(
             &attrs.on_input_delta,
-            quote!(fn on_input_delta(call: &#pr::ToolCallInfo, delta: &str)),
+            quote!(fn on_input_delta(__toolsmith_call: &#pr::ToolCallInfo, __toolsmith_delta: &str)),
             quote!(fn(&#pr::ToolCallInfo, &str) -> _),
-            quote!(call, delta),
+            quote!(__toolsmith_call, __toolsmith_delta),
         ),
         hook(
             &attrs.on_input_available,
-            quote!(fn on_input_available(call: &#pr::ToolCallInfo, input: &Self::Input)),
+            quote!(fn on_input_available(__toolsmith_call: &#pr::ToolCallInfo, __toolsmith_input: &Self::Input)),
             quote!(fn(&#pr::ToolCallInfo, &Self::Input) -> _),
-            quote!(call, input),
+            quote!(__toolsmith_call, __toolsmith_input),
         ),
         hook(
             &attrs.on_output,
-            quote!(fn on_output(call: &#pr::ToolCallInfo, output: &Self::Output)),
+            quote!(fn on_output(__toolsmith_call: &#pr::ToolCallInfo, __toolsmith_output: &Self::Output)),
             quote!(fn(&#pr::ToolCallInfo, &Self::Output) -> _),
-            quote!(call, output),
+            quote!(__toolsmith_call, __toolsmith_output),
         ),
     ];
     let examples = attrs.input_examples.as_ref().map(|ex| {
@@ -326,8 +330,8 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
                 #input_schema_override
                 #examples
 
-                fn execute(input: Self::Input, cx: #pr::ToolContext<Self::Context>) -> impl ::core::future::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + ::core::marker::Send + 'static {
-                    let _ = &cx;
+                fn execute(__toolsmith_input: Self::Input, __toolsmith_cx: #pr::ToolContext<Self::Context>) -> impl ::core::future::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + ::core::marker::Send + 'static {
+                    let _ = &__toolsmith_cx;
                     async move {
                         #destructure
                         #body
@@ -402,17 +406,17 @@ fn transform_fn(attrs: &ToolAttrs, pr: &TokenStream) -> TokenStream {
                 "suspend" => quote!(Self::Suspend),
                 _ => quote!(Self::Resume),
             };
-            let call = typed_call(path, quote!(fn(&#arg_ty) -> _), quote!(v));
-            arms.push(quote!((#pr::TransformTarget::#target, #pr::Payload::#variant(v)) => #pr::transformed(#call),));
+            let call = typed_call(path, quote!(fn(&#arg_ty) -> _), quote!(__toolsmith_payload));
+            arms.push(quote!((#pr::TransformTarget::#target, #pr::Payload::#variant(__toolsmith_payload)) => #pr::transformed(#call),));
         }
     }
     if arms.is_empty() {
         return TokenStream::new();
     }
     quote! {
-        fn transform(target: #pr::TransformTarget, _phase: #pr::TransformPhase, payload: #pr::Payload<'_, Self>) -> #pr::Option<#pr::Result<#pr::serde_json::Value, #pr::String>> {
+        fn transform(__toolsmith_target: #pr::TransformTarget, _phase: #pr::TransformPhase, __toolsmith_value: #pr::Payload<'_, Self>) -> #pr::Option<#pr::Result<#pr::serde_json::Value, #pr::String>> {
             #[allow(unreachable_patterns)]
-            match (target, payload) {
+            match (__toolsmith_target, __toolsmith_value) {
                 #(#arms)*
                 _ => #pr::Option::None,
             }
