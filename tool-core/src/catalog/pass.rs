@@ -491,6 +491,30 @@ impl<'a> Pass<'a> {
 
     /// Merges `allOf` parts into their node when they are objects with distinct properties (or
     /// a single part); otherwise an error naming the conflicting keyword.
+    /// Shapes neither strict mode (OpenAI, Anthropic) can express: a flattened union, the
+    /// structural keywords, tuples, and `anyOf` beside `oneOf`.
+    fn refuse_strict_shapes(&self, node: &Map<String, Value>, path: &str) -> Result<(), PassError> {
+        let mode = if self.target == Target::Anthropic { "Anthropic" } else { "OpenAI" };
+        self.refuse_flattened_union(node, path)?;
+        self.refuse_structural(node, path)?;
+        if node.contains_key("prefixItems") {
+            return Err(self.err(
+                path,
+                format!(
+                    "a tuple (`prefixItems`) is not supported by {mode} strict mode; use a struct with named fields or a Vec, \
+                     or export this tool with strict off"
+                ),
+            ));
+        }
+        if node.contains_key("anyOf") && node.contains_key("oneOf") {
+            return Err(self.err(
+                path,
+                format!("both `anyOf` and `oneOf` on one schema cannot be expressed in {mode} strict mode"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The node with its `allOf` merged in; borrowed (no copy) when it has none.
     fn flatten_all_of<'n>(&self, node: &'n Map<String, Value>, path: &str, depth: usize) -> Result<Cow<'n, Map<String, Value>>, PassError> {
         let Some(parts) = node.get("allOf") else {
@@ -613,21 +637,7 @@ impl<'a> Pass<'a> {
             }
         }
 
-        self.refuse_flattened_union(&node, path)?;
-        self.refuse_structural(&node, path)?;
-        if node.contains_key("prefixItems") {
-            return Err(self.err(
-                path,
-                "a tuple (`prefixItems`) is not supported by OpenAI strict mode; use a struct with named fields or a Vec, \
-                 or export this tool with strict off",
-            ));
-        }
-        if node.contains_key("anyOf") && node.contains_key("oneOf") {
-            return Err(self.err(
-                path,
-                "both `anyOf` and `oneOf` on one schema cannot be expressed in OpenAI strict mode",
-            ));
-        }
+        self.refuse_strict_shapes(&node, path)?;
 
         let mut out = Map::new();
         let mut removed = Vec::new();
@@ -923,21 +933,7 @@ impl<'a> Pass<'a> {
             _ => return Err(self.err(path, "this schema accepts no value at all; remove the field")),
         };
         let node = self.flatten_all_of(node, path, 0)?;
-        self.refuse_flattened_union(&node, path)?;
-        self.refuse_structural(&node, path)?;
-        if node.contains_key("prefixItems") {
-            return Err(self.err(
-                path,
-                "a tuple (`prefixItems`) is not supported by Anthropic strict mode; use a struct with named fields or a Vec, \
-                 or export this tool with strict off",
-            ));
-        }
-        if node.contains_key("anyOf") && node.contains_key("oneOf") {
-            return Err(self.err(
-                path,
-                "both `anyOf` and `oneOf` on one schema cannot be expressed in Anthropic strict mode",
-            ));
-        }
+        self.refuse_strict_shapes(&node, path)?;
         let mut out = Map::new();
         let mut removed = Vec::new();
         for (k, v) in node.iter() {
