@@ -96,11 +96,7 @@ impl AnthropicDriver {
             }
             Err(err) => return Err(StreamError::bad_json(event, &err)),
         };
-        let kind = if event.event == "error" {
-            "error"
-        } else {
-            head.kind.as_deref().unwrap_or(&event.event)
-        };
+        let kind = super::event_kind(event, head.kind.as_deref());
         let parse_err =
             |err: serde_json::Error| StreamError::at(event, format!("a `{kind}` event does not have the documented shape: {err}"));
         match kind {

@@ -173,6 +173,16 @@ pub(crate) fn provider_error_message(error: &serde_json::Value) -> String {
 }
 
 /// At most 120 characters of `text`, for error messages.
+/// An event's kind: an SSE `error` event is an error whatever its data says; otherwise the
+/// data's `type`, falling back to the SSE event name.
+fn event_kind<'a>(event: &'a sse::SseEvent, data_type: Option<&'a str>) -> &'a str {
+    if event.event == "error" {
+        "error"
+    } else {
+        data_type.unwrap_or(&event.event)
+    }
+}
+
 fn excerpt(text: &str) -> String {
     const MAX: usize = 120;
     match text.char_indices().nth(MAX) {

@@ -86,11 +86,7 @@ impl ResponsesDriver {
             return Ok(Flow::Done);
         }
         let head: Head = serde_json::from_str(&event.data).map_err(|err| StreamError::bad_json(event, &err))?;
-        let kind = if event.event == "error" {
-            "error"
-        } else {
-            head.kind.as_deref().unwrap_or(&event.event)
-        };
+        let kind = super::event_kind(event, head.kind.as_deref());
         let parse_err =
             |err: serde_json::Error| StreamError::at(event, format!("a `{kind}` event does not have the documented shape: {err}"));
         match kind {
