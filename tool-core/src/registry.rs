@@ -335,12 +335,12 @@ impl Registry {
     /// execution (panics caught, cancellation and timeout honoured), output validation.
     ///
     /// Every failure is a model-readable [`ToolError`] value.
-    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
+    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, mut options: CallOptions) -> Result<ToolOutput, ToolError> {
         let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
         let args = args.into();
         call::check_limits(id, &args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, &args)?;
-        let context = call::validate_context(id, &entry.compiled, options.context.clone())?;
+        let context = call::validate_context(id, &entry.compiled, options.context.take())?;
         if entry.tool.spec().require_approval != ApprovalRule::Never && entry.tool.requires_approval(input.as_input(), &context) {
             // Fail closed: approving a call is the runtime's job, bound to its call id; a plain
             // call of a tool that needs approval never runs it.
