@@ -43,7 +43,7 @@ pub struct WriteResult {
 }
 
 /// The suspend payload: the file exists and the user must decide whether to replace it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OverwriteConflict {
     /// The existing file, relative to the root.
     pub path: String,
@@ -68,8 +68,9 @@ pub fn replacing_needs_approval(input: &WriteFileInput, _cx: &WriteContext) -> b
 
 /// Writes `input` under `root`: new files are created exclusively (never clobbering a file that
 /// appeared meanwhile); replacements are written to a temporary file and renamed into place, so
-/// readers never see a half-written file.
-pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResult, ToolError> {
+/// readers never see a half-written file. An existing file without `overwrite` is a conflict
+/// for the user to settle (`Ok(Err(conflict))`).
+pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<Result<WriteResult, OverwriteConflict>, ToolError> {
     let sandbox = Sandbox::open(root)?;
     let target = sandbox.resolve_new(&input.path)?;
     let rel = sandbox.relative(&target);
@@ -79,20 +80,11 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResu
     }
     let bytes = input.content.as_bytes();
     match std::fs::metadata(&target) {
-        Ok(existing) if !input.overwrite.unwrap_or(false) => {
-            let conflict = OverwriteConflict {
-                path: rel.clone(),
-                existing_bytes: existing.len(),
-                new_bytes: bytes.len(),
-            };
-            Err(ToolError::with_details(
-                format!(
-                    "`{rel}` already exists ({} bytes). Call again with `overwrite: true` to replace it (this needs approval), or choose another path.",
-                    existing.len()
-                ),
-                serde_json::to_value(conflict).unwrap_or_default(),
-            ))
-        }
+        Ok(existing) if !input.overwrite.unwrap_or(false) => Ok(Err(OverwriteConflict {
+            path: rel.clone(),
+            existing_bytes: existing.len(),
+            new_bytes: bytes.len(),
+        })),
         Ok(_) => {
             let tmp = target.with_file_name(format!(
                 ".{}.toolsmith-tmp",
@@ -113,11 +105,11 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResu
                 let _ = std::fs::remove_file(&tmp);
                 io("replace", e)
             })?;
-            Ok(WriteResult {
+            Ok(Ok(WriteResult {
                 path: rel,
                 bytes_written: bytes.len(),
                 created: false,
-            })
+            }))
         }
         Err(_) => {
             let mut file = std::fs::OpenOptions::new()
@@ -126,11 +118,11 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResu
                 .open(&target)
                 .map_err(|e| io("create", e))?;
             file.write_all(bytes).map_err(|e| io("write", e))?;
-            Ok(WriteResult {
+            Ok(Ok(WriteResult {
                 path: rel,
                 bytes_written: bytes.len(),
                 created: true,
-            })
+            }))
         }
     }
 }
@@ -138,8 +130,9 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResu
 /// Write a UTF-8 text file inside the root directory given by the request context
 ///
 /// Creates the file (and missing directories). An existing file is only replaced with
-/// `overwrite: true`, which requires the user's approval. Paths must stay inside the root:
-/// absolute paths, `..` and symbolic links are refused.
+/// `overwrite: true`, which requires the user's approval; without it the call waits for the
+/// user to decide (it suspends with the conflict and resumes with their decision). Paths must
+/// stay inside the root: absolute paths, `..` and symbolic links are refused.
 #[tool(
     id = "write-file",
     tags = ["files"],
@@ -151,9 +144,21 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<WriteResu
 )]
 pub async fn write_file(input: WriteFileInput, #[ctx] cx: ToolContext<WriteContext>) -> Result<WriteResult, ToolError> {
     let root = cx.request_context().root.clone();
-    tokio::task::spawn_blocking(move || write(&root, &input))
+    let mut input = input;
+    match cx.resume_data::<OverwriteDecision>()? {
+        Some(OverwriteDecision { overwrite: true }) => input.overwrite = Some(true),
+        Some(OverwriteDecision { overwrite: false }) => {
+            return Err(ToolError::new(format!(
+                "The user chose to keep the existing `{}`; nothing was written.",
+                input.path
+            )))
+        }
+        None => {}
+    }
+    let written = tokio::task::spawn_blocking(move || write(&root, &input))
         .await
-        .map_err(|e| ToolError::new(format!("The write stopped unexpectedly: {e}")))?
+        .map_err(|e| ToolError::new(format!("The write stopped unexpectedly: {e}")))??;
+    written.map_err(|conflict| cx.suspend(conflict))
 }
 
 #[cfg(test)]
@@ -172,7 +177,9 @@ mod tests {
     #[test]
     fn creates_files_and_directories() {
         let dir = tempfile::tempdir().unwrap();
-        let r = write(dir.path(), &input("notes/todo.md", "- write tests\n", None)).unwrap();
+        let r = write(dir.path(), &input("notes/todo.md", "- write tests\n", None))
+            .unwrap()
+            .unwrap();
         assert_eq!(
             r,
             WriteResult {
@@ -190,12 +197,18 @@ mod tests {
     #[test]
     fn existing_files_are_only_replaced_on_request() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &input("a.txt", "old", None)).unwrap();
-        let e = write(dir.path(), &input("a.txt", "newer", Some(false))).unwrap_err();
-        assert!(e.message().contains("already exists (3 bytes)"), "{e}");
-        assert_eq!(e.details(), Some(&json!({"path": "a.txt", "existing_bytes": 3, "new_bytes": 5})));
+        write(dir.path(), &input("a.txt", "old", None)).unwrap().unwrap();
+        let conflict = write(dir.path(), &input("a.txt", "newer", Some(false))).unwrap().unwrap_err();
+        assert_eq!(
+            conflict,
+            OverwriteConflict {
+                path: "a.txt".into(),
+                existing_bytes: 3,
+                new_bytes: 5
+            }
+        );
         assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "old");
-        let r = write(dir.path(), &input("a.txt", "newer", Some(true))).unwrap();
+        let r = write(dir.path(), &input("a.txt", "newer", Some(true))).unwrap().unwrap();
         assert!(!r.created);
         assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "newer");
         assert_eq!(
@@ -210,7 +223,7 @@ mod tests {
     fn a_planted_temporary_link_is_not_written_through() {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
-        write(dir.path(), &input("a.txt", "old", None)).unwrap();
+        write(dir.path(), &input("a.txt", "old", None)).unwrap().unwrap();
         std::os::unix::fs::symlink(outside.path().join("victim"), dir.path().join(".a.txt.toolsmith-tmp")).unwrap();
         assert!(write(dir.path(), &input("a.txt", "new", Some(true))).is_err());
         assert!(!outside.path().join("victim").exists());

@@ -34,8 +34,13 @@ impl Run {
     }
 }
 
+/// Runs the binary; its default pending-call store lives in a directory of this test process,
+/// never in the user's data directory.
 fn toolsmith(args: &[&str]) -> Run {
+    static DATA: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let data = DATA.get_or_init(|| tempfile::tempdir().unwrap());
     let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA_DIR", data.path())
         .args(args)
         .output()
         .expect("the toolsmith binary runs");
@@ -331,42 +336,76 @@ fn search_files_refuses_to_leave_the_root() {
 }
 
 #[test]
-fn write_file_creates_then_refuses_to_clobber() {
+fn write_file_suspends_on_conflicts_and_waits_for_approval_across_processes() {
     let dir = tempfile::tempdir().unwrap();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = store_dir.path().join("pending.sqlite3");
+    let store = store.to_str().unwrap();
     let cx = context(dir.path());
-    let out = toolsmith(&[
-        "call",
-        "write-file",
-        r#"{"path": "out/hello.txt", "content": "hello"}"#,
-        "--context",
-        &cx,
-    ])
-    .json();
+    let read = || std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap();
+    let call = |args: &str| toolsmith(&["--store", store, "call", "write-file", args, "--context", &cx]);
+    let out = call(r#"{"path": "out/hello.txt", "content": "hello"}"#).json();
     assert_eq!(out, json!({"path": "out/hello.txt", "bytes_written": 5, "created": true}));
-    assert_eq!(std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap(), "hello");
+    assert_eq!(read(), "hello");
 
-    let run = toolsmith(&[
-        "call",
-        "write-file",
-        r#"{"path": "out/hello.txt", "content": "bye"}"#,
-        "--context",
-        &cx,
-    ]);
-    assert_ne!(run.code, 0);
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
-    assert_eq!(std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap(), "hello");
+    // A conflict suspends the call: the user decides, in another process.
+    let suspended = call(r#"{"path": "out/hello.txt", "content": "bye"}"#);
+    let event = suspended.json();
+    assert_eq!(event["type"], "tool-call-suspended");
+    assert_eq!(
+        event["suspend_payload"],
+        json!({"path": "out/hello.txt", "existing_bytes": 5, "new_bytes": 3})
+    );
+    assert!(suspended.stderr.contains("toolsmith resume"), "{}", suspended.stderr);
+    let id = event["tool_call_id"].as_str().unwrap().to_owned();
+    let pending = toolsmith(&["--store", store, "pending", "--json"]).json();
+    assert_eq!(pending[0]["tool_call_id"], id.as_str());
+    assert_eq!(pending[0]["kind"], "suspended");
+    assert_eq!(pending[0]["context"]["root"], dir.path().to_str().unwrap());
+    let table = toolsmith(&["--store", store, "pending"]);
+    assert!(table.stdout.contains(&id) && table.stdout.contains("suspended"), "{}", table.stdout);
 
-    // Overwriting needs approval: a plain call never runs it.
-    let run = toolsmith(&[
-        "call",
-        "write-file",
-        r#"{"path": "out/hello.txt", "content": "bye", "overwrite": true}"#,
-        "--context",
-        &cx,
-    ]);
-    assert_ne!(run.code, 0);
-    assert!(run.stderr.contains("requires approval"), "{}", run.stderr);
-    assert_eq!(std::fs::read_to_string(dir.path().join("out/hello.txt")).unwrap(), "hello");
+    let bad = toolsmith(&["--store", store, "resume", &id, r#"{"overwrite": "yes"}"#]);
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("/overwrite"), "{}", bad.stderr);
+    let kept = toolsmith(&["--store", store, "resume", &id, r#"{"overwrite": false}"#]);
+    assert_ne!(kept.code, 0);
+    assert!(kept.stderr.contains("keep the existing"), "{}", kept.stderr);
+    assert_eq!(read(), "hello");
+    let stale = toolsmith(&["--store", store, "resume", &id, r#"{"overwrite": true}"#]);
+    assert!(stale.stderr.contains("already resolved"), "{}", stale.stderr);
+
+    let id = call(r#"{"path": "out/hello.txt", "content": "bye"}"#).json()["tool_call_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = toolsmith(&["--store", store, "resume", &id, r#"{"overwrite": true}"#]).json();
+    assert_eq!(out, json!({"path": "out/hello.txt", "bytes_written": 3, "created": false}));
+    assert_eq!(read(), "bye");
+
+    // Overwriting on request needs approval; a decline never runs it.
+    let waiting = call(r#"{"path": "out/hello.txt", "content": "again", "overwrite": true}"#);
+    let event = waiting.json();
+    assert_eq!(event["type"], "tool-call-approval");
+    assert_eq!(event["resume_schema"]["required"], json!(["approved"]));
+    let id = event["tool_call_id"].as_str().unwrap().to_owned();
+    let declined = toolsmith(&["--store", store, "call", &id, "--decline", "not today"]).json();
+    assert_eq!(declined["approved"], false);
+    assert_eq!(declined["reason"], "not today");
+    assert_eq!(read(), "bye");
+    let id = call(r#"{"path": "out/hello.txt", "content": "again", "overwrite": true}"#).json()["tool_call_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let events = toolsmith(&["--store", store, "call", &id, "--approve", "--events"]);
+    let kinds: Vec<String> = events
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["tool-call-resumed", "tool-result"]);
+    assert_eq!(read(), "again");
+    assert_eq!(toolsmith(&["--store", store, "pending", "--json"]).json(), json!([]));
 
     let run = toolsmith(&[
         "call",
@@ -483,4 +522,38 @@ fn call_prints_provider_tool_results() {
     ])
     .json();
     assert_eq!(responses["output"][1]["type"], "input_image");
+}
+
+#[test]
+fn a_captured_stream_replays_through_the_hooks_showing_display_events() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/two_calls.anthropic.sse");
+    let run = toolsmith(&["call", "--stream", fixture, "--format", "anthropic"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |id: &str| -> Vec<&Value> { events.iter().filter(|e| e["tool_call_id"] == id).collect() };
+    let customer = of("toolu_01A09q90qw90lq917835lq9");
+    let kinds: Vec<&str> = customer.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    // The display view hides this tool's input: no deltas, the transformed args and output.
+    assert_eq!(kinds, ["input-streaming-start", "tool-call", "tool-result"]);
+    assert_eq!(customer[1]["args"], json!({"customer_id": "cus_002"}));
+    assert_eq!(customer[2]["result"], json!({"display_name": "Globex"}));
+    assert!(
+        !run.stdout.contains("/crm/eu") && !run.stdout.contains("sk_test_globex"),
+        "{}",
+        run.stdout
+    );
+    let units = of("toolu_01B7xq2pP9vRx3mE8nYt4kQ");
+    let kinds: Vec<&str> = units.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["input-streaming-start", "input-delta", "input-delta", "tool-call", "tool-result"]
+    );
+    assert_eq!(units[4]["result"]["result"], 2500.0);
+
+    let missing = toolsmith(&["call", "--stream", "/nonexistent.sse", "--format", "openai"]);
+    assert_ne!(missing.code, 0);
+    assert!(missing.stderr.contains("cannot read"), "{}", missing.stderr);
+    let no_format = toolsmith(&["call", "--stream", fixture]);
+    assert_ne!(no_format.code, 0);
+    assert!(no_format.stderr.contains("--format"), "{}", no_format.stderr);
 }

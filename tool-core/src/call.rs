@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::ToolCallInfo;
+use crate::context::{McpHandle, ToolCallInfo, Workflow, Writer};
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::json::{Borrowed, Node};
 use crate::schema::SchemaError;
@@ -70,6 +70,21 @@ pub struct CallOptions {
     pub cancellation: Option<CancellationToken>,
     /// Ends the call as [`ErrorKind::Aborted`] after this long.
     pub timeout: Option<Duration>,
+    /// The conversation thread.
+    pub thread_id: Option<String>,
+    /// The resource (user) the call acts for.
+    pub resource_id: Option<String>,
+    /// Resume data for a call that continues (the runtime sets it after validating it).
+    pub resume_data: Option<Value>,
+    /// Where the tool's custom chunks go.
+    pub writer: Writer,
+    /// The workflow running the call.
+    pub workflow: Option<Workflow>,
+    /// The MCP client that asked for the call.
+    pub mcp: Option<Arc<dyn McpHandle>>,
+    /// Tunes the background settings of a tool that opted in (runtime calls only; ignored for
+    /// tools that did not opt in).
+    pub background: Option<crate::runtime::BackgroundOverride>,
 }
 
 impl CallOptions {
@@ -107,6 +122,8 @@ pub(crate) struct Compiled {
     output: Option<Validator>,
     output_fast: Option<Validator<Borrowed>>,
     context: Option<Validator>,
+    suspend: Option<Validator>,
+    resume: Option<Validator>,
 }
 
 impl Compiled {
@@ -131,6 +148,8 @@ impl Compiled {
                 .as_ref()
                 .map(|s| compile("request-context", s))
                 .transpose()?,
+            suspend: spec.suspend_schema.as_ref().map(|s| compile("suspend", s)).transpose()?,
+            resume: spec.resume_schema.as_ref().map(|s| compile("resume", s)).transpose()?,
         })
     }
 }
@@ -182,6 +201,17 @@ pub(crate) fn quote(value: &Value) -> String {
     truncate(&redact(value).to_string(), QUOTE_LIMIT)
 }
 
+/// Quotes text that is not JSON: its keys cannot be redacted, so text that mentions a
+/// secret-named key is not quoted at all.
+fn quote_text(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    if SECRET_MARKERS.iter().any(|m| lower.contains(m)) {
+        format!("({} characters, not shown: they mention a secret-named key)", text.chars().count())
+    } else {
+        truncate(text, QUOTE_LIMIT)
+    }
+}
+
 fn truncate(text: &str, limit: usize) -> String {
     match text.char_indices().nth(limit) {
         None => text.to_owned(),
@@ -223,7 +253,7 @@ fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
             ErrorKind::InvalidInput,
             format!(
                 "Tool `{tool}` received arguments that are not valid JSON ({e}). Provided arguments: {}",
-                truncate(text, QUOTE_LIMIT)
+                quote_text(text)
             ),
             vec![Issue {
                 path: String::new(),
@@ -487,6 +517,49 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
     }
 }
 
+/// Checks a suspension's payload against the tool's `suspend` schema; a payload that does not
+/// match turns the suspension into an output error (the tool broke its own contract).
+pub(crate) fn validate_suspension(tool: &str, compiled: &Compiled, error: ToolError) -> ToolError {
+    let (Some(validator), true) = (&compiled.suspend, error.is_suspended()) else {
+        return error;
+    };
+    let payload = error.details().cloned().unwrap_or(Value::Null);
+    if validator.is_valid(&payload) {
+        return error;
+    }
+    let issues = issues_of(validator, &payload, false);
+    ToolError::invalid(
+        ErrorKind::InvalidOutput,
+        format!(
+            "Tool `{tool}` suspended with a payload that does not match its suspend schema:{}",
+            format_issues(&issues)
+        ),
+        issues,
+    )
+    .for_tool(tool)
+}
+
+/// Checks resume data against the tool's `resume` schema (any value when it declares none).
+pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> Result<(), ToolError> {
+    let Some(validator) = &compiled.resume else {
+        return Ok(());
+    };
+    if validator.is_valid(data) {
+        return Ok(());
+    }
+    let issues = issues_of(validator, data, true);
+    Err(ToolError::invalid(
+        ErrorKind::InvalidInput,
+        format!(
+            "The resume data for tool `{tool}` does not match its resume schema:{}\nProvided data: {}",
+            format_issues(&issues),
+            quote(data)
+        ),
+        issues,
+    )
+    .for_tool(tool))
+}
+
 pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue) -> Result<(), ToolError> {
     let (Some(fast), Some(validator)) = (&compiled.output_fast, &compiled.output) else {
         return Ok(());
@@ -562,6 +635,12 @@ pub(crate) async fn run(
         tool_name: tool.spec().id.clone(),
         messages: options.messages,
         cancellation: cancellation.clone(),
+        thread_id: options.thread_id,
+        resource_id: options.resource_id,
+        resume_data: options.resume_data,
+        writer: options.writer,
+        workflow: options.workflow,
+        mcp: options.mcp,
     };
     let panicked = |payload: &(dyn Any + Send)| {
         ToolError::with_kind(

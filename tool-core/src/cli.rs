@@ -7,6 +7,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
@@ -14,6 +17,9 @@ use crate::call::CallOptions;
 use crate::catalog::{Catalog, Format as CatalogFormat, Strictness};
 use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
+use crate::runtime::{Event, EventStream, PendingCall, PendingStore, RegistryRef, RunEvent, Runtime, SqliteStore, StoreError};
+use crate::spec::TransformTarget;
+use crate::stream::StreamFormat;
 
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
@@ -23,6 +29,11 @@ use crate::registry::Registry;
     version
 )]
 pub struct Cli {
+    /// The SQLite file where calls waiting for approval or resume data are kept (default:
+    /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
+    /// directory under `toolsmith/`).
+    #[arg(long, global = true)]
+    store: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -64,13 +75,35 @@ enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Call a tool with JSON arguments and print its result.
+    /// Call a tool with JSON arguments and print its result; or approve or decline a pending
+    /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or replay a captured
+    /// model stream (`call --stream FILE.sse --format anthropic`).
+    ///
+    /// A call that needs approval or suspends prints its event and waits in the store (see
+    /// `pending`).
     Call {
-        /// The tool id.
-        id: String,
+        /// The tool id (or, with --approve/--decline, the pending call's id).
+        #[arg(required_unless_present = "stream")]
+        id: Option<String>,
         /// The arguments, as JSON text.
         #[arg(default_value = "{}")]
         args: String,
+        /// Approve the pending call ID and run it.
+        #[arg(long, conflicts_with_all = ["decline", "stream"])]
+        approve: bool,
+        /// Decline the pending call ID with this reason (the tool never runs).
+        #[arg(long, value_name = "REASON", conflicts_with = "stream")]
+        decline: Option<String>,
+        /// Replay a captured model response (server-sent events) through the tools' hooks and
+        /// run its calls, printing every display event as a JSON line.
+        #[arg(long, value_name = "FILE.sse", requires = "format")]
+        stream: Option<PathBuf>,
+        /// The provider format of --stream.
+        #[arg(long, value_enum)]
+        format: Option<StreamFormatArg>,
+        /// Print every event of the call (display view) as JSON lines instead of the result.
+        #[arg(long)]
+        events: bool,
         /// The request context, as a JSON object.
         #[arg(long)]
         context: Option<String>,
@@ -82,6 +115,33 @@ enum Command {
         #[arg(long = "as", value_enum)]
         result_as: Option<ResultFormat>,
     },
+    /// Resume a suspended call with data matching its resume schema (or answer an approval
+    /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
+    Resume {
+        /// The pending call's id.
+        id: String,
+        /// The resume data, as JSON text.
+        data: String,
+        /// Print every event (display view) as JSON lines instead of the result.
+        #[arg(long)]
+        events: bool,
+    },
+    /// List the calls waiting for approval or resume data.
+    Pending {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StreamFormatArg {
+    /// OpenAI Chat Completions.
+    Openai,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,7 +214,7 @@ where
         }
     };
     let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-    match runtime.block_on(execute(cli, registry, &mut out)) {
+    match runtime.block_on(execute(cli, RegistryRef::Static(registry), &mut out)) {
         Ok(code) => code,
         Err(message) => {
             let _ = writeln!(err, "error: {message}");
@@ -167,10 +227,148 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
+/// The pending-call store, opened on first use (plain calls never touch the disk).
+struct LazyStore {
+    path: Option<PathBuf>,
+    store: OnceLock<Result<SqliteStore, String>>,
+}
+
+impl LazyStore {
+    fn get(&self) -> Result<&SqliteStore, StoreError> {
+        self.store
+            .get_or_init(|| {
+                let path = self
+                    .path
+                    .clone()
+                    .or_else(SqliteStore::default_path)
+                    .ok_or("no data directory is known; pass --store FILE or set TOOLSMITH_DATA_DIR")?;
+                SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .as_ref()
+            .map_err(|e| StoreError::Storage(e.clone()))
+    }
+}
+
+impl PendingStore for LazyStore {
+    fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        self.get()?.save(call)
+    }
+    fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.get()?.claim(id)
+    }
+    fn release(&self, id: &str) -> Result<(), StoreError> {
+        self.get()?.release(id)
+    }
+    fn remove(&self, id: &str) -> Result<(), StoreError> {
+        // Resolving a call that was never stored needs no store.
+        match self.store.get() {
+            None => Ok(()),
+            Some(_) => self.get()?.remove(id),
+        }
+    }
+    fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        LazyStore::get(self)?.get(id)
+    }
+    fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        self.get()?.list()
+    }
+}
+
+/// How a call's events end up for the command line.
+enum Final {
+    Result { result: Value, model_output: Option<ModelOutput> },
+    Error(Value),
+    Waiting(Box<Event>),
+}
+
+/// Prints events as they come (with `--events`) and returns the call's outcome: the result
+/// (a background task's real one), the error, or the event it waits on.
+async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Final>, String> {
+    let mut last = None;
+    while let Some(e) = events.next().await {
+        if print {
+            if let Some(view) = e.view(TransformTarget::Display) {
+                writeln!(out, "{}", serde_json::to_string(view).unwrap_or_default())
+                    .map_err(|e| format!("cannot write the output: {e}"))?;
+            }
+        }
+        match &e.raw {
+            RunEvent::ToolResult { result, model_output, .. } | RunEvent::BackgroundTaskCompleted { result, model_output, .. } => {
+                last = Some(Final::Result {
+                    result: result.clone(),
+                    model_output: model_output.clone(),
+                })
+            }
+            RunEvent::ToolError { error, .. } | RunEvent::BackgroundTaskFailed { error, .. } => last = Some(Final::Error(error.clone())),
+            RunEvent::ToolCallApproval { .. } | RunEvent::ToolCallSuspended { .. } => last = Some(Final::Waiting(Box::new(e.clone()))),
+            _ => {}
+        }
+    }
+    Ok(last)
+}
+
+/// Prints what a call ended with, like a plain call would.
+fn conclude(last: Option<Final>, model_output: bool, result_as: Option<ResultFormat>, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let io = |e: std::io::Error| format!("cannot write the output: {e}");
+    let last = last.ok_or("the call ended without a result")?;
+    if let Final::Waiting(event) = &last {
+        let view = event.view(TransformTarget::Display).unwrap_or(&event.raw);
+        writeln!(out, "{}", pretty(&serde_json::to_value(view).unwrap_or_default())).map_err(io)?;
+        let id = event.raw.tool_call_id();
+        match event.raw {
+            RunEvent::ToolCallApproval { .. } => {
+                eprintln!(
+                    "waiting for approval: `toolsmith call {id} --approve` runs it, `toolsmith call {id} --decline REASON` refuses it"
+                )
+            }
+            _ => eprintln!("suspended: `toolsmith resume {id} 'JSON'` continues it with data matching its resume schema"),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(format) = result_as {
+        let target = match format {
+            ResultFormat::Openai => ResultTarget::OpenAiChat,
+            ResultFormat::OpenaiResponses => ResultTarget::OpenAiResponses,
+            ResultFormat::Anthropic => ResultTarget::Anthropic,
+            ResultFormat::Mcp => ResultTarget::Mcp,
+        };
+        let model = match &last {
+            Final::Result { result, model_output } => model_output.clone().unwrap_or_else(|| ModelOutput::Json(result.clone())),
+            Final::Error(e) => ModelOutput::ErrorText(e["message"].as_str().unwrap_or_default().to_owned()),
+            Final::Waiting(_) => unreachable!("handled above"),
+        };
+        let mut message = model.to_tool_result(target, "call_cli");
+        if let (ResultTarget::Mcp, Final::Result { result, .. }) = (target, &last) {
+            // MCP carries the raw output as structuredContent when it is an object.
+            if result.is_object() {
+                message["structuredContent"] = result.clone();
+            }
+        }
+        writeln!(out, "{}", pretty(&message)).map_err(io)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match last {
+        Final::Result { result, model_output: m } if model_output => {
+            let m = m.unwrap_or_else(|| ModelOutput::Json(result.clone()));
+            writeln!(out, "{}", pretty(&json!({"value": result, "modelOutput": m}))).map_err(io)?
+        }
+        Final::Result { result, .. } => writeln!(out, "{}", pretty(&result)).map_err(io)?,
+        Final::Error(e) => return Err(e["message"].as_str().unwrap_or("the call failed").to_owned()),
+        Final::Waiting(_) => unreachable!("handled above"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs a parsed command against a registry, writing results to `out`; errors are returned as
 /// readable text.
-pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
     let io = |e: std::io::Error| format!("cannot write the output: {e}");
+    let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
+        path: cli.store.clone(),
+        store: OnceLock::new(),
+    });
+    let runtime = Runtime::builder(registry).shared_store(store).build();
+    let registry = runtime.registry();
     match cli.command {
         Command::List { json } => {
             let tools = registry.tools();
@@ -261,6 +459,11 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
         Command::Call {
             id,
             args,
+            approve,
+            decline,
+            stream,
+            format,
+            events,
             context,
             model_output,
             result_as,
@@ -272,37 +475,65 @@ pub async fn execute(cli: Cli, registry: &Registry, out: &mut dyn Write) -> Resu
                 context,
                 ..CallOptions::default()
             };
-            let outcome = registry.call(&id, args, options).await;
-            if let Some(format) = result_as {
-                let target = match format {
-                    ResultFormat::Openai => ResultTarget::OpenAiChat,
-                    ResultFormat::OpenaiResponses => ResultTarget::OpenAiResponses,
-                    ResultFormat::Anthropic => ResultTarget::Anthropic,
-                    ResultFormat::Mcp => ResultTarget::Mcp,
+            if let Some(file) = stream {
+                let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+                let format = match format {
+                    Some(StreamFormatArg::Openai) => StreamFormat::OpenAiChat,
+                    Some(StreamFormatArg::OpenaiResponses) => StreamFormat::OpenAiResponses,
+                    _ => StreamFormat::Anthropic,
                 };
-                let model_output = match &outcome {
-                    Ok(result) => result.for_model(),
-                    Err(e) => ModelOutput::ErrorText(e.message().to_owned()),
-                };
-                let mut message = model_output.to_tool_result(target, "call_cli");
-                if let (ResultTarget::Mcp, Ok(result)) = (target, &outcome) {
-                    // MCP carries the raw output as structuredContent when it is an object.
-                    if result.value().is_object() {
-                        message["structuredContent"] = result.value();
-                    }
-                }
-                writeln!(out, "{}", pretty(&message)).map_err(io)?;
+                let (mut run, events) = runtime.stream(format, options);
+                let fed = run.push(&bytes).and_then(|()| run.finish());
+                let outcome = drain(events, true, out).await?;
+                fed.map_err(|e| format!("the stream in {} is not usable: {e}", file.display()))?;
+                return Ok(if matches!(outcome, Some(Final::Error(_))) {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                });
+            }
+            let id = id.unwrap_or_default();
+            let stream = if approve {
+                runtime.approve(&id).await.map_err(|e| e.to_string())?
+            } else if let Some(reason) = decline {
+                runtime.decline(&id, &reason).await.map_err(|e| e.to_string())?
+            } else {
+                runtime.call(&id, args, options)
+            };
+            let last = drain(stream, events, out).await?;
+            if events {
                 return Ok(ExitCode::SUCCESS);
             }
-            match outcome {
-                Ok(result) if model_output => writeln!(
-                    out,
-                    "{}",
-                    pretty(&json!({"value": result.value(), "modelOutput": result.for_model()}))
-                )
-                .map_err(io)?,
-                Ok(result) => writeln!(out, "{}", pretty(&result.value())).map_err(io)?,
-                Err(e) => return Err(e.message().to_owned()),
+            return conclude(last, model_output, result_as, out);
+        }
+        Command::Resume { id, data, events } => {
+            let data = serde_json::from_str::<Value>(&data).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
+            let stream = runtime.resume(&id, data).await.map_err(|e| e.to_string())?;
+            let last = drain(stream, events, out).await?;
+            if events {
+                return Ok(ExitCode::SUCCESS);
+            }
+            return conclude(last, false, None, out);
+        }
+        Command::Pending { json } => {
+            let pending = runtime.pending().map_err(|e| e.to_string())?;
+            if json {
+                // The stored request context may hold credentials: list it redacted.
+                let list: Vec<Value> = pending
+                    .iter()
+                    .map(|p| {
+                        let mut v = serde_json::to_value(p).unwrap_or_default();
+                        v["context"] = crate::call::redact(&v["context"]);
+                        v
+                    })
+                    .collect();
+                writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
+            } else {
+                writeln!(out, "{:24}  {:10}  {:20}  ARGS", "CALL ID", "WAITS FOR", "TOOL").map_err(io)?;
+                for p in &pending {
+                    let args = crate::call::quote(&p.args);
+                    writeln!(out, "{:24}  {:10}  {:20}  {args}", p.tool_call_id, p.kind.as_str(), p.tool_name).map_err(io)?;
+                }
             }
         }
     }

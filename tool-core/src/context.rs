@@ -1,18 +1,24 @@
 //! The execution context a tool can take as its `#[ctx]` parameter.
 //!
 //! Owns [`ToolContext`] (typed request context, raw context map, call identity, cancellation,
-//! `observe`), [`RequestContext`] (the untyped map used when a tool declares no `context` type),
-//! [`ToolCallInfo`] (what lifecycle hooks receive) and [`Observe`] (spans and logs through
-//! `tracing`). It does not validate anything: `call` validates before a context is built.
+//! `agent`, `workflow`, `mcp`, `observe`), [`RequestContext`] (the untyped map used when a tool
+//! declares no `context` type), [`ToolCallInfo`] (what lifecycle hooks receive), [`Writer`]
+//! (custom chunks), [`Workflow`] (workflow state), the [`McpHandle`] interface and [`Observe`]
+//! (spans and logs through `tracing`). It does not validate anything: `call` validates before
+//! a context is built, and the runtime validates suspend payloads and resume data.
 
+use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+use crate::error::ToolError;
+use crate::tool::BoxFuture;
 
 /// The untyped request context: a JSON object of shared state and dependencies.
 ///
@@ -36,7 +42,8 @@ impl RequestContext {
     }
 }
 
-/// Identity of one tool call, shared by the context and the lifecycle hooks.
+/// Identity of one tool call and what travels with it, shared by the context and the
+/// lifecycle hooks.
 #[derive(Debug, Clone, Default)]
 pub struct ToolCallInfo {
     /// The provider's id for this call (generated when the caller gave none).
@@ -47,6 +54,186 @@ pub struct ToolCallInfo {
     pub messages: Vec<Value>,
     /// Cancellation of the call.
     pub cancellation: CancellationToken,
+    /// The conversation thread, when the caller supplies it.
+    pub thread_id: Option<String>,
+    /// The resource (user) the call acts for, when the caller supplies it.
+    pub resource_id: Option<String>,
+    /// The resume data of a resumed call (validated against the tool's `resume` schema).
+    pub resume_data: Option<Value>,
+    /// Where custom chunks go.
+    pub writer: Writer,
+    /// The workflow running this call, if any.
+    pub workflow: Option<Workflow>,
+    /// The MCP client that asked for this call, if any.
+    pub mcp: Option<Arc<dyn McpHandle>>,
+}
+
+/// A sink for a tool's own chunks (progress, partial results): each becomes a custom event
+/// of the run. Without a listener, writes go nowhere.
+#[derive(Clone, Default)]
+pub struct Writer {
+    sink: Option<Arc<dyn Fn(Value) + Send + Sync>>,
+}
+
+impl fmt::Debug for Writer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Writer").field("connected", &self.sink.is_some()).finish()
+    }
+}
+
+impl Writer {
+    /// A writer handing every chunk to `sink`.
+    pub fn new(sink: impl Fn(Value) + Send + Sync + 'static) -> Self {
+        Writer {
+            sink: Some(Arc::new(sink)),
+        }
+    }
+
+    /// Writes one chunk; returns whether anybody listens. A chunk that does not serialise is
+    /// dropped (and `false` returned).
+    pub fn write(&self, chunk: impl Serialize) -> bool {
+        match (&self.sink, serde_json::to_value(chunk)) {
+            (Some(sink), Ok(v)) => {
+                sink(v);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether anybody listens.
+    pub fn is_connected(&self) -> bool {
+        self.sink.is_some()
+    }
+}
+
+/// The workflow a call runs in: shared state the tool may read and replace.
+///
+/// ```
+/// use tool_core::context::Workflow;
+/// let wf = Workflow::new(serde_json::json!({"step": 1}));
+/// let seen_by_tool = wf.clone();
+/// seen_by_tool.set_state(serde_json::json!({"step": 2}));
+/// assert_eq!(wf.state()["step"], 2);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Workflow {
+    state: Arc<Mutex<Value>>,
+}
+
+impl Workflow {
+    /// A workflow with an initial state.
+    pub fn new(state: Value) -> Self {
+        Workflow {
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> Value {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Replaces the state.
+    pub fn set_state(&self, state: Value) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    }
+}
+
+/// What a user answered to an elicitation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "lowercase")]
+pub enum Elicitation {
+    /// They submitted the form.
+    Accept {
+        /// The submitted values (matching the requested schema).
+        content: Value,
+    },
+    /// They said no.
+    Decline,
+    /// They dismissed it.
+    Cancel,
+}
+
+/// What a tool can do with the MCP client that called it: ask its user for structured input,
+/// send log messages and progress. The MCP server implements it per request.
+pub trait McpHandle: Send + Sync + 'static {
+    /// Asks the client's user for input matching `schema` (a flat object schema).
+    fn elicit(&self, message: String, schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>>;
+    /// Sends a log message (`notifications/message`).
+    fn log(&self, level: LogLevel, data: Value);
+    /// Reports progress (`notifications/progress`) for the request's progress token.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>);
+    /// Asks the client's model for a completion (`sampling/createMessage`; `request` holds its
+    /// params: `messages`, `maxTokens`, …) and returns its result.
+    fn sample(&self, request: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+        let _ = request;
+        Box::pin(std::future::ready(Err(ToolError::new("This MCP client cannot sample a model."))))
+    }
+}
+
+impl fmt::Debug for dyn McpHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("McpHandle")
+    }
+}
+
+/// Builds the suspension a tool returns from its body (see [`ToolContext::suspend`]).
+fn suspension(tool: &str, payload: impl Serialize) -> ToolError {
+    match serde_json::to_value(payload) {
+        Ok(payload) => ToolError::suspended(
+            format!("Tool `{tool}` is waiting for input and will continue when it is resumed."),
+            payload,
+        ),
+        Err(e) => ToolError::with_kind(
+            crate::error::ErrorKind::InvalidOutput,
+            format!("Tool `{tool}` tried to suspend with a payload that does not serialise: {e}"),
+        ),
+    }
+}
+
+/// The agent-facing part of a call's context: ids, messages, suspension, resume data and the
+/// writer for custom chunks.
+#[derive(Debug, Clone, Copy)]
+pub struct Agent<'a> {
+    call: &'a ToolCallInfo,
+}
+
+impl<'a> Agent<'a> {
+    /// The provider's id for this call.
+    pub fn tool_call_id(&self) -> &'a str {
+        &self.call.tool_call_id
+    }
+
+    /// The conversation thread, when known.
+    pub fn thread_id(&self) -> Option<&'a str> {
+        self.call.thread_id.as_deref()
+    }
+
+    /// The resource (user) the call acts for, when known.
+    pub fn resource_id(&self) -> Option<&'a str> {
+        self.call.resource_id.as_deref()
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &'a [Value] {
+        &self.call.messages
+    }
+
+    /// The resume data, when this run continues a suspended call.
+    pub fn resume_data(&self) -> Option<&'a Value> {
+        self.call.resume_data.as_ref()
+    }
+
+    /// Suspends the call: return the result from the tool body (`return Err(cx.agent().suspend(p))`).
+    pub fn suspend(&self, payload: impl Serialize) -> ToolError {
+        suspension(&self.call.tool_name, payload)
+    }
+
+    /// The writer for custom chunks.
+    pub fn writer(&self) -> &'a Writer {
+        &self.call.writer
+    }
 }
 
 /// What a tool receives through its `#[ctx]` parameter.
@@ -100,11 +287,57 @@ impl<C> ToolContext<C> {
         self.call.cancellation.is_cancelled()
     }
 
+    /// The agent-facing context: thread and resource ids, messages, suspension, resume data,
+    /// the writer.
+    pub fn agent(&self) -> Agent<'_> {
+        Agent { call: &self.call }
+    }
+
+    /// Suspends the call until it is resumed with data matching the tool's `resume` type; the
+    /// payload is checked against the `suspend` type's schema. Return it from the body:
+    ///
+    /// ```ignore
+    /// if let Some(decision) = cx.resume_data::<Decision>()? { /* continue */ }
+    /// return Err(cx.suspend(Conflict { path }));
+    /// ```
+    pub fn suspend(&self, payload: impl Serialize) -> ToolError {
+        suspension(&self.call.tool_name, payload)
+    }
+
+    /// The resume data as the tool's `resume` type, when this run continues a suspended call.
+    pub fn resume_data<R: serde::de::DeserializeOwned>(&self) -> Result<Option<R>, ToolError> {
+        match &self.call.resume_data {
+            None => Ok(None),
+            Some(v) => R::deserialize(v).map(Some).map_err(|e| {
+                ToolError::with_kind(
+                    crate::error::ErrorKind::InvalidInput,
+                    format!("Tool `{}`: the resume data could not be read: {e}", self.call.tool_name),
+                )
+            }),
+        }
+    }
+
+    /// The writer for custom chunks (each becomes an event of the run).
+    pub fn writer(&self) -> &Writer {
+        &self.call.writer
+    }
+
+    /// The workflow running this call, if any.
+    pub fn workflow(&self) -> Option<&Workflow> {
+        self.call.workflow.as_ref()
+    }
+
+    /// The MCP client that asked for this call, if any.
+    pub fn mcp(&self) -> Option<&dyn McpHandle> {
+        self.call.mcp.as_deref()
+    }
+
     /// Spans and structured logs for this call.
     pub fn observe(&self) -> Observe<'_> {
         Observe {
             tool: &self.call.tool_name,
             tool_call_id: &self.call.tool_call_id,
+            mcp: self.call.mcp.as_deref(),
         }
     }
 }
@@ -126,11 +359,12 @@ pub enum LogLevel {
 }
 
 /// Spans and structured logs, built on `tracing`: without a subscriber a span just runs the
-/// future and a log does nothing.
+/// future and a log does nothing. A call made by an MCP client also sends its logs there.
 #[derive(Debug, Clone, Copy)]
 pub struct Observe<'a> {
     tool: &'a str,
     tool_call_id: &'a str,
+    mcp: Option<&'a dyn McpHandle>,
 }
 
 impl Observe<'_> {
@@ -149,6 +383,14 @@ impl Observe<'_> {
 
     /// Emits a structured log event.
     pub fn log(&self, level: LogLevel, message: &str, data: Option<&Value>) {
+        if let Some(mcp) = self.mcp {
+            let mut entry = Map::new();
+            entry.insert("message".into(), Value::String(message.to_owned()));
+            if let Some(d) = data {
+                entry.insert("data".into(), d.clone());
+            }
+            mcp.log(level, Value::Object(entry));
+        }
         let data = data.map(Value::to_string).unwrap_or_default();
         let (tool, id) = (self.tool, self.tool_call_id);
         match level {

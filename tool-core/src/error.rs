@@ -31,6 +31,9 @@ pub enum ErrorKind {
     Panic,
     /// The call was cancelled or timed out. Not a failure of the tool.
     Aborted,
+    /// The tool suspended itself and waits for resume data (`details` holds the payload).
+    /// Not a failure: the runtime turns it into a `tool-call-suspended` event.
+    Suspended,
 }
 
 impl ErrorKind {
@@ -46,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Execution => "execution",
             ErrorKind::Panic => "panic",
             ErrorKind::Aborted => "aborted",
+            ErrorKind::Suspended => "suspended",
         }
     }
 }
@@ -163,6 +167,18 @@ impl ToolError {
     /// Structured details, when the tool gave some.
     pub fn details(&self) -> Option<&serde_json::Value> {
         self.0.details.as_ref()
+    }
+
+    /// A suspension carrying the tool's payload (what `ToolContext::suspend` returns).
+    pub fn suspended(message: impl Into<String>, payload: serde_json::Value) -> Self {
+        let mut e = Self::with_kind(ErrorKind::Suspended, message);
+        e.0.details = Some(payload);
+        e
+    }
+
+    /// Whether the tool suspended itself (waiting for resume data) rather than failed.
+    pub fn is_suspended(&self) -> bool {
+        self.0.kind == ErrorKind::Suspended
     }
 
     /// Whether the call was cancelled rather than failed.

@@ -36,7 +36,9 @@
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
 //! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
 //! (the set of tools), [`context`] (what a tool receives), [`catalog`] (provider formats),
-//! [`cli`] (the `toolsmith` command line).
+//! [`stream`] and [`partial_json`] (streamed model output), [`runtime`] (calls as event
+//! streams: approval, suspension, background tasks, views), [`cli`] (the `toolsmith` command
+//! line).
 
 #![warn(missing_docs)]
 

@@ -350,9 +350,24 @@ impl Registry {
             )
             .for_tool(id));
         }
-        let output = call::run(&entry.tool, input.as_input(), context, options).await?;
+        let output = call::run(&entry.tool, input.as_input(), context, options)
+            .await
+            .map_err(|e| call::validate_suspension(id, &entry.compiled, e))?;
         call::validate_output(id, &entry.compiled, &output.json)?;
         Ok(output)
+    }
+
+    /// Validates a call's arguments and request context without running it (the runtime's
+    /// first step: hooks and approval come between this and [`Prepared::run`]).
+    pub(crate) fn prepare(&self, id: &str, args: CallArgs<'_>, context: Option<Value>) -> Result<Prepared, ToolError> {
+        let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
+        call::check_limits(id, &args, &self.limits)?;
+        let input = call::validate_args(id, &entry.compiled, &args)?
+            .as_input()
+            .decode::<Value>()
+            .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("Tool `{id}`: {e}")).for_tool(id))?;
+        let context = call::validate_context(id, &entry.compiled, context)?;
+        Ok(Prepared { entry, input, context })
     }
 
     /// Like [`Registry::call`], with the error as its JSON value: what a model receives.
@@ -361,6 +376,47 @@ impl Registry {
             Ok(out) => out.value(),
             Err(e) => e.to_json(),
         }
+    }
+}
+
+/// A validated call, not yet run.
+#[derive(Clone)]
+pub(crate) struct Prepared {
+    entry: Entry,
+    /// The validated (and repaired) arguments.
+    pub(crate) input: Value,
+    /// The validated request context.
+    pub(crate) context: serde_json::Map<String, Value>,
+}
+
+impl Prepared {
+    pub(crate) fn tool(&self) -> &Arc<dyn Tool> {
+        &self.entry.tool
+    }
+
+    /// Whether the tool's own rule asks for approval of this call (fails closed).
+    pub(crate) fn needs_approval(&self) -> bool {
+        self.entry.tool.spec().require_approval != ApprovalRule::Never
+            && self
+                .entry
+                .tool
+                .requires_approval(crate::tool::ToolInput::Value(&self.input), &self.context)
+    }
+
+    /// Checks resume data against the tool's `resume` schema.
+    pub(crate) fn check_resume(&self, data: &Value) -> Result<(), ToolError> {
+        call::validate_resume(&self.entry.tool.spec().id, &self.entry.compiled, data)
+    }
+
+    /// Runs it (approval already settled): execution, suspension and output checks.
+    pub(crate) async fn run(&self, options: CallOptions) -> Result<ToolOutput, ToolError> {
+        let id = self.entry.tool.spec().id.as_str();
+        let input = crate::tool::ToolInput::Value(&self.input);
+        let output = call::run(&self.entry.tool, input, self.context.clone(), options)
+            .await
+            .map_err(|e| call::validate_suspension(id, &self.entry.compiled, e))?;
+        call::validate_output(id, &self.entry.compiled, &output.json)?;
+        Ok(output)
     }
 }
 

@@ -131,8 +131,9 @@ pub trait Tool: Send + Sync + 'static {
         self.spec().require_approval != ApprovalRule::Never
     }
 
-    /// Runs a value-level transform for a target and phase over a received payload (input,
-    /// input delta, error, approval, resume). `None` when none is configured.
+    /// Runs a value-level transform for a target and phase over a payload (input, input delta,
+    /// error, approval, suspend, resume; output transforms run inside `execute` on the typed
+    /// value and arrive in [`ToolOutput`]). `None` when none is configured.
     fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
         let _ = (target, phase, payload);
         None
@@ -207,8 +208,8 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     type Output: Serialize + JsonSchema + Send + Sync + 'static;
     /// The request-context type.
     type Context: DeserializeOwned + JsonSchema + Send + Sync + 'static;
-    /// The suspend payload type.
-    type Suspend: Serialize + JsonSchema + Send + Sync + 'static;
+    /// The suspend payload type (read back when a suspended call is shown or resumed).
+    type Suspend: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// The resume data type.
     type Resume: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
@@ -434,9 +435,11 @@ impl<T: TypedTool> Tool for FnTool<T> {
                     let r: T::Resume = serde_json::from_value(payload.clone()).map_err(|e| e.to_string())?;
                     T::transform(target, phase, Payload::Resume(&r))
                 }
-                TransformPhase::Output | TransformPhase::Suspend => {
-                    return Err(format!("the {phase:?} transform runs on the typed value inside execute"))
+                TransformPhase::Suspend => {
+                    let s: T::Suspend = serde_json::from_value(payload.clone()).map_err(|e| e.to_string())?;
+                    T::transform(target, phase, Payload::Suspend(&s))
                 }
+                TransformPhase::Output => return Err("the output transform runs on the typed value inside execute".into()),
             };
             out.unwrap_or_else(|| Err("the transform yielded nothing".into()))
         };

@@ -2,11 +2,10 @@
 
 use std::sync::Mutex;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tool_core::prelude::*;
-use tool_core::runtime::{RunEvent, StreamRun};
+use tool_core::runtime::{RunEvent, Runtime};
 use tool_core::stream::StreamFormat;
-use tool_core::ErrorKind;
 
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -89,19 +88,27 @@ async fn hooks_fire_in_order_and_calls_run() {
         ("toolu_c", "no-such-tool", &["{}"]),
         ("toolu_d", "rt-delete", &[r#"{"scope": "all"}"#]),
     ]);
-    let registry = Registry::global();
-    let mut run = StreamRun::new(registry, StreamFormat::Anthropic, CallOptions::default());
-    let mut events = Vec::new();
+    let runtime = Runtime::new(Registry::global());
+    let (mut run, stream) = runtime.stream(StreamFormat::Anthropic, CallOptions::default());
     // Feed in small chunks, checking the live preview on the way.
     let mut saw_partial_preview = false;
     for chunk in sse.as_bytes().chunks(7) {
-        events.extend(run.push(chunk).await.unwrap());
+        run.push(chunk).unwrap();
         if let Some(p) = run.preview("toolu_a") {
             saw_partial_preview |= p == &json!({"city": "Pa"});
         }
     }
-    events.extend(run.finish().await.unwrap());
+    run.finish().unwrap();
+    let events: Vec<RunEvent> = stream.collect().await.into_iter().map(|e| e.raw).collect();
     assert!(saw_partial_preview, "the preview showed the partial city");
+    // Calls run concurrently: each call's own events are in order.
+    for id in ["toolu_a", "toolu_b", "toolu_c", "toolu_d"] {
+        let kinds: Vec<&str> = events.iter().filter(|e| e.tool_call_id() == id).map(RunEvent::kind).collect();
+        assert_eq!(kinds.first(), Some(&"input-streaming-start"), "{id}: {kinds:?}");
+        let call = kinds.iter().position(|k| *k == "tool-call").unwrap();
+        assert!(kinds[1..call].iter().all(|k| *k == "input-delta"), "{id}: {kinds:?}");
+        assert_eq!(kinds.len(), call + 2, "one outcome after the call: {id}: {kinds:?}");
+    }
 
     let log = LOG.lock().unwrap().clone();
     let expected_a = [
@@ -128,34 +135,25 @@ async fn hooks_fire_in_order_and_calls_run() {
     assert!(log.contains(&"toolu_d available (approval pending)".to_string()), "{log:?}");
     assert!(!log.contains(&"execute delete".to_string()));
 
-    let results: Vec<(&str, &RunEvent)> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::ToolResult { tool_call_id, .. } | RunEvent::ToolError { tool_call_id, .. } => Some((tool_call_id.as_str(), e)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(results.len(), 4);
-    match results[0].1 {
+    let outcome = |id: &str| events.iter().rev().find(|e| e.tool_call_id() == id).unwrap();
+    match outcome("toolu_a") {
         RunEvent::ToolResult { result, model_output, .. } => {
             assert_eq!(result, &json!("Paris: sunny for 3 days"));
-            assert_eq!(model_output, &ModelOutput::Json(json!("Paris: sunny for 3 days")));
+            assert_eq!(model_output, &None);
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(results[1].1, RunEvent::ToolResult { result, .. } if result == &json!("PANICOslo: sunny for 1 days")));
-    assert!(matches!(results[2].1, RunEvent::ToolError { error, .. } if error.kind() == ErrorKind::UnknownTool));
-    assert!(matches!(results[3].1, RunEvent::ToolError { error, .. } if error.kind() == ErrorKind::ApprovalRequired));
-    // Each call's ToolCall event carries the parsed arguments.
-    let args: Vec<&Value> = events
-        .iter()
-        .filter_map(|e| {
-            if let RunEvent::ToolCall { args, .. } = e {
-                Some(args)
-            } else {
-                None
-            }
-        })
-        .collect();
-    assert_eq!(args[0], &json!({"city": "Paris", "days": 3}));
+    assert!(matches!(outcome("toolu_b"), RunEvent::ToolResult { result, .. } if result == &json!("PANICOslo: sunny for 1 days")));
+    let RunEvent::ToolError { error, .. } = outcome("toolu_c") else {
+        panic!()
+    };
+    assert_eq!(error["kind"], "unknown_tool");
+    assert!(matches!(outcome("toolu_d"), RunEvent::ToolCallApproval { args, .. } if args == &json!({"scope": "all"})));
+    // The ToolCall event carries the validated arguments.
+    let args = events.iter().find_map(|e| match e {
+        RunEvent::ToolCall { tool_call_id, args, .. } if tool_call_id == "toolu_a" => Some(args),
+        _ => None,
+    });
+    assert_eq!(args, Some(&json!({"city": "Paris", "days": 3})));
+    assert_eq!(runtime.pending().unwrap().len(), 1, "the approval waits in the store");
 }

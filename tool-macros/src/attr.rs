@@ -368,8 +368,16 @@ fn parse_top(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
             set(cx, &meta, &mut a.tags, tags)
         }
         "background" => {
+            // `background`, `background()` and `background(enabled = true, ...)` all opt in.
             let mut b = Background::default();
-            meta.parse_nested_meta(|inner| parse_background(cx, &mut b, inner))?;
+            if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let tokens: proc_macro2::TokenStream = content.parse()?;
+                if !tokens.is_empty() {
+                    syn::parse::Parser::parse2(syn::meta::parser(|inner| parse_background(cx, &mut b, inner)), tokens)?;
+                }
+            }
             set(cx, &meta, &mut a.background, b)
         }
         _ => return unknown(cx, &meta, "`#[tool]`", TOP_KEYS),

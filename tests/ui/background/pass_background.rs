@@ -1,4 +1,5 @@
-// `background(...)`: the settings land in the spec as written; `enabled` defaults to true.
+// `background(...)`: the settings land in the spec as written; `enabled` defaults to true
+// (bare `background` and `background()` opt in too).
 use tool_core::prelude::*;
 use tool_core::spec::BackgroundSpec;
 
@@ -6,6 +7,18 @@ use tool_core::spec::BackgroundSpec;
 #[tool(background(timeout_ms = 30_000, max_retries = 2, wait_timeout_ms = 500))]
 pub async fn render_report(name: String) -> String {
     format!("report {name}")
+}
+
+/// Bare `background` opts in with the defaults
+#[tool(background)]
+pub async fn bare(name: String) -> String {
+    name
+}
+
+/// So does `background()`
+#[tool(background())]
+pub async fn empty_parens(name: String) -> String {
+    name
 }
 
 /// Never in the background
@@ -35,6 +48,17 @@ fn main() {
                 wait_timeout_ms: None,
             })
         );
+        for id in ["bare", "empty-parens"] {
+            assert_eq!(
+                registry.get(id).unwrap().spec().background,
+                Some(BackgroundSpec {
+                    enabled: true,
+                    timeout_ms: None,
+                    max_retries: None,
+                    wait_timeout_ms: None,
+                })
+            );
+        }
         let out = registry
             .call("render-report", json!({"name": "q3"}), CallOptions::default())
             .await

@@ -1,7 +1,7 @@
 // `suspend = T` needs `T: JsonSchema`.
 use tool_core::prelude::*;
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub struct AskUser {
     pub question: String,
 }

@@ -1,9 +1,10 @@
-// `suspend = T` and `resume = U` put their schemas in the spec; a resume transform receives `&U`
+// `suspend = T` (Serialize + Deserialize: suspended calls are stored and read back) and `resume = U`
+// put their schemas in the spec; a resume transform receives `&U`
 // and a suspend transform `&T`.
 use tool_core::prelude::*;
 use tool_core::spec::{TransformPhase, TransformTarget};
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct AskUser {
     /// The question to put to the user
     pub question: String,

@@ -1,0 +1,646 @@
+//! The MCP server: any registry served over stdio or Streamable HTTP, on `rmcp`.
+//!
+//! Owns [`McpServer`] (the `rmcp` handler: `tools/list` with cursor pagination from the MCP
+//! catalog, `tools/call` through the [`Runtime`] — validation, approval, suspension, background
+//! tasks, views — with content from `to_model_output` and `structuredContent` from the raw
+//! output, logging levels, progress, cancellation, `list_changed`) and [`McpConfig`]. Approval
+//! and suspension ask the client's user through elicitation when it can (a blocking request on
+//! revisions up to 2025-11-25, an input-required result on 2026-07-28); otherwise the result
+//! says how to continue the call from the `toolsmith` command line. Transports are in `http`
+//! and `stdio`; prompts, resources and completion come from an optional extra handler.
+
+#![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still in use.
+
+mod handle;
+pub mod http;
+pub mod stdio;
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InputRequest, InputRequests, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use crate::call::CallOptions;
+use crate::catalog::{Catalog, Format};
+use crate::model_output::{ModelOutput, ResultTarget};
+use crate::registry::Registry;
+use crate::runtime::{Event, EventStream, RunEvent, Runtime};
+use crate::spec::TransformTarget;
+use handle::PeerHandle;
+
+/// How a server presents itself and what it allows.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// The server's name in `initialize`.
+    pub name: String,
+    /// The server's version in `initialize`.
+    pub version: String,
+    /// Instructions for the client's model.
+    pub instructions: Option<String>,
+    /// Tools per `tools/list` page (default 100).
+    pub page_size: usize,
+    /// Calls that may run at once per session (default 16); past it a call is refused with an
+    /// error result saying so.
+    pub max_concurrent_calls: usize,
+    /// The request context every call gets (MCP has none of its own).
+    pub context: Option<Value>,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            name: "toolsmith".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            instructions: None,
+            page_size: 100,
+            max_concurrent_calls: 16,
+            context: None,
+        }
+    }
+}
+
+/// The `tools/list` entries of one version of the registry.
+struct Listing {
+    version: u64,
+    catalog: Arc<Catalog>,
+    tools: Arc<Vec<McpTool>>,
+}
+
+struct Shared {
+    runtime: Runtime,
+    config: McpConfig,
+    listing: Mutex<Option<Listing>>,
+}
+
+/// What one client session has set.
+struct Session {
+    level: Mutex<Option<LoggingLevel>>,
+    calls: Arc<Semaphore>,
+}
+
+/// A handler with nothing but the tools: no prompts, resources or completion.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoExtras;
+
+impl ServerHandler for NoExtras {}
+
+/// An MCP server over a runtime's registry. `E` answers prompts, resources, resource templates,
+/// completion and resource subscriptions (its capabilities are merged in); tools, logging and
+/// `list_changed` are the server's own.
+#[derive(Clone)]
+pub struct McpServer<E = NoExtras> {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    extras: E,
+}
+
+impl McpServer<NoExtras> {
+    /// A server over `runtime`'s tools.
+    pub fn new(runtime: Runtime, config: McpConfig) -> Self {
+        McpServer {
+            session: Arc::new(Session::new(&config)),
+            shared: Arc::new(Shared {
+                runtime,
+                config,
+                listing: Mutex::new(None),
+            }),
+            extras: NoExtras,
+        }
+    }
+}
+
+impl Session {
+    fn new(config: &McpConfig) -> Self {
+        Session {
+            level: Mutex::new(None),
+            calls: Arc::new(Semaphore::new(config.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS))),
+        }
+    }
+}
+
+impl<E: ServerHandler + Clone> McpServer<E> {
+    /// The same server, with prompts, resources and completion from `extras`.
+    pub fn with_extras<X: ServerHandler + Clone>(self, extras: X) -> McpServer<X> {
+        McpServer {
+            shared: self.shared,
+            session: self.session,
+            extras,
+        }
+    }
+
+    /// A handler for a new client session (fresh log level and call limit), sharing the tools.
+    pub fn for_new_session(&self) -> Self {
+        McpServer {
+            shared: self.shared.clone(),
+            session: Arc::new(Session::new(&self.shared.config)),
+            extras: self.extras.clone(),
+        }
+    }
+
+    /// The runtime the server calls through.
+    pub fn runtime(&self) -> &Runtime {
+        &self.shared.runtime
+    }
+
+    fn registry(&self) -> &Registry {
+        self.shared.runtime.registry()
+    }
+
+    /// The current listing, rebuilt when the registry changed.
+    fn listing(&self) -> Result<(Arc<Catalog>, Arc<Vec<McpTool>>), ErrorData> {
+        let version = self.registry().version();
+        let mut cached = self.shared.listing.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = cached.as_ref().filter(|l| l.version == version) {
+            return Ok((l.catalog.clone(), l.tools.clone()));
+        }
+        let registry = Registry::try_from_tools(self.registry().tools()).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let catalog = Arc::new(Catalog::new(&self.shared.config.name, &self.shared.config.version, registry));
+        let export = catalog.export(Format::Mcp).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let entries = export.document()["tools"].as_array().cloned().unwrap_or_default();
+        let tools = entries
+            .into_iter()
+            .map(serde_json::from_value::<McpTool>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ErrorData::internal_error(format!("a catalog entry is not an MCP tool: {e}"), None))?;
+        let tools = Arc::new(tools);
+        *cached = Some(Listing {
+            version,
+            catalog: catalog.clone(),
+            tools: tools.clone(),
+        });
+        Ok((catalog, tools))
+    }
+
+    /// The least severe level this request's client wants logs at (`None`: none).
+    fn log_level(&self, ctx: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        if modern(ctx) {
+            ctx.meta.log_level()
+        } else {
+            *self.session.level.lock().unwrap_or_else(|p| p.into_inner())
+        }
+    }
+
+    async fn run_call(&self, name: &str, tool_id: &str, args: Value, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
+        let Ok(_permit) = self.session.calls.clone().try_acquire_owned() else {
+            return error_result(format!(
+                "Too many calls are running in this session (the limit is {}); wait for one to finish and call `{name}` again.",
+                self.shared.config.max_concurrent_calls
+            ));
+        };
+        let (handle, flush) = PeerHandle::start(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            self.log_level(ctx),
+            ctx.client_capabilities(),
+            ctx.protocol_version(),
+        );
+        let options = CallOptions {
+            context: self.shared.config.context.clone(),
+            cancellation: Some(ctx.ct.clone()),
+            mcp: Some(handle.clone()),
+            ..CallOptions::default()
+        };
+        let events = self.shared.runtime.call(tool_id, args, options);
+        let response = self.conclude(name, events, ctx, 0).await;
+        drop(handle);
+        // Every notification of the call goes out before its result.
+        let _ = flush.await;
+        response
+    }
+
+    /// Turns a run's events into the call's response: the result, an error result, or a
+    /// question to the client's user (approval, resume data).
+    async fn conclude(&self, name: &str, events: EventStream, ctx: &RequestContext<RoleServer>, round: u32) -> CallToolResponse {
+        let events = events.collect().await;
+        let Some(last) = events.iter().rev().find(|e| is_outcome(&e.raw)) else {
+            return error_result(format!("Tool `{name}` ended without a result."));
+        };
+        match &last.raw {
+            RunEvent::ToolResult { result, model_output, .. } | RunEvent::BackgroundTaskCompleted { result, model_output, .. } => {
+                self.result(name, result, model_output.as_ref())
+            }
+            RunEvent::ToolError { error, .. } | RunEvent::BackgroundTaskFailed { error, .. } => {
+                error_result(error["message"].as_str().unwrap_or("The tool failed.").to_owned())
+            }
+            RunEvent::ToolCallApproval { tool_call_id, .. } => self.ask_approval(name, tool_call_id, last, ctx, round).await,
+            RunEvent::ToolCallSuspended {
+                tool_call_id,
+                resume_schema,
+                ..
+            } => self.ask_resume(name, tool_call_id, resume_schema.as_ref(), last, ctx, round).await,
+            _ => error_result(format!("Tool `{name}` ended without a result.")),
+        }
+    }
+
+    fn result(&self, name: &str, result: &Value, model_output: Option<&ModelOutput>) -> CallToolResponse {
+        let structured = self
+            .registry()
+            .get(name)
+            .or_else(|| self.listing().ok().and_then(|(c, _)| c.resolve(Format::Mcp, name).and_then(|id| self.registry().get(id))))
+            .is_some_and(|t| t.spec().output_schema.is_some())
+            && result.is_object();
+        let model = model_output.cloned().unwrap_or_else(|| match result {
+            Value::String(s) => ModelOutput::Text(s.clone()),
+            other => ModelOutput::Json(other.clone()),
+        });
+        let mut message = model.to_tool_result(ResultTarget::Mcp, "");
+        if structured {
+            if model_output.is_some() {
+                if let Some(content) = message["content"].as_array_mut() {
+                    content.push(json!({"type": "text", "text": result.to_string()}));
+                }
+            }
+            message["structuredContent"] = result.clone();
+        }
+        match serde_json::from_value::<CallToolResult>(message) {
+            Ok(r) => r.into(),
+            Err(e) => error_result(format!("Tool `{name}` produced content MCP cannot carry: {e}")),
+        }
+    }
+
+    async fn ask_approval(&self, name: &str, id: &str, event: &Event, ctx: &RequestContext<RoleServer>, round: u32) -> CallToolResponse {
+        let shown = event.view(TransformTarget::Display).unwrap_or(&event.raw);
+        let args = match shown {
+            RunEvent::ToolCallApproval { args, .. } => args.to_string(),
+            _ => String::new(),
+        };
+        let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "approved": {"type": "boolean", "title": "Approve", "description": "Let the tool run."},
+                "reason": {"type": "string", "title": "Reason", "description": "Why (told to the model when you decline)."}
+            },
+            "required": ["approved"]
+        });
+        let not_asked = |why: &str| {
+            error_result(format!(
+                "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls)."
+            ))
+        };
+        match self.elicit(ctx, "approval", id, &message, schema).await {
+            Asked::Answer(answer) => {
+                let approved = answer.action == ElicitationAction::Accept
+                    && answer.content.as_ref().and_then(|c| c.get("approved")).and_then(Value::as_bool) == Some(true);
+                let reason = answer.content.as_ref().and_then(|c| c.get("reason")).and_then(Value::as_str).map(str::to_owned);
+                let runtime = &self.shared.runtime;
+                let stream = if approved {
+                    runtime.approve(id).await
+                } else {
+                    let reason = reason.unwrap_or_else(|| match answer.action {
+                        ElicitationAction::Cancel => "the user dismissed the request".into(),
+                        _ => "the user declined".into(),
+                    });
+                    runtime.decline(id, &reason).await
+                };
+                match stream {
+                    Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1)).await,
+                    Err(e) => error_result(format!("The approval of `{id}` could not be applied: {e}")),
+                }
+            }
+            Asked::Deferred(r) => r,
+            Asked::Cannot(why) => not_asked(&why),
+        }
+    }
+
+    async fn ask_resume(
+        &self,
+        name: &str,
+        id: &str,
+        resume_schema: Option<&Value>,
+        event: &Event,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+    ) -> CallToolResponse {
+        let payload = match event.view(TransformTarget::Display).unwrap_or(&event.raw) {
+            RunEvent::ToolCallSuspended { suspend_payload, .. } => suspend_payload.to_string(),
+            _ => String::new(),
+        };
+        let waiting = |why: &str| {
+            let text = format!(
+                "Tool `{name}` is waiting for input ({why}): {payload}. The call waits as `{id}`; continue it with `toolsmith resume {id} 'JSON'` (data matching its resume schema)."
+            );
+            CallToolResult::success(vec![ContentBlock::text(text)]).into()
+        };
+        let Some(schema) = resume_schema.and_then(flat_form) else {
+            return waiting("its resume data is not a flat form a client can ask for");
+        };
+        if round >= 8 {
+            return waiting("it asked too many times in one call");
+        }
+        let message = format!("Tool `{name}` needs your input to continue:\n{payload}");
+        match self.elicit(ctx, "resume", id, &message, schema).await {
+            Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
+                let data = answer.content.unwrap_or(json!({}));
+                match self.shared.runtime.resume(id, data).await {
+                    Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1)).await,
+                    Err(e) => error_result(format!("The answer could not be used ({e}); the call still waits as `{id}`.")),
+                }
+            }
+            Asked::Answer(_) => waiting("the user did not answer"),
+            Asked::Deferred(r) => r,
+            Asked::Cannot(why) => waiting(&why),
+        }
+    }
+
+    /// Asks the client's user: a request on older revisions, an input-required result (the
+    /// client answers and calls again, naming the waiting call) on 2026-07-28.
+    async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, schema: Value) -> Asked {
+        if !ctx.client_capabilities().is_some_and(|c| c.elicitation.is_some()) {
+            return Asked::Cannot("the client cannot ask its user: it did not declare elicitation".into());
+        }
+        let requested_schema: ElicitationSchema = match serde_json::from_value(schema) {
+            Ok(s) => s,
+            Err(e) => return Asked::Cannot(format!("the form cannot be shown: {e}")),
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.to_owned(),
+            requested_schema,
+        };
+        if modern(ctx) {
+            let mut requests = InputRequests::new();
+            requests.insert(key.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+            return Asked::Deferred(InputRequiredResult::new(Some(requests), Some(id.to_owned())).into());
+        }
+        match ctx.peer.create_elicitation(params).await {
+            Ok(answer) => Asked::Answer(answer),
+            Err(e) => Asked::Cannot(format!("the client did not answer: {e}")),
+        }
+    }
+
+    /// A 2026-07-28 client calls again with its user's answer and the waiting call's id.
+    async fn continue_call(
+        &self,
+        name: &str,
+        state: &str,
+        responses: &rmcp::model::InputResponses,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let waiting = match self.shared.runtime.pending().map(|all| all.into_iter().find(|c| c.tool_call_id == state)) {
+            Ok(Some(call)) => call,
+            Ok(None) => return error_result(format!("No call waits as `{state}` (it was already resolved); call `{name}` again.")),
+            Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
+        };
+        if self.listing().ok().and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned)).as_deref() != Some(&waiting.tool_name) {
+            return error_result(format!("The waiting call `{state}` is not a call of `{name}`."));
+        }
+        let answer = ["approval", "resume"]
+            .into_iter()
+            .find_map(|k| responses.get(k))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(serde_json::to_value(v).ok()?).ok());
+        let Some(answer) = answer else {
+            return error_result(format!("The answer for the waiting call `{state}` is missing or not an elicitation result."));
+        };
+        let (handle, flush) = PeerHandle::start(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            self.log_level(ctx),
+            ctx.client_capabilities(),
+            ctx.protocol_version(),
+        );
+        let _keep = handle;
+        let runtime = &self.shared.runtime;
+        let stream = match waiting.kind {
+            crate::runtime::PendingKind::Approval => {
+                let approved = answer.action == ElicitationAction::Accept
+                    && answer.content.as_ref().and_then(|c| c.get("approved")).and_then(Value::as_bool) == Some(true);
+                if approved {
+                    runtime.approve(state).await
+                } else {
+                    let reason = answer.content.as_ref().and_then(|c| c.get("reason")).and_then(Value::as_str).unwrap_or("the user declined");
+                    runtime.decline(state, reason).await
+                }
+            }
+            crate::runtime::PendingKind::Suspended if answer.action == ElicitationAction::Accept => {
+                runtime.resume(state, answer.content.unwrap_or(json!({}))).await
+            }
+            crate::runtime::PendingKind::Suspended => {
+                return CallToolResult::success(vec![ContentBlock::text(format!(
+                    "The user did not answer; the call still waits as `{state}`."
+                ))])
+                .into()
+            }
+        };
+        let response = match stream {
+            Ok(s) => self.conclude(name, s, ctx, 1).await,
+            Err(e) => error_result(format!("The answer could not be used: {e}")),
+        };
+        drop(_keep);
+        let _ = flush.await;
+        response
+    }
+}
+
+enum Asked {
+    Answer(ElicitResult),
+    Deferred(CallToolResponse),
+    Cannot(String),
+}
+
+fn modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+fn is_outcome(e: &RunEvent) -> bool {
+    matches!(
+        e,
+        RunEvent::ToolResult { .. }
+            | RunEvent::ToolError { .. }
+            | RunEvent::ToolCallApproval { .. }
+            | RunEvent::ToolCallSuspended { .. }
+            | RunEvent::BackgroundTaskCompleted { .. }
+            | RunEvent::BackgroundTaskFailed { .. }
+    )
+}
+
+fn error_result(text: String) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(text)]).into()
+}
+
+/// A resume schema as an elicitation form: an object whose properties are all strings,
+/// numbers, integers, booleans or enums (what MCP forms can show). `None` otherwise.
+fn flat_form(schema: &Value) -> Option<Value> {
+    let props = schema.get("properties")?.as_object()?;
+    let mut out = serde_json::Map::new();
+    for (k, p) in props {
+        let mut p = p.clone();
+        // schemars writes optional fields as `type: [T, "null"]`; a form field is just T.
+        if let Some(types) = p.get("type").and_then(Value::as_array) {
+            let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+            if non_null.len() != 1 {
+                return None;
+            }
+            p["type"] = non_null[0].clone();
+        }
+        let ty = p.get("type").and_then(Value::as_str)?;
+        if !matches!(ty, "string" | "number" | "integer" | "boolean") {
+            return None;
+        }
+        if let Some(obj) = p.as_object_mut() {
+            obj.retain(|k, _| matches!(k.as_str(), "type" | "title" | "description" | "enum" | "default" | "minimum" | "maximum" | "format"));
+        }
+        out.insert(k.clone(), p);
+    }
+    let mut form = json!({"type": "object", "properties": out});
+    if let Some(req) = schema.get("required") {
+        form["required"] = req.clone();
+    }
+    serde_json::from_value::<ElicitationSchema>(form.clone()).ok().map(|_| form)
+}
+
+impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
+    fn get_info(&self) -> ServerConfig {
+        let extra = self.extras.get_info().capabilities;
+        let mut caps = ServerCapabilities::builder().enable_logging().enable_tools().enable_tool_list_changed().build();
+        caps.prompts = extra.prompts;
+        caps.resources = extra.resources;
+        caps.completions = extra.completions;
+        let mut info = ServerConfig::new(caps).with_server_info(Implementation::new(&self.shared.config.name, &self.shared.config.version));
+        if let Some(i) = &self.shared.config.instructions {
+            info = info.with_instructions(i.clone());
+        }
+        info
+    }
+
+    async fn list_tools(&self, request: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let (_, tools) = self.listing()?;
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= tools.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("the cursor `{c}` is not one this server gave"), None))?,
+        };
+        let end = (start + self.shared.config.page_size.max(1)).min(tools.len());
+        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        result.next_cursor = (end < tools.len()).then(|| end.to_string());
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        self.listing().ok()?.1.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let (catalog, _) = self.listing()?;
+        let Some(id) = catalog.resolve(Format::Mcp, &name).map(str::to_owned) else {
+            let known: Vec<String> = self.listing()?.1.iter().map(|t| t.name.to_string()).collect();
+            return Err(ErrorData::invalid_params(
+                format!("There is no tool `{name}`. Available tools: {}", known.join(", ")),
+                Some(json!({"available": known})),
+            ));
+        };
+        if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
+            return Ok(self.continue_call(&name, state, responses, &ctx).await);
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        Ok(self.run_call(&name, &id, args, &ctx).await)
+    }
+
+    async fn set_level(&self, request: SetLevelRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        *self.session.level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        Ok(())
+    }
+
+    async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
+        // Sessions of older revisions hear about tool changes as notifications.
+        let mut changes = self.registry().subscribe();
+        let peer = ctx.peer;
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.registry().subscribe();
+        loop {
+            tokio::select! {
+                _ = cx.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || cx.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, ctx: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
+        self.extras.complete(request, ctx).await
+    }
+
+    async fn list_prompts(&self, request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+        self.extras.list_prompts(request, ctx).await
+    }
+
+    async fn get_prompt(&self, request: GetPromptRequestParams, ctx: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+        self.extras.get_prompt(request, ctx).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.extras.list_resources(request, ctx).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.extras.list_resource_templates(request, ctx).await
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, ctx: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        self.extras.read_resource(request, ctx).await
+    }
+
+    async fn subscribe(&self, request: SubscribeRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.extras.subscribe(request, ctx).await
+    }
+
+    async fn unsubscribe(&self, request: UnsubscribeRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.extras.unsubscribe(request, ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_forms_accept_primitives_and_refuse_nesting() {
+        let schema = json!({"type": "object", "properties": {
+            "overwrite": {"type": "boolean", "description": "Replace it"},
+            "note": {"type": ["string", "null"]}
+        }, "required": ["overwrite"]});
+        let form = flat_form(&schema).unwrap();
+        assert_eq!(form["properties"]["note"]["type"], "string");
+        assert_eq!(form["required"], json!(["overwrite"]));
+        let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
+        assert!(flat_form(&nested).is_none());
+        assert!(flat_form(&json!({"type": "string"})).is_none());
+    }
+}

@@ -1,0 +1,204 @@
+//! Calls that wait for a person: pending approvals and suspended calls, and where they are kept.
+//!
+//! Owns [`PendingCall`] (everything needed to continue a call in another process), the
+//! [`PendingStore`] trait (small on purpose, so a server database can implement it) and
+//! [`MemoryStore`] (for tests and for processes that need nothing to survive). The SQLite store
+//! is in `sqlite`. Nothing here runs tools: the runtime claims a call, runs it and removes it.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Why a call is waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingKind {
+    /// It needs a person's approval before it runs.
+    Approval,
+    /// The tool suspended itself and waits for resume data.
+    Suspended,
+}
+
+impl PendingKind {
+    /// The snake_case name (`approval`, `suspended`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PendingKind::Approval => "approval",
+            PendingKind::Suspended => "suspended",
+        }
+    }
+}
+
+/// A call waiting for approval or resume data: what a new process needs to continue it.
+///
+/// The request context is stored as the caller sent it (it may hold credentials the tool
+/// needs); stores must keep it private (the SQLite store's file is readable by its owner only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The call id; approvals and resumes name it.
+    pub tool_call_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// Why it waits.
+    pub kind: PendingKind,
+    /// The validated arguments.
+    pub args: Value,
+    /// The request context as the caller sent it.
+    #[serde(default)]
+    pub context: Map<String, Value>,
+    /// The conversation thread, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// The resource (user) the call acts for, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    /// The conversation messages passed to the call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Value>,
+    /// What the tool passed to `suspend` (suspended calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_payload: Option<Value>,
+    /// The schema resume data must match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_schema: Option<Value>,
+    /// The caller's background override, applied when the call continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<super::BackgroundOverride>,
+    /// When it started waiting (milliseconds since the Unix epoch).
+    pub created_at_ms: u64,
+}
+
+/// Why a store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another live process (or task) is already continuing this call.
+    #[error("call `{0}` is already being continued by another process; wait for its result")]
+    Busy(String),
+    /// The storage itself failed.
+    #[error("the pending-call store failed: {0}")]
+    Storage(String),
+}
+
+/// Where pending calls are kept. Every method is durable before it returns: a call that
+/// [`save`](PendingStore::save) accepted survives the process being killed right after.
+///
+/// A call is *waiting* after `save`; [`claim`](PendingStore::claim) moves it to *running* for
+/// the caller (exactly one claimer wins); [`release`](PendingStore::release) puts it back to
+/// waiting (the resume data was refused, nothing ran); [`remove`](PendingStore::remove) ends
+/// it. A call claimed by a process that died must be claimable again (the SQLite store checks
+/// whether the claiming process is still alive), so no pending call is ever lost.
+pub trait PendingStore: Send + Sync + 'static {
+    /// Inserts or replaces a waiting call.
+    fn save(&self, call: &PendingCall) -> Result<(), StoreError>;
+    /// Takes a waiting call for running it. `Ok(None)`: no such call (unknown, or already
+    /// resolved). `Err(Busy)`: another live process holds it.
+    fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
+    /// Puts a claimed call back to waiting.
+    fn release(&self, tool_call_id: &str) -> Result<(), StoreError>;
+    /// Forgets a call (it was resolved).
+    fn remove(&self, tool_call_id: &str) -> Result<(), StoreError>;
+    /// One call, waiting or running.
+    fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
+    /// Every call, waiting or running, oldest first.
+    fn list(&self) -> Result<Vec<PendingCall>, StoreError>;
+}
+
+/// A store in memory: nothing survives the process. For tests and throwaway runtimes.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    calls: Mutex<BTreeMap<String, (PendingCall, bool)>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn calls(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (PendingCall, bool)>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl PendingStore for MemoryStore {
+    fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        self.calls().insert(call.tool_call_id.clone(), (call.clone(), false));
+        Ok(())
+    }
+
+    fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        match self.calls().get_mut(tool_call_id) {
+            None => Ok(None),
+            Some((_, true)) => Err(StoreError::Busy(tool_call_id.to_owned())),
+            Some((call, running)) => {
+                *running = true;
+                Ok(Some(call.clone()))
+            }
+        }
+    }
+
+    fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        if let Some((_, running)) = self.calls().get_mut(tool_call_id) {
+            *running = false;
+        }
+        Ok(())
+    }
+
+    fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        self.calls().remove(tool_call_id);
+        Ok(())
+    }
+
+    fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        Ok(self.calls().get(tool_call_id).map(|(c, _)| c.clone()))
+    }
+
+    fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        let mut all: Vec<PendingCall> = self.calls().values().map(|(c, _)| c.clone()).collect();
+        all.sort_by(|a, b| (a.created_at_ms, &a.tool_call_id).cmp(&(b.created_at_ms, &b.tool_call_id)));
+        Ok(all)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(crate) fn sample(id: &str, at: u64) -> PendingCall {
+        PendingCall {
+            tool_call_id: id.into(),
+            tool_name: "write-file".into(),
+            kind: PendingKind::Suspended,
+            args: json!({"path": "a.txt"}),
+            context: Map::new(),
+            thread_id: None,
+            resource_id: None,
+            messages: Vec::new(),
+            suspend_payload: Some(json!({"path": "a.txt"})),
+            resume_schema: None,
+            background: None,
+            created_at_ms: at,
+        }
+    }
+
+    #[test]
+    fn claim_is_exclusive_and_release_reopens() {
+        let s = MemoryStore::new();
+        s.save(&sample("b", 2)).unwrap();
+        s.save(&sample("a", 1)).unwrap();
+        assert_eq!(
+            s.list().unwrap().iter().map(|c| c.tool_call_id.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert!(s.claim("a").unwrap().is_some());
+        assert!(matches!(s.claim("a"), Err(StoreError::Busy(_))));
+        s.release("a").unwrap();
+        assert!(s.claim("a").unwrap().is_some());
+        s.remove("a").unwrap();
+        assert!(s.claim("a").unwrap().is_none());
+        assert!(s.get("b").unwrap().is_some());
+    }
+}

@@ -1,0 +1,149 @@
+//! Driving tool calls from a model's streamed response.
+//!
+//! Owns [`StreamRun`]: it feeds provider SSE bytes through a [`StreamDecoder`], keeps a live
+//! [`PartialJson`] preview per call, fires `on_input_start` and `on_input_delta` as the input
+//! arrives and hands each completed call to the [`Runtime`] (validation, `on_input_available`,
+//! approval, execution, `on_output`). Calls run concurrently; their events (input events
+//! included) go to the run's [`EventStream`]. A hook that fails or panics is logged and never
+//! fails the call.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{log_hook, EventStream, RunEvent, Runtime, Sink};
+use crate::call::{CallArgs, CallOptions};
+use crate::context::ToolCallInfo;
+use crate::partial_json::PartialJson;
+use crate::stream::{StreamDecoder, StreamError, StreamFormat, ToolCallEvent};
+use crate::tool::{InputHook, Tool};
+
+struct Open {
+    tool: Option<Arc<dyn Tool>>,
+    info: ToolCallInfo,
+    preview: PartialJson,
+}
+
+/// One streamed response's tool calls, driven through a runtime.
+pub struct StreamRun {
+    runtime: Runtime,
+    decoder: StreamDecoder,
+    options: CallOptions,
+    open: HashMap<String, Open>,
+    sink: Sink,
+}
+
+impl Runtime {
+    /// A run for a model response streamed in `format`; `options` (request context, messages,
+    /// thread, cancellation, timeout) apply to every call. Feed it with [`StreamRun::push`];
+    /// the events arrive on the returned stream, which ends once the response is finished and
+    /// every call is done. Must be used inside a Tokio runtime.
+    pub fn stream(&self, format: StreamFormat, options: CallOptions) -> (StreamRun, EventStream) {
+        let (sink, events) = Sink::channel();
+        let run = StreamRun {
+            runtime: self.clone(),
+            decoder: StreamDecoder::new(format),
+            options,
+            open: HashMap::new(),
+            sink,
+        };
+        (run, events)
+    }
+}
+
+impl StreamRun {
+    /// The live preview of a call's input so far (`null` before anything can be shown).
+    pub fn preview(&self, tool_call_id: &str) -> Option<&Value> {
+        self.open.get(tool_call_id).map(|o| o.preview.value())
+    }
+
+    /// Feeds bytes of the response; starts every call whose input completed.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
+        let events = self.decoder.push(bytes)?;
+        self.handle(events);
+        Ok(())
+    }
+
+    /// Ends the response; starts the calls still open.
+    pub fn finish(mut self) -> Result<(), StreamError> {
+        let decoder = std::mem::replace(&mut self.decoder, StreamDecoder::new(StreamFormat::OpenAiChat));
+        let events = decoder.finish()?;
+        self.handle(events);
+        Ok(())
+    }
+
+    fn handle(&mut self, events: Vec<ToolCallEvent>) {
+        for event in events {
+            match event {
+                ToolCallEvent::InputStart {
+                    tool_call_id, tool_name, ..
+                } => {
+                    let tool = self.runtime.registry().get(&tool_name);
+                    let info = ToolCallInfo {
+                        tool_call_id: tool_call_id.clone(),
+                        tool_name: tool_name.clone(),
+                        messages: self.options.messages.clone(),
+                        cancellation: self.options.cancellation.clone().unwrap_or_default(),
+                        thread_id: self.options.thread_id.clone(),
+                        resource_id: self.options.resource_id.clone(),
+                        ..ToolCallInfo::default()
+                    };
+                    if let Some(t) = &tool {
+                        log_hook(&tool_name, "on_input_start", t.input_hook(InputHook::Start, &info));
+                    }
+                    let event = RunEvent::InputStreamingStart {
+                        tool_call_id: tool_call_id.clone(),
+                        tool_name,
+                    };
+                    self.sink.send(self.runtime.viewer(tool.as_deref()).event(event, None));
+                    self.open.insert(
+                        tool_call_id,
+                        Open {
+                            tool,
+                            info,
+                            preview: PartialJson::new(),
+                        },
+                    );
+                }
+                ToolCallEvent::InputDelta { tool_call_id, delta, .. } => {
+                    let (tool, tool_name) = match self.open.get_mut(&tool_call_id) {
+                        Some(open) => {
+                            // The preview is best effort: invalid JSON is reported when the call is made.
+                            let _ = open.preview.push(&delta);
+                            if let Some(t) = &open.tool {
+                                log_hook(
+                                    &open.info.tool_name,
+                                    "on_input_delta",
+                                    t.input_hook(InputHook::Delta(&delta), &open.info),
+                                );
+                            }
+                            (open.tool.clone(), open.info.tool_name.clone())
+                        }
+                        None => (None, String::new()),
+                    };
+                    let event = RunEvent::InputDelta {
+                        tool_call_id,
+                        tool_name,
+                        delta: Value::String(delta),
+                    };
+                    self.sink.send(self.runtime.viewer(tool.as_deref()).event(event, None));
+                }
+                ToolCallEvent::InputAvailable {
+                    tool_call_id,
+                    tool_name,
+                    input,
+                    ..
+                } => {
+                    self.open.remove(&tool_call_id);
+                    let options = CallOptions {
+                        tool_call_id: Some(tool_call_id),
+                        ..self.options.clone()
+                    };
+                    let (runtime, sink) = (self.runtime.clone(), self.sink.clone());
+                    tokio::spawn(async move { runtime.run_new(&sink, &tool_name, CallArgs::from(input), options).await });
+                }
+            }
+        }
+    }
+}
