@@ -126,6 +126,36 @@ enum Command {
         #[arg(long)]
         events: bool,
     },
+    /// Serve the tools over MCP: `--stdio`, or Streamable HTTP at `http://ADDR/mcp`.
+    Serve {
+        /// Serve on standard input and output.
+        #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+        stdio: bool,
+        /// Serve Streamable HTTP on this address (path `/mcp`), e.g. `127.0.0.1:8931`.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
+        #[arg(long, value_name = "VAR")]
+        auth_token_env: Option<String>,
+        /// Accept this `Origin` too (local origins always are; `*` as the port matches any).
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allow_origins: Vec<String>,
+        /// Accept this `Host` name too (local names always are).
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+        /// Calls that may run at once per session.
+        #[arg(long, default_value_t = 16)]
+        max_concurrent_calls: usize,
+        /// Tools per `tools/list` page.
+        #[arg(long, default_value_t = 100)]
+        page_size: usize,
+        /// Largest accepted HTTP request body, in bytes.
+        #[arg(long, default_value_t = 4 << 20)]
+        max_body_bytes: usize,
+        /// The request context every call gets, as a JSON object.
+        #[arg(long)]
+        context: Option<String>,
+    },
     /// List the calls waiting for approval or resume data.
     Pending {
         /// Print JSON instead of a table.
@@ -514,6 +544,59 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 return Ok(ExitCode::SUCCESS);
             }
             return conclude(last, false, None, out);
+        }
+        Command::Serve {
+            stdio,
+            http,
+            auth_token_env,
+            allow_origins,
+            allow_hosts,
+            max_concurrent_calls,
+            page_size,
+            max_body_bytes,
+            context,
+        } => {
+            let context = context
+                .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
+                .transpose()?;
+            let config = crate::mcp::McpConfig {
+                page_size,
+                max_concurrent_calls,
+                context,
+                ..crate::mcp::McpConfig::default()
+            };
+            let server = crate::mcp::McpServer::new(runtime.clone(), config);
+            if stdio {
+                crate::mcp::stdio::serve(server)
+                    .await
+                    .map_err(|e| format!("the stdio server stopped: {e}"))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let auth_token = match auth_token_env {
+                None => None,
+                Some(var) => match std::env::var(&var) {
+                    Ok(t) if !t.trim().is_empty() => Some(t.trim().to_owned()),
+                    _ => return Err(format!("--auth-token-env {var}: the variable is not set (or empty)")),
+                },
+            };
+            let options = crate::mcp::http::HttpOptions {
+                allowed_hosts: allow_hosts,
+                allowed_origins: allow_origins,
+                auth_token,
+                max_body_bytes,
+            };
+            let addr = http.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8931)));
+            let shutdown = tokio_util::sync::CancellationToken::new();
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                stop.cancel();
+            });
+            crate::mcp::http::serve(server, addr, options, shutdown, |bound| {
+                eprintln!("serving MCP on http://{bound}/mcp")
+            })
+            .await
+            .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
         }
         Command::Pending { json } => {
             let pending = runtime.pending().map_err(|e| e.to_string())?;

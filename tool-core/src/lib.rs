@@ -50,6 +50,7 @@ pub mod cli;
 pub mod context;
 pub mod error;
 pub mod json;
+pub mod mcp;
 pub mod model_output;
 pub mod partial_json;
 pub mod registry;

@@ -241,6 +241,11 @@ impl ContentPart {
                 "type": "resource",
                 "resource": {"uri": format!("file:///{}", filename.as_deref().unwrap_or("inline")), "mimeType": media_type, "blob": data}
             }),
+            // An MCP block given as is (`{"mcp": {"type": "resource", ...}}`), e.g. an embedded
+            // text resource.
+            ContentPart::Custom { provider_options } if provider_options.get("mcp").is_some_and(serde_json::Value::is_object) => {
+                provider_options["mcp"].clone()
+            }
             ContentPart::FileId { .. } | ContentPart::ImageFileId { .. } | ContentPart::Custom { .. } => {
                 json!({"type": "text", "text": self.as_text()})
             }

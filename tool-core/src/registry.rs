@@ -104,6 +104,7 @@ struct Entry {
 pub struct Registry {
     tools: RwLock<BTreeMap<String, Entry>>,
     limits: Limits,
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl fmt::Debug for Registry {
@@ -151,6 +152,7 @@ impl Registry {
         Registry {
             tools: RwLock::new(BTreeMap::new()),
             limits: Limits::default(),
+            changes: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -249,7 +251,18 @@ impl Registry {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, Entry { tool, compiled });
+        self.changes.send_modify(|v| *v += 1);
         Ok(())
+    }
+
+    /// How many times the set of tools changed (an insertion or removal adds one).
+    pub fn version(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
+    /// Wakes on every change of the set of tools (what MCP's `list_changed` follows).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Adds a tool (a dynamic tool, or a `#[tool]`'s `name::tool()`); an existing id is an error.
@@ -274,7 +287,11 @@ impl Registry {
 
     /// Removes a tool by id, returning it.
     pub fn remove(&self, id: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.write().unwrap_or_else(|p| p.into_inner()).remove(id).map(|e| e.tool)
+        let removed = self.tools.write().unwrap_or_else(|p| p.into_inner()).remove(id).map(|e| e.tool);
+        if removed.is_some() {
+            self.changes.send_modify(|v| *v += 1);
+        }
+        removed
     }
 
     fn entry(&self, id: &str) -> Option<Entry> {

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, ElicitationSchema, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, ElicitationSchema, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
@@ -107,7 +107,10 @@ impl McpHandle for PeerHandle {
     fn elicit(&self, message: String, schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
         Box::pin(async move {
             if !self.can_elicit {
-                return Err(unsupported("ask its user for input", "it did not declare the elicitation capability"));
+                return Err(unsupported(
+                    "ask its user for input",
+                    "it did not declare the elicitation capability",
+                ));
             }
             if self.modern {
                 return Err(unsupported(
@@ -132,7 +135,7 @@ impl McpHandle for PeerHandle {
                     content: answer.content.unwrap_or(Value::Null),
                 },
                 ElicitationAction::Decline => Elicitation::Decline,
-                ElicitationAction::Cancel => Elicitation::Cancel,
+                _ => Elicitation::Cancel,
             })
         })
     }
@@ -140,9 +143,9 @@ impl McpHandle for PeerHandle {
     fn log(&self, level: LogLevel, data: Value) {
         let level = mcp_level(level);
         if self.min_level.is_some_and(|min| rank(level) >= rank(min)) {
-            let _ = self
-                .queue
-                .send(Note::Log(LoggingMessageNotificationParam::new(level, data).with_logger("toolsmith")));
+            let _ = self.queue.send(Note::Log(
+                LoggingMessageNotificationParam::new(level, data).with_logger("toolsmith"),
+            ));
         }
     }
 
@@ -164,7 +167,10 @@ impl McpHandle for PeerHandle {
                 return Err(unsupported("sample a model", "it did not declare the sampling capability"));
             }
             if self.modern {
-                return Err(unsupported("sample in the middle of a call", "MCP 2026-07-28 lets a server ask only between calls"));
+                return Err(unsupported(
+                    "sample in the middle of a call",
+                    "MCP 2026-07-28 lets a server ask only between calls",
+                ));
             }
             let params: CreateMessageRequestParams =
                 serde_json::from_value(request).map_err(|e| ToolError::new(format!("The sampling request is not valid: {e}")))?;

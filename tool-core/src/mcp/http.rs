@@ -84,7 +84,7 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
 pub(crate) fn invalid_message(v: &Value) -> Option<(Value, String)> {
     let Some(obj) = v.as_object() else {
         return match v {
-            Value::Array(items) if !items.is_empty() => items.iter().find_map(not_jsonrpc),
+            Value::Array(items) if !items.is_empty() => items.iter().find_map(invalid_message),
             _ => Some((Value::Null, "a JSON-RPC message must be an object".into())),
         };
     };
@@ -95,7 +95,10 @@ pub(crate) fn invalid_message(v: &Value) -> Option<(Value, String)> {
     let is_request = obj.get("method").is_some_and(Value::is_string);
     let is_response = obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error"));
     if !is_request && !is_response {
-        return Some((id, "a message needs a string `method` (request or notification) or an `id` with `result`/`error`".into()));
+        return Some((
+            id,
+            "a message needs a string `method` (request or notification) or an `id` with `result`/`error`".into(),
+        ));
     }
     if let Some(params) = obj.get("params") {
         if !params.is_object() && !params.is_array() {
@@ -114,7 +117,8 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
                 -32001,
                 "Unauthorized: send `Authorization: Bearer <token>`".into(),
             );
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
             return r;
         }
     }
@@ -143,7 +147,11 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
 
 /// The axum router serving `server` at `/mcp`.
 pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServer<E>, options: &HttpOptions) -> axum::Router {
-    let hosts: Vec<String> = LOCAL_HOSTS.iter().map(|h| (*h).to_owned()).chain(options.allowed_hosts.iter().cloned()).collect();
+    let hosts: Vec<String> = LOCAL_HOSTS
+        .iter()
+        .map(|h| (*h).to_owned())
+        .chain(options.allowed_hosts.iter().cloned())
+        .collect();
     let origins: Vec<String> = LOCAL_ORIGINS
         .iter()
         .map(|o| (*o).to_owned())
@@ -193,7 +201,10 @@ mod tests {
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).is_none());
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).is_none());
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_none());
-        assert_eq!(invalid_message(&json!({"jsonrpc": "1.0", "id": 7, "method": "x"})).unwrap().0, json!(7));
+        assert_eq!(
+            invalid_message(&json!({"jsonrpc": "1.0", "id": 7, "method": "x"})).unwrap().0,
+            json!(7)
+        );
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1})).is_some());
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "bad"})).is_some());
         assert!(invalid_message(&json!(42)).is_some());

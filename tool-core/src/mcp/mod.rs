@@ -164,7 +164,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         let registry = Registry::try_from_tools(self.registry().tools()).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let catalog = Arc::new(Catalog::new(&self.shared.config.name, &self.shared.config.version, registry));
-        let export = catalog.export(Format::Mcp).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let export = catalog
+            .export(Format::Mcp)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let entries = export.document()["tools"].as_array().cloned().unwrap_or_default();
         let tools = entries
             .into_iter()
@@ -245,7 +247,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let structured = self
             .registry()
             .get(name)
-            .or_else(|| self.listing().ok().and_then(|(c, _)| c.resolve(Format::Mcp, name).and_then(|id| self.registry().get(id))))
+            .or_else(|| {
+                self.listing()
+                    .ok()
+                    .and_then(|(c, _)| c.resolve(Format::Mcp, name).and_then(|id| self.registry().get(id)))
+            })
             .is_some_and(|t| t.spec().output_schema.is_some())
             && result.is_object();
         let model = model_output.cloned().unwrap_or_else(|| match result {
@@ -291,7 +297,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Asked::Answer(answer) => {
                 let approved = answer.action == ElicitationAction::Accept
                     && answer.content.as_ref().and_then(|c| c.get("approved")).and_then(Value::as_bool) == Some(true);
-                let reason = answer.content.as_ref().and_then(|c| c.get("reason")).and_then(Value::as_str).map(str::to_owned);
+                let reason = answer
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("reason"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 let runtime = &self.shared.runtime;
                 let stream = if approved {
                     runtime.approve(id).await
@@ -355,7 +366,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Asks the client's user: a request on older revisions, an input-required result (the
     /// client answers and calls again, naming the waiting call) on 2026-07-28.
     async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, schema: Value) -> Asked {
-        if !ctx.client_capabilities().is_some_and(|c| c.elicitation.is_some()) {
+        if ctx.client_capabilities().is_none_or(|c| c.elicitation.is_none()) {
             return Asked::Cannot("the client cannot ask its user: it did not declare elicitation".into());
         }
         let requested_schema: ElicitationSchema = match serde_json::from_value(schema) {
@@ -386,12 +397,27 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &rmcp::model::InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let waiting = match self.shared.runtime.pending().map(|all| all.into_iter().find(|c| c.tool_call_id == state)) {
+        let waiting = match self
+            .shared
+            .runtime
+            .pending()
+            .map(|all| all.into_iter().find(|c| c.tool_call_id == state))
+        {
             Ok(Some(call)) => call,
-            Ok(None) => return error_result(format!("No call waits as `{state}` (it was already resolved); call `{name}` again.")),
+            Ok(None) => {
+                return error_result(format!(
+                    "No call waits as `{state}` (it was already resolved); call `{name}` again."
+                ))
+            }
             Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
         };
-        if self.listing().ok().and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned)).as_deref() != Some(&waiting.tool_name) {
+        if self
+            .listing()
+            .ok()
+            .and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned))
+            .as_deref()
+            != Some(&waiting.tool_name)
+        {
             return error_result(format!("The waiting call `{state}` is not a call of `{name}`."));
         }
         let answer = ["approval", "resume"]
@@ -399,7 +425,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .find_map(|k| responses.get(k))
             .and_then(|v| serde_json::from_value::<ElicitResult>(serde_json::to_value(v).ok()?).ok());
         let Some(answer) = answer else {
-            return error_result(format!("The answer for the waiting call `{state}` is missing or not an elicitation result."));
+            return error_result(format!(
+                "The answer for the waiting call `{state}` is missing or not an elicitation result."
+            ));
         };
         let (handle, flush) = PeerHandle::start(
             ctx.peer.clone(),
@@ -417,7 +445,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 if approved {
                     runtime.approve(state).await
                 } else {
-                    let reason = answer.content.as_ref().and_then(|c| c.get("reason")).and_then(Value::as_str).unwrap_or("the user declined");
+                    let reason = answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("reason"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the user declined");
                     runtime.decline(state, reason).await
                 }
             }
@@ -487,7 +520,12 @@ fn flat_form(schema: &Value) -> Option<Value> {
             return None;
         }
         if let Some(obj) = p.as_object_mut() {
-            obj.retain(|k, _| matches!(k.as_str(), "type" | "title" | "description" | "enum" | "default" | "minimum" | "maximum" | "format"));
+            obj.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "type" | "title" | "description" | "enum" | "default" | "minimum" | "maximum" | "format"
+                )
+            });
         }
         out.insert(k.clone(), p);
     }
@@ -501,7 +539,11 @@ fn flat_form(schema: &Value) -> Option<Value> {
 impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     fn get_info(&self) -> ServerConfig {
         let extra = self.extras.get_info().capabilities;
-        let mut caps = ServerCapabilities::builder().enable_logging().enable_tools().enable_tool_list_changed().build();
+        let mut caps = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         caps.prompts = extra.prompts;
         caps.resources = extra.resources;
         caps.completions = extra.completions;
@@ -512,7 +554,11 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         info
     }
 
-    async fn list_tools(&self, request: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
         let (_, tools) = self.listing()?;
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
@@ -589,7 +635,11 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         self.extras.complete(request, ctx).await
     }
 
-    async fn list_prompts(&self, request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
         self.extras.list_prompts(request, ctx).await
     }
 
@@ -613,7 +663,11 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         self.extras.list_resource_templates(request, ctx).await
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, ctx: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
         self.extras.read_resource(request, ctx).await
     }
 

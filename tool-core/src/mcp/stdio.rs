@@ -7,7 +7,7 @@
 
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::McpServer;
@@ -62,7 +62,9 @@ where
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            let n = (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf).await?;
+            let n = AsyncReadExt::take(&mut input, MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .await?;
             if n == 0 {
                 break;
             }
@@ -70,7 +72,11 @@ where
                 // Skip the rest of the oversized line.
                 let mut rest = Vec::new();
                 input.read_until(b'\n', &mut rest).await?;
-                let _ = guard_errors.send(error_line(Value::Null, -32600, format!("Invalid request: a message is longer than {MAX_LINE} bytes")));
+                let _ = guard_errors.send(error_line(
+                    Value::Null,
+                    -32600,
+                    format!("Invalid request: a message is longer than {MAX_LINE} bytes"),
+                ));
                 continue;
             }
             let line = String::from_utf8_lossy(&buf);
