@@ -243,7 +243,8 @@ where
             return ExitCode::FAILURE;
         }
     };
-    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    // Not locked for the whole command: `serve --stdio` writes through Tokio's stdout.
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
     match runtime.block_on(execute(cli, RegistryRef::Static(registry), &mut out)) {
         Ok(code) => code,
         Err(message) => {

@@ -53,6 +53,7 @@ pub mod json;
 pub mod mcp;
 pub mod model_output;
 pub mod partial_json;
+pub mod provider;
 pub mod registry;
 pub mod runtime;
 pub mod schema;

@@ -76,18 +76,24 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        // The scheme name is case-insensitive (RFC 9110 §11.1).
+        .and_then(|v| v.get(..7).filter(|scheme| scheme.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]))
         .is_some_and(|t| same_secret(t.trim().as_bytes(), token.as_bytes()))
 }
 
 /// Why a JSON value is not a JSON-RPC 2.0 message, and the id to answer with.
 pub(crate) fn invalid_message(v: &Value) -> Option<(Value, String)> {
+    // rmcp takes no batches (MCP dropped them): it would answer one without an `id`.
     let Some(obj) = v.as_object() else {
-        return match v {
-            Value::Array(items) if !items.is_empty() => items.iter().find_map(invalid_message),
-            _ => Some((Value::Null, "a JSON-RPC message must be an object".into())),
-        };
+        return Some((
+            Value::Null,
+            "a JSON-RPC message must be an object (batches are not supported)".into(),
+        ));
     };
+    // MCP ids are strings or integers (never null); rmcp would answer others without an `id`.
+    if obj.get("id").is_some_and(|id| !(id.is_string() || id.is_i64() || id.is_u64())) {
+        return Some((Value::Null, "`id` must be a string or an integer".into()));
+    }
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Some((id, "`jsonrpc` must be \"2.0\"".into()));
@@ -101,7 +107,7 @@ pub(crate) fn invalid_message(v: &Value) -> Option<(Value, String)> {
         ));
     }
     if let Some(params) = obj.get("params") {
-        if !params.is_object() && !params.is_array() {
+        if !params.is_object() {
             return Some((id, "`params` must be an object".into()));
         }
     }
@@ -208,6 +214,13 @@ mod tests {
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1})).is_some());
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "bad"})).is_some());
         assert!(invalid_message(&json!(42)).is_some());
+        assert!(invalid_message(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).is_some());
+        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1]})).is_some());
+        for bad in [json!(null), json!({"a": 1}), json!(1.5), json!(true)] {
+            let (id, _) = invalid_message(&json!({"jsonrpc": "2.0", "id": bad, "method": "ping"})).unwrap();
+            assert_eq!(id, Value::Null);
+        }
+        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})).is_none());
     }
 
     #[test]
@@ -215,6 +228,8 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
         assert!(authorized(&h, "s3cret"));
+        h.insert(header::AUTHORIZATION, "bearer s3cret".parse().unwrap());
+        assert!(authorized(&h, "s3cret"), "the scheme is case-insensitive");
         assert!(!authorized(&h, "s3cre"));
         assert!(!authorized(&HeaderMap::new(), "s3cret"));
     }

@@ -18,11 +18,12 @@ pub mod stdio;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InputRequest, InputRequests, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, CustomRequest,
+    CustomResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InputRequest, InputRequests, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -206,6 +207,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             ctx.protocol_version(),
         );
         let options = CallOptions {
+            // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state that
+            // names the waiting call, so it must not be guessable.
+            tool_call_id: Some(format!("mcp_{}", uuid::Uuid::new_v4().simple())),
             context: self.shared.config.context.clone(),
             cancellation: Some(ctx.ct.clone()),
             mcp: Some(handle.clone()),
@@ -226,7 +230,18 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let Some(last) = events.iter().rev().find(|e| is_outcome(&e.raw)) else {
             return error_result(format!("Tool `{name}` ended without a result."));
         };
+        let declined = events.iter().any(
+            |e| matches!(&e.raw, RunEvent::ToolCallResumed { resume_data, .. } if resume_data.get("approved") == Some(&Value::Bool(false))),
+        );
         match &last.raw {
+            // The tool did not run: the "not approved" text is an error result (it has none of
+            // the output schema's shape).
+            RunEvent::ToolResult { model_output, .. } if declined => error_result(
+                model_output
+                    .as_ref()
+                    .map(ModelOutput::to_text)
+                    .unwrap_or_else(|| "Tool call was not approved.".into()),
+            ),
             RunEvent::ToolResult { result, model_output, .. } | RunEvent::BackgroundTaskCompleted { result, model_output, .. } => {
                 self.result(name, result, model_output.as_ref())
             }
@@ -268,7 +283,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             message["structuredContent"] = result.clone();
         }
         match serde_json::from_value::<CallToolResult>(message) {
-            Ok(r) => r.into(),
+            Ok(mut r) => {
+                // 2026-07-28 requires it; rmcp strips it for older revisions.
+                r.result_type = Some(rmcp::model::ResultType::COMPLETE);
+                r.into()
+            }
             Err(e) => error_result(format!("Tool `{name}` produced content MCP cannot carry: {e}")),
         }
     }
@@ -480,6 +499,25 @@ enum Asked {
     Cannot(String),
 }
 
+/// Client requests `rmcp` parses into typed params.
+const STANDARD_METHODS: [&str; 15] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
 fn modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
@@ -605,9 +643,21 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         let mut changes = self.registry().subscribe();
         let peer = ctx.peer;
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            // rmcp has no "session closed" future: look every 30 s, so a finished session's
+            // watcher does not wait for the next change to end.
+            let mut check = tokio::time::interval(std::time::Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() || peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                    }
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
+                    }
                 }
             }
         });
@@ -629,6 +679,18 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
                 }
             }
         }
+    }
+
+    async fn on_custom_request(&self, request: CustomRequest, ctx: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData> {
+        // rmcp hands a standard request whose params do not parse here, as a custom one; its
+        // default would call the method unknown (-32601).
+        if STANDARD_METHODS.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!("The params of `{}` are missing or not valid.", request.method),
+                None,
+            ));
+        }
+        self.extras.on_custom_request(request, ctx).await
     }
 
     async fn complete(&self, request: CompleteRequestParams, ctx: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {

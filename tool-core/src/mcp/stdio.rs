@@ -101,7 +101,9 @@ where
         to_rmcp.shutdown().await
     });
 
+    // Its own log level and call limit, even when clones of one server serve several streams.
     let running = server
+        .for_new_session()
         .serve((rmcp_in, rmcp_out))
         .await
         .map_err(|e| std::io::Error::other(format!("the MCP session could not start: {e}")))?;

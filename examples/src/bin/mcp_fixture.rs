@@ -1,0 +1,631 @@
+//! The MCP conformance fixture: the tools, prompts and resources the official conformance
+//! suite (`@modelcontextprotocol/conformance`) calls, served by Toolsmith's MCP server.
+//!
+//! ```text
+//! mcp_fixture --stdio
+//! mcp_fixture --http 127.0.0.1:PORT     # port 0: prints `serving MCP on http://ADDR/mcp` to stderr
+//! ```
+//!
+//! The tools are ordinary `#[tool]` functions served from an explicit registry (not
+//! `Registry::global()`, so the examples library's tools stay out): the suite's fixture tools
+//! (`test_*` and `json_schema_2020_12_tool`) and a few more for our own client tests: `echo`
+//! (the benchmark tool), `slow` (runs until cancelled; with `MCP_FIXTURE_CANCEL_LOG` set it
+//! appends `cancelled <tool_call_id>` to that file when it sees the cancellation),
+//! `add_tool`/`remove_tool` (add or remove `dynamic_echo` at run time, so clients hear
+//! `notifications/tools/list_changed`) and `approve_me` (requires approval). Prompts,
+//! resources, resource subscriptions and completion, which `#[tool]` does not cover, come from
+//! [`FixtureExtras`], an `rmcp` handler written directly.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource, ResourceContents,
+    ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext as McpRequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use tool_core::context::Elicitation;
+use tool_core::mcp::{McpConfig, McpServer};
+use tool_core::prelude::*;
+use tool_core::runtime::Runtime;
+
+/// A 1×1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+/// An empty WAV file.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA=";
+
+/// The registry being served, for the tools that change it.
+static SERVED: OnceLock<Arc<Registry>> = OnceLock::new();
+
+fn png() -> ContentPart {
+    ContentPart::ImageData {
+        data: PNG.into(),
+        media_type: "image/png".into(),
+    }
+}
+
+/// An MCP block passed through as is.
+fn mcp_block(block: Value) -> ContentPart {
+    ContentPart::Custom {
+        provider_options: json!({ "mcp": block }),
+    }
+}
+
+/// The MCP client of a call, or an error saying the tool needs one.
+fn client(cx: &ToolContext) -> Result<&dyn tool_core::context::McpHandle, ToolError> {
+    cx.mcp()
+        .ok_or_else(|| ToolError::new("This tool talks to the MCP client that calls it; call it through an MCP server."))
+}
+
+// ---- the conformance suite's tools ----
+
+/// Returns a simple text response
+#[tool(id = "test_simple_text")]
+pub async fn test_simple_text() -> String {
+    "This is a simple text response for testing.".into()
+}
+
+/// Returns a 1×1 PNG image
+#[tool(id = "test_image_content", to_model_output = image_for_model)]
+pub async fn test_image_content() -> String {
+    "a 1x1 PNG image".into()
+}
+
+#[allow(clippy::ptr_arg)] // `to_model_output` takes `fn(&Output)`.
+fn image_for_model(_: &String) -> ModelOutput {
+    ModelOutput::content([png()])
+}
+
+/// Returns a short WAV audio clip
+#[tool(id = "test_audio_content", to_model_output = audio_for_model)]
+pub async fn test_audio_content() -> String {
+    "an empty WAV clip".into()
+}
+
+#[allow(clippy::ptr_arg)] // `to_model_output` takes `fn(&Output)`.
+fn audio_for_model(_: &String) -> ModelOutput {
+    // Image data with an audio media type becomes an MCP audio block.
+    ModelOutput::content([ContentPart::ImageData {
+        data: WAV.into(),
+        media_type: "audio/wav".into(),
+    }])
+}
+
+/// Returns an embedded text resource
+#[tool(id = "test_embedded_resource", to_model_output = embedded_for_model)]
+pub async fn test_embedded_resource() -> String {
+    "This is an embedded resource content.".into()
+}
+
+#[allow(clippy::ptr_arg)] // `to_model_output` takes `fn(&Output)`.
+fn embedded_for_model(text: &String) -> ModelOutput {
+    ModelOutput::content([mcp_block(json!({
+        "type": "resource",
+        "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain", "text": text}
+    }))])
+}
+
+/// Returns text, an image and an embedded resource in one result
+#[tool(id = "test_multiple_content_types", to_model_output = mixed_for_model)]
+pub async fn test_multiple_content_types() -> String {
+    "Multiple content types test:".into()
+}
+
+#[allow(clippy::ptr_arg)] // `to_model_output` takes `fn(&Output)`.
+fn mixed_for_model(text: &String) -> ModelOutput {
+    ModelOutput::content([
+        ContentPart::text(text.as_str()),
+        png(),
+        mcp_block(json!({
+            "type": "resource",
+            "resource": {
+                "uri": "test://mixed-content-resource",
+                "mimeType": "application/json",
+                "text": json!({"test": "data", "value": 123}).to_string()
+            }
+        })),
+    ])
+}
+
+/// Sends three log messages while it runs
+#[tool(id = "test_tool_with_logging")]
+pub async fn test_tool_with_logging(#[ctx] cx: ToolContext) -> String {
+    let steps = ["Tool execution started", "Tool processing data", "Tool execution completed"];
+    for (i, step) in steps.into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cx.observe().log(LogLevel::Info, step, None);
+    }
+    "Logging test completed".into()
+}
+
+/// Reports progress 0, 50 and 100 of 100
+#[tool(id = "test_tool_with_progress")]
+pub async fn test_tool_with_progress(#[ctx] cx: ToolContext) -> String {
+    for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if let Some(mcp) = cx.mcp() {
+            mcp.progress(step, Some(100.0), Some(format!("{step}% done")));
+        }
+    }
+    "Progress test completed".into()
+}
+
+/// Always fails, to test error reporting
+#[tool(id = "test_error_handling")]
+pub async fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::new("This tool intentionally returns an error for testing"))
+}
+
+/// Asks the client's model to answer a prompt (sampling)
+#[tool(id = "test_sampling")]
+pub async fn test_sampling(
+    /// The prompt to send to the client's model
+    prompt: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let answer = client(&cx)?
+        .sample(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+            "maxTokens": 100
+        }))
+        .await?;
+    // `content` is one block, or a list of blocks on newer revisions.
+    let blocks = match &answer["content"] {
+        Value::Array(items) => items.clone(),
+        one => vec![one.clone()],
+    };
+    let text: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+    Ok(format!("LLM response: {}", text.join("\n")))
+}
+
+/// Asks the client's user for a username and an email address (elicitation)
+#[tool(id = "test_elicitation")]
+pub async fn test_elicitation(
+    /// The message shown to the user
+    message: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    });
+    elicit(&cx, message, schema).await
+}
+
+/// Asks the user for a form whose fields have default values (SEP-1034)
+#[tool(id = "test_elicitation_sep1034_defaults")]
+pub async fn test_elicitation_sep1034_defaults(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        }
+    });
+    elicit(&cx, "Please review and update the form fields with defaults".into(), schema).await
+}
+
+/// Asks the user for a form with every kind of enum field (SEP-1330)
+#[tool(id = "test_elicitation_sep1330_enums")]
+pub async fn test_elicitation_sep1330_enums(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Choose an option", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Choose a titled option", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}
+            ]},
+            "legacyEnum": {"type": "string", "description": "Choose a legacy option", "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Choose options", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Choose titled options", "items": {"anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"}
+            ]}}
+        }
+    });
+    elicit(&cx, "Please select options from the enum fields".into(), schema).await
+}
+
+async fn elicit(cx: &ToolContext, message: String, schema: Value) -> Result<String, ToolError> {
+    Ok(match client(cx)?.elicit(message, schema).await? {
+        Elicitation::Accept { content } => format!("User provided the requested information: {content}"),
+        Elicitation::Decline => "User declined to provide the information".into(),
+        Elicitation::Cancel => "User cancelled the request".into(),
+    })
+}
+
+/// A street address.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "address")]
+pub struct Address {
+    /// Street and number
+    pub street: Option<String>,
+    /// City
+    pub city: Option<String>,
+}
+
+/// A name and an optional address.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PersonInput {
+    /// The person's name
+    pub name: Option<String>,
+    /// Where the person lives
+    pub address: Option<Address>,
+}
+
+/// Tool with JSON Schema 2020-12 features
+#[tool(id = "json_schema_2020_12_tool")]
+pub async fn json_schema_2020_12_tool(input: PersonInput) -> String {
+    let city = input.address.and_then(|a| a.city);
+    format!(
+        "name: {}, city: {}",
+        input.name.as_deref().unwrap_or("-"),
+        city.as_deref().unwrap_or("-")
+    )
+}
+
+/// Answers at once (the pending suite's SSE polling scenario calls it)
+///
+/// The scenario lets a server close the POST stream mid-call and resume on a GET with
+/// `Last-Event-ID`; a tool cannot close its stream through Toolsmith, so the result comes on the
+/// POST stream, which the scenario accepts.
+#[tool(id = "test_reconnection")]
+pub async fn test_reconnection() -> String {
+    "Reconnection test completed successfully".into()
+}
+
+// ---- our own client tests ----
+
+/// Returns the text it is given
+#[tool(id = "echo", mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
+pub async fn echo(
+    /// The text to return
+    text: String,
+) -> String {
+    text
+}
+
+/// Sleeps (30 s unless told less) and ends early when the call is cancelled
+#[tool(id = "slow")]
+pub async fn slow(
+    /// How long to sleep, in seconds (at most 30)
+    seconds: Option<f64>,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let seconds = seconds.unwrap_or(30.0).clamp(0.0, 30.0);
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_secs_f64(seconds)) => Ok(format!("slept {seconds} s")),
+        _ = cx.cancellation().cancelled() => {
+            // Written at once (no await), so it lands before the runtime reports the abort.
+            if let Some(path) = std::env::var_os("MCP_FIXTURE_CANCEL_LOG") {
+                use std::io::Write;
+                let line = format!("cancelled {}\n", cx.tool_call_id());
+                let written = std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| f.write_all(line.as_bytes()));
+                if let Err(e) = written {
+                    eprintln!("mcp_fixture: cannot append to {}: {e}", path.to_string_lossy());
+                }
+            }
+            Err(ToolError::new("The call was cancelled."))
+        }
+    }
+}
+
+const DYNAMIC: &str = "dynamic_echo";
+
+fn served() -> Result<&'static Arc<Registry>, ToolError> {
+    SERVED.get().ok_or_else(|| ToolError::new("No registry is being served."))
+}
+
+/// Adds the tool `dynamic_echo` to the served set (clients get `tools/list_changed`)
+#[tool(id = "add_tool")]
+pub async fn add_tool() -> Result<String, ToolError> {
+    let registry = served()?;
+    if registry.get(DYNAMIC).is_some() {
+        return Ok(format!("`{DYNAMIC}` is already there"));
+    }
+    let tool = DynamicTool::builder(DYNAMIC, "Returns the text it is given (a tool added at run time)")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text to return"}},
+            "required": ["text"]
+        }))
+        .handler(|input, _cx| async move { Ok(input["text"].clone()) })
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    registry.insert(tool).map_err(|e| ToolError::new(e.to_string()))?;
+    Ok(format!("added `{DYNAMIC}`"))
+}
+
+/// Removes the tool `dynamic_echo` from the served set (clients get `tools/list_changed`)
+#[tool(id = "remove_tool")]
+pub async fn remove_tool() -> Result<String, ToolError> {
+    Ok(match served()?.remove(DYNAMIC) {
+        Some(_) => format!("removed `{DYNAMIC}`"),
+        None => format!("`{DYNAMIC}` was not there"),
+    })
+}
+
+/// Runs only after a person approved it
+#[tool(id = "approve_me", require_approval)]
+pub async fn approve_me() -> String {
+    "approved and ran".into()
+}
+
+// ---- prompts, resources and completion ----
+
+/// Prompts, resources (with subscriptions) and completion for the suite, written on `rmcp`.
+#[derive(Debug, Clone, Default)]
+pub struct FixtureExtras {
+    subscriptions: Arc<Mutex<HashSet<String>>>,
+}
+
+fn argument(name: &str, description: &str) -> PromptArgument {
+    PromptArgument::new(name).with_description(description).with_required(true)
+}
+
+/// `test://template/{id}/data` → `id`.
+fn template_id(uri: &str) -> Option<&str> {
+    uri.strip_prefix("test://template/")?
+        .strip_suffix("/data")
+        .filter(|id| !id.is_empty() && !id.contains('/'))
+}
+
+impl ServerHandler for FixtureExtras {
+    fn get_info(&self) -> ServerConfig {
+        let caps = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build();
+        ServerConfig::new(caps).with_server_info(Implementation::new("mcp_fixture", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: McpRequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new("test_simple_prompt", Some("A simple prompt without arguments"), None),
+            Prompt::new(
+                "test_prompt_with_arguments",
+                Some("A prompt with two required arguments"),
+                Some(vec![
+                    argument("arg1", "First test argument"),
+                    argument("arg2", "Second test argument"),
+                ]),
+            ),
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                Some("A prompt with an embedded resource"),
+                Some(vec![argument("resourceUri", "URI of the resource to embed")]),
+            ),
+            Prompt::new("test_prompt_with_image", Some("A prompt with an image"), None),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _ctx: McpRequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let arg = |name: &str| -> Result<String, ErrorData> {
+            args.get(name)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| ErrorData::invalid_params(format!("the prompt `{}` needs the argument `{name}`", request.name), None))
+        };
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => vec![PromptMessage::new_text(Role::User, "This is a simple prompt for testing.")],
+            "test_prompt_with_arguments" => vec![PromptMessage::new_text(
+                Role::User,
+                format!("Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1")?, arg("arg2")?),
+            )],
+            "test_prompt_with_embedded_resource" => vec![
+                PromptMessage::new(
+                    Role::User,
+                    ContentBlock::resource(
+                        ResourceContents::text("Embedded resource content for testing.", arg("resourceUri")?).with_mime_type("text/plain"),
+                    ),
+                ),
+                PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
+            ],
+            "test_prompt_with_image" => vec![
+                PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
+                PromptMessage::new_text(Role::User, "Please analyze the image above."),
+            ],
+            other => return Err(ErrorData::invalid_params(format!("there is no prompt `{other}`"), None)),
+        };
+        Ok(GetPromptResult::new(messages).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: McpRequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new("test://static-text", "static-text")
+                .with_description("A static text resource")
+                .with_mime_type("text/plain"),
+            Resource::new("test://static-binary", "static-binary")
+                .with_description("A static binary resource (a PNG image)")
+                .with_mime_type("image/png"),
+            Resource::new("test://watched-resource", "watched-resource")
+                .with_description("A resource clients can subscribe to")
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: McpRequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(
+            "test://template/{id}/data",
+            "template-data",
+        )
+        .with_description("Data for an id")
+        .with_mime_type("application/json")]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: McpRequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let contents = match uri {
+            "test://static-text" => {
+                ResourceContents::text("This is the content of the static text resource.", uri).with_mime_type("text/plain")
+            }
+            "test://static-binary" => ResourceContents::blob(PNG, uri).with_mime_type("image/png"),
+            "test://watched-resource" => ResourceContents::text("This resource can be watched.", uri).with_mime_type("text/plain"),
+            _ => match template_id(uri) {
+                Some(id) => {
+                    let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                    ResourceContents::text(data.to_string(), uri).with_mime_type("application/json")
+                }
+                None => return Err(ErrorData::resource_not_found(format!("there is no resource `{uri}`"), None)),
+            },
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn subscribe(&self, request: SubscribeRequestParams, _ctx: McpRequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(request.uri.to_string());
+        Ok(())
+    }
+
+    async fn unsubscribe(&self, request: UnsubscribeRequestParams, _ctx: McpRequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(request.uri.as_str());
+        Ok(())
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, _ctx: McpRequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
+        let candidates: &[&str] = match (&request.r#ref, request.argument.name.as_str()) {
+            (Reference::Prompt(p), "arg1") if p.name == "test_prompt_with_arguments" => &["testValue1", "test-value", "other"],
+            (Reference::Prompt(p), "arg2") if p.name == "test_prompt_with_arguments" => &["testValue2", "other"],
+            (Reference::Resource(r), "id") if r.uri == "test://template/{id}/data" => &["123", "456", "789"],
+            _ => &[],
+        };
+        let typed = request.argument.value.as_str();
+        let values = candidates
+            .iter()
+            .filter(|c| c.starts_with(typed))
+            .map(|c| (*c).to_owned())
+            .collect();
+        let info = CompletionInfo::with_all_values(values).map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+}
+
+// ---- the server ----
+
+enum Transport {
+    Stdio,
+    Http(SocketAddr),
+}
+
+fn parse_args() -> Result<Transport, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["--stdio"] => Ok(Transport::Stdio),
+        ["--http", addr] => addr
+            .parse()
+            .map(Transport::Http)
+            .map_err(|e| format!("`{addr}` is not an address like 127.0.0.1:8931: {e}")),
+        _ => Err("usage: mcp_fixture --stdio | --http 127.0.0.1:PORT (port 0 picks a free port)".into()),
+    }
+}
+
+fn registry() -> Registry {
+    Registry::from_iter([
+        test_simple_text::tool(),
+        test_image_content::tool(),
+        test_audio_content::tool(),
+        test_embedded_resource::tool(),
+        test_multiple_content_types::tool(),
+        test_tool_with_logging::tool(),
+        test_tool_with_progress::tool(),
+        test_error_handling::tool(),
+        test_sampling::tool(),
+        test_elicitation::tool(),
+        test_elicitation_sep1034_defaults::tool(),
+        test_elicitation_sep1330_enums::tool(),
+        json_schema_2020_12_tool::tool(),
+        test_reconnection::tool(),
+        echo::tool(),
+        slow::tool(),
+        add_tool::tool(),
+        remove_tool::tool(),
+        approve_me::tool(),
+    ])
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let transport = match parse_args() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let registry = SERVED.get_or_init(|| Arc::new(registry())).clone();
+    let config = McpConfig {
+        name: "toolsmith-mcp-fixture".into(),
+        instructions: Some("Test fixtures for the MCP conformance suite and Toolsmith's client tests.".into()),
+        ..McpConfig::default()
+    };
+    let server = McpServer::new(Runtime::new(registry), config).with_extras(FixtureExtras::default());
+    let served = match transport {
+        Transport::Stdio => tool_core::mcp::stdio::serve(server).await,
+        Transport::Http(addr) => {
+            // Never cancelled: the server runs until the process is stopped.
+            let shutdown = Default::default();
+            tool_core::mcp::http::serve(server, addr, Default::default(), shutdown, |bound| {
+                eprintln!("serving MCP on http://{bound}/mcp")
+            })
+            .await
+        }
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp_fixture: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
