@@ -1,1 +1,13 @@
+//! Tool providers: HTTP clients for platforms whose tools live elsewhere, resolved into
+//! ordinary Toolsmith tools.
+//!
+//! Owns the [`ToolProvider`](tool_core::provider::ToolProvider) implementations:
+//! [`ArcadeToolProvider`] (Arcade's `/v1` API: tool listing with offset pagination, schemas
+//! built from `value_schema`, execution with authorization links, health). Every client is
+//! bounded (request timeout, page cap, response size cap, bounded 429 retries) and never lets
+//! its API key reach `Debug` output, errors or logs.
 
+pub mod arcade;
+
+pub use arcade::ArcadeToolProvider;
+pub mod mcp;

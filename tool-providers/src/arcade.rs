@@ -1,0 +1,901 @@
+//! Arcade (`https://api.arcade.dev`): tools listed with offset pagination, schemas built from
+//! `value_schema`, execution as a user id, authorization links, health.
+//!
+//! Owns [`ArcadeToolProvider`], its HTTP plumbing (bounded: request timeout, page cap, body
+//! size cap, bounded 429 retries honouring `Retry-After`) and the mapping from Arcade's tool
+//! definitions to JSON Schema.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use tool_core::provider::{
+    connection_owner, AllowList, Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions,
+    ResolvedTools, Scope, ToolInfo, ToolProvider, Toolkit,
+};
+use tool_core::tool::BoxFuture;
+use tool_core::{DynamicTool, ErrorKind, ToolError};
+
+/// The default base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.arcade.dev";
+/// The shared user id, used only when [`ArcadeToolProvider::allow_shared_user`] opts in.
+pub const SHARED_USER_ID: &str = "default";
+const PROVIDER: &str = "arcade";
+const MAX_LIMIT: u32 = 100;
+
+/// Arcade as a [`ToolProvider`].
+///
+/// ```
+/// use tool_providers::ArcadeToolProvider;
+/// let arcade = ArcadeToolProvider::new("arc_secret").user_id("user-1").allowed_toolkits(["Github", "Slack*"]);
+/// assert!(!format!("{arcade:?}").contains("arc_secret"));
+/// ```
+#[derive(Clone)]
+pub struct ArcadeToolProvider {
+    info: ProviderInfo,
+    http: Http,
+    user_id: Option<String>,
+    allow_shared_user: bool,
+    toolkits: Vec<String>,
+    tools: Vec<(String, Vec<String>)>,
+    allow: AllowList,
+    max_pages: usize,
+}
+
+impl std::fmt::Debug for ArcadeToolProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArcadeToolProvider")
+            .field("api_key", &"[redacted]")
+            .field("base_url", &self.http.base_url)
+            .field("user_id", &self.user_id)
+            .field("allow_shared_user", &self.allow_shared_user)
+            .field("allowed_toolkits", &self.toolkits)
+            .field("allowed_tools", &self.tools)
+            .field("timeout", &self.http.timeout)
+            .field("max_response_bytes", &self.http.max_body)
+            .field("max_pages", &self.max_pages)
+            .finish()
+    }
+}
+
+#[derive(Clone)]
+struct Http {
+    client: reqwest::Client,
+    api_key: Arc<str>,
+    base_url: String,
+    timeout: Duration,
+    max_body: usize,
+    max_retries: u32,
+    max_retry_wait: Duration,
+}
+
+struct Reply {
+    status: u16,
+    bytes: Vec<u8>,
+}
+
+impl ArcadeToolProvider {
+    /// A provider using this API key (sent as `Authorization: <key>`, as the official SDKs do).
+    pub fn new(api_key: impl Into<String>) -> Self {
+        ArcadeToolProvider {
+            info: ProviderInfo {
+                id: PROVIDER.into(),
+                name: "Arcade".into(),
+                description: Some("Tools hosted by Arcade (arcade.dev)".into()),
+            },
+            http: Http {
+                client: reqwest::Client::new(),
+                api_key: Arc::from(api_key.into()),
+                base_url: DEFAULT_BASE_URL.into(),
+                timeout: Duration::from_secs(30),
+                max_body: 8 * 1024 * 1024,
+                max_retries: 3,
+                max_retry_wait: Duration::from_secs(30),
+            },
+            user_id: None,
+            allow_shared_user: false,
+            toolkits: Vec::new(),
+            tools: Vec::new(),
+            allow: AllowList::default(),
+            max_pages: 100,
+        }
+    }
+
+    /// The API base URL (default `https://api.arcade.dev`).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.http.base_url = url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// The user id calls run as when the request context names no resource id.
+    pub fn user_id(mut self, id: impl Into<String>) -> Self {
+        self.user_id = Some(id.into());
+        self
+    }
+
+    /// Lets calls without any user id run as the shared `default` user (off by default: a
+    /// shared id is only for integrations meant to be shared).
+    pub fn allow_shared_user(mut self, allow: bool) -> Self {
+        self.allow_shared_user = allow;
+        self
+    }
+
+    /// Allows only these toolkits (exact or trailing `*`; empty allows all).
+    pub fn allowed_toolkits<S: Into<String>>(mut self, toolkits: impl IntoIterator<Item = S>) -> Self {
+        self.toolkits = toolkits.into_iter().map(Into::into).collect();
+        self.rebuild_allow();
+        self
+    }
+
+    /// Allows only these tools of `toolkit` (exact or `*`-terminated prefix, matched against
+    /// the tool's name and its `Toolkit.Tool` name; an empty list allows none).
+    pub fn allowed_tools<S: Into<String>>(mut self, toolkit: impl Into<String>, tools: impl IntoIterator<Item = S>) -> Self {
+        self.tools.push((toolkit.into(), tools.into_iter().map(Into::into).collect()));
+        self.rebuild_allow();
+        self
+    }
+
+    /// The timeout of each HTTP request (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.http.timeout = timeout;
+        self
+    }
+
+    /// The largest response body read (default 8 MiB).
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.http.max_body = bytes;
+        self
+    }
+
+    /// The most pages one listing follows (default 100).
+    pub fn max_pages(mut self, pages: usize) -> Self {
+        self.max_pages = pages.max(1);
+        self
+    }
+
+    /// Retries after a 429 (default 3) and the longest wait between them (default 30 s).
+    pub fn retries(mut self, max_retries: u32, max_wait: Duration) -> Self {
+        self.http.max_retries = max_retries;
+        self.http.max_retry_wait = max_wait;
+        self
+    }
+
+    fn rebuild_allow(&mut self) {
+        let mut allow = AllowList::new(self.toolkits.clone());
+        for (toolkit, tools) in &self.tools {
+            allow = allow.tools(toolkit.clone(), tools.clone());
+        }
+        self.allow = allow;
+    }
+
+    fn filters_tools(&self) -> bool {
+        !self.toolkits.is_empty() || !self.tools.is_empty()
+    }
+
+    fn tool_allowed(&self, toolkit: &str, name: &str) -> bool {
+        self.allow.tool(toolkit, name) || self.allow.tool(toolkit, &format!("{toolkit}.{name}"))
+    }
+
+    /// Every tool (optionally of one toolkit), following offset pagination up to the page cap.
+    async fn all_tools(&self, toolkit: Option<&str>) -> Result<Vec<Value>, ProviderError> {
+        let mut items = Vec::new();
+        let mut offset: u64 = 0;
+        for _ in 0..self.max_pages {
+            let page = self.tools_page(toolkit, MAX_LIMIT, offset).await?;
+            let got = page.items.len() as u64;
+            items.extend(page.items);
+            offset += got;
+            if got == 0 || got < u64::from(MAX_LIMIT) || page.total.is_some_and(|t| offset >= t) {
+                return Ok(items);
+            }
+        }
+        Err(transport(format!(
+            "the tool listing did not end after {} pages; stopped (raise `max_pages` if the catalog is really that large)",
+            self.max_pages
+        )))
+    }
+
+    async fn tools_page(&self, toolkit: Option<&str>, limit: u32, offset: u64) -> Result<Page, ProviderError> {
+        let mut query = vec![("limit", limit.to_string()), ("offset", offset.to_string())];
+        if let Some(t) = toolkit {
+            query.push(("toolkit", t.to_owned()));
+        }
+        let body = self.http.json(reqwest::Method::GET, "/v1/tools", &query, None).await?;
+        let items = match body.get("items") {
+            Some(Value::Array(items)) => items.clone(),
+            Some(Value::Null) | None => Vec::new(),
+            Some(_) => return Err(transport("the tool listing's `items` is not an array".into())),
+        };
+        Ok(Page {
+            items,
+            total: body.get("total_count").and_then(Value::as_u64),
+        })
+    }
+
+    async fn definition(&self, name: &str) -> Result<Option<Value>, ProviderError> {
+        let path = format!("/v1/tools/{}", encode_segment(name));
+        let reply = self.http.send(reqwest::Method::GET, &path, &[], None).await?;
+        if reply.status == 404 {
+            return Ok(None);
+        }
+        self.http.decode(reply).map(Some)
+    }
+
+    fn tool_info(item: &Value) -> Option<ToolInfo> {
+        let name = item.get("name").and_then(Value::as_str)?;
+        let toolkit = toolkit_name(item);
+        Some(ToolInfo {
+            slug: qualified_name(item).unwrap_or_else(|| name.to_owned()),
+            name: name.to_owned(),
+            description: item.get("description").and_then(Value::as_str).map(str::to_owned),
+            toolkit,
+        })
+    }
+
+    fn build_tool(
+        &self,
+        def: &Value,
+        options: &ResolveOptions,
+        version: Option<String>,
+    ) -> Result<Arc<dyn tool_core::Tool>, ProviderError> {
+        let id = qualified_name(def).ok_or_else(|| transport("a tool definition has no `qualified_name`".into()))?;
+        let description = def
+            .get("description")
+            .and_then(Value::as_str)
+            .filter(|d| !d.trim().is_empty())
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("Arcade tool {id}"));
+        let input_schema = input_schema(def);
+        let mut builder = DynamicTool::builder(id.clone(), description).input_schema(input_schema);
+        if let Some(vs) = def.pointer("/output/value_schema").filter(|v| v.is_object()) {
+            builder = builder.output_schema(value_schema(vs, None));
+        }
+        builder = builder.with_spec(|s| {
+            s.title = def.get("name").and_then(Value::as_str).map(str::to_owned);
+        });
+        let runner = Runner {
+            http: self.http.clone(),
+            tool_name: id,
+            version,
+            user_id: options.user_id.clone().or_else(|| self.user_id.clone()),
+            resolve_context: options.request_context.clone(),
+            allow_shared_user: self.allow_shared_user,
+        };
+        let runner = Arc::new(runner);
+        let tool = builder
+            .handler(move |input, cx| {
+                let runner = runner.clone();
+                let user = runner.user_for(cx.raw_request_context(), cx.call().resource_id.as_deref());
+                async move { runner.run(input, user?).await }
+            })
+            .map_err(|e| ProviderError::Config(e.0))?;
+        Ok(tool.into_tool())
+    }
+}
+
+struct Page {
+    items: Vec<Value>,
+    total: Option<u64>,
+}
+
+struct Runner {
+    http: Http,
+    tool_name: String,
+    version: Option<String>,
+    user_id: Option<String>,
+    resolve_context: Map<String, Value>,
+    allow_shared_user: bool,
+}
+
+impl Runner {
+    /// The caller's resource id, else the resolve-time context's, else the configured user,
+    /// else the shared `default` only when allowed.
+    fn user_for(&self, context: &Map<String, Value>, call_resource: Option<&str>) -> Result<String, ToolError> {
+        let caller = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
+        let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        caller(context)
+            .or_else(|| non_empty(call_resource))
+            .or_else(|| caller(&self.resolve_context))
+            .or_else(|| non_empty(self.user_id.as_deref()))
+            .or_else(|| self.allow_shared_user.then(|| SHARED_USER_ID.to_owned()))
+            .ok_or_else(|| {
+                ToolError::new(format!(
+                    "Arcade tool `{}`: the caller is not isolated: no resource id in the request context (`mastra__resourceId`), no user id configured, and the shared `{SHARED_USER_ID}` user is not allowed",
+                    self.tool_name
+                ))
+            })
+    }
+
+    async fn run(&self, input: Value, user_id: String) -> Result<Value, ToolError> {
+        let fail = |e: ProviderError| ToolError::new(e.to_string());
+        let mut body = json!({"tool_name": self.tool_name, "input": input, "user_id": user_id});
+        if let Some(v) = &self.version {
+            body["tool_version"] = json!(v);
+        }
+        for attempt in 0..2 {
+            let reply = self
+                .http
+                .send(reqwest::Method::POST, "/v1/tools/execute", &[], Some(&body))
+                .await
+                .map_err(fail)?;
+            if reply.status == 403 {
+                let (name, message) = envelope(&reply.bytes);
+                if name.as_deref() == Some("tool_authorization_required") || message.to_lowercase().contains("authorization required") {
+                    self.authorize(&user_id).await?;
+                    if attempt == 0 {
+                        continue;
+                    }
+                    break;
+                }
+            }
+            let out = self.http.decode(reply).map_err(fail)?;
+            let output = out.get("output").cloned().unwrap_or(Value::Null);
+            if let Some(err) = output.get("error").filter(|e| !e.is_null()) {
+                let message = err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the tool failed without a message");
+                let message = match err.get("additional_prompt_content").and_then(Value::as_str) {
+                    Some(extra) if !extra.trim().is_empty() => format!("{message}\n{extra}"),
+                    _ => message.to_owned(),
+                };
+                let details = json!({"kind": err.get("kind"), "can_retry": err.get("can_retry"),
+                    "retry_after_ms": err.get("retry_after_ms"), "provider": PROVIDER});
+                return Err(ToolError::with_details(self.http.scrub(message), details).with_kind_of(ErrorKind::Execution));
+            }
+            let auth = output.get("authorization").filter(|a| !a.is_null());
+            let pending = auth.is_some_and(|a| a.get("status").and_then(Value::as_str) != Some("completed"));
+            if pending && output.get("value").is_none_or(Value::is_null) {
+                let auth = auth.cloned().unwrap_or(Value::Null);
+                if let Some(url) = auth.get("url").and_then(Value::as_str) {
+                    return Err(self.auth_error(url, auth.get("id").and_then(Value::as_str)));
+                }
+                self.authorize(&user_id).await?;
+                if attempt == 0 {
+                    continue;
+                }
+                break;
+            }
+            return Ok(output.get("value").cloned().unwrap_or(Value::Null));
+        }
+        Err(ToolError::new(format!(
+            "Arcade tool `{}`: authorization was reported complete but execution still asks for it",
+            self.tool_name
+        )))
+    }
+
+    /// Starts authorization: `Ok` when it is already complete (retry the call), otherwise the
+    /// model-readable error carrying the URL.
+    async fn authorize(&self, user_id: &str) -> Result<(), ToolError> {
+        let body = json!({"tool_name": self.tool_name, "user_id": user_id});
+        let out = self
+            .http
+            .json(reqwest::Method::POST, "/v1/tools/authorize", &[], Some(&body))
+            .await
+            .map_err(|e| {
+                ToolError::new(format!(
+                    "Arcade tool `{}` needs authorization, and starting it failed: {e}",
+                    self.tool_name
+                ))
+            })?;
+        if out.get("status").and_then(Value::as_str) == Some("completed") {
+            return Ok(());
+        }
+        match out.get("url").and_then(Value::as_str) {
+            Some(url) => Err(self.auth_error(url, out.get("id").and_then(Value::as_str))),
+            None => Err(ToolError::new(format!(
+                "Arcade tool `{}` needs authorization, but Arcade returned no authorization URL",
+                self.tool_name
+            ))),
+        }
+    }
+
+    fn auth_error(&self, url: &str, id: Option<&str>) -> ToolError {
+        ToolError::with_details(
+            format!(
+                "Authorization required: `{}` acts on the user's account, which is not connected yet. Ask the user to open {url} to authorize it, then call the tool again.",
+                self.tool_name
+            ),
+            json!({"authorization_required": true, "url": url, "authorization_id": id, "tool_name": self.tool_name, "provider": PROVIDER}),
+        )
+        .with_kind_of(ErrorKind::Execution)
+    }
+}
+
+impl Http {
+    fn scrub(&self, text: String) -> String {
+        if self.api_key.is_empty() {
+            text
+        } else {
+            text.replace(&*self.api_key, "[redacted]")
+        }
+    }
+
+    /// Sends a request (429s retried, bounded), reading at most `max_body` bytes.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, ProviderError> {
+        let url = format!("{}{path}", self.base_url);
+        let mut attempt = 0;
+        loop {
+            tracing::debug!(target: "tool_providers::arcade", %method, path, attempt, "arcade request");
+            let mut req = self
+                .client
+                .request(method.clone(), &url)
+                .header(reqwest::header::AUTHORIZATION, &*self.api_key)
+                .header(reqwest::header::ACCEPT, "application/json")
+                .timeout(self.timeout);
+            if !query.is_empty() {
+                req = req.query(query);
+            }
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            let mut resp = req.send().await.map_err(|e| self.transport_error(path, e))?;
+            let status = resp.status().as_u16();
+            if status == 429 && attempt < self.max_retries {
+                let wait = retry_after(resp.headers())
+                    .unwrap_or_else(|| Duration::from_millis(250u64 << attempt.min(6)))
+                    .min(self.max_retry_wait);
+                tracing::debug!(target: "tool_providers::arcade", path, ?wait, "arcade rate-limited; retrying");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+                continue;
+            }
+            if resp.content_length().is_some_and(|n| n > self.max_body as u64) {
+                return Err(self.too_large(path));
+            }
+            let mut bytes = Vec::new();
+            loop {
+                match resp.chunk().await {
+                    Ok(Some(chunk)) => {
+                        if bytes.len() + chunk.len() > self.max_body {
+                            return Err(self.too_large(path));
+                        }
+                        bytes.extend_from_slice(&chunk);
+                    }
+                    Ok(None) => break,
+                    Err(e) => return Err(self.transport_error(path, e)),
+                }
+            }
+            return Ok(Reply { status, bytes });
+        }
+    }
+
+    /// A success body as JSON; an error status as [`ProviderError::Api`].
+    fn decode(&self, reply: Reply) -> Result<Value, ProviderError> {
+        if !(200..300).contains(&reply.status) {
+            let (name, message) = envelope(&reply.bytes);
+            let message = match name {
+                Some(n) if !message.is_empty() => format!("{n}: {message}"),
+                Some(n) => n,
+                None if message.is_empty() => "no error message".into(),
+                None => message,
+            };
+            return Err(ProviderError::Api {
+                provider: PROVIDER.into(),
+                status: reply.status,
+                message: self.scrub(message),
+            });
+        }
+        if reply.bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&reply.bytes).map_err(|e| transport(format!("Arcade answered malformed JSON ({e})")))
+    }
+
+    async fn json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Value, ProviderError> {
+        let reply = self.send(method, path, query, body).await?;
+        self.decode(reply)
+    }
+
+    fn too_large(&self, path: &str) -> ProviderError {
+        transport(format!("the response to {path} is larger than the {} byte limit", self.max_body))
+    }
+
+    fn transport_error(&self, path: &str, e: reqwest::Error) -> ProviderError {
+        let what = if e.is_timeout() {
+            format!("{path} timed out after {:?}", self.timeout)
+        } else {
+            format!("{path}: {}", error_chain(&e))
+        };
+        transport(self.scrub(what))
+    }
+}
+
+impl ToolProvider for ArcadeToolProvider {
+    fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    fn default_scope(&self) -> Scope {
+        Scope::CallerSupplied
+    }
+
+    fn list_toolkits(&self) -> BoxFuture<'_, Result<ListResult<Toolkit>, ProviderError>> {
+        Box::pin(async move {
+            let mut toolkits: BTreeMap<String, Toolkit> = BTreeMap::new();
+            for item in self.all_tools(None).await? {
+                let Some(name) = toolkit_name(&item) else { continue };
+                if !self.allow.toolkit(&name) {
+                    continue;
+                }
+                toolkits.entry(name.clone()).or_insert_with(|| Toolkit {
+                    slug: name.clone(),
+                    name,
+                    description: item.pointer("/toolkit/description").and_then(Value::as_str).map(str::to_owned),
+                    icon: None,
+                });
+            }
+            let data: Vec<Toolkit> = toolkits.into_values().collect();
+            Ok(ListResult {
+                pagination: Some(Pagination {
+                    total: Some(data.len() as u64),
+                    page: Some(1),
+                    per_page: Some(data.len() as u32),
+                    has_more: false,
+                }),
+                data,
+            })
+        })
+    }
+
+    fn list_tools(&self, options: ListToolsOptions) -> BoxFuture<'_, Result<ListResult<ToolInfo>, ProviderError>> {
+        Box::pin(async move {
+            if let Some(t) = &options.toolkit {
+                if !self.allow.toolkit(t) {
+                    return Ok(ListResult::empty());
+                }
+            }
+            let page = options.page.unwrap_or(1).max(1);
+            let per_page = options.per_page.unwrap_or(25).clamp(1, MAX_LIMIT);
+            let search = options.search.as_deref().map(str::to_lowercase).filter(|s| !s.is_empty());
+            if search.is_none() && !self.filters_tools() {
+                let offset = u64::from(page - 1) * u64::from(per_page);
+                let got = self.tools_page(options.toolkit.as_deref(), per_page, offset).await?;
+                let n = got.items.len() as u64;
+                let has_more = match got.total {
+                    Some(t) => offset + n < t,
+                    None => n == u64::from(per_page),
+                };
+                return Ok(ListResult {
+                    data: got.items.iter().filter_map(Self::tool_info).collect(),
+                    pagination: Some(Pagination {
+                        total: got.total,
+                        page: Some(page),
+                        per_page: Some(per_page),
+                        has_more,
+                    }),
+                });
+            }
+            // Search and allow-lists filter on our side: fetch every page (bounded), then page.
+            let all: Vec<ToolInfo> = self
+                .all_tools(options.toolkit.as_deref())
+                .await?
+                .iter()
+                .filter_map(Self::tool_info)
+                .filter(|t| {
+                    let toolkit = t.toolkit.as_deref().unwrap_or_default();
+                    self.tool_allowed(toolkit, &t.name)
+                })
+                .filter(|t| {
+                    search.as_deref().is_none_or(|s| {
+                        t.slug.to_lowercase().contains(s) || t.description.as_deref().is_some_and(|d| d.to_lowercase().contains(s))
+                    })
+                })
+                .collect();
+            let total = all.len() as u64;
+            let start = (u64::from(page - 1) * u64::from(per_page)).min(total) as usize;
+            let data: Vec<ToolInfo> = all.into_iter().skip(start).take(per_page as usize).collect();
+            let has_more = (start + data.len()) < total as usize;
+            Ok(ListResult {
+                data,
+                pagination: Some(Pagination {
+                    total: Some(total),
+                    page: Some(page),
+                    per_page: Some(per_page),
+                    has_more,
+                }),
+            })
+        })
+    }
+
+    fn get_tool_schema(&self, slug: &str) -> BoxFuture<'_, Result<Option<Value>, ProviderError>> {
+        let slug = slug.to_owned();
+        Box::pin(async move {
+            let Some(name) = ArcadeName::parse(&slug) else { return Ok(None) };
+            if !self.tool_allowed(&name.toolkit, &name.tool) {
+                return Ok(None);
+            }
+            Ok(self.definition(&name.qualified()).await?.as_ref().map(input_schema))
+        })
+    }
+
+    fn resolve_tools(&self, slugs: Vec<String>, options: ResolveOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
+        Box::pin(async move {
+            let mut out = ResolvedTools::new();
+            for slug in slugs {
+                let Some(name) = ArcadeName::parse(&slug) else {
+                    tracing::warn!(target: "tool_providers::arcade", slug, "not an Arcade tool name; left out");
+                    continue;
+                };
+                if !self.tool_allowed(&name.toolkit, &name.tool) {
+                    continue;
+                }
+                let Some(def) = self.definition(&name.qualified()).await? else {
+                    tracing::warn!(target: "tool_providers::arcade", slug, "Arcade has no such tool; left out");
+                    continue;
+                };
+                let tool = self.build_tool(&def, &options, name.version.clone())?;
+                out.insert(slug, tool);
+            }
+            Ok(out)
+        })
+    }
+
+    fn get_health(&self) -> BoxFuture<'_, Result<Health, ProviderError>> {
+        Box::pin(async move {
+            match self.http.json(reqwest::Method::GET, "/v1/health", &[], None).await {
+                Ok(body) => {
+                    let ok = body.get("healthy").and_then(Value::as_bool).unwrap_or(false);
+                    Ok(Health {
+                        ok,
+                        message: (!ok).then(|| "Arcade reports that it is not healthy".to_owned()),
+                        details: Some(body),
+                    })
+                }
+                Err(e) => Ok(Health {
+                    ok: false,
+                    message: Some(e.to_string()),
+                    details: None,
+                }),
+            }
+        })
+    }
+}
+
+/// A tool name in any accepted form: `Toolkit.Tool`, `Toolkit.Tool@1.2.0`, `Toolkit_Tool`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ArcadeName {
+    toolkit: String,
+    tool: String,
+    version: Option<String>,
+}
+
+impl ArcadeName {
+    fn parse(slug: &str) -> Option<Self> {
+        let slug = slug.trim();
+        let (name, version) = match slug.split_once('@') {
+            Some((n, v)) if !v.is_empty() => (n, Some(v.to_owned())),
+            Some(_) => return None,
+            None => (slug, None),
+        };
+        let (toolkit, tool) = name.split_once('.').or_else(|| name.split_once('_'))?;
+        if toolkit.is_empty() || tool.is_empty() {
+            return None;
+        }
+        Some(ArcadeName {
+            toolkit: toolkit.to_owned(),
+            tool: tool.to_owned(),
+            version,
+        })
+    }
+
+    fn qualified(&self) -> String {
+        format!("{}.{}", self.toolkit, self.tool)
+    }
+}
+
+fn qualified_name(def: &Value) -> Option<String> {
+    if let Some(q) = def.get("qualified_name").and_then(Value::as_str) {
+        return Some(q.to_owned());
+    }
+    let name = def.get("name").and_then(Value::as_str)?;
+    Some(match toolkit_name(def) {
+        Some(t) => format!("{t}.{name}"),
+        None => name.to_owned(),
+    })
+}
+
+fn toolkit_name(def: &Value) -> Option<String> {
+    def.pointer("/toolkit/name").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The input JSON Schema of an Arcade tool definition.
+fn input_schema(def: &Value) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let params = def
+        .pointer("/input/parameters")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for p in params {
+        let Some(name) = p.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let description = p.get("description").and_then(Value::as_str);
+        let schema = match p.get("value_schema") {
+            Some(vs) if vs.is_object() => value_schema(vs, description),
+            _ => json!({}),
+        };
+        if p.get("required").and_then(Value::as_bool).unwrap_or(false) {
+            required.push(json!(name));
+        }
+        properties.insert(name.to_owned(), schema);
+    }
+    let mut schema = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        schema["required"] = Value::Array(required);
+    }
+    schema
+}
+
+/// One `value_schema {val_type, inner_val_type?, enum?}` as JSON Schema (also the newer
+/// nested forms: `properties`/`required_keys` of `json` values, `items` or
+/// `inner_properties`/`inner_required_keys` of arrays).
+fn value_schema(vs: &Value, description: Option<&str>) -> Value {
+    fn base(val_type: &str) -> Value {
+        match val_type {
+            "string" => json!({"type": "string"}),
+            "integer" => json!({"type": "integer"}),
+            "number" => json!({"type": "number"}),
+            "boolean" => json!({"type": "boolean"}),
+            "json" => json!({"type": "object"}),
+            "array" => json!({"type": "array"}),
+            _ => json!({}),
+        }
+    }
+    fn object(schema: &mut Value, properties: Option<&Value>, required: Option<&Value>) {
+        let Some(Value::Object(props)) = properties else { return };
+        let props: Map<String, Value> = props
+            .iter()
+            .filter(|(_, v)| v.is_object())
+            .map(|(k, v)| (k.clone(), value_schema(v, None)))
+            .collect();
+        schema["properties"] = Value::Object(props);
+        if let Some(Value::Array(keys)) = required {
+            if !keys.is_empty() {
+                schema["required"] = Value::Array(keys.clone());
+            }
+        }
+    }
+    let val_type = vs.get("val_type").and_then(Value::as_str).unwrap_or("");
+    let mut schema = base(val_type);
+    let values = vs.get("enum").and_then(Value::as_array).filter(|e| !e.is_empty());
+    if val_type == "array" {
+        let mut items = match vs.get("items").filter(|i| i.is_object()) {
+            Some(items) => value_schema(items, None),
+            None => {
+                let mut items = base(vs.get("inner_val_type").and_then(Value::as_str).unwrap_or(""));
+                object(&mut items, vs.get("inner_properties"), vs.get("inner_required_keys"));
+                items
+            }
+        };
+        if let Some(values) = values {
+            items["enum"] = Value::Array(values.clone());
+        }
+        schema["items"] = items;
+    } else {
+        if val_type == "json" {
+            object(&mut schema, vs.get("properties"), vs.get("required_keys"));
+        }
+        if let Some(values) = values {
+            schema["enum"] = Value::Array(values.clone());
+        }
+    }
+    if let Some(d) = description.or_else(|| vs.get("description").and_then(Value::as_str)) {
+        schema["description"] = json!(d);
+    }
+    schema
+}
+
+/// `{name, message}` of an Arcade error body (also `msg`/`error`), or its text.
+fn envelope(bytes: &[u8]) -> (Option<String>, String) {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => {
+            let name = v.get("name").and_then(Value::as_str).map(str::to_owned);
+            let message = ["message", "msg", "error"]
+                .iter()
+                .find_map(|k| v.get(*k).and_then(Value::as_str))
+                .unwrap_or_default()
+                .to_owned();
+            (name, message)
+        }
+        Err(_) => {
+            let text = String::from_utf8_lossy(bytes);
+            (None, text.chars().take(300).collect())
+        }
+    }
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn encode_segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn transport(message: String) -> ProviderError {
+    ProviderError::Transport {
+        provider: PROVIDER.into(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_in_every_form() {
+        let plain = ArcadeName::parse("Github.GetRepository").unwrap();
+        assert_eq!((plain.qualified(), plain.version), ("Github.GetRepository".into(), None));
+        let versioned = ArcadeName::parse("Github.GetRepository@1.2.0").unwrap();
+        assert_eq!(
+            (versioned.qualified(), versioned.version.as_deref()),
+            ("Github.GetRepository".into(), Some("1.2.0"))
+        );
+        assert_eq!(
+            ArcadeName::parse("Github_GetRepository").unwrap().qualified(),
+            "Github.GetRepository"
+        );
+        assert!(ArcadeName::parse("nodot").is_none() && ArcadeName::parse("A.B@").is_none());
+    }
+
+    #[test]
+    fn value_schemas_become_json_schema() {
+        let vs = json!({"val_type": "array", "inner_val_type": "string", "enum": ["a", "b"]});
+        assert_eq!(
+            value_schema(&vs, Some("d")),
+            json!({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "description": "d"})
+        );
+        assert_eq!(value_schema(&json!({"val_type": "json"}), None), json!({"type": "object"}));
+        let nested = json!({"val_type": "json", "required_keys": ["id"], "properties": {
+            "id": {"val_type": "integer", "description": "The id"},
+            "tags": {"val_type": "array", "items": {"val_type": "string"}}}});
+        assert_eq!(
+            value_schema(&nested, None),
+            json!({"type": "object", "required": ["id"], "properties": {
+                "id": {"type": "integer", "description": "The id"},
+                "tags": {"type": "array", "items": {"type": "string"}}}})
+        );
+        let rows = json!({"val_type": "array", "inner_val_type": "json", "inner_properties": {"n": {"val_type": "number"}}});
+        assert_eq!(
+            value_schema(&rows, None),
+            json!({"type": "array", "items": {"type": "object", "properties": {"n": {"type": "number"}}}})
+        );
+    }
+}

@@ -1,0 +1,566 @@
+//! Any MCP server as a tool provider: [`McpToolProvider`].
+//!
+//! An `rmcp` client over a child process's stdio ([`McpToolProvider::stdio`]) or Streamable
+//! HTTP ([`McpToolProvider::http`], with an optional bearer token). The server is one toolkit
+//! whose slug is the provider id; its tools come from `tools/list` (following `nextCursor`,
+//! bounded), keep their names, schemas, annotations and `_meta`, and run through `tools/call`.
+//! A `notifications/tools/list_changed` refreshes the cached list and, with
+//! [`McpToolProvider::sync_into`], removes and adds the tools in a [`Registry`].
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tool_core::provider::ProviderError> {
+//! use tool_providers::mcp::McpToolProvider;
+//! let provider = McpToolProvider::stdio("local", "toolsmith", ["serve", "--stdio"]);
+//! provider.connect().await?;
+//! # Ok(()) }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tool_core::provider::{
+    Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
+    Toolkit,
+};
+use tool_core::tool::BoxFuture;
+use tool_core::{DynamicTool, Registry, Tool, ToolError};
+
+/// At most this many `tools/list` pages are read (a server whose cursor never ends is cut off).
+pub const MAX_PAGES: usize = 100;
+
+/// How the client reaches the server.
+#[derive(Clone)]
+enum Endpoint {
+    Stdio { command: String, args: Vec<String> },
+    Http { url: String, bearer: Option<String> },
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Stdio { command, args } => f.debug_struct("Stdio").field("command", command).field("args", args).finish(),
+            Endpoint::Http { url, bearer } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("bearer", &bearer.as_ref().map(|_| "<redacted>"))
+                .finish(),
+        }
+    }
+}
+
+/// A synced registry and the definitions of the tools this provider put there.
+type Synced = (Arc<Registry>, BTreeMap<String, Value>);
+
+/// State shared by the provider, its notification handler and its tools' handlers.
+struct Shared {
+    id: String,
+    peer: RwLock<Option<Peer<RoleClient>>>,
+    /// The server's tools (as the wire shows them), in server order.
+    tools: RwLock<Vec<Value>>,
+    /// Where list changes are mirrored, and the definitions of the tools put there.
+    sync: Mutex<Option<Synced>>,
+    /// Serialises refreshes.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+/// Hears the server's notifications.
+struct Notifier(Weak<Shared>);
+
+impl ClientHandler for Notifier {
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        if let Some(shared) = self.0.upgrade() {
+            if let Err(e) = refresh(&shared, &context.peer).await {
+                tracing::warn!(provider = %shared.id, error = %e, "refreshing the MCP tool list after list_changed failed");
+            }
+        }
+    }
+}
+
+/// An MCP server's tools as a [`ToolProvider`].
+pub struct McpToolProvider {
+    info: ProviderInfo,
+    endpoint: Endpoint,
+    shared: Arc<Shared>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Notifier>>>,
+}
+
+impl std::fmt::Debug for McpToolProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolProvider")
+            .field("id", &self.info.id)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+fn transport_error(id: &str, message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Transport {
+        provider: id.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+impl McpToolProvider {
+    fn new(id: impl Into<String>, endpoint: Endpoint) -> Self {
+        let id = id.into();
+        McpToolProvider {
+            info: ProviderInfo {
+                id: id.clone(),
+                name: id.clone(),
+                description: None,
+            },
+            endpoint,
+            shared: Arc::new(Shared {
+                id,
+                peer: RwLock::new(None),
+                tools: RwLock::new(Vec::new()),
+                sync: Mutex::new(None),
+                refreshing: tokio::sync::Mutex::new(()),
+            }),
+            service: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// A server run as a child process speaking MCP on its stdio.
+    pub fn stdio<S: Into<String>>(id: impl Into<String>, command: impl Into<String>, args: impl IntoIterator<Item = S>) -> Self {
+        Self::new(
+            id,
+            Endpoint::Stdio {
+                command: command.into(),
+                args: args.into_iter().map(Into::into).collect(),
+            },
+        )
+    }
+
+    /// A server at a Streamable HTTP endpoint (`http://host:port/mcp`).
+    pub fn http(id: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(
+            id,
+            Endpoint::Http {
+                url: url.into(),
+                bearer: None,
+            },
+        )
+    }
+
+    /// Sends `Authorization: Bearer TOKEN` (HTTP only; never shown in `Debug` or errors).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        if let Endpoint::Http { bearer, .. } = &mut self.endpoint {
+            *bearer = Some(token.into());
+        }
+        self
+    }
+
+    /// The name shown in pickers (default: the id; replaced by the server's name on connect
+    /// only when it was not set).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+
+    /// Mirrors the server's tools in `registry`: on connect every tool is inserted (ids taken
+    /// by other tools are skipped with a warning), and each `list_changed` removes the tools
+    /// that are gone and adds (or replaces) the others.
+    pub fn sync_into(self, registry: Arc<Registry>) -> Self {
+        *self.shared.sync.lock().unwrap_or_else(|e| e.into_inner()) = Some((registry, BTreeMap::new()));
+        self
+    }
+
+    /// Starts the client (spawns the process or opens the HTTP session), initialises the MCP
+    /// session and reads the tool list. Call it once; a second call is a no-op.
+    pub async fn connect(&self) -> Result<(), ProviderError> {
+        let mut service = self.service.lock().await;
+        if service.is_some() {
+            return Ok(());
+        }
+        let id = &self.info.id;
+        let handler = Notifier(Arc::downgrade(&self.shared));
+        let running = match &self.endpoint {
+            Endpoint::Stdio { command, args } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args);
+                let transport =
+                    TokioChildProcess::new(cmd).map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")))?;
+                handler.serve(transport).await.map_err(|e| transport_error(id, e))?
+            }
+            Endpoint::Http { url, bearer } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = bearer {
+                    config = config.auth_header(token.as_str());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                handler.serve(transport).await.map_err(|e| transport_error(id, e))?
+            }
+        };
+        let peer = running.peer().clone();
+        *self.shared.peer.write().unwrap_or_else(|e| e.into_inner()) = Some(peer.clone());
+        *service = Some(running);
+        drop(service);
+        refresh(&self.shared, &peer).await
+    }
+
+    /// Reads the tool list again (a `list_changed` notification does this by itself).
+    pub async fn refresh(&self) -> Result<(), ProviderError> {
+        let peer = current_peer(&self.shared).map_err(|e| ProviderError::Config(e.message().to_owned()))?;
+        refresh(&self.shared, &peer).await
+    }
+
+    /// The server's `initialize` answer (name, version, capabilities, instructions) as JSON.
+    pub fn server_info(&self) -> Option<Value> {
+        let peer = self.shared.peer.read().unwrap_or_else(|e| e.into_inner()).clone()?;
+        peer.peer_info().and_then(|i| serde_json::to_value(&*i).ok())
+    }
+
+    /// The cached tools, as the server listed them.
+    pub fn tools(&self) -> Vec<Value> {
+        self.shared.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Ends the session (and the child process).
+    pub async fn close(&self) {
+        *self.shared.peer.write().unwrap_or_else(|e| e.into_inner()) = None;
+        if let Some(running) = self.service.lock().await.take() {
+            let _ = running.cancel().await;
+        }
+    }
+
+    fn connected(&self) -> Result<(), ProviderError> {
+        if self.shared.peer.read().unwrap_or_else(|e| e.into_inner()).is_some() {
+            Ok(())
+        } else {
+            Err(ProviderError::Config(format!(
+                "the MCP provider `{}` is not connected: call `connect().await` first",
+                self.info.id
+            )))
+        }
+    }
+}
+
+fn current_peer(shared: &Shared) -> Result<Peer<RoleClient>, ToolError> {
+    shared
+        .peer
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .ok_or_else(|| ToolError::new(format!("The MCP server `{}` is not connected.", shared.id)))
+}
+
+/// Reads every page of `tools/list` (bounded) and updates the cache and the synced registry.
+async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Result<(), ProviderError> {
+    let _one_at_a_time = shared.refreshing.lock().await;
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = BTreeSet::new();
+    for page in 0.. {
+        if page == MAX_PAGES {
+            tracing::warn!(provider = %shared.id, "tools/list still had more pages after {MAX_PAGES}; the rest are ignored");
+            break;
+        }
+        let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let result = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}")))?;
+        for tool in &result.tools {
+            tools.push(serde_json::to_value(tool).map_err(|e| transport_error(&shared.id, e))?);
+        }
+        match result.next_cursor {
+            Some(next) if !next.is_empty() => {
+                if !seen.insert(next.clone()) {
+                    tracing::warn!(provider = %shared.id, cursor = %next, "tools/list repeated a cursor; stopping");
+                    break;
+                }
+                cursor = Some(next);
+            }
+            _ => break,
+        }
+    }
+    *shared.tools.write().unwrap_or_else(|e| e.into_inner()) = tools.clone();
+    sync_registry(shared, &tools);
+    Ok(())
+}
+
+/// Brings the synced registry (if any) in line with `tools`.
+fn sync_registry(shared: &Arc<Shared>, tools: &[Value]) {
+    let mut sync = shared.sync.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((registry, owned)) = sync.as_mut() else { return };
+    let current: BTreeMap<String, &Value> = tools.iter().filter_map(|t| Some((tool_name(t)?.to_owned(), t))).collect();
+    owned.retain(|name, def| {
+        let keep = current.get(name).is_some_and(|now| *now == def);
+        if !keep {
+            registry.remove(name);
+        }
+        keep
+    });
+    for (name, def) in current {
+        if owned.contains_key(&name) {
+            continue;
+        }
+        let Some(tool) = build_tool(shared, def) else { continue };
+        match registry.insert(tool) {
+            Ok(()) => {
+                owned.insert(name, def.clone());
+            }
+            Err(e) => tracing::warn!(provider = %shared.id, tool = %name, error = %e, "the MCP tool was not added to the registry"),
+        }
+    }
+}
+
+fn tool_name(tool: &Value) -> Option<&str> {
+    tool.get("name").and_then(Value::as_str)
+}
+
+fn text_of(tool: &Value, key: &str) -> Option<String> {
+    tool.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// A [`DynamicTool`] calling `tools/call` for one listed tool, or `None` (with a warning) when
+/// its name or schemas are not usable.
+fn build_tool(shared: &Arc<Shared>, def: &Value) -> Option<Arc<dyn Tool>> {
+    let name = tool_name(def)?.to_owned();
+    let description = text_of(def, "description")
+        .or_else(|| text_of(def, "title"))
+        .unwrap_or_else(|| format!("The `{name}` tool of the MCP server `{}`", shared.id));
+    let mut builder = DynamicTool::builder(name.clone(), description).input_schema(
+        def.get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+    );
+    if let Some(out) = def.get("outputSchema").filter(|v| !v.is_null()) {
+        builder = builder.output_schema(out.clone());
+    }
+    if let Some(title) = text_of(def, "title") {
+        builder = builder.title(title);
+    }
+    let annotations = def.get("annotations").cloned().unwrap_or(Value::Null);
+    let meta = def.get("_meta").cloned().filter(|m| !m.is_null());
+    builder = builder.with_spec(|s| {
+        let hint = |k: &str| annotations.get(k).and_then(Value::as_bool);
+        s.mcp.title = annotations.get("title").and_then(Value::as_str).map(str::to_owned);
+        s.mcp.read_only_hint = hint("readOnlyHint");
+        s.mcp.destructive_hint = hint("destructiveHint");
+        s.mcp.idempotent_hint = hint("idempotentHint");
+        s.mcp.open_world_hint = hint("openWorldHint");
+        s.mcp.meta = meta;
+    });
+    let weak = Arc::downgrade(shared);
+    let tool_name = name.clone();
+    let built = builder.handler(move |input, _cx| {
+        let weak = weak.clone();
+        let tool_name = tool_name.clone();
+        async move {
+            let shared = weak
+                .upgrade()
+                .ok_or_else(|| ToolError::new(format!("The MCP provider of `{tool_name}` is gone.")))?;
+            call_tool(&shared, &tool_name, input).await
+        }
+    });
+    match built {
+        Ok(tool) => Some(tool.into_tool()),
+        Err(e) => {
+            tracing::warn!(provider = %shared.id, tool = %name, error = %e, "skipping an MCP tool that is not a valid Toolsmith tool");
+            None
+        }
+    }
+}
+
+/// `tools/call`: `structuredContent` when present, else the content (text-only → the text).
+async fn call_tool(shared: &Shared, name: &str, input: Value) -> Result<Value, ToolError> {
+    let peer = current_peer(shared)?;
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    match input {
+        Value::Object(args) => params = params.with_arguments(args),
+        Value::Null => {}
+        other => return Err(ToolError::new(format!("`{name}` takes a JSON object, not {other}"))),
+    }
+    let result = peer
+        .call_tool(params)
+        .await
+        .map_err(|e| ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}", shared.id)))?;
+    let result = serde_json::to_value(&result).map_err(|e| ToolError::new(e.to_string()))?;
+    let content = result.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+    let texts: Option<Vec<&str>> = content
+        .iter()
+        .map(|b| {
+            (b.get("type").and_then(Value::as_str) == Some("text"))
+                .then(|| b.get("text").and_then(Value::as_str))
+                .flatten()
+        })
+        .collect();
+    let text = texts.filter(|t| !t.is_empty()).map(|t| t.join("\n"));
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let message = text.unwrap_or_else(|| format!("The MCP server `{}` reported an error from `{name}`.", shared.id));
+        return Err(ToolError::with_details(message, result));
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        return Ok(structured.clone());
+    }
+    Ok(match text {
+        Some(t) => Value::String(t),
+        None => Value::Array(content),
+    })
+}
+
+fn matches_search(tool: &Value, search: &str) -> bool {
+    let needle = search.trim().to_lowercase();
+    needle.is_empty()
+        || ["name", "title", "description"].iter().any(|k| {
+            tool.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.to_lowercase().contains(&needle))
+        })
+}
+
+impl ToolProvider for McpToolProvider {
+    fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    fn list_toolkits(&self) -> BoxFuture<'_, Result<ListResult<Toolkit>, ProviderError>> {
+        Box::pin(async move {
+            self.connected()?;
+            let server = self.server_info().unwrap_or(Value::Null);
+            let name = server
+                .pointer("/serverInfo/title")
+                .or_else(|| server.pointer("/serverInfo/name"))
+                .and_then(Value::as_str)
+                .unwrap_or(&self.info.name)
+                .to_owned();
+            let description = server.get("instructions").and_then(Value::as_str).map(str::to_owned);
+            Ok(ListResult {
+                data: vec![Toolkit {
+                    slug: self.info.id.clone(),
+                    name,
+                    description,
+                    icon: None,
+                }],
+                pagination: Some(Pagination {
+                    total: Some(1),
+                    page: Some(1),
+                    per_page: Some(1),
+                    has_more: false,
+                }),
+            })
+        })
+    }
+
+    fn list_tools(&self, options: ListToolsOptions) -> BoxFuture<'_, Result<ListResult<ToolInfo>, ProviderError>> {
+        Box::pin(async move {
+            self.connected()?;
+            if options.toolkit.as_deref().is_some_and(|t| !t.eq_ignore_ascii_case(&self.info.id)) {
+                return Ok(ListResult::empty());
+            }
+            let all: Vec<ToolInfo> = self
+                .tools()
+                .iter()
+                .filter(|t| options.search.as_deref().is_none_or(|s| matches_search(t, s)))
+                .filter_map(|t| {
+                    let name = tool_name(t)?.to_owned();
+                    Some(ToolInfo {
+                        slug: name.clone(),
+                        name: text_of(t, "title").unwrap_or(name),
+                        description: text_of(t, "description"),
+                        toolkit: Some(self.info.id.clone()),
+                    })
+                })
+                .collect();
+            let total = all.len();
+            let per_page = options.per_page.filter(|p| *p > 0).map(|p| p as usize).unwrap_or(total.max(1));
+            let page = options.page.filter(|p| *p > 0).unwrap_or(1) as usize;
+            let start = (page - 1).saturating_mul(per_page).min(total);
+            let end = start.saturating_add(per_page).min(total);
+            Ok(ListResult {
+                data: all[start..end].to_vec(),
+                pagination: Some(Pagination {
+                    total: Some(total as u64),
+                    page: Some(page as u32),
+                    per_page: Some(per_page as u32),
+                    has_more: end < total,
+                }),
+            })
+        })
+    }
+
+    fn get_tool_schema(&self, slug: &str) -> BoxFuture<'_, Result<Option<Value>, ProviderError>> {
+        let slug = slug.to_owned();
+        Box::pin(async move {
+            self.connected()?;
+            Ok(self.tools().into_iter().find(|t| tool_name(t) == Some(slug.as_str())).map(|t| {
+                t.get("inputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({"type": "object"}))
+            }))
+        })
+    }
+
+    fn resolve_tools(&self, slugs: Vec<String>, options: ResolveOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
+        let _ = options;
+        Box::pin(async move {
+            self.connected()?;
+            let tools = self.tools();
+            let mut out = ResolvedTools::new();
+            for slug in slugs {
+                let Some(def) = tools.iter().find(|t| tool_name(t) == Some(slug.as_str())) else {
+                    continue;
+                };
+                if let Some(tool) = build_tool(&self.shared, def) {
+                    out.insert(slug, tool);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn get_health(&self) -> BoxFuture<'_, Result<Health, ProviderError>> {
+        Box::pin(async move {
+            let peer = self.shared.peer.read().unwrap_or_else(|e| e.into_inner()).clone();
+            let ok = peer.as_ref().is_some_and(|p| !p.is_transport_closed());
+            Ok(Health {
+                ok,
+                message: (!ok).then(|| "not connected".to_owned()),
+                details: Some(serde_json::json!({"tools": self.tools().len()})),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn search_matches_name_title_and_description_without_case() {
+        let t = json!({"name": "convert-units", "description": "Convert an amount between units"});
+        assert!(matches_search(&t, "CONVERT") && matches_search(&t, "amount") && !matches_search(&t, "weather"));
+    }
+
+    #[test]
+    fn debug_hides_the_bearer_token() {
+        let p = McpToolProvider::http("remote", "http://127.0.0.1:1/mcp").bearer_token("sk-secret-canary");
+        let shown = format!("{p:?}");
+        assert!(!shown.contains("sk-secret-canary") && shown.contains("redacted"), "{shown}");
+    }
+
+    #[test]
+    fn unusable_names_are_skipped() {
+        let p = McpToolProvider::stdio("s", "true", Vec::<String>::new());
+        assert!(build_tool(&p.shared, &json!({"name": "has space", "inputSchema": {"type": "object"}})).is_none());
+        let ok = build_tool(
+            &p.shared,
+            &json!({"name": "ok.tool", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}, "_meta": {"k": 1}}),
+        )
+        .unwrap();
+        assert_eq!(ok.spec().mcp.read_only_hint, Some(true));
+        assert_eq!(ok.spec().mcp.meta, Some(json!({"k": 1})));
+    }
+}
