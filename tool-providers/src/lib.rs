@@ -3,7 +3,9 @@
 //!
 //! Owns the [`ToolProvider`](tool_core::provider::ToolProvider) implementations:
 //! [`ArcadeToolProvider`] (Arcade's `/v1` API: tool listing with offset pagination, schemas
-//! built from `value_schema`, execution with authorization links, health). Every client is
+//! built from `value_schema`, execution with authorization links, health) and
+//! [`mcp::McpToolProvider`] (any MCP server, over stdio or Streamable HTTP, its `tools/list`
+//! kept in sync on `list_changed`). Composio is to come. Every HTTP client is
 //! bounded (request timeout, page cap, response size cap, bounded 429 retries) and never lets
 //! its API key reach `Debug` output, errors or logs.
 
