@@ -242,9 +242,18 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                     .map(ModelOutput::to_text)
                     .unwrap_or_else(|| "Tool call was not approved.".into()),
             ),
-            RunEvent::ToolResult { result, model_output, .. } | RunEvent::BackgroundTaskCompleted { result, model_output, .. } => {
-                self.result(name, result, model_output.as_ref())
+            RunEvent::ToolResult {
+                tool_name,
+                result,
+                model_output,
+                ..
             }
+            | RunEvent::BackgroundTaskCompleted {
+                tool_name,
+                result,
+                model_output,
+                ..
+            } => self.result(name, tool_name, result, model_output.as_ref()),
             RunEvent::ToolError { error, .. } | RunEvent::BackgroundTaskFailed { error, .. } => {
                 error_result(error["message"].as_str().unwrap_or("The tool failed.").to_owned())
             }
@@ -258,17 +267,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
     }
 
-    fn result(&self, name: &str, result: &Value, model_output: Option<&ModelOutput>) -> CallToolResponse {
-        let structured = self
-            .registry()
-            .get(name)
-            .or_else(|| {
-                self.listing()
-                    .ok()
-                    .and_then(|(c, _)| c.resolve(Format::Mcp, name).and_then(|id| self.registry().get(id)))
-            })
-            .is_some_and(|t| t.spec().output_schema.is_some())
-            && result.is_object();
+    /// `name` is the tool's MCP name (for messages), `tool_id` its registry id.
+    fn result(&self, name: &str, tool_id: &str, result: &Value, model_output: Option<&ModelOutput>) -> CallToolResponse {
+        let structured = self.registry().get(tool_id).is_some_and(|t| t.spec().output_schema.is_some()) && result.is_object();
         let model = model_output.cloned().unwrap_or_else(|| match result {
             Value::String(s) => ModelOutput::Text(s.clone()),
             other => ModelOutput::Json(other.clone()),
@@ -314,24 +315,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         match self.elicit(ctx, "approval", id, &message, schema).await {
             Asked::Answer(answer) => {
-                let approved = answer.action == ElicitationAction::Accept
-                    && answer.content.as_ref().and_then(|c| c.get("approved")).and_then(Value::as_bool) == Some(true);
-                let reason = answer
-                    .content
-                    .as_ref()
-                    .and_then(|c| c.get("reason"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                let runtime = &self.shared.runtime;
-                let stream = if approved {
-                    runtime.approve(id).await
-                } else {
-                    let reason = reason.unwrap_or_else(|| match answer.action {
-                        ElicitationAction::Cancel => "the user dismissed the request".into(),
-                        _ => "the user declined".into(),
-                    });
-                    runtime.decline(id, &reason).await
-                };
+                let stream = self.decide(id, &answer).await;
                 match stream {
                     Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1)).await,
                     Err(e) => error_result(format!("The approval of `{id}` could not be applied: {e}")),
@@ -416,12 +400,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &rmcp::model::InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let waiting = match self
-            .shared
-            .runtime
-            .pending()
-            .map(|all| all.into_iter().find(|c| c.tool_call_id == state))
-        {
+        let waiting = match self.shared.runtime.pending_call(state) {
             Ok(Some(call)) => call,
             Ok(None) => {
                 return error_result(format!(
@@ -448,31 +427,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 "The answer for the waiting call `{state}` is missing or not an elicitation result."
             ));
         };
-        let (handle, flush) = PeerHandle::start(
-            ctx.peer.clone(),
-            ctx.meta.get_progress_token(),
-            self.log_level(ctx),
-            ctx.client_capabilities(),
-            ctx.protocol_version(),
-        );
-        let _keep = handle;
         let runtime = &self.shared.runtime;
         let stream = match waiting.kind {
-            crate::runtime::PendingKind::Approval => {
-                let approved = answer.action == ElicitationAction::Accept
-                    && answer.content.as_ref().and_then(|c| c.get("approved")).and_then(Value::as_bool) == Some(true);
-                if approved {
-                    runtime.approve(state).await
-                } else {
-                    let reason = answer
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("reason"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("the user declined");
-                    runtime.decline(state, reason).await
-                }
-            }
+            crate::runtime::PendingKind::Approval => self.decide(state, &answer).await,
             crate::runtime::PendingKind::Suspended if answer.action == ElicitationAction::Accept => {
                 runtime.resume(state, answer.content.unwrap_or(json!({}))).await
             }
@@ -483,13 +440,28 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 .into()
             }
         };
-        let response = match stream {
+        match stream {
             Ok(s) => self.conclude(name, s, ctx, 1).await,
             Err(e) => error_result(format!("The answer could not be used: {e}")),
-        };
-        drop(_keep);
-        let _ = flush.await;
-        response
+        }
+    }
+
+    /// Approves or declines a waiting call as the user answered the approval form; a decline
+    /// without a reason says how the user answered.
+    async fn decide(&self, id: &str, answer: &ElicitResult) -> Result<EventStream, crate::runtime::RuntimeError> {
+        let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
+        let runtime = &self.shared.runtime;
+        if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
+            return runtime.approve(id).await;
+        }
+        let reason = field("reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| match answer.action {
+                ElicitationAction::Cancel => "the user dismissed the request".into(),
+                _ => "the user declined".into(),
+            });
+        runtime.decline(id, &reason).await
     }
 }
 

@@ -298,6 +298,18 @@ impl Runtime {
         self.inner.store.list()
     }
 
+    /// One waiting call, by id.
+    pub fn pending_call(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.inner.store.get(tool_call_id)
+    }
+
+    /// Puts a claimed call back to waiting (nothing ran).
+    fn release(&self, id: &str) {
+        if let Err(e) = self.inner.store.release(id) {
+            tracing::warn!(tool_call_id = id, error = %e, "a pending call could not be released");
+        }
+    }
+
     pub(crate) fn viewer<'a>(&'a self, tool: Option<&'a dyn Tool>) -> Viewer<'a> {
         Viewer {
             tool,
@@ -495,9 +507,7 @@ impl Runtime {
             .claim(id)?
             .ok_or_else(|| RuntimeError::UnknownCall(id.to_owned()))?;
         let release = |e: RuntimeError| {
-            if let Err(s) = self.inner.store.release(id) {
-                tracing::warn!(tool_call_id = id, error = %s, "a pending call could not be released");
-            }
+            self.release(id);
             Err(e)
         };
         if let Some(kind) = kind {
@@ -592,9 +602,7 @@ impl Runtime {
     pub async fn resume(&self, tool_call_id: &str, data: Value) -> Result<EventStream, RuntimeError> {
         let (call, prepared) = self.claim(tool_call_id, "resume data", None)?;
         let refuse = |e: ToolError| {
-            if let Err(s) = self.inner.store.release(tool_call_id) {
-                tracing::warn!(tool_call_id, error = %s, "a pending call could not be released");
-            }
+            self.release(tool_call_id);
             Err(RuntimeError::InvalidResume(e))
         };
         if call.kind == PendingKind::Approval {
