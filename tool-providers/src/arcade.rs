@@ -17,6 +17,8 @@ use tool_core::provider::{
 use tool_core::tool::BoxFuture;
 use tool_core::{DynamicTool, ErrorKind, ToolError};
 
+use crate::http::{encode_segment, Http};
+
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.arcade.dev";
 /// The shared user id, used only when [`ArcadeToolProvider::allow_shared_user`] opts in.
@@ -59,22 +61,6 @@ impl std::fmt::Debug for ArcadeToolProvider {
     }
 }
 
-#[derive(Clone)]
-struct Http {
-    client: reqwest::Client,
-    api_key: Arc<str>,
-    base_url: String,
-    timeout: Duration,
-    max_body: usize,
-    max_retries: u32,
-    max_retry_wait: Duration,
-}
-
-struct Reply {
-    status: u16,
-    bytes: Vec<u8>,
-}
-
 impl ArcadeToolProvider {
     /// A provider using this API key (sent as `Authorization: <key>`, as the official SDKs do).
     pub fn new(api_key: impl Into<String>) -> Self {
@@ -84,15 +70,14 @@ impl ArcadeToolProvider {
                 name: "Arcade".into(),
                 description: Some("Tools hosted by Arcade (arcade.dev)".into()),
             },
-            http: Http {
-                client: reqwest::Client::new(),
-                api_key: Arc::from(api_key.into()),
-                base_url: DEFAULT_BASE_URL.into(),
-                timeout: Duration::from_secs(30),
-                max_body: 8 * 1024 * 1024,
-                max_retries: 3,
-                max_retry_wait: Duration::from_secs(30),
-            },
+            http: Http::new(
+                PROVIDER,
+                "Arcade",
+                reqwest::header::AUTHORIZATION,
+                api_key.into(),
+                DEFAULT_BASE_URL,
+                envelope,
+            ),
             user_id: None,
             allow_shared_user: false,
             toolkits: Vec::new(),
@@ -104,7 +89,7 @@ impl ArcadeToolProvider {
 
     /// The API base URL (default `https://api.arcade.dev`).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.http.base_url = url.into().trim_end_matches('/').to_owned();
+        self.http.set_base_url(url);
         self
     }
 
@@ -190,7 +175,7 @@ impl ArcadeToolProvider {
                 return Ok(items);
             }
         }
-        Err(transport(format!(
+        Err(self.http.transport(format!(
             "the tool listing did not end after {} pages; stopped (raise `max_pages` if the catalog is really that large)",
             self.max_pages
         )))
@@ -205,7 +190,7 @@ impl ArcadeToolProvider {
         let items = match body.get("items") {
             Some(Value::Array(items)) => items.clone(),
             Some(Value::Null) | None => Vec::new(),
-            Some(_) => return Err(transport("the tool listing's `items` is not an array".into())),
+            Some(_) => return Err(self.http.transport("the tool listing's `items` is not an array".into())),
         };
         Ok(Page {
             items,
@@ -239,7 +224,7 @@ impl ArcadeToolProvider {
         options: &ResolveOptions,
         version: Option<String>,
     ) -> Result<Arc<dyn tool_core::Tool>, ProviderError> {
-        let id = qualified_name(def).ok_or_else(|| transport("a tool definition has no `qualified_name`".into()))?;
+        let id = qualified_name(def).ok_or_else(|| self.http.transport("a tool definition has no `qualified_name`".into()))?;
         let description = def
             .get("description")
             .and_then(Value::as_str)
@@ -400,117 +385,6 @@ impl Runner {
             json!({"authorization_required": true, "url": url, "authorization_id": id, "tool_name": self.tool_name, "provider": PROVIDER}),
         )
         .with_kind_of(ErrorKind::Execution)
-    }
-}
-
-impl Http {
-    fn scrub(&self, text: String) -> String {
-        if self.api_key.is_empty() {
-            text
-        } else {
-            text.replace(&*self.api_key, "[redacted]")
-        }
-    }
-
-    /// Sends a request (429s retried, bounded), reading at most `max_body` bytes.
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
-    ) -> Result<Reply, ProviderError> {
-        let url = format!("{}{path}", self.base_url);
-        let mut attempt = 0;
-        loop {
-            tracing::debug!(target: "tool_providers::arcade", %method, path, attempt, "arcade request");
-            let mut req = self
-                .client
-                .request(method.clone(), &url)
-                .header(reqwest::header::AUTHORIZATION, &*self.api_key)
-                .header(reqwest::header::ACCEPT, "application/json")
-                .timeout(self.timeout);
-            if !query.is_empty() {
-                req = req.query(query);
-            }
-            if let Some(b) = body {
-                req = req.json(b);
-            }
-            let mut resp = req.send().await.map_err(|e| self.transport_error(path, e))?;
-            let status = resp.status().as_u16();
-            if status == 429 && attempt < self.max_retries {
-                let wait = retry_after(resp.headers())
-                    .unwrap_or_else(|| Duration::from_millis(250u64 << attempt.min(6)))
-                    .min(self.max_retry_wait);
-                tracing::debug!(target: "tool_providers::arcade", path, ?wait, "arcade rate-limited; retrying");
-                tokio::time::sleep(wait).await;
-                attempt += 1;
-                continue;
-            }
-            if resp.content_length().is_some_and(|n| n > self.max_body as u64) {
-                return Err(self.too_large(path));
-            }
-            let mut bytes = Vec::new();
-            loop {
-                match resp.chunk().await {
-                    Ok(Some(chunk)) => {
-                        if bytes.len() + chunk.len() > self.max_body {
-                            return Err(self.too_large(path));
-                        }
-                        bytes.extend_from_slice(&chunk);
-                    }
-                    Ok(None) => break,
-                    Err(e) => return Err(self.transport_error(path, e)),
-                }
-            }
-            return Ok(Reply { status, bytes });
-        }
-    }
-
-    /// A success body as JSON; an error status as [`ProviderError::Api`].
-    fn decode(&self, reply: Reply) -> Result<Value, ProviderError> {
-        if !(200..300).contains(&reply.status) {
-            let (name, message) = envelope(&reply.bytes);
-            let message = match name {
-                Some(n) if !message.is_empty() => format!("{n}: {message}"),
-                Some(n) => n,
-                None if message.is_empty() => "no error message".into(),
-                None => message,
-            };
-            return Err(ProviderError::Api {
-                provider: PROVIDER.into(),
-                status: reply.status,
-                message: self.scrub(message),
-            });
-        }
-        if reply.bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Null);
-        }
-        serde_json::from_slice(&reply.bytes).map_err(|e| transport(format!("Arcade answered malformed JSON ({e})")))
-    }
-
-    async fn json(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
-    ) -> Result<Value, ProviderError> {
-        let reply = self.send(method, path, query, body).await?;
-        self.decode(reply)
-    }
-
-    fn too_large(&self, path: &str) -> ProviderError {
-        transport(format!("the response to {path} is larger than the {} byte limit", self.max_body))
-    }
-
-    fn transport_error(&self, path: &str, e: reqwest::Error) -> ProviderError {
-        let what = if e.is_timeout() {
-            format!("{path} timed out after {:?}", self.timeout)
-        } else {
-            format!("{path}: {}", error_chain(&e))
-        };
-        transport(self.scrub(what))
     }
 }
 
@@ -817,41 +691,6 @@ fn envelope(bytes: &[u8]) -> (Option<String>, String) {
             let text = String::from_utf8_lossy(bytes);
             (None, text.chars().take(300).collect())
         }
-    }
-}
-
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    v.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-fn encode_segment(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-fn transport(message: String) -> ProviderError {
-    ProviderError::Transport {
-        provider: PROVIDER.into(),
-        message,
     }
 }
 

@@ -10,6 +10,7 @@
 //! its API key reach `Debug` output, errors or logs.
 
 pub mod arcade;
+mod http;
 
 pub use arcade::ArcadeToolProvider;
 pub mod mcp;

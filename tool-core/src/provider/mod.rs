@@ -18,6 +18,16 @@ use serde_json::{Map, Value};
 use crate::registry::{Registry, RegistryError};
 use crate::tool::{BoxFuture, Tool};
 
+mod connections;
+mod fanout;
+
+pub use connections::{
+    AuthStatus, Authorization, AuthorizeOptions, Connection, ConnectionField, ConnectionKind, ConnectionRef, ConnectionState,
+    ConnectionStatus, FieldType, ListConnectionsOptions, ListConnectionsResult, ResolveToolsOptions, ToolMeta,
+    DEFAULT_CONNECTIONS_PER_PAGE, MAX_CONNECTIONS_PER_PAGE,
+};
+pub use fanout::{connection_suffix, FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped};
+
 /// Resolved tools by slug.
 pub type ResolvedTools = BTreeMap<String, Arc<dyn Tool>>;
 
@@ -57,7 +67,13 @@ pub enum Scope {
     PerAuthor,
     /// The caller's: the resource id in the request context.
     CallerSupplied,
+    /// Everybody's: the bucket [`SHARED_BUCKET_ID`] (a pinned connection's explicit choice;
+    /// never a provider's default).
+    Shared,
 }
+
+/// The user bucket of connections pinned with [`Scope::Shared`].
+pub const SHARED_BUCKET_ID: &str = "shared";
 
 /// A toolkit (an integration: `github`, `Gmail`, …).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,6 +215,7 @@ pub fn connection_owner(
 ) -> Result<String, ProviderError> {
     let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
     match scope {
+        Scope::Shared => Ok(SHARED_BUCKET_ID.to_owned()),
         Scope::PerAuthor => non_empty(author_id)
             .or_else(|| non_empty(shared_fallback))
             .ok_or_else(|| ProviderError::Config("per-author scope needs the author's id; none was given".into())),
@@ -324,6 +341,55 @@ pub trait ToolProvider: Send + Sync + 'static {
 
     /// Runnable tools for these slugs (unknown or disallowed slugs are left out).
     fn resolve_tools(&self, slugs: Vec<String>, options: ResolveOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>>;
+
+    /// The allowed toolkits (VNext surface).
+    fn list_toolkits_vnext(&self) -> BoxFuture<'_, Result<ListResult<Toolkit>, ProviderError>> {
+        unsupported(self.info(), "list_toolkits_vnext")
+    }
+
+    /// The allowed tools, filtered and paginated; `pagination.page` is always set (VNext).
+    fn list_tools_vnext(&self, options: ListToolsOptions) -> BoxFuture<'_, Result<ListResult<ToolInfo>, ProviderError>> {
+        let _ = options;
+        unsupported(self.info(), "list_tools_vnext")
+    }
+
+    /// Runnable tools for one set of slugs over one connection (VNext). The fan-out across
+    /// connections and the per-connection names are [`ProviderRegistry::resolve_selection`]'s
+    /// job, never the provider's.
+    fn resolve_tools_vnext(&self, options: ResolveToolsOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
+        let _ = options;
+        unsupported(self.info(), "resolve_tools_vnext")
+    }
+
+    /// Starts an authorization flow: the URL the user opens and the flow's handle.
+    fn authorize(&self, options: AuthorizeOptions) -> BoxFuture<'_, Result<Authorization, ProviderError>> {
+        let _ = options;
+        unsupported(self.info(), "authorize")
+    }
+
+    /// The values a user supplies before `toolkit` can be authorized (empty: none needed).
+    fn list_connection_fields(&self, toolkit: &str) -> BoxFuture<'_, Result<Vec<ConnectionField>, ProviderError>> {
+        let _ = toolkit;
+        unsupported(self.info(), "list_connection_fields")
+    }
+
+    /// Where an authorization flow stands.
+    fn get_auth_status(&self, auth_id: &str) -> BoxFuture<'_, Result<AuthStatus, ProviderError>> {
+        let _ = auth_id;
+        unsupported(self.info(), "get_auth_status")
+    }
+
+    /// Whether connections still work, by connection id (every asked id answered).
+    fn get_connection_status(&self, items: Vec<ConnectionRef>) -> BoxFuture<'_, Result<BTreeMap<String, ConnectionState>, ProviderError>> {
+        let _ = items;
+        unsupported(self.info(), "get_connection_status")
+    }
+
+    /// The provider's existing connections of a toolkit for some users.
+    fn list_connections(&self, options: ListConnectionsOptions) -> BoxFuture<'_, Result<ListConnectionsResult, ProviderError>> {
+        let _ = options;
+        unsupported(self.info(), "list_connections")
+    }
 
     /// Provider health.
     fn get_health(&self) -> BoxFuture<'_, Result<Health, ProviderError>> {

@@ -1,0 +1,216 @@
+//! The HTTP plumbing every REST provider shares: one `reqwest` client, the API key in one
+//! header (and scrubbed out of every message), bounded 429 retries honouring `Retry-After`,
+//! a request timeout and a response size cap, and error bodies turned into
+//! [`ProviderError`]s.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tool_core::provider::ProviderError;
+
+/// Reads `(code or name, message)` out of a platform's error body.
+pub(crate) type Envelope = fn(&[u8]) -> (Option<String>, String);
+
+#[derive(Clone)]
+pub(crate) struct Http {
+    pub(crate) client: reqwest::Client,
+    pub(crate) api_key: Arc<str>,
+    /// The header the key travels in (`authorization`, `x-api-key`).
+    pub(crate) key_header: reqwest::header::HeaderName,
+    pub(crate) base_url: String,
+    pub(crate) timeout: Duration,
+    pub(crate) max_body: usize,
+    pub(crate) max_retries: u32,
+    pub(crate) max_retry_wait: Duration,
+    /// The provider id, in errors and log targets.
+    pub(crate) provider: &'static str,
+    /// The platform's name, in messages.
+    pub(crate) display: &'static str,
+    pub(crate) envelope: Envelope,
+}
+
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl Http {
+    pub(crate) fn new(
+        provider: &'static str,
+        display: &'static str,
+        key_header: reqwest::header::HeaderName,
+        api_key: String,
+        base_url: &str,
+        envelope: Envelope,
+    ) -> Self {
+        Http {
+            client: reqwest::Client::new(),
+            api_key: Arc::from(api_key),
+            key_header,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            timeout: Duration::from_secs(30),
+            max_body: 8 * 1024 * 1024,
+            max_retries: 3,
+            max_retry_wait: Duration::from_secs(30),
+            provider,
+            display,
+            envelope,
+        }
+    }
+
+    pub(crate) fn set_base_url(&mut self, url: impl Into<String>) {
+        self.base_url = url.into().trim_end_matches('/').to_owned();
+    }
+
+    /// The text with the API key replaced by `[redacted]`.
+    pub(crate) fn scrub(&self, text: String) -> String {
+        if self.api_key.is_empty() {
+            text
+        } else {
+            text.replace(&*self.api_key, "[redacted]")
+        }
+    }
+
+    /// Sends a request (429s retried, bounded), reading at most `max_body` bytes.
+    pub(crate) async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, ProviderError> {
+        let url = format!("{}{path}", self.base_url);
+        let mut attempt = 0;
+        loop {
+            tracing::debug!(target: "tool_providers::http", provider = self.provider, %method, path, attempt, "provider request");
+            let mut req = self
+                .client
+                .request(method.clone(), &url)
+                .header(&self.key_header, &*self.api_key)
+                .header(reqwest::header::ACCEPT, "application/json")
+                .timeout(self.timeout);
+            if !query.is_empty() {
+                req = req.query(query);
+            }
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            let mut resp = req.send().await.map_err(|e| self.transport_error(path, e))?;
+            let status = resp.status().as_u16();
+            if status == 429 && attempt < self.max_retries {
+                let wait = retry_after(resp.headers())
+                    .unwrap_or_else(|| Duration::from_millis(250u64 << attempt.min(6)))
+                    .min(self.max_retry_wait);
+                tracing::debug!(target: "tool_providers::http", provider = self.provider, path, ?wait, "rate-limited; retrying");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+                continue;
+            }
+            if resp.content_length().is_some_and(|n| n > self.max_body as u64) {
+                return Err(self.too_large(path));
+            }
+            let mut bytes = Vec::new();
+            loop {
+                match resp.chunk().await {
+                    Ok(Some(chunk)) => {
+                        if bytes.len() + chunk.len() > self.max_body {
+                            return Err(self.too_large(path));
+                        }
+                        bytes.extend_from_slice(&chunk);
+                    }
+                    Ok(None) => break,
+                    Err(e) => return Err(self.transport_error(path, e)),
+                }
+            }
+            return Ok(Reply { status, bytes });
+        }
+    }
+
+    /// The `(code, message)` of an error body, secrets removed, as one line.
+    pub(crate) fn error_message(&self, bytes: &[u8]) -> String {
+        let (name, message) = (self.envelope)(bytes);
+        let message = match name {
+            Some(n) if !message.is_empty() => format!("{n}: {message}"),
+            Some(n) => n,
+            None if message.is_empty() => "no error message".into(),
+            None => message,
+        };
+        self.scrub(message)
+    }
+
+    /// A success body as JSON; an error status as [`ProviderError::Api`].
+    pub(crate) fn decode(&self, reply: Reply) -> Result<Value, ProviderError> {
+        if !(200..300).contains(&reply.status) {
+            return Err(ProviderError::Api {
+                provider: self.provider.into(),
+                status: reply.status,
+                message: self.error_message(&reply.bytes),
+            });
+        }
+        if reply.bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&reply.bytes).map_err(|e| self.transport(format!("{} answered malformed JSON ({e})", self.display)))
+    }
+
+    pub(crate) async fn json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Value, ProviderError> {
+        let reply = self.send(method, path, query, body).await?;
+        self.decode(reply)
+    }
+
+    pub(crate) fn transport(&self, message: String) -> ProviderError {
+        ProviderError::Transport {
+            provider: self.provider.into(),
+            message,
+        }
+    }
+
+    fn too_large(&self, path: &str) -> ProviderError {
+        self.transport(format!("the response to {path} is larger than the {} byte limit", self.max_body))
+    }
+
+    fn transport_error(&self, path: &str, e: reqwest::Error) -> ProviderError {
+        let what = if e.is_timeout() {
+            format!("{path} timed out after {:?}", self.timeout)
+        } else {
+            format!("{path}: {}", error_chain(&e))
+        };
+        self.transport(self.scrub(what))
+    }
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// A path segment, percent-encoded (unreserved characters and `@` kept).
+pub(crate) fn encode_segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'@' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
