@@ -403,12 +403,19 @@ async def test_tools_list_changed_after_add_tool(servers, transport, mode):
 async def test_fixture_approval_through_elicitation(servers, transport, mode):
     # The same approval path as toolsmith's, through the fixture server.
     elicit = Elicitor(lambda p: types.ElicitResult(action="accept", content={"approved": True}))
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
     with anyio.fail_after(TEST_TIMEOUT):
         async with connect(servers.fixture(transport), mode, elicitation_callback=elicit) as client:
-            result = await call(client, "approve_me", {})
+            result = await call(client, "approve_me", {}, progress_callback=on_progress)
     assert len(elicit.asked) == 1 and "approve_me" in elicit.asked[0].message
     assert not result.is_error, text_of(result)
     assert text_of(result) == "approved and ran"
+    # The approved call runs with the approving request's client: its progress arrives.
+    assert seen == [(1.0, 1.0, "approved")], seen
 
 
 @pytest.mark.parametrize("transport,mode", cases(toolsmith=False))

@@ -105,8 +105,20 @@ async fn context_probe(#[ctx] cx: ToolContext) -> Result<Value, ToolError> {
     }))
 }
 
+/// Reports progress, then runs until the runtime cancels it (a person approves it first)
+#[tool(id = "pend-long", require_approval)]
+async fn long_job(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    match cx.mcp() {
+        Some(mcp) => mcp.progress(1.0, None, Some("started".into())),
+        None => return Ok("no MCP client".into()),
+    }
+    std::future::pending::<()>().await;
+    Ok("never".into())
+}
+
 fn runtime() -> Runtime {
     Runtime::new(Registry::from_iter([
+        long_job::tool(),
         transfer::tool(),
         guarded::tool(),
         ask::tool(),
@@ -375,4 +387,46 @@ async fn a_waiting_call_keeps_the_callers_background_override() {
         ]
     );
     assert!(rt.pending().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_continued_call_runs_with_the_continuing_requests_client_and_cancellation() {
+    use tokio_util::sync::CancellationToken;
+    use tool_core::runtime::Continuation;
+    let rt = runtime();
+    for (id, how) in [("call_long_a", "approve"), ("call_long_r", "resume")] {
+        let options = CallOptions {
+            tool_call_id: Some(id.into()),
+            ..CallOptions::default()
+        };
+        let events = raw(rt.call("pend-long", json!({}), options).collect().await);
+        assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
+        let mcp = Arc::new(FakeMcp {
+            seen: Mutex::new(Vec::new()),
+        });
+        let cancel = CancellationToken::new();
+        let continuation = Continuation {
+            cancellation: Some(cancel.clone()),
+            mcp: Some(mcp.clone()),
+            timeout: None,
+        };
+        let mut stream = match how {
+            "approve" => rt.approve_with(id, continuation).await.unwrap(),
+            _ => rt.resume_with(id, json!({"approved": true}), continuation).await.unwrap(),
+        };
+        assert_eq!(stream.next().await.unwrap().raw.kind(), "tool-call-resumed");
+        // The tool reached the continuing request's client ...
+        while mcp.seen.lock().unwrap().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(mcp.seen.lock().unwrap()[0], "progress 1/None Some(\"started\")");
+        // ... and that request's cancellation ends it.
+        cancel.cancel();
+        let rest = raw(stream.collect().await);
+        assert_eq!(kinds(&rest), ["tool-error"], "{rest:?}");
+        let RunEvent::ToolError { error, .. } = &rest[0] else {
+            unreachable!()
+        };
+        assert_eq!(error["kind"], "aborted", "{error}");
+    }
 }

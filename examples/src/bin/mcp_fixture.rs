@@ -12,7 +12,7 @@
 //! (the benchmark tool), `slow` (runs until cancelled; with `MCP_FIXTURE_CANCEL_LOG` set it
 //! appends `cancelled <tool_call_id>` to that file when it sees the cancellation),
 //! `add_tool`/`remove_tool` (add or remove `dynamic_echo` at run time, so clients hear
-//! `notifications/tools/list_changed`) and `approve_me` (requires approval). Prompts,
+//! `notifications/tools/list_changed`) and `approve_me` (requires approval; reports progress once it runs). Prompts,
 //! resources, resource subscriptions and completion, which `#[tool]` does not cover, come from
 //! [`FixtureExtras`], an `rmcp` handler written directly.
 
@@ -369,7 +369,11 @@ pub async fn remove_tool() -> Result<String, ToolError> {
 
 /// Runs only after a person approved it
 #[tool(id = "approve_me", require_approval)]
-pub async fn approve_me() -> String {
+pub async fn approve_me(#[ctx] cx: ToolContext) -> String {
+    // Progress after approval reaches the request that approved the call.
+    if let Some(mcp) = cx.mcp() {
+        mcp.progress(1.0, Some(1.0), Some("approved".into()));
+    }
     "approved and ran".into()
 }
 

@@ -34,7 +34,7 @@ use crate::call::CallOptions;
 use crate::catalog::{Catalog, Format};
 use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
-use crate::runtime::{Event, EventStream, RunEvent, Runtime};
+use crate::runtime::{Continuation, Event, EventStream, RunEvent, Runtime};
 use crate::spec::TransformTarget;
 use handle::PeerHandle;
 
@@ -216,8 +216,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             ..CallOptions::default()
         };
         let events = self.shared.runtime.call(tool_id, args, options);
-        let response = self.conclude(name, events, ctx, 0).await;
-        drop(handle);
+        // A call approved or resumed within this request keeps reporting to it and stays
+        // cancellable by it.
+        let continuation = Continuation {
+            cancellation: Some(ctx.ct.clone()),
+            mcp: Some(handle.clone()),
+            timeout: None,
+        };
+        let response = self.conclude(name, events, ctx, 0, &continuation).await;
+        drop((continuation, handle));
         // Every notification of the call goes out before its result.
         let _ = flush.await;
         response
@@ -225,7 +232,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Turns a run's events into the call's response: the result, an error result, or a
     /// question to the client's user (approval, resume data).
-    async fn conclude(&self, name: &str, events: EventStream, ctx: &RequestContext<RoleServer>, round: u32) -> CallToolResponse {
+    async fn conclude(
+        &self,
+        name: &str,
+        events: EventStream,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+        continuation: &Continuation,
+    ) -> CallToolResponse {
         let events = events.collect().await;
         let Some(last) = events.iter().rev().find(|e| is_outcome(&e.raw)) else {
             return error_result(format!("Tool `{name}` ended without a result."));
@@ -257,12 +271,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             RunEvent::ToolError { error, .. } | RunEvent::BackgroundTaskFailed { error, .. } => {
                 error_result(error["message"].as_str().unwrap_or("The tool failed.").to_owned())
             }
-            RunEvent::ToolCallApproval { tool_call_id, .. } => self.ask_approval(name, tool_call_id, last, ctx, round).await,
-            RunEvent::ToolCallSuspended {
-                tool_call_id,
-                resume_schema,
-                ..
-            } => self.ask_resume(name, tool_call_id, resume_schema.as_ref(), last, ctx, round).await,
+            RunEvent::ToolCallApproval { tool_call_id, .. } => self.ask_approval(name, tool_call_id, last, ctx, round, continuation).await,
+            RunEvent::ToolCallSuspended { tool_call_id, .. } => self.ask_resume(name, tool_call_id, last, ctx, round, continuation).await,
             _ => error_result(format!("Tool `{name}` ended without a result.")),
         }
     }
@@ -293,7 +303,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
     }
 
-    async fn ask_approval(&self, name: &str, id: &str, event: &Event, ctx: &RequestContext<RoleServer>, round: u32) -> CallToolResponse {
+    async fn ask_approval(
+        &self,
+        name: &str,
+        id: &str,
+        event: &Event,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+        continuation: &Continuation,
+    ) -> CallToolResponse {
         let shown = event.view(TransformTarget::Display).unwrap_or(&event.raw);
         let args = match shown {
             RunEvent::ToolCallApproval { args, .. } => args.to_string(),
@@ -315,9 +333,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         match self.elicit(ctx, "approval", id, &message, schema).await {
             Asked::Answer(answer) => {
-                let stream = self.decide(id, &answer).await;
+                let stream = self.decide(id, &answer, continuation.clone()).await;
                 match stream {
-                    Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1)).await,
+                    Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1, continuation)).await,
                     Err(e) => error_result(format!("The approval of `{id}` could not be applied: {e}")),
                 }
             }
@@ -330,11 +348,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         &self,
         name: &str,
         id: &str,
-        resume_schema: Option<&Value>,
         event: &Event,
         ctx: &RequestContext<RoleServer>,
         round: u32,
+        continuation: &Continuation,
     ) -> CallToolResponse {
+        let resume_schema = match &event.raw {
+            RunEvent::ToolCallSuspended { resume_schema, .. } => resume_schema.as_ref(),
+            _ => None,
+        };
         let payload = match event.view(TransformTarget::Display).unwrap_or(&event.raw) {
             RunEvent::ToolCallSuspended { suspend_payload, .. } => suspend_payload.to_string(),
             _ => String::new(),
@@ -355,8 +377,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         match self.elicit(ctx, "resume", id, &message, schema).await {
             Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
                 let data = answer.content.unwrap_or(json!({}));
-                match self.shared.runtime.resume(id, data).await {
-                    Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1)).await,
+                match self.shared.runtime.resume_with(id, data, continuation.clone()).await {
+                    Ok(s) => Box::pin(self.conclude(name, s, ctx, round + 1, continuation)).await,
                     Err(e) => error_result(format!("The answer could not be used ({e}); the call still waits as `{id}`.")),
                 }
             }
@@ -427,11 +449,32 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 "The answer for the waiting call `{state}` is missing or not an elicitation result."
             ));
         };
+        let Ok(_permit) = self.session.calls.clone().try_acquire_owned() else {
+            return error_result(format!(
+                "Too many calls are running in this session (the limit is {}); wait for one to finish and answer again.",
+                self.shared.config.max_concurrent_calls
+            ));
+        };
+        // The continued call reports to, and is cancelled by, this request.
+        let (handle, flush) = PeerHandle::start(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            self.log_level(ctx),
+            ctx.client_capabilities(),
+            ctx.protocol_version(),
+        );
+        let continuation = Continuation {
+            cancellation: Some(ctx.ct.clone()),
+            mcp: Some(handle.clone()),
+            timeout: None,
+        };
         let runtime = &self.shared.runtime;
         let stream = match waiting.kind {
-            crate::runtime::PendingKind::Approval => self.decide(state, &answer).await,
+            crate::runtime::PendingKind::Approval => self.decide(state, &answer, continuation.clone()).await,
             crate::runtime::PendingKind::Suspended if answer.action == ElicitationAction::Accept => {
-                runtime.resume(state, answer.content.unwrap_or(json!({}))).await
+                runtime
+                    .resume_with(state, answer.content.unwrap_or(json!({})), continuation.clone())
+                    .await
             }
             crate::runtime::PendingKind::Suspended => {
                 return CallToolResult::success(vec![ContentBlock::text(format!(
@@ -440,19 +483,27 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 .into()
             }
         };
-        match stream {
-            Ok(s) => self.conclude(name, s, ctx, 1).await,
+        let response = match stream {
+            Ok(s) => self.conclude(name, s, ctx, 1, &continuation).await,
             Err(e) => error_result(format!("The answer could not be used: {e}")),
-        }
+        };
+        drop((continuation, handle));
+        let _ = flush.await;
+        response
     }
 
     /// Approves or declines a waiting call as the user answered the approval form; a decline
     /// without a reason says how the user answered.
-    async fn decide(&self, id: &str, answer: &ElicitResult) -> Result<EventStream, crate::runtime::RuntimeError> {
+    async fn decide(
+        &self,
+        id: &str,
+        answer: &ElicitResult,
+        continuation: Continuation,
+    ) -> Result<EventStream, crate::runtime::RuntimeError> {
         let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
         let runtime = &self.shared.runtime;
         if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
-            return runtime.approve(id).await;
+            return runtime.approve_with(id, continuation).await;
         }
         let reason = field("reason")
             .and_then(Value::as_str)

@@ -239,15 +239,14 @@ impl FanOut {
     }
 
     fn add(&mut self, provider: &str, toolkit: &str, id: String, tool: Arc<dyn Tool>) {
-        if self.tools.contains_key(&id) {
-            self.skip(
-                provider,
-                Some(toolkit),
-                None,
-                format!("two resolved tools are named `{id}`; the first is kept"),
-            );
-        } else {
-            self.tools.insert(id, tool);
+        match self.tools.entry(id) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(tool);
+            }
+            std::collections::btree_map::Entry::Occupied(taken) => {
+                let reason = format!("two resolved tools are named `{}`; the first is kept", taken.key());
+                self.skip(provider, Some(toolkit), None, reason);
+            }
         }
     }
 }

@@ -543,7 +543,14 @@ impl Runtime {
     /// Approves a call waiting for approval and runs it. Bound to that call id: an unknown or
     /// already resolved id is an error.
     pub async fn approve(&self, tool_call_id: &str) -> Result<EventStream, RuntimeError> {
-        self.decide(tool_call_id, json!({"approved": true}), "approval").await
+        self.approve_with(tool_call_id, Continuation::default()).await
+    }
+
+    /// [`approve`](Self::approve), the tool running with what the current request brings
+    /// (its cancellation, its MCP client) instead of nothing.
+    pub async fn approve_with(&self, tool_call_id: &str, continuation: Continuation) -> Result<EventStream, RuntimeError> {
+        let (call, prepared) = self.claim(tool_call_id, "approval", Some(PendingKind::Approval))?;
+        Ok(self.continue_approval(call, prepared, json!({"approved": true}), continuation))
     }
 
     /// Declines a call waiting for approval: it never runs; the model receives a "not
@@ -555,10 +562,10 @@ impl Runtime {
 
     async fn decide(&self, id: &str, decision: Value, asked: &'static str) -> Result<EventStream, RuntimeError> {
         let (call, prepared) = self.claim(id, asked, Some(PendingKind::Approval))?;
-        Ok(self.continue_approval(call, prepared, decision))
+        Ok(self.continue_approval(call, prepared, decision, Continuation::default()))
     }
 
-    fn continue_approval(&self, call: PendingCall, prepared: Prepared, decision: Value) -> EventStream {
+    fn continue_approval(&self, call: PendingCall, prepared: Prepared, decision: Value, continuation: Continuation) -> EventStream {
         let (sink, stream) = Sink::channel();
         let this = self.clone();
         tokio::spawn(async move {
@@ -574,7 +581,8 @@ impl Runtime {
                 None,
             ));
             if decision["approved"] == Value::Bool(true) {
-                this.execute(&sink, &prepared, &id, options_of(&call, None), true).await;
+                this.execute(&sink, &prepared, &id, options_of(&call, None, continuation), true)
+                    .await;
             } else {
                 let reason = decision["reason"]
                     .as_str()
@@ -600,6 +608,11 @@ impl Runtime {
     /// approval, a decision `{approved, reason?}`. Data that does not match is refused and the
     /// call keeps waiting.
     pub async fn resume(&self, tool_call_id: &str, data: Value) -> Result<EventStream, RuntimeError> {
+        self.resume_with(tool_call_id, data, Continuation::default()).await
+    }
+
+    /// [`resume`](Self::resume), the tool running with what the current request brings.
+    pub async fn resume_with(&self, tool_call_id: &str, data: Value, continuation: Continuation) -> Result<EventStream, RuntimeError> {
         let (call, prepared) = self.claim(tool_call_id, "resume data", None)?;
         let refuse = |e: ToolError| {
             self.release(tool_call_id);
@@ -615,7 +628,7 @@ impl Runtime {
                     format!("call `{tool_call_id}` waits for approval: send {{\"approved\": true}} or {{\"approved\": false, \"reason\": \"…\"}}"),
                 ));
             }
-            return Ok(self.continue_approval(call, prepared, data));
+            return Ok(self.continue_approval(call, prepared, data, continuation));
         }
         if let Err(e) = prepared.check_resume(&data) {
             return refuse(e);
@@ -633,16 +646,48 @@ impl Runtime {
                 },
                 None,
             ));
-            this.execute(&sink, &prepared, &call.tool_call_id, options_of(&call, Some(data)), false)
-                .await;
+            this.execute(
+                &sink,
+                &prepared,
+                &call.tool_call_id,
+                options_of(&call, Some(data), continuation),
+                false,
+            )
+            .await;
         });
         Ok(stream)
     }
 }
 
+/// What the request that continues a waiting call brings to it: the stored call keeps ids,
+/// context and messages, but cancellation and the MCP client belong to whoever continues it (a call approved over MCP reports progress to, and is cancelled by, the
+/// request that approved it).
+#[derive(Clone, Default)]
+pub struct Continuation {
+    /// Cancels the continued call.
+    pub cancellation: Option<tokio_util::sync::CancellationToken>,
+    /// Ends the continued call as aborted after this long.
+    pub timeout: Option<std::time::Duration>,
+    /// The MCP client of the continuing request.
+    pub mcp: Option<Arc<dyn crate::context::McpHandle>>,
+}
+
+impl std::fmt::Debug for Continuation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Continuation")
+            .field("cancellation", &self.cancellation.is_some())
+            .field("timeout", &self.timeout)
+            .field("mcp", &self.mcp.is_some())
+            .finish()
+    }
+}
+
 /// The options a waiting call continues with.
-fn options_of(call: &PendingCall, resume_data: Option<Value>) -> CallOptions {
+fn options_of(call: &PendingCall, resume_data: Option<Value>, continuation: Continuation) -> CallOptions {
     CallOptions {
+        cancellation: continuation.cancellation,
+        timeout: continuation.timeout,
+        mcp: continuation.mcp,
         context: Some(Value::Object(call.context.clone())),
         tool_call_id: Some(call.tool_call_id.clone()),
         messages: call.messages.clone(),
