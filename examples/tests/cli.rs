@@ -131,7 +131,8 @@ fn mcp_catalog_carries_annotations_and_meta() {
         mcp["inputSchema"]["properties"]["location"]["description"],
         "City name or coordinates"
     );
-    assert!(mcp["inputSchema"].get("$schema").is_none());
+    // MCP schemas keep the dialect they name (SEP-1613).
+    assert_eq!(mcp["inputSchema"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert_eq!(mcp["outputSchema"]["type"], "object");
 
     // Unset hints are omitted, not defaulted.

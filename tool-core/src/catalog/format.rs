@@ -20,16 +20,18 @@ pub(crate) struct Entry {
     pub strict_input: Option<Value>,
 }
 
-/// A schema as sent: the tool's own (minus `$schema`) or a rewritten one.
+/// A schema as sent: the tool's own (minus `$schema`), the tool's own verbatim (MCP, whose
+/// schemas are JSON Schema 2020-12 and keep their `$schema`), or a rewritten one.
 enum Schema<'a> {
     Original(&'a Value),
+    Verbatim(&'a Value),
     New(Value),
 }
 
 impl Schema<'_> {
     fn is_object_root(&self) -> bool {
         let v = match self {
-            Schema::Original(v) => v,
+            Schema::Original(v) | Schema::Verbatim(v) => v,
             Schema::New(v) => v,
         };
         v.get("type") == Some(&json!("object"))
@@ -46,7 +48,7 @@ impl Serialize for Schema<'_> {
                 }
                 map.end()
             }
-            Schema::Original(other) => other.serialize(serializer),
+            Schema::Original(other) | Schema::Verbatim(other) => other.serialize(serializer),
             Schema::New(v) => v.serialize(serializer),
         }
     }
@@ -119,6 +121,7 @@ fn run_pass<'a>(
     let (rewritten, w) = pass::rewrite(target, strict, &spec.id, schema)?;
     warnings.extend(w);
     Ok(match rewritten {
+        Rewritten::Unchanged if target == Target::Mcp => Schema::Verbatim(schema),
         Rewritten::Unchanged => Schema::Original(schema),
         Rewritten::New(v) => Schema::New(v),
     })
@@ -202,7 +205,7 @@ pub(crate) fn entry(target: Target, spec: &ToolSpec, name: &str, strict: bool) -
         rule: format!("the entry could not be serialised: {e}"),
     })?;
     let strict_input = (target == Target::Anthropic && strict).then(|| match input {
-        Schema::Original(v) => v.clone(),
+        Schema::Original(v) | Schema::Verbatim(v) => v.clone(),
         Schema::New(v) => v,
     });
     Ok(Entry {

@@ -11,7 +11,7 @@
 //! `if`/`then`/`else`, …) is a [`PassError`]: never a silent downgrade.
 //!
 //! Annotations a target does not take (`default`, `examples`, schemars' numeric `format`s such as
-//! `uint32` or `double`, `$schema`) are dropped without a warning: they constrain nothing the
+//! `uint32` or `double`, `$schema` everywhere but MCP) are dropped without a warning: they constrain nothing the
 //! runtime does not already enforce (numeric ranges come as `minimum`/`maximum`).
 //!
 //! Per target:
@@ -51,8 +51,8 @@
 //!   `multipleOf`, `uniqueItems` removed with a warning; `title`, `default` kept; `examples` →
 //!   `example`. No root rule (it also serves `response` schemas).
 //! - **Gemini JSON Schema** (`parametersJsonSchema`): only `$schema` dropped; no root rule.
-//! - **MCP**: only `$schema` dropped (for consistency; MCP would take it); the root must be an
-//!   object.
+//! - **MCP**: the schema as it is, `$schema` included (MCP schemas are JSON Schema 2020-12 and
+//!   keep the dialect they name, SEP-1613); the root must be an object.
 //!
 //! `strict` only matters for the OpenAI and Anthropic targets.
 
@@ -146,7 +146,7 @@ pub fn apply(target: Target, strict: bool, tool: &str, schema: &Value) -> Result
     let (rewritten, warnings) = rewrite(target, strict, tool, schema)?;
     let schema = match rewritten {
         Rewritten::Unchanged => match schema {
-            Value::Object(m) => Value::Object(without(m, &["$schema"])),
+            Value::Object(m) if target != Target::Mcp => Value::Object(without(m, &["$schema"])),
             other => other.clone(),
         },
         Rewritten::New(v) => v,
@@ -1482,12 +1482,13 @@ mod tests {
     }
 
     #[test]
-    fn every_target_drops_dollar_schema() {
+    fn every_target_but_mcp_drops_dollar_schema() {
         let s = obj(json!({"a": {"type": "string"}}));
         for t in Target::ALL {
             for strict in [false, true] {
                 let out = run(t, strict, s.clone());
-                assert!(out.schema.get("$schema").is_none(), "{t:?} {strict}");
+                // MCP schemas are JSON Schema 2020-12 and keep the dialect they name (SEP-1613).
+                assert_eq!(out.schema.get("$schema").is_some(), t == Target::Mcp, "{t:?} {strict}");
             }
         }
     }
@@ -1525,7 +1526,7 @@ mod tests {
         expected.as_object_mut().unwrap().remove("$schema");
         for t in [Target::OpenAiChat, Target::OpenAiResponses, Target::Mcp, Target::GeminiJsonSchema] {
             let out = run(t, false, s.clone());
-            assert_eq!(out.schema, expected, "{t:?}");
+            assert_eq!(&out.schema, if t == Target::Mcp { &s } else { &expected }, "{t:?}");
             assert!(out.warnings.is_empty());
         }
         assert_eq!(run(Target::Anthropic, false, s).schema, expected);
