@@ -2,13 +2,19 @@
 //!
 //! Owns the fake's catalog (toolkits `Math`, `Github` (403 `tool_authorization_required` until
 //! the user authorizes), `Gmail` (execute answers `output.authorization`), `Slack`), its
-//! request log (which user ids executed what, which `Authorization` form was sent) and the
-//! switches that make it misbehave: 429 once, 500, slow, malformed JSON, endless pagination,
-//! oversized bodies.
+//! request log (which user ids executed what, which `Authorization` form was sent, which auth
+//! statuses were polled and with what `wait`, which user-connection queries and deletions
+//! arrived), its authorization flows (`POST /v1/tools/authorize` opens one; the test
+//! completes or fails it; `GET /v1/auth/status?id&wait` long-polls it, answering when it
+//! leaves `pending` or when the wait ends), its user connections (`GET
+//! /v1/admin/user_connections?provider[id]&user[id]&limit&offset`, `DELETE
+//! /v1/admin/user_connections/{id}`, as `arcadepy` 1.10.0 sends them) and the switches that
+//! make it misbehave: 429 once, 500, slow, malformed JSON, endless pagination, oversized
+//! bodies, a user filter ignored.
 
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,7 +22,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
@@ -37,6 +43,8 @@ pub struct Misbehave {
     pub endless: bool,
     /// Answer a 9 MiB body.
     pub oversized: bool,
+    /// `GET /v1/admin/user_connections` ignores its `user[id]` filter.
+    pub ignore_user_filter: bool,
 }
 
 /// What the fake saw.
@@ -50,6 +58,25 @@ pub struct Seen {
     pub auth_headers: Vec<String>,
     /// Requests received (authenticated or not).
     pub requests: usize,
+    /// `(id, wait)` of every auth status request.
+    pub status_polls: Vec<(String, Option<u64>)>,
+    /// The query pairs of every user-connection listing.
+    pub connection_queries: Vec<Vec<(String, String)>>,
+    /// The ids of every user-connection deletion (found or not).
+    pub deletions: Vec<String>,
+}
+
+/// An authorization flow.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// The user.
+    pub user: String,
+    /// The toolkit of the tool it was opened for.
+    pub toolkit: String,
+    /// The auth provider.
+    pub provider: String,
+    /// `pending`, `completed` or `failed`.
+    pub status: String,
 }
 
 struct Inner {
@@ -57,6 +84,11 @@ struct Inner {
     misbehave: Mutex<Misbehave>,
     seen: Mutex<Seen>,
     authorized: Mutex<BTreeSet<(String, String)>>,
+    flows: Mutex<BTreeMap<String, Flow>>,
+    flow_changed: tokio::sync::Notify,
+    pollers: tokio::sync::watch::Sender<usize>,
+    connections: Mutex<Vec<Value>>,
+    next_connection: Mutex<u64>,
 }
 
 /// A running fake.
@@ -75,6 +107,11 @@ impl ArcadeFake {
             misbehave: Mutex::default(),
             seen: Mutex::default(),
             authorized: Mutex::default(),
+            flows: Mutex::default(),
+            flow_changed: tokio::sync::Notify::new(),
+            pollers: tokio::sync::watch::Sender::new(0),
+            connections: Mutex::default(),
+            next_connection: Mutex::new(0),
         });
         let app = Router::new()
             .route("/v1/health", get(health))
@@ -83,6 +120,8 @@ impl ArcadeFake {
             .route("/v1/tools/authorize", post(authorize))
             .route("/v1/tools/{name}", get(get_tool))
             .route("/v1/auth/status", get(auth_status))
+            .route("/v1/admin/user_connections", get(list_connections))
+            .route("/v1/admin/user_connections/{id}", delete(delete_connection))
             .layer(middleware::from_fn_with_state(inner.clone(), gate))
             .with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -109,6 +148,68 @@ impl ArcadeFake {
             .unwrap()
             .insert((user_id.to_owned(), toolkit.to_owned()));
     }
+
+    /// Adds a user connection (`connection_status` as given) and returns its id.
+    pub fn add_connection(&self, user_id: &str, provider_id: &str, status: &str) -> String {
+        add_connection(&self.inner, user_id, provider_id, status)
+    }
+
+    /// The user connections it holds.
+    pub fn connections(&self) -> Vec<Value> {
+        self.inner.connections.lock().unwrap().clone()
+    }
+
+    /// The authorization flows by id.
+    pub fn flows(&self) -> BTreeMap<String, Flow> {
+        self.inner.flows.lock().unwrap().clone()
+    }
+
+    /// Completes a flow as the user would: the user's toolkit is authorized, a connection for
+    /// the auth provider exists, and waiting status polls answer.
+    pub fn complete(&self, auth_id: &str) {
+        let flow = {
+            let mut flows = self.inner.flows.lock().unwrap();
+            let flow = flows.get_mut(auth_id).expect("no such flow");
+            flow.status = "completed".into();
+            flow.clone()
+        };
+        self.grant(&flow.user, &flow.toolkit);
+        let exists = self
+            .connections()
+            .iter()
+            .any(|c| c["user_id"] == json!(flow.user) && c["provider_id"] == json!(flow.provider));
+        if !exists {
+            self.add_connection(&flow.user, &flow.provider, "active");
+        }
+        self.inner.flow_changed.notify_waiters();
+    }
+
+    /// Fails a flow (the user declined).
+    pub fn fail(&self, auth_id: &str) {
+        self.inner.flows.lock().unwrap().get_mut(auth_id).expect("no such flow").status = "failed".into();
+        self.inner.flow_changed.notify_waiters();
+    }
+
+    /// Returns once at least `n` status polls are waiting on a pending flow.
+    pub async fn pollers_waiting(&self, n: usize) {
+        let mut rx = self.inner.pollers.subscribe();
+        rx.wait_for(|waiting| *waiting >= n).await.unwrap();
+    }
+}
+
+fn add_connection(inner: &Inner, user_id: &str, provider_id: &str, status: &str) -> String {
+    let n = {
+        let mut next = inner.next_connection.lock().unwrap();
+        *next += 1;
+        *next
+    };
+    let id = format!("uc_{n:04}");
+    inner.connections.lock().unwrap().push(json!({
+        "id": id, "connection_id": format!("conn_{n:04}"), "connection_status": status,
+        "provider_id": provider_id, "provider_type": "oauth2", "provider_description": format!("The {provider_id} provider"),
+        "provider_user_info": {"login": user_id}, "scopes": ["read"], "user_id": user_id,
+    }));
+    id
 }
 
 fn error(status: StatusCode, name: &str, message: &str) -> Response {
@@ -342,21 +443,132 @@ async fn authorize(State(inner): State<Arc<Inner>>, Json(body): Json<Value>) -> 
     let Some(def) = find(&name) else {
         return error(StatusCode::NOT_FOUND, "not_found", &format!("tool {name} not found"));
     };
+    if user.is_empty() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "user_id is required when calling with an API key",
+        );
+    }
     inner.seen.lock().unwrap().authorizations.push((name.clone(), user.clone()));
     let toolkit = def["toolkit"]["name"].as_str().unwrap().to_owned();
-    if inner.authorized.lock().unwrap().contains(&(user.clone(), toolkit)) {
-        return Json(json!({"id": "ac_done", "status": "completed", "user_id": user})).into_response();
+    let provider = def["requirements"]["authorization"]["provider_id"]
+        .as_str()
+        .unwrap_or("none")
+        .to_owned();
+    let id = if toolkit == "Github" {
+        format!("ac_{user}")
+    } else {
+        format!("ac_{}_{user}", toolkit.to_lowercase())
+    };
+    let done = inner.authorized.lock().unwrap().contains(&(user.clone(), toolkit.clone()));
+    let status = if done { "completed" } else { "pending" };
+    let flow = Flow {
+        user: user.clone(),
+        toolkit,
+        provider: provider.clone(),
+        status: status.into(),
+    };
+    inner.flows.lock().unwrap().insert(id.clone(), flow);
+    if done {
+        return Json(json!({"id": id, "status": "completed", "user_id": user, "provider_id": provider, "scopes": ["read"]}))
+            .into_response();
     }
-    Json(json!({"id": format!("ac_{user}"), "status": "pending", "user_id": user,
-                "url": format!("https://github.example/login/oauth/authorize?state={user}")}))
+    Json(
+        json!({"id": id, "status": "pending", "user_id": user, "provider_id": provider, "scopes": ["read"],
+                "url": format!("https://github.example/login/oauth/authorize?state={user}")}),
+    )
     .into_response()
 }
 
 #[derive(serde::Deserialize)]
 struct StatusQuery {
-    id: String,
+    id: Option<String>,
+    wait: Option<u64>,
 }
 
-async fn auth_status(Query(q): Query<StatusQuery>) -> Json<Value> {
-    Json(json!({"id": q.id, "status": "pending"}))
+fn flow_json(id: &str, flow: &Flow) -> Value {
+    let mut v = json!({"id": id, "status": flow.status, "user_id": flow.user, "provider_id": flow.provider, "scopes": ["read"]});
+    if flow.status == "pending" {
+        v["url"] = json!(format!("https://github.example/login/oauth/authorize?state={}", flow.user));
+    }
+    v
+}
+
+/// `GET /v1/auth/status?id&wait`: with `wait` (max 59), a pending flow is answered when it
+/// leaves `pending` or when the wait ends.
+async fn auth_status(State(inner): State<Arc<Inner>>, Query(q): Query<StatusQuery>) -> Response {
+    let Some(id) = q.id.filter(|i| !i.is_empty()) else {
+        return error(StatusCode::BAD_REQUEST, "invalid_request", "id is required");
+    };
+    inner.seen.lock().unwrap().status_polls.push((id.clone(), q.wait));
+    if q.wait.is_some_and(|w| w > 59) {
+        return error(StatusCode::BAD_REQUEST, "invalid_request", "wait must be at most 59 seconds");
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(0));
+    let mut waiting = false;
+    let answer = loop {
+        let changed = inner.flow_changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let Some(flow) = inner.flows.lock().unwrap().get(&id).cloned() else {
+            break error(StatusCode::NOT_FOUND, "not_found", &format!("authorization {id} not found"));
+        };
+        if flow.status != "pending" || tokio::time::Instant::now() >= deadline {
+            break Json(flow_json(&id, &flow)).into_response();
+        }
+        if !waiting {
+            waiting = true;
+            inner.pollers.send_modify(|n| *n += 1);
+        }
+        let _ = tokio::time::timeout_at(deadline, changed).await;
+    };
+    if waiting {
+        inner.pollers.send_modify(|n| *n -= 1);
+    }
+    answer
+}
+
+/// `GET /v1/admin/user_connections?provider[id]&user[id]&limit&offset`.
+async fn list_connections(State(inner): State<Arc<Inner>>, Query(q): Query<Vec<(String, String)>>) -> Response {
+    inner.seen.lock().unwrap().connection_queries.push(q.clone());
+    let get = |k: &str| q.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let limit = match get("limit").map(|l| l.parse::<u64>()) {
+        None => 25,
+        Some(Ok(l)) if (1..=100).contains(&l) => l,
+        _ => return error(StatusCode::BAD_REQUEST, "invalid_request", "limit must be between 1 and 100"),
+    };
+    let Ok(offset) = get("offset").map_or(Ok(0), |o| o.parse::<u64>()) else {
+        return error(StatusCode::BAD_REQUEST, "invalid_request", "offset must be a number");
+    };
+    let provider = get("provider[id]");
+    let user = if inner.misbehave.lock().unwrap().ignore_user_filter {
+        None
+    } else {
+        get("user[id]")
+    };
+    let all: Vec<Value> = inner
+        .connections
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| provider.as_deref().is_none_or(|p| c["provider_id"] == json!(p)))
+        .filter(|c| user.as_deref().is_none_or(|u| c["user_id"] == json!(u)))
+        .cloned()
+        .collect();
+    let total = all.len();
+    let items: Vec<Value> = all.into_iter().skip(offset as usize).take(limit as usize).collect();
+    Json(json!({"items": items, "total_count": total, "offset": offset, "limit": limit, "page_count": items.len()})).into_response()
+}
+
+/// `DELETE /v1/admin/user_connections/{id}`: 204, or 404 when there is no such connection.
+async fn delete_connection(State(inner): State<Arc<Inner>>, Path(id): Path<String>) -> Response {
+    inner.seen.lock().unwrap().deletions.push(id.clone());
+    let mut connections = inner.connections.lock().unwrap();
+    let before = connections.len();
+    connections.retain(|c| c["id"] != json!(id));
+    if connections.len() == before {
+        return error(StatusCode::NOT_FOUND, "not_found", &format!("user connection {id} not found"));
+    }
+    StatusCode::NO_CONTENT.into_response()
 }
