@@ -415,3 +415,55 @@ fn stored_selections_read_mastras_shape() {
     assert_eq!(sel.connections["gmail"][0].scope, Some(Scope::PerAuthor));
     assert_eq!(serde_json::to_value(&sel).unwrap(), stored);
 }
+
+#[tokio::test]
+async fn slugs_without_a_meta_toolkit_group_by_their_prefix() {
+    let p = Recording::new("composio", Scope::CallerSupplied, true);
+    let asked = p.asked.clone();
+    let mut providers = ProviderRegistry::new();
+    providers.add(p);
+    let selection = BTreeMap::from([(
+        "composio".to_owned(),
+        ProviderSelection {
+            tools: BTreeMap::from([
+                ("GMAIL_SEND_EMAIL".to_owned(), ToolMeta::default()),
+                ("GMAILX_OTHER".to_owned(), ToolMeta::default()),
+                ("COMPOSIO_MANAGE_CONNECTIONS".to_owned(), ToolMeta::default()),
+                ("lowercase".to_owned(), ToolMeta::default()),
+            ]),
+            connections: BTreeMap::from([(
+                "gmail".to_owned(),
+                vec![pin("gmail", "ca_a", Some("A"), None), pin("gmail", "ca_b", Some("B"), None)],
+            )]),
+        },
+    )]);
+    let out = providers
+        .resolve_selection(
+            &selection,
+            &FanOutOptions {
+                request_context: ctx("u1"),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    assert_eq!(
+        out.tools.keys().collect::<Vec<_>>(),
+        [
+            "COMPOSIO_MANAGE_CONNECTIONS",
+            "GMAILX_OTHER",
+            "GMAIL_SEND_EMAIL__A",
+            "GMAIL_SEND_EMAIL__B"
+        ],
+        "`GMAIL_` claims GMAIL_SEND_EMAIL for the pinned toolkit; GMAILX_OTHER is its own toolkit; a slug with no toolkit is left out"
+    );
+    let asked = asked.lock().unwrap().clone();
+    let toolkits: Vec<_> = asked.iter().map(|a| (a.toolkit.clone().unwrap(), a.tool_slugs.clone())).collect();
+    assert!(
+        toolkits.contains(&("composio".into(), vec!["COMPOSIO_MANAGE_CONNECTIONS".into()])),
+        "{toolkits:?}"
+    );
+    assert!(toolkits.contains(&("gmailx".into(), vec!["GMAILX_OTHER".into()])), "{toolkits:?}");
+    assert_eq!(toolkits.iter().filter(|(t, _)| t == "gmail").count(), 2);
+    assert!(toolkits.iter().all(|(_, slugs)| !slugs.contains(&"lowercase".to_owned())));
+}

@@ -2,15 +2,20 @@
 //! ordinary Toolsmith tools.
 //!
 //! Owns the [`ToolProvider`](tool_core::provider::ToolProvider) implementations:
+//! [`ComposioToolProvider`] (Composio's `/api/v3.1` or `/api/v3` API: cursor-paginated
+//! toolkits and tools, execution per user or connected account, auth configs, connected
+//! accounts and the chat tools `COMPOSIO_MANAGE_CONNECTIONS`/`COMPOSIO_WAIT_FOR_CONNECTIONS`),
 //! [`ArcadeToolProvider`] (Arcade's `/v1` API: tool listing with offset pagination, schemas
 //! built from `value_schema`, execution with authorization links, health) and
 //! [`mcp::McpToolProvider`] (any MCP server, over stdio or Streamable HTTP, its `tools/list`
-//! kept in sync on `list_changed`). Composio is to come. Every HTTP client is
+//! kept in sync on `list_changed`). Every HTTP client is
 //! bounded (request timeout, page cap, response size cap, bounded 429 retries) and never lets
 //! its API key reach `Debug` output, errors or logs.
 
 pub mod arcade;
+pub mod composio;
 mod http;
 
 pub use arcade::ArcadeToolProvider;
+pub use composio::ComposioToolProvider;
 pub mod mcp;

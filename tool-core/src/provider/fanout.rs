@@ -161,11 +161,43 @@ fn label_problem(connections: &[PinnedConnection]) -> Option<String> {
     None
 }
 
-/// The toolkit a selected slug belongs to: its meta's, else the part before a `.`.
-fn toolkit_of<'a>(slug: &'a str, meta: &'a ToolMeta) -> Option<&'a str> {
-    meta.toolkit
-        .as_deref()
-        .or_else(|| slug.split_once('.').map(|(t, _)| t).filter(|t| !t.is_empty()))
+/// Whether a selected slug belongs to `toolkit`: its meta names the toolkit, or (no meta
+/// toolkit) the slug starts with `<toolkit>.` (Arcade's `Github.GetRepository`, the
+/// reference's rule) or, without case, `<TOOLKIT>_` (Composio's `GMAIL_SEND_EMAIL`).
+fn belongs(slug: &str, meta: &ToolMeta, toolkit: &str) -> bool {
+    match &meta.toolkit {
+        Some(t) => t == toolkit,
+        None => {
+            let prefixed = |sep: u8| {
+                slug.len() > toolkit.len() + 1
+                    && slug.as_bytes()[toolkit.len()] == sep
+                    && slug.get(..toolkit.len()).is_some_and(|head| {
+                        if sep == b'.' {
+                            head == toolkit
+                        } else {
+                            head.eq_ignore_ascii_case(toolkit)
+                        }
+                    })
+            };
+            !toolkit.is_empty() && (prefixed(b'.') || prefixed(b'_'))
+        }
+    }
+}
+
+/// The toolkit of a selected slug that no pinned toolkit claims: its meta's, else the part
+/// before a `.`, else (an `UPPER_SNAKE` slug) the lower-cased part before the first `_`.
+fn toolkit_of(slug: &str, meta: &ToolMeta) -> Option<String> {
+    if let Some(t) = &meta.toolkit {
+        return Some(t.clone());
+    }
+    if let Some((t, _)) = slug.split_once('.') {
+        return (!t.is_empty()).then(|| t.to_owned());
+    }
+    let upper_snake = slug.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    match slug.split_once('_') {
+        Some((t, rest)) if upper_snake && !t.is_empty() && !rest.is_empty() => Some(t.to_ascii_lowercase()),
+        _ => None,
+    }
 }
 
 impl ProviderRegistry {
@@ -258,12 +290,17 @@ async fn resolve_unpinned(
     options: &FanOutOptions,
     out: &mut FanOut,
 ) {
-    let mut by_toolkit: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut by_toolkit: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (slug, meta) in &config.tools {
+        let pinned = config
+            .connections
+            .iter()
+            .any(|(toolkit, pins)| !pins.is_empty() && belongs(slug, meta, toolkit));
+        if pinned {
+            continue;
+        }
         if let Some(toolkit) = toolkit_of(slug, meta) {
-            if config.connections.get(toolkit).is_none_or(Vec::is_empty) {
-                by_toolkit.entry(toolkit).or_default().push(slug.clone());
-            }
+            by_toolkit.entry(toolkit).or_default().push(slug.clone());
         }
     }
     if by_toolkit.is_empty() {
@@ -278,7 +315,7 @@ async fn resolve_unpinned(
         Ok(owner) => owner,
         Err(e) => {
             for toolkit in by_toolkit.keys() {
-                out.skip(provider_id, Some(toolkit), None, e.to_string());
+                out.skip(provider_id, Some(toolkit.as_str()), None, e.to_string());
             }
             return;
         }
@@ -290,7 +327,7 @@ async fn resolve_unpinned(
             connection_id: owner.clone(),
             author_id: Some(owner.clone()),
             kind: Some(ConnectionKind::Author),
-            toolkit: Some(toolkit.to_owned()),
+            toolkit: Some(toolkit.clone()),
             scope: Some(Scope::CallerSupplied),
             request_context: options.request_context.clone(),
         };
@@ -298,10 +335,10 @@ async fn resolve_unpinned(
             Ok(tools) => {
                 for (slug, tool) in tools {
                     let tool = if tool.spec().id == slug { tool } else { renamed(tool, &slug, None) };
-                    out.add(provider_id, toolkit, slug, tool);
+                    out.add(provider_id, &toolkit, slug, tool);
                 }
             }
-            Err(e) => out.skip(provider_id, Some(toolkit), None, e.to_string()),
+            Err(e) => out.skip(provider_id, Some(toolkit.as_str()), None, e.to_string()),
         }
     }
 }
@@ -337,10 +374,7 @@ async fn resolve_pinned(
     let slugs: Vec<String> = config
         .tools
         .iter()
-        .filter(|(slug, meta)| match &meta.toolkit {
-            Some(t) => t == toolkit,
-            None => slug.strip_prefix(toolkit).is_some_and(|rest| rest.starts_with('.')),
-        })
+        .filter(|(slug, meta)| belongs(slug, meta, toolkit))
         .map(|(slug, _)| slug.clone())
         .collect();
     if slugs.is_empty() {
