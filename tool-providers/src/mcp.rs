@@ -1,7 +1,8 @@
 //! Any MCP server as a tool provider: [`McpToolProvider`].
 //!
 //! An `rmcp` client over a child process's stdio ([`McpToolProvider::stdio`]) or Streamable
-//! HTTP ([`McpToolProvider::http`], with an optional bearer token). The server is one toolkit
+//! HTTP ([`McpToolProvider::http`], `http://` or `https://`, with an optional bearer token, extra
+//! trusted root certificates and a connect timeout). The server is one toolkit
 //! whose slug is the provider id; its tools come from `tools/list` (following `nextCursor`,
 //! bounded), keep their names, schemas, annotations and `_meta`, and run through `tools/call`.
 //! A `notifications/tools/list_changed` refreshes the cached list and, with
@@ -14,15 +15,37 @@
 //! provider.connect().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # TLS
+//!
+//! `https://` endpoints use rustls with the *ring* crypto provider (or the process-default
+//! rustls `CryptoProvider` when the application installed one; nothing is installed globally).
+//! Server certificates are always verified, against the system's trusted roots (as
+//! `rustls-platform-verifier` finds them) plus any added with
+//! [`McpToolProvider::root_certificate_pem`]; there is no way to turn verification off.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tool_core::provider::ProviderError> {
+//! # use tool_providers::mcp::McpToolProvider;
+//! let company_ca = std::fs::read("/etc/company/ca.pem").unwrap();
+//! let provider = McpToolProvider::http("internal", "https://mcp.internal.example/mcp")
+//!     .root_certificate_pem(company_ca)
+//!     .connect_timeout(std::time::Duration::from_secs(5));
+//! provider.connect().await?;
+//! # Ok(()) }
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
 use serde_json::Value;
 use tool_core::provider::{
     Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
@@ -34,21 +57,43 @@ use tool_core::{DynamicTool, Registry, Tool, ToolError};
 /// At most this many `tools/list` pages are read (a server whose cursor never ends is cut off).
 pub const MAX_PAGES: usize = 100;
 
+/// The default of [`McpToolProvider::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Redirects followed for one request (same-origin 307/308 only, as `rmcp`'s own client).
+const MAX_REDIRECTS: usize = 10;
+
 /// How the client reaches the server.
 #[derive(Clone)]
 enum Endpoint {
-    Stdio { command: String, args: Vec<String> },
-    Http { url: String, bearer: Option<String> },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+    },
+    Http {
+        url: String,
+        bearer: Option<String>,
+        /// PEM texts of extra trusted root certificates, parsed at connect.
+        root_pems: Vec<Vec<u8>>,
+        connect_timeout: Duration,
+    },
 }
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Endpoint::Stdio { command, args } => f.debug_struct("Stdio").field("command", command).field("args", args).finish(),
-            Endpoint::Http { url, bearer } => f
+            Endpoint::Http {
+                url,
+                bearer,
+                root_pems,
+                connect_timeout,
+            } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("bearer", &bearer.as_ref().map(|_| "<redacted>"))
+                .field("extra_root_certificates", &root_pems.len())
+                .field("connect_timeout", connect_timeout)
                 .finish(),
         }
     }
@@ -138,15 +183,46 @@ impl McpToolProvider {
         )
     }
 
-    /// A server at a Streamable HTTP endpoint (`http://host:port/mcp`).
+    /// A server at a Streamable HTTP endpoint (`http://host:port/mcp` or
+    /// `https://host:port/mcp`).
+    ///
+    /// `https://` is verified against the system's trusted root certificates (see the
+    /// [module docs](self#tls)); add a private CA or a self-signed certificate with
+    /// [`root_certificate_pem`](Self::root_certificate_pem).
     pub fn http(id: impl Into<String>, url: impl Into<String>) -> Self {
         Self::new(
             id,
             Endpoint::Http {
                 url: url.into(),
                 bearer: None,
+                root_pems: Vec::new(),
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             },
         )
+    }
+
+    /// Also trusts the root certificate(s) in `pem` (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks; other blocks, such as keys, are ignored) for `https://` servers: a company CA, or
+    /// a test server's self-signed certificate. The system's roots stay trusted; call it again
+    /// to add more. HTTP only (ignored for stdio).
+    ///
+    /// The text is read by [`connect`](Self::connect): a `pem` without a usable certificate
+    /// makes it fail with [`ProviderError::Config`].
+    pub fn root_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        if let Endpoint::Http { root_pems, .. } = &mut self.endpoint {
+            root_pems.push(pem.as_ref().to_vec());
+        }
+        self
+    }
+
+    /// How long [`connect`](Self::connect) may take to open the HTTP session: the bound on each
+    /// request's TCP connect and TLS handshake, and on the MCP `initialize` exchange (default
+    /// [`DEFAULT_CONNECT_TIMEOUT`]). HTTP only (ignored for stdio).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        if let Endpoint::Http { connect_timeout, .. } = &mut self.endpoint {
+            *connect_timeout = timeout;
+        }
+        self
     }
 
     /// Sends `Authorization: Bearer TOKEN` (HTTP only; never shown in `Debug` or errors).
@@ -189,13 +265,27 @@ impl McpToolProvider {
                     TokioChildProcess::new(cmd).map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")))?;
                 handler.serve(transport).await.map_err(|e| transport_error(id, e))?
             }
-            Endpoint::Http { url, bearer } => {
+            Endpoint::Http {
+                url,
+                bearer,
+                root_pems,
+                connect_timeout,
+            } => {
+                let client = http_client(id, url, root_pems, *connect_timeout)?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 if let Some(token) = bearer {
                     config = config.auth_header(token.as_str());
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
-                handler.serve(transport).await.map_err(|e| transport_error(id, e))?
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
+                    Ok(running) => running.map_err(|e| transport_error(id, initialize_error(&e)))?,
+                    Err(_) => {
+                        return Err(transport_error(
+                            id,
+                            format!("no MCP session with {url} within {connect_timeout:?} (see `connect_timeout`)"),
+                        ))
+                    }
+                }
             }
         };
         let peer = running.peer().clone();
@@ -240,6 +330,143 @@ impl McpToolProvider {
             )))
         }
     }
+}
+
+/// `error`'s message followed by those of its sources that it does not already contain (so a
+/// TLS failure such as `invalid peer certificate: UnknownIssuer` is not hidden behind "error
+/// sending request").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    append_sources(&mut message, error);
+    message
+}
+
+/// Appends to `message` the messages of `error` and its sources that it does not contain yet.
+fn append_sources(message: &mut String, error: &dyn std::error::Error) {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let part = e.to_string();
+        if !part.is_empty() && !message.contains(&part) {
+            message.push_str(": ");
+            message.push_str(&part);
+        }
+        next = e.source();
+    }
+}
+
+/// A failed HTTP `initialize`, with the HTTP client's own error chain (rmcp keeps it out of
+/// `source()`, and it holds the reason: refused connection, certificate not trusted, ...).
+fn initialize_error(error: &rmcp::service::ClientInitializeError) -> String {
+    let mut message = error_chain(error);
+    if let rmcp::service::ClientInitializeError::TransportError { error, .. } = error {
+        let http = error.error.downcast_ref::<StreamableHttpError<reqwest13::Error>>();
+        if let Some(StreamableHttpError::Client(client)) = http {
+            append_sources(&mut message, client);
+        }
+    }
+    message
+}
+
+/// The certificates in the `root_certificate_pem` texts, each checked as a trust anchor.
+fn extra_roots(id: &str, pems: &[Vec<u8>]) -> Result<Vec<CertificateDer<'static>>, ProviderError> {
+    let mut roots = Vec::new();
+    for (n, pem) in pems.iter().enumerate() {
+        let bad = |why: String| {
+            ProviderError::Config(format!(
+                "the MCP provider `{id}`: root certificate #{} (`root_certificate_pem`) {why}",
+                n + 1
+            ))
+        };
+        let before = roots.len();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| bad(format!("is not valid PEM: {e}")))?;
+            rustls::RootCertStore::empty()
+                .add(cert.clone())
+                .map_err(|e| bad(format!("is not a usable X.509 certificate: {e}")))?;
+            roots.push(cert);
+        }
+        if roots.len() == before {
+            return Err(bad("has no `-----BEGIN CERTIFICATE-----` block".to_owned()));
+        }
+    }
+    Ok(roots)
+}
+
+/// The rustls client configuration: the process-default crypto provider if the application
+/// installed one, else ring; the platform verifier with the system's roots plus `extra` (never
+/// without verification).
+fn tls_config(id: &str, url: &str, extra: Vec<CertificateDer<'static>>) -> Result<rustls::ClientConfig, ProviderError> {
+    let config_error = |what: &str, e: &dyn std::fmt::Display| ProviderError::Config(format!("the MCP provider `{id}`: {what}: {e}"));
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| config_error("the TLS crypto provider is unusable", &e))?;
+    let has_extra = !extra.is_empty();
+    #[cfg(not(target_os = "android"))]
+    let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider);
+    #[cfg(target_os = "android")]
+    let verifier = if extra.is_empty() {
+        rustls_platform_verifier::Verifier::new(provider)
+    } else {
+        Err(rustls::Error::General(
+            "extra root certificates are not supported on Android".to_owned(),
+        ))
+    };
+    let mut config = match verifier {
+        // `dangerous()` is only rustls' door to a custom verifier: this one verifies fully.
+        Ok(verifier) => builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier)),
+        // A machine without CA certificates can still use plain `http://`; any TLS attempt
+        // then fails (no trusted root at all).
+        Err(_) if !has_extra && !url.trim_start().get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://")) => {
+            builder.with_root_certificates(rustls::RootCertStore::empty())
+        }
+        Err(e) => return Err(config_error("no trusted root certificates for TLS", &e)),
+    }
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// The reqwest 0.13 client `rmcp` runs on, with our TLS settings; otherwise as `rmcp`'s own
+/// default client (no idle pooling, same-origin 307/308 redirects only).
+fn http_client(id: &str, url: &str, root_pems: &[Vec<u8>], connect_timeout: Duration) -> Result<reqwest13::Client, ProviderError> {
+    let tls = tls_config(id, url, extra_roots(id, root_pems)?)?;
+    reqwest13::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .connect_timeout(connect_timeout)
+        .pool_max_idle_per_host(0)
+        .redirect(same_origin_redirects())
+        .build()
+        .map_err(|e| {
+            ProviderError::Config(format!(
+                "the MCP provider `{id}`: could not build the HTTP client: {}",
+                error_chain(&e)
+            ))
+        })
+}
+
+/// Follows only 307/308 redirects (which keep the method and body) to the same origin (so the
+/// session id and the bearer token never go elsewhere), at most [`MAX_REDIRECTS`] times.
+fn same_origin_redirects() -> reqwest13::redirect::Policy {
+    reqwest13::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest13::StatusCode::TEMPORARY_REDIRECT | reqwest13::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 fn current_peer(shared: &Shared) -> Result<Peer<RoleClient>, ToolError> {
@@ -549,6 +776,26 @@ mod tests {
         let p = McpToolProvider::http("remote", "http://127.0.0.1:1/mcp").bearer_token("sk-secret-canary");
         let shown = format!("{p:?}");
         assert!(!shown.contains("sk-secret-canary") && shown.contains("redacted"), "{shown}");
+    }
+
+    #[test]
+    fn debug_counts_root_certificates_without_showing_them() {
+        let p = McpToolProvider::http("remote", "https://localhost:1/mcp")
+            .root_certificate_pem("-----BEGIN CERTIFICATE-----\nQ0FOQVJZ\n-----END CERTIFICATE-----\n")
+            .connect_timeout(Duration::from_secs(3));
+        let shown = format!("{p:?}");
+        assert!(shown.contains("extra_root_certificates: 1") && shown.contains("3s"), "{shown}");
+        assert!(!shown.contains("Q0FOQVJZ"), "{shown}");
+    }
+
+    #[test]
+    fn a_plain_http_client_needs_no_roots_and_no_global_provider() {
+        http_client("plain", "http://127.0.0.1:1/mcp", &[], DEFAULT_CONNECT_TIMEOUT).unwrap();
+        let empty_pem: [Vec<u8>; 1] = [Vec::new()];
+        match http_client("plain", "http://127.0.0.1:1/mcp", &empty_pem, DEFAULT_CONNECT_TIMEOUT) {
+            Err(ProviderError::Config(m)) => assert!(m.contains("`plain`") && m.contains("#1"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
