@@ -7,6 +7,8 @@
 
 #[path = "../tests/support/arcade_fake.rs"]
 mod arcade_fake;
+#[path = "../tests/support/misbehave.rs"]
+mod misbehave;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};

@@ -71,8 +71,6 @@ pub struct ArcadeToolProvider {
     http: Http,
     user_id: Option<String>,
     allow_shared_user: bool,
-    toolkits: Vec<String>,
-    tools: Vec<(String, Vec<String>)>,
     allow: AllowList,
     max_pages: usize,
     auth_wait_secs: u64,
@@ -97,8 +95,7 @@ impl std::fmt::Debug for ArcadeToolProvider {
             .field("base_url", &self.http.base_url)
             .field("user_id", &self.user_id)
             .field("allow_shared_user", &self.allow_shared_user)
-            .field("allowed_toolkits", &self.toolkits)
-            .field("allowed_tools", &self.tools)
+            .field("allow", &self.allow)
             .field("timeout", &self.http.timeout)
             .field("max_response_bytes", &self.http.max_body)
             .field("max_pages", &self.max_pages)
@@ -108,6 +105,8 @@ impl std::fmt::Debug for ArcadeToolProvider {
 }
 
 impl ArcadeToolProvider {
+    crate::http::shared_builder_methods!();
+
     /// A provider using this API key (sent as `Authorization: <key>`, as the official SDKs do).
     pub fn new(api_key: impl Into<String>) -> Self {
         ArcadeToolProvider {
@@ -126,8 +125,6 @@ impl ArcadeToolProvider {
             ),
             user_id: None,
             allow_shared_user: false,
-            toolkits: Vec::new(),
-            tools: Vec::new(),
             allow: AllowList::default(),
             max_pages: 100,
             auth_wait_secs: 0,
@@ -152,69 +149,8 @@ impl ArcadeToolProvider {
         self
     }
 
-    /// The user id calls run as when the request context names no resource id.
-    pub fn user_id(mut self, id: impl Into<String>) -> Self {
-        self.user_id = Some(id.into());
-        self
-    }
-
-    /// Lets calls without any user id run as the shared `default` user (off by default: a
-    /// shared id is only for integrations meant to be shared).
-    pub fn allow_shared_user(mut self, allow: bool) -> Self {
-        self.allow_shared_user = allow;
-        self
-    }
-
-    /// Allows only these toolkits (exact or trailing `*`; empty allows all).
-    pub fn allowed_toolkits<S: Into<String>>(mut self, toolkits: impl IntoIterator<Item = S>) -> Self {
-        self.toolkits = toolkits.into_iter().map(Into::into).collect();
-        self.rebuild_allow();
-        self
-    }
-
-    /// Allows only these tools of `toolkit` (exact or `*`-terminated prefix, matched against
-    /// the tool's name and its `Toolkit.Tool` name; an empty list allows none).
-    pub fn allowed_tools<S: Into<String>>(mut self, toolkit: impl Into<String>, tools: impl IntoIterator<Item = S>) -> Self {
-        self.tools.push((toolkit.into(), tools.into_iter().map(Into::into).collect()));
-        self.rebuild_allow();
-        self
-    }
-
-    /// The timeout of each HTTP request (default 30 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.http.timeout = timeout;
-        self
-    }
-
-    /// The largest response body read (default 8 MiB).
-    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
-        self.http.max_body = bytes;
-        self
-    }
-
-    /// The most pages one listing follows (default 100).
-    pub fn max_pages(mut self, pages: usize) -> Self {
-        self.max_pages = pages.max(1);
-        self
-    }
-
-    /// Retries after a 429 (default 3) and the longest wait between them (default 30 s).
-    pub fn retries(mut self, max_retries: u32, max_wait: Duration) -> Self {
-        self.http.max_retries = max_retries;
-        self.http.max_retry_wait = max_wait;
-        self
-    }
-
-    fn rebuild_allow(&mut self) {
-        let mut allow = AllowList::new(self.toolkits.clone());
-        for (toolkit, tools) in &self.tools {
-            allow = allow.tools(toolkit.clone(), tools.clone());
-        }
-        self.allow = allow;
-    }
-
     fn filters_tools(&self) -> bool {
-        !self.toolkits.is_empty() || !self.tools.is_empty()
+        !self.allow.is_unrestricted()
     }
 
     fn tool_allowed(&self, toolkit: &str, name: &str) -> bool {

@@ -73,8 +73,6 @@ pub struct ComposioToolProvider {
     user_id: Option<String>,
     allow_shared_user: bool,
     scope: Scope,
-    toolkits: Vec<String>,
-    tools: Vec<(String, Vec<String>)>,
     allow: AllowList,
     max_pages: usize,
     wait_max: Duration,
@@ -91,8 +89,7 @@ impl std::fmt::Debug for ComposioToolProvider {
             .field("user_id", &self.user_id)
             .field("allow_shared_user", &self.allow_shared_user)
             .field("default_scope", &self.scope)
-            .field("allowed_toolkits", &self.toolkits)
-            .field("allowed_tools", &self.tools)
+            .field("allow", &self.allow)
             .field("timeout", &self.http.timeout)
             .field("max_response_bytes", &self.http.max_body)
             .field("max_pages", &self.max_pages)
@@ -126,6 +123,8 @@ struct Binding {
 }
 
 impl ComposioToolProvider {
+    crate::http::shared_builder_methods!();
+
     /// A provider using this API key (sent as `x-api-key`).
     pub fn new(api_key: impl Into<String>) -> Self {
         ComposioToolProvider {
@@ -146,8 +145,6 @@ impl ComposioToolProvider {
             user_id: None,
             allow_shared_user: false,
             scope: Scope::PerAuthor,
-            toolkits: Vec::new(),
-            tools: Vec::new(),
             allow: AllowList::default(),
             max_pages: 100,
             wait_max: Duration::from_secs(120),
@@ -169,64 +166,9 @@ impl ComposioToolProvider {
         self
     }
 
-    /// The author's user id: the bucket of per-author connections (and of listings that name
-    /// no user).
-    pub fn user_id(mut self, id: impl Into<String>) -> Self {
-        self.user_id = Some(id.into());
-        self
-    }
-
-    /// Lets calls without any user id run as the shared `default` user (off by default: a
-    /// caller-supplied call without a resource id is then an error, never a shared account).
-    pub fn allow_shared_user(mut self, allow: bool) -> Self {
-        self.allow_shared_user = allow;
-        self
-    }
-
     /// Whose connections calls use by default (default per-author).
     pub fn default_scope(mut self, scope: Scope) -> Self {
         self.scope = scope;
-        self
-    }
-
-    /// Allows only these toolkits (exact or trailing `*`; empty allows all). Include
-    /// `composio` to offer the connection-management tools.
-    pub fn allowed_toolkits<S: Into<String>>(mut self, toolkits: impl IntoIterator<Item = S>) -> Self {
-        self.toolkits = toolkits.into_iter().map(Into::into).collect();
-        self.rebuild_allow();
-        self
-    }
-
-    /// Allows only these tools of `toolkit` (exact or `*`-terminated prefix; an empty list
-    /// allows none).
-    pub fn allowed_tools<S: Into<String>>(mut self, toolkit: impl Into<String>, tools: impl IntoIterator<Item = S>) -> Self {
-        self.tools.push((toolkit.into(), tools.into_iter().map(Into::into).collect()));
-        self.rebuild_allow();
-        self
-    }
-
-    /// The timeout of each HTTP request (default 30 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.http.timeout = timeout;
-        self
-    }
-
-    /// The largest response body read (default 8 MiB).
-    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
-        self.http.max_body = bytes;
-        self
-    }
-
-    /// The most pages one listing follows (default 100).
-    pub fn max_pages(mut self, pages: usize) -> Self {
-        self.max_pages = pages.max(1);
-        self
-    }
-
-    /// Retries after a 429 (default 3) and the longest wait between them (default 30 s).
-    pub fn retries(mut self, max_retries: u32, max_wait: Duration) -> Self {
-        self.http.max_retries = max_retries;
-        self.http.max_retry_wait = max_wait;
         self
     }
 
@@ -249,16 +191,8 @@ impl ComposioToolProvider {
         self
     }
 
-    fn rebuild_allow(&mut self) {
-        let mut allow = AllowList::new(self.toolkits.clone());
-        for (toolkit, tools) in &self.tools {
-            allow = allow.tools(toolkit.clone(), tools.clone());
-        }
-        self.allow = allow;
-    }
-
     fn filters_tools(&self) -> bool {
-        !self.toolkits.is_empty() || !self.tools.is_empty()
+        !self.allow.is_unrestricted()
     }
 
     fn path(&self, rest: &str) -> String {

@@ -214,3 +214,64 @@ pub(crate) fn encode_segment(s: &str) -> String {
         })
         .collect()
 }
+
+/// The builder methods every REST provider shares, over its fields `http: Http`,
+/// `user_id: Option<String>`, `allow_shared_user: bool`, `allow: AllowList` and
+/// `max_pages: usize`.
+macro_rules! shared_builder_methods {
+    () => {
+        /// The user id calls run as when the request context names no resource id (in
+        /// per-author scope: the author's bucket).
+        pub fn user_id(mut self, id: impl Into<String>) -> Self {
+            self.user_id = Some(id.into());
+            self
+        }
+
+        /// Lets calls without any user id run as the shared `default` user (off by default: a
+        /// shared id is only for integrations meant to be shared; without it such a call is an
+        /// error, never somebody else's account).
+        pub fn allow_shared_user(mut self, allow: bool) -> Self {
+            self.allow_shared_user = allow;
+            self
+        }
+
+        /// Allows only these toolkits (exact or trailing `*`, without case; empty allows all).
+        pub fn allowed_toolkits<S: Into<String>>(mut self, toolkits: impl IntoIterator<Item = S>) -> Self {
+            self.allow.set_toolkits(toolkits);
+            self
+        }
+
+        /// Allows only these tools of `toolkit` (exact or `*`-terminated prefix; an empty list
+        /// allows none).
+        pub fn allowed_tools<S: Into<String>>(mut self, toolkit: impl Into<String>, tools: impl IntoIterator<Item = S>) -> Self {
+            self.allow = self.allow.tools(toolkit, tools);
+            self
+        }
+
+        /// The timeout of each HTTP request (default 30 s).
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.http.timeout = timeout;
+            self
+        }
+
+        /// The largest response body read (default 8 MiB).
+        pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+            self.http.max_body = bytes;
+            self
+        }
+
+        /// The most pages one listing follows (default 100).
+        pub fn max_pages(mut self, pages: usize) -> Self {
+            self.max_pages = pages.max(1);
+            self
+        }
+
+        /// Retries after a 429 (default 3) and the longest wait between them (default 30 s).
+        pub fn retries(mut self, max_retries: u32, max_wait: std::time::Duration) -> Self {
+            self.http.max_retries = max_retries;
+            self.http.max_retry_wait = max_wait;
+            self
+        }
+    };
+}
+pub(crate) use shared_builder_methods;

@@ -4,6 +4,7 @@
 
 mod support {
     pub mod arcade_fake;
+    pub mod misbehave;
 }
 
 use std::io::Write;

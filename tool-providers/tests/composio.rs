@@ -4,6 +4,7 @@
 
 mod support {
     pub mod composio_fake;
+    pub mod misbehave;
 }
 
 use std::collections::BTreeMap;

@@ -192,10 +192,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
     }
 
-    async fn run_call(&self, name: &str, tool_id: &str, args: Value, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
-        let Ok(_permit) = self.session.calls.clone().try_acquire_owned() else {
-            return error_result(format!(
-                "Too many calls are running in this session (the limit is {}); wait for one to finish and call `{name}` again.",
+    /// Takes one of the session's call slots and starts what the request brings to a call:
+    /// its client (progress, logs) and its cancellation. Refused when the session's calls are
+    /// all running (`retry` says what to do then).
+    fn take_slot(&self, ctx: &RequestContext<RoleServer>, retry: &str) -> Result<Slot, String> {
+        let Ok(permit) = self.session.calls.clone().try_acquire_owned() else {
+            return Err(format!(
+                "Too many calls are running in this session (the limit is {}); wait for one to finish and {retry}.",
                 self.shared.config.max_concurrent_calls
             ));
         };
@@ -206,27 +209,37 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             ctx.client_capabilities(),
             ctx.protocol_version(),
         );
+        let continuation = Continuation {
+            cancellation: Some(ctx.ct.clone()),
+            mcp: Some(handle),
+            timeout: None,
+        };
+        Ok(Slot {
+            _permit: permit,
+            continuation,
+            flush,
+        })
+    }
+
+    async fn run_call(&self, name: &str, tool_id: &str, args: Value, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
+        let slot = match self.take_slot(ctx, &format!("call `{name}` again")) {
+            Ok(slot) => slot,
+            Err(refused) => return error_result(refused),
+        };
         let options = CallOptions {
             // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state that
             // names the waiting call, so it must not be guessable.
             tool_call_id: Some(format!("mcp_{}", uuid::Uuid::new_v4().simple())),
             context: self.shared.config.context.clone(),
-            cancellation: Some(ctx.ct.clone()),
-            mcp: Some(handle.clone()),
+            cancellation: slot.continuation.cancellation.clone(),
+            mcp: slot.continuation.mcp.clone(),
             ..CallOptions::default()
         };
         let events = self.shared.runtime.call(tool_id, args, options);
         // A call approved or resumed within this request keeps reporting to it and stays
         // cancellable by it.
-        let continuation = Continuation {
-            cancellation: Some(ctx.ct.clone()),
-            mcp: Some(handle.clone()),
-            timeout: None,
-        };
-        let response = self.conclude(name, events, ctx, 0, &continuation).await;
-        drop((continuation, handle));
-        // Every notification of the call goes out before its result.
-        let _ = flush.await;
+        let response = self.conclude(name, events, ctx, 0, &slot.continuation).await;
+        slot.finish().await;
         response
     }
 
@@ -449,25 +462,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 "The answer for the waiting call `{state}` is missing or not an elicitation result."
             ));
         };
-        let Ok(_permit) = self.session.calls.clone().try_acquire_owned() else {
-            return error_result(format!(
-                "Too many calls are running in this session (the limit is {}); wait for one to finish and answer again.",
-                self.shared.config.max_concurrent_calls
-            ));
-        };
         // The continued call reports to, and is cancelled by, this request.
-        let (handle, flush) = PeerHandle::start(
-            ctx.peer.clone(),
-            ctx.meta.get_progress_token(),
-            self.log_level(ctx),
-            ctx.client_capabilities(),
-            ctx.protocol_version(),
-        );
-        let continuation = Continuation {
-            cancellation: Some(ctx.ct.clone()),
-            mcp: Some(handle.clone()),
-            timeout: None,
+        let slot = match self.take_slot(ctx, "answer again") {
+            Ok(slot) => slot,
+            Err(refused) => return error_result(refused),
         };
+        let continuation = &slot.continuation;
         let runtime = &self.shared.runtime;
         let stream = match waiting.kind {
             crate::runtime::PendingKind::Approval => self.decide(state, &answer, continuation.clone()).await,
@@ -484,11 +484,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             }
         };
         let response = match stream {
-            Ok(s) => self.conclude(name, s, ctx, 1, &continuation).await,
+            Ok(s) => self.conclude(name, s, ctx, 1, continuation).await,
             Err(e) => error_result(format!("The answer could not be used: {e}")),
         };
-        drop((continuation, handle));
-        let _ = flush.await;
+        slot.finish().await;
         response
     }
 
@@ -513,6 +512,21 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 _ => "the user declined".into(),
             });
         runtime.decline(id, &reason).await
+    }
+}
+
+/// A running call's session slot, and what its request brings to it.
+struct Slot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    continuation: Continuation,
+    flush: tokio::task::JoinHandle<()>,
+}
+
+impl Slot {
+    /// Lets every notification of the call go out (before its result), then frees the slot.
+    async fn finish(self) {
+        drop(self.continuation);
+        let _ = self.flush.await;
     }
 }
 

@@ -281,6 +281,16 @@ impl AllowList {
         self
     }
 
+    /// Replaces the toolkit list (an empty list allows all), keeping the tool lists.
+    pub fn set_toolkits<S: Into<String>>(&mut self, toolkits: impl IntoIterator<Item = S>) {
+        self.toolkits = toolkits.into_iter().map(Into::into).collect();
+    }
+
+    /// Whether nothing is filtered (no toolkit list, no tool list).
+    pub fn is_unrestricted(&self) -> bool {
+        self.toolkits.is_empty() && self.tools.is_empty()
+    }
+
     /// Whether a toolkit is allowed (toolkit slugs compare without case).
     pub fn toolkit(&self, slug: &str) -> bool {
         self.toolkits.is_empty() || self.toolkits.iter().any(|p| wildcard(p, slug, true))
@@ -504,6 +514,11 @@ mod tests {
         assert!(star.toolkit("gmail"));
         assert!(AllowList::new(["GitHub"]).toolkit("github"), "toolkit slugs compare without case");
         assert!(!AllowList::new(["git"]).toolkit("github"), "no star, no prefix match");
+        assert!(AllowList::default().is_unrestricted());
+        let mut set = AllowList::default().tools("github", ["GITHUB_GET_*"]);
+        assert!(!set.is_unrestricted(), "a tool list filters");
+        set.set_toolkits(["slack"]);
+        assert!(!set.toolkit("github") && set.toolkit("slack"));
     }
 
     #[test]

@@ -26,26 +26,8 @@ use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-/// How the fake misbehaves.
-#[derive(Debug, Clone, Default)]
-pub struct Misbehave {
-    /// Answer the next request with 429 (`Retry-After: 1`), then behave.
-    pub rate_limit_once: bool,
-    /// Answer every request with 429.
-    pub rate_limit_always: bool,
-    /// Answer every request with 500.
-    pub fail_500: bool,
-    /// Wait this long before answering.
-    pub slow: Option<Duration>,
-    /// Answer success bodies that are not JSON.
-    pub malformed: bool,
-    /// `GET /v1/tools` never ends (every page full, `total_count` huge).
-    pub endless: bool,
-    /// Answer a 9 MiB body.
-    pub oversized: bool,
-    /// `GET /v1/admin/user_connections` ignores its `user[id]` filter.
-    pub ignore_user_filter: bool,
-}
+use super::misbehave::Failure;
+pub use super::misbehave::Misbehave;
 
 /// What the fake saw.
 #[derive(Debug, Default)]
@@ -217,12 +199,7 @@ fn error(status: StatusCode, name: &str, message: &str) -> Response {
 }
 
 async fn gate(State(inner): State<Arc<Inner>>, headers: HeaderMap, request: Request, next: Next) -> Response {
-    let misbehave = {
-        let mut m = inner.misbehave.lock().unwrap();
-        let now = m.clone();
-        m.rate_limit_once = false;
-        now
-    };
+    let misbehave = Misbehave::take(&inner.misbehave);
     inner.seen.lock().unwrap().requests += 1;
     let presented = headers
         .get("authorization")
@@ -234,28 +211,12 @@ async fn gate(State(inner): State<Arc<Inner>>, headers: HeaderMap, request: Requ
         return error(StatusCode::UNAUTHORIZED, "unauthorized", "missing or invalid API key");
     }
     inner.seen.lock().unwrap().auth_headers.push(presented.clone());
-    if let Some(d) = misbehave.slow {
-        tokio::time::sleep(d).await;
-    }
-    if misbehave.rate_limit_once || misbehave.rate_limit_always {
-        let mut r = error(StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded", "too many requests");
-        r.headers_mut().insert("retry-after", "1".parse().unwrap());
-        return r;
-    }
-    if misbehave.fail_500 {
-        return error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "something went wrong");
-    }
-    if misbehave.oversized {
-        let big = "x".repeat(9 * 1024 * 1024);
-        return (
-            StatusCode::OK,
-            [("content-type", "application/json")],
-            format!("{{\"items\":[],\"pad\":\"{big}\"}}"),
-        )
-            .into_response();
-    }
-    if misbehave.malformed {
-        return (StatusCode::OK, [("content-type", "application/json")], "{\"items\": [ {\"name\": ").into_response();
+    let failure = |f| match f {
+        Failure::RateLimited => error(StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded", "too many requests"),
+        Failure::Internal => error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "something went wrong"),
+    };
+    if let Some(answer) = misbehave.answer(failure, "{\"items\": [ {\"name\": ").await {
+        return answer;
     }
     next.run(request).await
 }

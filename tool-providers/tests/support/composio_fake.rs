@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
@@ -23,24 +22,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-/// How the fake misbehaves.
-#[derive(Debug, Clone, Default)]
-pub struct Misbehave {
-    /// Answer the next request with 429 (`Retry-After: 1`), then behave.
-    pub rate_limit_once: bool,
-    /// Answer every request with 429.
-    pub rate_limit_always: bool,
-    /// Answer every request with 500.
-    pub fail_500: bool,
-    /// Wait this long before answering.
-    pub slow: Option<Duration>,
-    /// Answer success bodies that are not JSON.
-    pub malformed: bool,
-    /// Listings never end (every page full, always a fresh `next_cursor`).
-    pub endless: bool,
-    /// Answer a 9 MiB body.
-    pub oversized: bool,
-}
+use super::misbehave::Failure;
+pub use super::misbehave::Misbehave;
 
 /// One execution the fake received.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,12 +192,7 @@ fn error(status: StatusCode, code: Value, slug: Option<&str>, message: &str, fix
 }
 
 async fn gate(State(inner): State<Arc<Inner>>, headers: HeaderMap, uri: Uri, request: Request, next: Next) -> Response {
-    let misbehave = {
-        let mut m = inner.misbehave.lock().unwrap();
-        let now = m.clone();
-        m.rate_limit_once = false;
-        now
-    };
+    let misbehave = Misbehave::take(&inner.misbehave);
     inner.seen.lock().unwrap().count += 1;
     let presented = headers.get("x-api-key").and_then(|v| v.to_str().ok()).unwrap_or_default();
     if presented.is_empty() || presented != inner.key {
@@ -228,40 +206,24 @@ async fn gate(State(inner): State<Arc<Inner>>, headers: HeaderMap, uri: Uri, req
     }
     let line = format!("{} {}", request.method(), uri.path_and_query().map(|p| p.as_str()).unwrap_or(""));
     inner.seen.lock().unwrap().requests.push(line);
-    if let Some(d) = misbehave.slow {
-        tokio::time::sleep(d).await;
-    }
-    if misbehave.rate_limit_once || misbehave.rate_limit_always {
-        let mut r = error(
+    let failure = |f| match f {
+        Failure::RateLimited => error(
             StatusCode::TOO_MANY_REQUESTS,
             json!(429),
             Some("RateLimited"),
             "Too many requests",
             "Retry later",
-        );
-        r.headers_mut().insert("retry-after", "1".parse().unwrap());
-        return r;
-    }
-    if misbehave.fail_500 {
-        return error(
+        ),
+        Failure::Internal => error(
             StatusCode::INTERNAL_SERVER_ERROR,
             json!(500),
             Some("InternalServerError"),
             "Something went wrong",
             "",
-        );
-    }
-    if misbehave.oversized {
-        let big = "x".repeat(9 * 1024 * 1024);
-        return (
-            StatusCode::OK,
-            [("content-type", "application/json")],
-            format!("{{\"items\":[],\"pad\":\"{big}\"}}"),
-        )
-            .into_response();
-    }
-    if misbehave.malformed {
-        return (StatusCode::OK, [("content-type", "application/json")], "{\"items\": [ {\"slug\": ").into_response();
+        ),
+    };
+    if let Some(answer) = misbehave.answer(failure, "{\"items\": [ {\"slug\": ").await {
+        return answer;
     }
     next.run(request).await
 }
