@@ -12,15 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 venv="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}/py-providers-venv"
-requirements=tests/providers/requirements.txt
-if ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-fi
-if ! cmp -s "$requirements" "$venv/.requirements.txt"; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$venv/.requirements.txt"
-fi
+source tests/python/venv.sh
+ensure_venv "$venv" tests/providers/requirements.txt
 
 providers=("$@")
 [ ${#providers[@]} -gt 0 ] || providers=(arcade composio)

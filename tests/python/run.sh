@@ -11,17 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 venv="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}/py-venv"
-requirements=tests/python/requirements.txt
-
-# Reuse the venv while its Python still runs; install only when the requirements changed.
-if ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-fi
-if ! cmp -s "$requirements" "$venv/.requirements.txt"; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  cp "$requirements" "$venv/.requirements.txt"
-fi
+source tests/python/venv.sh
+ensure_venv "$venv" tests/python/requirements.txt
 
 cargo build -p examples --bin toolsmith --bin mcp_fixture
 
