@@ -360,8 +360,13 @@ fn initialize_error(error: &rmcp::service::ClientInitializeError) -> String {
     let mut message = error_chain(error);
     if let rmcp::service::ClientInitializeError::TransportError { error, .. } = error {
         let http = error.error.downcast_ref::<StreamableHttpError<reqwest13::Error>>();
-        if let Some(StreamableHttpError::Client(client)) = http {
-            append_sources(&mut message, client);
+        match http {
+            Some(StreamableHttpError::Client(client)) => append_sources(&mut message, client),
+            Some(StreamableHttpError::AuthRequired(_)) => {
+                return "the server refused the request as unauthorized (HTTP 401): set or correct its bearer token (`bearer_token`)"
+                    .to_owned()
+            }
+            _ => {}
         }
     }
     message

@@ -75,8 +75,15 @@ impl Drop for Server {
 
 /// `toolsmith serve --http 127.0.0.1:0` and its `/mcp` URL.
 fn http_server() -> (Server, String) {
+    http_server_with(&[], &[])
+}
+
+/// `toolsmith serve --http 127.0.0.1:0 ARGS` with `ENV`, and its `/mcp` URL.
+fn http_server_with(args: &[&str], env: &[(&str, &str)]) -> (Server, String) {
     let mut child = Command::new(toolsmith())
         .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -372,4 +379,56 @@ async fn pagination_is_followed_bounded_and_bad_names_are_skipped() {
     let tools = endless.tools();
     assert_eq!(tools.len(), tool_providers::mcp::MAX_PAGES + 1, "at most MAX_PAGES pages are read");
     endless.close().await;
+}
+
+/// Captures every tracing line of the test (TRACE and up, rmcp's and reqwest's included).
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// One thread: the thread-local log subscriber sees rmcp's and reqwest's tasks too.
+#[tokio::test]
+async fn the_bearer_token_never_appears_in_debug_errors_or_logs() {
+    const RIGHT: &str = "tok_CANARY_right_6b2e9f";
+    const WRONG: &str = "tok_CANARY_wrong_1c7d4a";
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let (_server, url) = http_server_with(&["--auth-token-env", "MCP_TEST_TOKEN"], &[("MCP_TEST_TOKEN", RIGHT)]);
+    let mut texts = Vec::new();
+    let wrong = McpToolProvider::http("guarded", &url).bearer_token(WRONG);
+    texts.push(format!("{wrong:?}"));
+    let e = wrong.connect().await.unwrap_err();
+    assert!(e.to_string().contains("unauthorized (HTTP 401)"), "{e}");
+    texts.push(format!("{e} {e:?}"));
+    let e = wrong.list_tools(ListToolsOptions::default()).await.unwrap_err();
+    texts.push(format!("{e} {e:?}"));
+
+    // The right token gets in: the header is really sent.
+    let right = McpToolProvider::http("guarded", &url).bearer_token(RIGHT);
+    texts.push(format!("{right:?}"));
+    right.connect().await.unwrap();
+    assert!(!slugs(&right, ListToolsOptions::default()).await.is_empty());
+
+    let logged = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(!logged.is_empty(), "logs were captured");
+    texts.push(logged);
+    for text in &texts {
+        assert!(!text.contains("CANARY"), "a token leaked: {text}");
+    }
 }
