@@ -419,6 +419,67 @@ async def test_fixture_approval_through_elicitation(servers, transport, mode):
 
 
 @pytest.mark.parametrize("transport,mode", cases(toolsmith=False))
+async def test_a_tool_asks_its_user_mid_call(servers, transport, mode):
+    # Up to 2025-11-25 each question is a request of the server's own; on 2026-07-28 (`auto`)
+    # it is an input-required result, and the client's next call brings the answer back to the
+    # still-running tool, which then reports its progress to that call.
+    answers = iter(["one", "two"])
+    elicit = Elicitor(lambda p: types.ElicitResult(
+        action="accept", content={next(iter(schema_of(p)["properties"])): next(answers)}))
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(servers.fixture(transport), mode, elicitation_callback=elicit) as client:
+            assert (client.protocol_version >= "2026-07-28") == (mode == "auto"), client.protocol_version
+            result = await call(client, "ask_twice", {}, progress_callback=on_progress)
+            assert not result.is_error, text_of(result)
+            assert text_of(result) == "answers: one, two"
+            # The server is free again: a plain call still works on the same client.
+            again = await call(client, "echo", {"text": "after"})
+            assert not again.is_error, text_of(again)
+    assert [p.message for p in elicit.asked] == ["Question 1: your first answer?", "Question 2: your second answer?"]
+    assert seen == [(1.0, 2.0, "asked 1 of 2")], seen
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_an_unanswered_mid_call_question_expires(servers, transport):
+    # 2026-07-28: the server keeps the running call for its answer only so long (here 200 ms);
+    # an answer that comes later finds no call, and the server is free for the next one.
+    async def late(context, params):
+        await anyio.sleep(1.5)
+        return types.ElicitResult(action="accept", content={"first": "late"})
+
+    env = {"MCP_FIXTURE_INPUT_TIMEOUT_MS": "200"}
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(servers.fixture(transport, env=env), "auto", elicitation_callback=late) as client:
+            assert client.protocol_version >= "2026-07-28"
+            result = await call(client, "ask_twice", {})
+            assert result.is_error
+            assert "its wait for an answer expired" in text_of(result), text_of(result)
+            again = await call(client, "echo", {"text": "after"})
+            assert text_of(again) == "after"
+
+
+@pytest.mark.parametrize("transport,mode", cases(toolsmith=False))
+async def test_a_tool_samples_the_clients_model_mid_call(servers, transport, mode):
+    prompts = []
+
+    async def sample(context, params):
+        prompts.append(params.messages[0].content.text)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="42"), model="fake")
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(servers.fixture(transport), mode, sampling_callback=sample) as client:
+            result = await call(client, "test_sampling", {"prompt": "The meaning of life?"})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "LLM response: 42"
+    assert prompts == ["The meaning of life?"]
+
+
+@pytest.mark.parametrize("transport,mode", cases(toolsmith=False))
 async def test_fixture_approval_without_elicitation(servers, transport, mode):
     with anyio.fail_after(TEST_TIMEOUT):
         async with connect(servers.fixture(transport), mode) as client:

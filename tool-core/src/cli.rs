@@ -155,6 +155,10 @@ enum Command {
         /// The request context every call gets, as a JSON object.
         #[arg(long)]
         context: Option<String>,
+        /// Seconds a call whose tool asked the client something mid-call (MCP 2026-07-28)
+        /// waits for the client to come back with the answer.
+        #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+        input_timeout: u64,
     },
     /// List the calls waiting for approval or resume data.
     Pending {
@@ -556,6 +560,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
             page_size,
             max_body_bytes,
             context,
+            input_timeout,
         } => {
             let context = context
                 .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
@@ -564,6 +569,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 page_size,
                 max_concurrent_calls,
                 context,
+                input_timeout: std::time::Duration::from_secs(input_timeout),
                 ..crate::mcp::McpConfig::default()
             };
             let server = crate::mcp::McpServer::new(runtime.clone(), config);

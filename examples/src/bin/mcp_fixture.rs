@@ -10,9 +10,11 @@
 //! `Registry::global()`, so the examples library's tools stay out): the suite's fixture tools
 //! (`test_*` and `json_schema_2020_12_tool`) and a few more for our own client tests: `echo`
 //! (the benchmark tool), `slow` (runs until cancelled; with `MCP_FIXTURE_CANCEL_LOG` set it
-//! appends `cancelled <tool_call_id>` to that file when it sees the cancellation),
+//! appends `cancelled <tool_call_id>` to that file when it sees the cancellation;
+//! `MCP_FIXTURE_INPUT_TIMEOUT_MS` shortens how long a mid-call question waits for its answer),
 //! `add_tool`/`remove_tool` (add or remove `dynamic_echo` at run time, so clients hear
-//! `notifications/tools/list_changed`) and `approve_me` (requires approval; reports progress once it runs). Prompts,
+//! `notifications/tools/list_changed`), `ask_twice` (two elicitations in one call, progress
+//! between them) and `approve_me` (requires approval; reports progress once it runs). Prompts,
 //! resources, resource subscriptions and completion, which `#[tool]` does not cover, come from
 //! [`FixtureExtras`], an `rmcp` handler written directly.
 
@@ -367,6 +369,25 @@ pub async fn remove_tool() -> Result<String, ToolError> {
     })
 }
 
+/// Asks the user two questions in turn, reporting progress between them, and answers with both
+/// answers (on MCP 2026-07-28 each question is a round trip of its own)
+#[tool(id = "ask_twice")]
+pub async fn ask_twice(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let mcp = client(&cx)?;
+    let form = |field: &str| json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]});
+    let mut answers = Vec::new();
+    for (n, field) in ["first", "second"].into_iter().enumerate() {
+        if n > 0 {
+            mcp.progress(n as f64, Some(2.0), Some(format!("asked {n} of 2")));
+        }
+        match mcp.elicit(format!("Question {}: your {field} answer?", n + 1), form(field)).await? {
+            Elicitation::Accept { content } => answers.push(content[field].as_str().unwrap_or_default().to_owned()),
+            other => return Ok(format!("stopped at question {}: {other:?}", n + 1)),
+        }
+    }
+    Ok(format!("answers: {}", answers.join(", ")))
+}
+
 /// Runs only after a person approved it
 #[tool(id = "approve_me", require_approval)]
 pub async fn approve_me(#[ctx] cx: ToolContext) -> String {
@@ -594,6 +615,7 @@ fn registry() -> Registry {
         slow::tool(),
         add_tool::tool(),
         remove_tool::tool(),
+        ask_twice::tool(),
         approve_me::tool(),
     ])
 }
@@ -611,6 +633,11 @@ async fn main() -> ExitCode {
     let config = McpConfig {
         name: "toolsmith-mcp-fixture".into(),
         instructions: Some("Test fixtures for the MCP conformance suite and Toolsmith's client tests.".into()),
+        // Tests shorten the wait for a mid-call answer to see it expire.
+        input_timeout: std::env::var("MCP_FIXTURE_INPUT_TIMEOUT_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(McpConfig::default().input_timeout, Duration::from_millis),
         ..McpConfig::default()
     };
     let server = McpServer::new(Runtime::new(registry), config).with_extras(FixtureExtras::default());

@@ -3,19 +3,24 @@
 //!
 //! Owns [`PeerHandle`]. Notifications go through one queue per call, so they reach the client
 //! in the order the tool sent them, and the server flushes the queue before it answers the
-//! call (a client sees every progress and log message of a call before its result).
+//! call (a client sees every progress and log message of a call before its result). On
+//! 2026-07-28, where a server may not send requests of its own, an elicitation or sampling
+//! request becomes an [`Ask`] the server answers the call with (an input-required result); the
+//! client's next request carries the answer back, and the call goes on reporting to that
+//! request ([`PeerHandle::retarget`]).
 
 #![allow(deprecated)] // MCP logging and sampling are deprecated by SEP-2577 but still in use.
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, ElicitationSchema, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::context::{Elicitation, LogLevel, McpHandle};
@@ -47,55 +52,118 @@ fn mcp_level(level: LogLevel) -> LoggingLevel {
 }
 
 enum Note {
-    Log(LoggingMessageNotificationParam),
-    Progress(ProgressNotificationParam),
+    Log(Peer<RoleServer>, LoggingMessageNotificationParam),
+    Progress(Peer<RoleServer>, ProgressNotificationParam),
+    /// Answered once every earlier note went out.
+    Barrier(oneshot::Sender<()>),
 }
 
-/// The MCP client of one call.
-pub(crate) struct PeerHandle {
+/// The request a call currently reports to.
+struct Target {
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     /// The least severe level the client wants; `None`: no logs.
     min_level: Option<LoggingLevel>,
-    /// The client can answer elicitations (and the revision lets the server ask mid-call).
+}
+
+/// A question a tool asks the client mid-call on 2026-07-28: the server answers the call with
+/// it and sends the client's answer (the raw input response) back through `reply`.
+pub(crate) struct Ask {
+    pub(crate) request: InputRequest,
+    pub(crate) reply: oneshot::Sender<Value>,
+}
+
+/// The MCP client of one call.
+pub(crate) struct PeerHandle {
+    target: std::sync::RwLock<Target>,
+    /// The client can answer elicitations.
     can_elicit: bool,
     can_sample: bool,
+    /// 2026-07-28: questions go through `asks`, not as requests of the server's own.
     modern: bool,
     queue: mpsc::UnboundedSender<Note>,
+    asks: Option<mpsc::UnboundedSender<Ask>>,
 }
 
 impl PeerHandle {
-    /// A handle and the task that sends its notifications; await the task (after dropping the
-    /// handle) to flush them.
+    /// A handle, the task that sends its notifications (await it, after dropping every
+    /// handle, to flush them) and, on 2026-07-28, the questions its tool asks mid-call.
     pub(crate) fn start(
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         min_level: Option<LoggingLevel>,
         capabilities: Option<rmcp::model::ClientCapabilities>,
         version: Option<ProtocolVersion>,
-    ) -> (Arc<PeerHandle>, JoinHandle<()>) {
+    ) -> (Arc<PeerHandle>, JoinHandle<()>, Option<mpsc::UnboundedReceiver<Ask>>) {
         let (queue, mut rx) = mpsc::unbounded_channel::<Note>();
-        let sender = peer.clone();
         let task = tokio::spawn(async move {
             while let Some(note) = rx.recv().await {
                 // A client that went away misses its notifications; the call goes on.
                 let _ = match note {
-                    Note::Log(p) => sender.notify_logging_message(p).await,
-                    Note::Progress(p) => sender.notify_progress(p).await,
+                    Note::Log(peer, p) => peer.notify_logging_message(p).await,
+                    Note::Progress(peer, p) => peer.notify_progress(p).await,
+                    Note::Barrier(done) => {
+                        let _ = done.send(());
+                        Ok(())
+                    }
                 };
             }
         });
         let modern = version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let (asks, questions) = if modern {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         let handle = PeerHandle {
-            peer,
-            progress_token,
-            min_level,
+            target: std::sync::RwLock::new(Target {
+                peer,
+                progress_token,
+                min_level,
+            }),
             can_elicit: capabilities.as_ref().is_some_and(|c| c.elicitation.is_some()),
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
             modern,
             queue,
+            asks,
         };
-        (Arc::new(handle), task)
+        (Arc::new(handle), task, questions)
+    }
+
+    /// From now on the call reports to this request (the one that brought an answer back).
+    pub(crate) fn retarget(&self, peer: Peer<RoleServer>, progress_token: Option<ProgressToken>, min_level: Option<LoggingLevel>) {
+        *self.target.write().unwrap_or_else(|p| p.into_inner()) = Target {
+            peer,
+            progress_token,
+            min_level,
+        };
+    }
+
+    /// Waits until every notification sent so far went out (before the request that carries
+    /// them is answered).
+    pub(crate) async fn flushed(&self) {
+        let (done, sent) = oneshot::channel();
+        if self.queue.send(Note::Barrier(done)).is_ok() {
+            let _ = sent.await;
+        }
+    }
+
+    fn peer(&self) -> Peer<RoleServer> {
+        self.target.read().unwrap_or_else(|p| p.into_inner()).peer.clone()
+    }
+
+    /// Asks the client through the call's result (2026-07-28) and waits for its answer.
+    async fn ask(&self, request: InputRequest) -> Result<Value, ToolError> {
+        let Some(asks) = &self.asks else {
+            return Err(ToolError::new("This MCP client cannot be asked mid-call."));
+        };
+        let (reply, answer) = oneshot::channel();
+        asks.send(Ask { request, reply })
+            .map_err(|_| ToolError::new("The MCP request that carried this call is gone; the client cannot be asked."))?;
+        answer
+            .await
+            .map_err(|_| ToolError::new("The MCP client did not answer the question (it never called again, or the wait expired)."))
     }
 }
 
@@ -112,12 +180,6 @@ impl McpHandle for PeerHandle {
                     "it did not declare the elicitation capability",
                 ));
             }
-            if self.modern {
-                return Err(unsupported(
-                    "be asked for input in the middle of a call",
-                    "MCP 2026-07-28 lets a server ask only between calls (use a `suspend` type instead)",
-                ));
-            }
             let requested_schema: ElicitationSchema = serde_json::from_value(schema)
                 .map_err(|e| ToolError::new(format!("The elicitation schema is not a flat form MCP can show: {e}")))?;
             let params = ElicitRequestParams::FormElicitationParams {
@@ -125,11 +187,16 @@ impl McpHandle for PeerHandle {
                 message,
                 requested_schema,
             };
-            let answer = self
-                .peer
-                .create_elicitation(params)
-                .await
-                .map_err(|e| ToolError::new(format!("The MCP client did not answer the elicitation: {e}")))?;
+            let answer = if self.modern {
+                let raw = self.ask(InputRequest::Elicitation(ElicitRequest::new(params))).await?;
+                serde_json::from_value::<ElicitResult>(raw)
+                    .map_err(|e| ToolError::new(format!("The MCP client's answer is not an elicitation result: {e}")))?
+            } else {
+                self.peer()
+                    .create_elicitation(params)
+                    .await
+                    .map_err(|e| ToolError::new(format!("The MCP client did not answer the elicitation: {e}")))?
+            };
             Ok(match answer.action {
                 ElicitationAction::Accept => Elicitation::Accept {
                     content: answer.content.unwrap_or(Value::Null),
@@ -142,15 +209,18 @@ impl McpHandle for PeerHandle {
 
     fn log(&self, level: LogLevel, data: Value) {
         let level = mcp_level(level);
-        if self.min_level.is_some_and(|min| rank(level) >= rank(min)) {
+        let target = self.target.read().unwrap_or_else(|p| p.into_inner());
+        if target.min_level.is_some_and(|min| rank(level) >= rank(min)) {
             let _ = self.queue.send(Note::Log(
+                target.peer.clone(),
                 LoggingMessageNotificationParam::new(level, data).with_logger("toolsmith"),
             ));
         }
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = &self.progress_token else { return };
+        let target = self.target.read().unwrap_or_else(|p| p.into_inner());
+        let Some(token) = &target.progress_token else { return };
         let mut p = ProgressNotificationParam::new(token.clone(), progress);
         if let Some(t) = total {
             p = p.with_total(t);
@@ -158,7 +228,7 @@ impl McpHandle for PeerHandle {
         if let Some(m) = message {
             p = p.with_message(m);
         }
-        let _ = self.queue.send(Note::Progress(p));
+        let _ = self.queue.send(Note::Progress(target.peer.clone(), p));
     }
 
     fn sample(&self, request: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
@@ -166,16 +236,13 @@ impl McpHandle for PeerHandle {
             if !self.can_sample {
                 return Err(unsupported("sample a model", "it did not declare the sampling capability"));
             }
-            if self.modern {
-                return Err(unsupported(
-                    "sample in the middle of a call",
-                    "MCP 2026-07-28 lets a server ask only between calls",
-                ));
-            }
             let params: CreateMessageRequestParams =
                 serde_json::from_value(request).map_err(|e| ToolError::new(format!("The sampling request is not valid: {e}")))?;
+            if self.modern {
+                return self.ask(InputRequest::CreateMessage(CreateMessageRequest::new(params))).await;
+            }
             let result = self
-                .peer
+                .peer()
                 .create_message(params)
                 .await
                 .map_err(|e| ToolError::new(format!("The MCP client did not answer the sampling request: {e}")))?;

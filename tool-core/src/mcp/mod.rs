@@ -6,7 +6,9 @@
 //! output, logging levels, progress, cancellation, `list_changed`) and [`McpConfig`]. Approval
 //! and suspension ask the client's user through elicitation when it can (a blocking request on
 //! revisions up to 2025-11-25, an input-required result on 2026-07-28); otherwise the result
-//! says how to continue the call from the `toolsmith` command line. Transports are in `http`
+//! says how to continue the call from the `toolsmith` command line. A tool that elicits or
+//! samples mid-call on 2026-07-28 is parked while its question travels as an input-required
+//! result, and goes on when the client calls again with the answer. Transports are in `http`
 //! and `stdio`; prompts, resources and completion come from an optional extra handler.
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still in use.
@@ -36,7 +38,7 @@ use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
 use crate::runtime::{Continuation, Event, EventStream, RunEvent, Runtime};
 use crate::spec::TransformTarget;
-use handle::PeerHandle;
+use handle::{Ask, PeerHandle};
 
 /// How a server presents itself and what it allows.
 #[derive(Debug, Clone)]
@@ -54,6 +56,10 @@ pub struct McpConfig {
     pub max_concurrent_calls: usize,
     /// The request context every call gets (MCP has none of its own).
     pub context: Option<Value>,
+    /// How long a call whose tool asked the client something mid-call waits for the client to
+    /// call again with the answer (2026-07-28; default 10 minutes). Past it the tool's question
+    /// fails and the call's slot is freed.
+    pub input_timeout: std::time::Duration,
 }
 
 impl Default for McpConfig {
@@ -65,6 +71,7 @@ impl Default for McpConfig {
             page_size: 100,
             max_concurrent_calls: 16,
             context: None,
+            input_timeout: std::time::Duration::from_secs(600),
         }
     }
 }
@@ -80,6 +87,20 @@ struct Shared {
     runtime: Runtime,
     config: McpConfig,
     listing: Mutex<Option<Listing>>,
+    /// Calls whose tool asked the client mid-call (2026-07-28), by the request state the
+    /// client brings back with the answer.
+    parked: Mutex<std::collections::HashMap<String, Parked>>,
+}
+
+/// A running call waiting for its client to answer the question its tool asked.
+struct Parked {
+    /// The MCP name of the tool.
+    tool: String,
+    events: EventStream,
+    seen: Vec<Event>,
+    slot: Slot,
+    reply: tokio::sync::oneshot::Sender<Value>,
+    round: u32,
 }
 
 /// What one client session has set.
@@ -113,6 +134,7 @@ impl McpServer<NoExtras> {
                 runtime,
                 config,
                 listing: Mutex::new(None),
+                parked: Mutex::default(),
             }),
             extras: NoExtras,
         }
@@ -202,23 +224,32 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 self.shared.config.max_concurrent_calls
             ));
         };
-        let (handle, flush) = PeerHandle::start(
+        let (handle, flush, asks) = PeerHandle::start(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
             self.log_level(ctx),
             ctx.client_capabilities(),
             ctx.protocol_version(),
         );
+        // The call's own token, cancelled by the request that carries the call (which changes
+        // when a 2026-07-28 client brings an answer back in a new request).
+        let cancel = tokio_util::sync::CancellationToken::new();
         let continuation = Continuation {
-            cancellation: Some(ctx.ct.clone()),
-            mcp: Some(handle),
+            cancellation: Some(cancel.clone()),
+            mcp: Some(handle.clone()),
             timeout: None,
         };
-        Ok(Slot {
+        let mut slot = Slot {
             _permit: permit,
             continuation,
             flush,
-        })
+            handle,
+            asks,
+            cancel,
+            link: None,
+        };
+        slot.link(ctx);
+        Ok(slot)
     }
 
     async fn run_call(&self, name: &str, tool_id: &str, args: Value, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
@@ -236,15 +267,115 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             ..CallOptions::default()
         };
         let events = self.shared.runtime.call(tool_id, args, options);
-        // A call approved or resumed within this request keeps reporting to it and stays
-        // cancellable by it.
-        let response = self.conclude(name, events, ctx, 0, &slot.continuation).await;
+        self.drive(name, events, Vec::new(), slot, ctx, 0).await
+    }
+
+    /// Follows a run to its end and answers the call. A tool that asks the client something
+    /// mid-call on 2026-07-28 parks the run: the call is answered with the question (an
+    /// input-required result whose request state names the parked run), and the client's
+    /// next call brings the answer back ([`Self::resume_parked`]). A call approved or resumed
+    /// within this request keeps reporting to it and stays cancellable by it.
+    async fn drive(
+        &self,
+        name: &str,
+        mut events: EventStream,
+        mut seen: Vec<Event>,
+        mut slot: Slot,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+    ) -> CallToolResponse {
+        loop {
+            let question = async {
+                match slot.asks.as_mut() {
+                    Some(asks) => asks.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = events.next() => match event {
+                    Some(e) => seen.push(e),
+                    None => break,
+                },
+                Some(ask) = question => return self.park(name, events, seen, slot, ask, round).await,
+            }
+        }
+        let response = self.conclude_events(name, seen, ctx, round, &slot.continuation).await;
         slot.finish().await;
         response
     }
 
-    /// Turns a run's events into the call's response: the result, an error result, or a
-    /// question to the client's user (approval, resume data).
+    /// Keeps a run whose tool asked the client a question, and answers the call with the
+    /// question. Unanswered past `input_timeout`, the run is dropped (the tool's question
+    /// fails, the slot is freed).
+    async fn park(&self, name: &str, events: EventStream, seen: Vec<Event>, mut slot: Slot, ask: Ask, round: u32) -> CallToolResponse {
+        // The request that carried the call ends with this answer; its end must not cancel
+        // the call, and its notifications go out first.
+        slot.unlink();
+        slot.handle.flushed().await;
+        let state = format!("mcp_input_{}", uuid::Uuid::new_v4().simple());
+        let mut requests = InputRequests::new();
+        requests.insert("input".to_owned(), ask.request);
+        let parked = Parked {
+            tool: name.to_owned(),
+            events,
+            seen,
+            slot,
+            reply: ask.reply,
+            round,
+        };
+        self.shared
+            .parked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(state.clone(), parked);
+        let shared = Arc::downgrade(&self.shared);
+        let (timeout, key) = (self.shared.config.input_timeout, state.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if let Some(shared) = shared.upgrade() {
+                let expired = shared.parked.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+                drop(expired);
+            }
+        });
+        InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
+
+    /// A 2026-07-28 client brings back the answer to a parked run's question: the tool gets
+    /// it and the run goes on, reporting to (and cancellable by) this request.
+    async fn resume_parked(
+        &self,
+        name: &str,
+        state: &str,
+        mut parked: Parked,
+        responses: &rmcp::model::InputResponses,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let answer = responses.get("input").or_else(|| responses.values().next()).cloned();
+        let (true, Some(answer)) = (parked.tool == name, answer) else {
+            let why = if parked.tool == name {
+                "the answer to its question is missing"
+            } else {
+                "it is not a call of this tool"
+            };
+            self.shared
+                .parked
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(state.to_owned(), parked);
+            return error_result(format!("The waiting call `{state}` cannot go on: {why}."));
+        };
+        parked.slot.link(ctx);
+        parked
+            .slot
+            .handle
+            .retarget(ctx.peer.clone(), ctx.meta.get_progress_token(), self.log_level(ctx));
+        // A tool that stopped waiting (it was cancelled) just finishes its run.
+        let _ = parked.reply.send(answer);
+        self.drive(name, parked.events, parked.seen, parked.slot, ctx, parked.round).await
+    }
+
+    /// [`Self::conclude_events`] over a whole run (for runs continued within a request on
+    /// revisions up to 2025-11-25, whose tools ask the client directly).
     async fn conclude(
         &self,
         name: &str,
@@ -254,6 +385,19 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         continuation: &Continuation,
     ) -> CallToolResponse {
         let events = events.collect().await;
+        self.conclude_events(name, events, ctx, round, continuation).await
+    }
+
+    /// Turns a run's events into the call's response: the result, an error result, or a
+    /// question to the client's user (approval, resume data).
+    async fn conclude_events(
+        &self,
+        name: &str,
+        events: Vec<Event>,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+        continuation: &Continuation,
+    ) -> CallToolResponse {
         let Some(last) = events.iter().rev().find(|e| is_outcome(&e.raw)) else {
             return error_result(format!("Tool `{name}` ended without a result."));
         };
@@ -435,11 +579,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &rmcp::model::InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
+        let parked = self.shared.parked.lock().unwrap_or_else(|p| p.into_inner()).remove(state);
+        if let Some(parked) = parked {
+            return self.resume_parked(name, state, parked, responses, ctx).await;
+        }
         let waiting = match self.shared.runtime.pending_call(state) {
             Ok(Some(call)) => call,
             Ok(None) => {
                 return error_result(format!(
-                    "No call waits as `{state}` (it was already resolved); call `{name}` again."
+                    "No call waits as `{state}` (it was already resolved, or its wait for an answer expired); call `{name}` again."
                 ))
             }
             Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
@@ -467,7 +615,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
-        let continuation = &slot.continuation;
+        let continuation = slot.continuation.clone();
         let runtime = &self.shared.runtime;
         let stream = match waiting.kind {
             crate::runtime::PendingKind::Approval => self.decide(state, &answer, continuation.clone()).await,
@@ -483,12 +631,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 .into()
             }
         };
-        let response = match stream {
-            Ok(s) => self.conclude(name, s, ctx, 1, continuation).await,
-            Err(e) => error_result(format!("The answer could not be used: {e}")),
-        };
-        slot.finish().await;
-        response
+        drop(continuation);
+        match stream {
+            Ok(s) => self.drive(name, s, Vec::new(), slot, ctx, 1).await,
+            Err(e) => {
+                slot.finish().await;
+                error_result(format!("The answer could not be used: {e}"))
+            }
+        }
     }
 
     /// Approves or declines a waiting call as the user answered the approval form; a decline
@@ -520,13 +670,45 @@ struct Slot {
     _permit: tokio::sync::OwnedSemaphorePermit,
     continuation: Continuation,
     flush: tokio::task::JoinHandle<()>,
+    handle: Arc<PeerHandle>,
+    /// The questions its tool asks mid-call (2026-07-28).
+    asks: Option<tokio::sync::mpsc::UnboundedReceiver<Ask>>,
+    /// The call's own cancellation.
+    cancel: tokio_util::sync::CancellationToken,
+    /// Cancels the call when the request carrying it is cancelled.
+    link: Option<tokio::task::AbortHandle>,
 }
 
 impl Slot {
+    /// The call is cancelled with this request from now on.
+    fn link(&mut self, ctx: &RequestContext<RoleServer>) {
+        self.unlink();
+        let (request, call) = (ctx.ct.clone(), self.cancel.clone());
+        let watcher = tokio::spawn(async move {
+            tokio::select! {
+                _ = request.cancelled() => call.cancel(),
+                _ = call.cancelled() => {}
+            }
+        });
+        self.link = Some(watcher.abort_handle());
+    }
+
+    fn unlink(&mut self) {
+        if let Some(link) = self.link.take() {
+            link.abort();
+        }
+    }
+
     /// Lets every notification of the call go out (before its result), then frees the slot.
     async fn finish(self) {
-        drop(self.continuation);
-        let _ = self.flush.await;
+        let Slot {
+            continuation,
+            flush,
+            handle,
+            ..
+        } = self;
+        drop((continuation, handle));
+        let _ = flush.await;
     }
 }
 
