@@ -8,13 +8,13 @@
 
 #![no_main]
 
-use std::collections::HashSet;
-use std::fmt;
-
 use libfuzzer_sys::fuzz_target;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use tool_core::partial_json::{PartialJson, PartialJsonError};
+
+#[path = "../../tool-core/tests/support/partial_json_check.rs"]
+mod check;
+use check::{consistent_root, has_duplicate_keys};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&control, rest)) = data.split_first() else { return };
@@ -49,7 +49,7 @@ fn deltas(doc: &str, control: u8) -> Vec<&str> {
 fn check(doc: &str, deltas: &[&str]) {
     let expected = serde_json::from_str::<Value>(doc);
     let oracle = match &expected {
-        Ok(v) if serde_json::from_str::<NoDuplicateKeys>(doc).is_ok() => Some(v),
+        Ok(v) if !has_duplicate_keys(doc) => Some(v),
         _ => None,
     };
 
@@ -102,83 +102,4 @@ fn check(doc: &str, deltas: &[&str]) {
     }
     let at_once: Result<Value, PartialJsonError> = q.finish();
     assert_eq!(at_once, ours, "result depends on the deltas");
-}
-
-/// Whether `partial` can be a preview of `full` (see tool-core/tests/partial_json_props.rs).
-fn consistent(partial: &Value, full: &Value) -> bool {
-    match (partial, full) {
-        (Value::String(p), Value::String(f)) => f.starts_with(p.as_str()),
-        (Value::Number(p), Value::Number(f)) => f.is_f64() || (!p.is_f64() && f.to_string().starts_with(&p.to_string())),
-        (Value::Array(p), Value::Array(f)) => match p.split_last() {
-            None => true,
-            Some((last, init)) => p.len() <= f.len() && init == &f[..init.len()] && consistent(last, &f[init.len()]),
-        },
-        (Value::Object(p), Value::Object(f)) => {
-            let mut open = 0;
-            let members = p.iter().all(|(k, v)| match f.get(k) {
-                Some(w) if w == v => true,
-                Some(w) => {
-                    open += 1;
-                    consistent(v, w)
-                }
-                None => false,
-            });
-            members && open <= 1
-        }
-        _ => partial == full,
-    }
-}
-
-fn consistent_root(partial: &Value, full: &Value) -> bool {
-    partial.is_null() || consistent(partial, full)
-}
-
-/// Deserialises anything, failing on a duplicate object key.
-struct NoDuplicateKeys;
-
-impl<'de> Deserialize<'de> for NoDuplicateKeys {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NoDuplicateKeysVisitor)
-    }
-}
-
-struct NoDuplicateKeysVisitor;
-
-impl<'de> Visitor<'de> for NoDuplicateKeysVisitor {
-    type Value = NoDuplicateKeys;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("JSON")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
-        Ok(NoDuplicateKeys)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if !seen.insert(key) {
-                return Err(de::Error::custom("duplicate key"));
-            }
-            map.next_value::<NoDuplicateKeys>()?;
-        }
-        Ok(NoDuplicateKeys)
-    }
 }

@@ -111,31 +111,39 @@ fn ctx(resource: &str) -> Map<String, Value> {
     json!({"mastra__resourceId": resource}).as_object().unwrap().clone()
 }
 
+type Asked = Arc<Mutex<Vec<ResolveToolsOptions>>>;
+
+/// A registry holding one recording provider, and what that provider is asked.
+fn one_provider(provider: Recording) -> (ProviderRegistry, Asked) {
+    let asked = provider.asked.clone();
+    let mut providers = ProviderRegistry::new();
+    providers.add(provider);
+    (providers, asked)
+}
+
+/// One provider's stored selection: the slugs (with their meta) and the pins, grouped by
+/// their toolkit.
+fn selection(provider: &str, tools: &[(&str, ToolMeta)], pins: Vec<PinnedConnection>) -> BTreeMap<String, ProviderSelection> {
+    let mut connections: BTreeMap<String, Vec<PinnedConnection>> = BTreeMap::new();
+    for p in pins {
+        connections.entry(p.toolkit.clone()).or_default().push(p);
+    }
+    let tools = tools.iter().map(|(slug, meta)| ((*slug).to_owned(), meta.clone())).collect();
+    BTreeMap::from([(provider.to_owned(), ProviderSelection { tools, connections })])
+}
+
 #[tokio::test]
 async fn several_connections_rename_tools_per_label_and_route_each_call() {
-    let p = Recording::new("composio", Scope::PerAuthor, true);
-    let asked = p.asked.clone();
-    let mut providers = ProviderRegistry::new();
-    providers.add(p);
-    let selection = BTreeMap::from([(
-        "composio".to_owned(),
-        ProviderSelection {
-            tools: BTreeMap::from([
-                ("GMAIL_SEND_EMAIL".to_owned(), meta("gmail")),
-                ("SLACK_SEND".to_owned(), meta("slack")),
-            ]),
-            connections: BTreeMap::from([
-                (
-                    "gmail".to_owned(),
-                    vec![
-                        pin("gmail", "ca_work", Some("Work mail"), None),
-                        pin("gmail", "ca_home", Some("home"), None),
-                    ],
-                ),
-                ("slack".to_owned(), vec![pin("slack", "ca_slack", None, None)]),
-            ]),
-        },
-    )]);
+    let (providers, asked) = one_provider(Recording::new("composio", Scope::PerAuthor, true));
+    let selection = selection(
+        "composio",
+        &[("GMAIL_SEND_EMAIL", meta("gmail")), ("SLACK_SEND", meta("slack"))],
+        vec![
+            pin("gmail", "ca_work", Some("Work mail"), None),
+            pin("gmail", "ca_home", Some("home"), None),
+            pin("slack", "ca_slack", None, None),
+        ],
+    );
     let options = FanOutOptions {
         author_id: Some("author-1".into()),
         ..Default::default()
@@ -198,15 +206,7 @@ async fn labels_must_tell_connections_apart_and_the_provider_must_allow_several(
     let mut providers = ProviderRegistry::new();
     providers.add(Recording::new("multi", Scope::PerAuthor, true));
     providers.add(Recording::new("single", Scope::PerAuthor, false));
-    let sel = |provider: &str, pins: Vec<PinnedConnection>| {
-        BTreeMap::from([(
-            provider.to_owned(),
-            ProviderSelection {
-                tools: BTreeMap::from([("gmail.send".to_owned(), ToolMeta::default())]),
-                connections: BTreeMap::from([("gmail".to_owned(), pins)]),
-            },
-        )])
-    };
+    let sel = |provider: &str, pins: Vec<PinnedConnection>| selection(provider, &[("gmail.send", ToolMeta::default())], pins);
     let options = FanOutOptions {
         author_id: Some("a".into()),
         ..Default::default()
@@ -249,29 +249,19 @@ async fn labels_must_tell_connections_apart_and_the_provider_must_allow_several(
 
 #[tokio::test]
 async fn buckets_follow_kind_and_scope_and_never_share_a_tenant_by_accident() {
-    let p = Recording::new("p", Scope::PerAuthor, true);
-    let asked = p.asked.clone();
-    let mut providers = ProviderRegistry::new();
-    providers.add(p);
+    let (providers, asked) = one_provider(Recording::new("p", Scope::PerAuthor, true));
     let mut invoker = pin("t4", "c4", Some("d"), None);
     invoker.kind = ConnectionKind::Invoker;
-    let selection = BTreeMap::from([(
-        "p".to_owned(),
-        ProviderSelection {
-            tools: BTreeMap::from([
-                ("A".to_owned(), meta("t1")),
-                ("B".to_owned(), meta("t2")),
-                ("C".to_owned(), meta("t3")),
-                ("D".to_owned(), meta("t4")),
-            ]),
-            connections: BTreeMap::from([
-                ("t1".to_owned(), vec![pin("t1", "c1", None, Some(Scope::Shared))]),
-                ("t2".to_owned(), vec![pin("t2", "c2", None, Some(Scope::CallerSupplied))]),
-                ("t3".to_owned(), vec![pin("t3", "c3", None, Some(Scope::PerAuthor))]),
-                ("t4".to_owned(), vec![invoker]),
-            ]),
-        },
-    )]);
+    let selection = selection(
+        "p",
+        &[("A", meta("t1")), ("B", meta("t2")), ("C", meta("t3")), ("D", meta("t4"))],
+        vec![
+            pin("t1", "c1", None, Some(Scope::Shared)),
+            pin("t2", "c2", None, Some(Scope::CallerSupplied)),
+            pin("t3", "c3", None, Some(Scope::PerAuthor)),
+            invoker,
+        ],
+    );
     let with_caller = FanOutOptions {
         request_context: ctx("tenant-9"),
         author_id: Some("author".into()),
@@ -315,20 +305,15 @@ async fn buckets_follow_kind_and_scope_and_never_share_a_tenant_by_accident() {
 
 #[tokio::test]
 async fn caller_supplied_providers_bootstrap_unpinned_toolkits_in_the_callers_bucket() {
-    let p = Recording::new("composio", Scope::CallerSupplied, true);
-    let asked = p.asked.clone();
-    let mut providers = ProviderRegistry::new();
-    providers.add(p);
-    let selection = BTreeMap::from([(
-        "composio".to_owned(),
-        ProviderSelection {
-            tools: BTreeMap::from([
-                ("COMPOSIO_MANAGE_CONNECTIONS".to_owned(), meta("composio")),
-                ("GMAIL_SEND_EMAIL".to_owned(), meta("gmail")),
-            ]),
-            connections: BTreeMap::from([("gmail".to_owned(), vec![pin("gmail", "ca_1", None, Some(Scope::CallerSupplied))])]),
-        },
-    )]);
+    let (providers, asked) = one_provider(Recording::new("composio", Scope::CallerSupplied, true));
+    let selection = selection(
+        "composio",
+        &[
+            ("COMPOSIO_MANAGE_CONNECTIONS", meta("composio")),
+            ("GMAIL_SEND_EMAIL", meta("gmail")),
+        ],
+        vec![pin("gmail", "ca_1", None, Some(Scope::CallerSupplied))],
+    );
     for tenant in ["alice", "bob"] {
         asked.lock().unwrap().clear();
         let out = providers
@@ -371,21 +356,13 @@ async fn caller_supplied_providers_bootstrap_unpinned_toolkits_in_the_callers_bu
 async fn one_failing_connection_or_provider_never_drops_the_others() {
     let mut p = Recording::new("p", Scope::PerAuthor, true);
     p.fail_connection = Some("broken".into());
-    let mut providers = ProviderRegistry::new();
-    providers.add(p);
-    let selection = BTreeMap::from([
-        (
-            "p".to_owned(),
-            ProviderSelection {
-                tools: BTreeMap::from([("X".to_owned(), meta("t"))]),
-                connections: BTreeMap::from([(
-                    "t".to_owned(),
-                    vec![pin("t", "broken", Some("one"), None), pin("t", "fine", Some("two"), None)],
-                )]),
-            },
-        ),
-        ("missing".to_owned(), ProviderSelection::default()),
-    ]);
+    let (providers, _) = one_provider(p);
+    let mut selection = selection(
+        "p",
+        &[("X", meta("t"))],
+        vec![pin("t", "broken", Some("one"), None), pin("t", "fine", Some("two"), None)],
+    );
+    selection.insert("missing".to_owned(), ProviderSelection::default());
     let out = providers
         .resolve_selection(
             &selection,
@@ -418,25 +395,18 @@ fn stored_selections_read_mastras_shape() {
 
 #[tokio::test]
 async fn slugs_without_a_meta_toolkit_group_by_their_prefix() {
-    let p = Recording::new("composio", Scope::CallerSupplied, true);
-    let asked = p.asked.clone();
-    let mut providers = ProviderRegistry::new();
-    providers.add(p);
-    let selection = BTreeMap::from([(
-        "composio".to_owned(),
-        ProviderSelection {
-            tools: BTreeMap::from([
-                ("GMAIL_SEND_EMAIL".to_owned(), ToolMeta::default()),
-                ("GMAILX_OTHER".to_owned(), ToolMeta::default()),
-                ("COMPOSIO_MANAGE_CONNECTIONS".to_owned(), ToolMeta::default()),
-                ("lowercase".to_owned(), ToolMeta::default()),
-            ]),
-            connections: BTreeMap::from([(
-                "gmail".to_owned(),
-                vec![pin("gmail", "ca_a", Some("A"), None), pin("gmail", "ca_b", Some("B"), None)],
-            )]),
-        },
-    )]);
+    let (providers, asked) = one_provider(Recording::new("composio", Scope::CallerSupplied, true));
+    let none = ToolMeta::default;
+    let selection = selection(
+        "composio",
+        &[
+            ("GMAIL_SEND_EMAIL", none()),
+            ("GMAILX_OTHER", none()),
+            ("COMPOSIO_MANAGE_CONNECTIONS", none()),
+            ("lowercase", none()),
+        ],
+        vec![pin("gmail", "ca_a", Some("A"), None), pin("gmail", "ca_b", Some("B"), None)],
+    );
     let out = providers
         .resolve_selection(
             &selection,
