@@ -96,6 +96,13 @@ fn assert_raw(e: &Event) {
 
 const BOTH: [TransformTarget; 2] = [T::Display, T::Transcript];
 
+/// Asserts that both views show `expected` as the event's `name`.
+fn assert_both(e: &Event, name: &str, expected: Value) {
+    for t in BOTH {
+        assert_eq!(field(e, t, name), expected, "{name} in {t:?}");
+    }
+}
+
 fn mask(card: &str) -> String {
     format!("•••• {}", &card[card.len().saturating_sub(4)..])
 }
@@ -245,9 +252,7 @@ async fn views_show_the_transforms_and_raw_keeps_the_real_values() {
     let events = call(&runtime, "views-pay", "pay-4", json!({"card_number": card, "amount_cents": "lots"})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-error"]);
     assert_eq!(raw_field(&events[0], "args"), json!({"card_number": card, "amount_cents": "lots"}));
-    for t in BOTH {
-        assert_eq!(field(&events[0], t, "args"), placeholder(P::Input), "{t:?}");
-    }
+    assert_both(&events[0], "args", placeholder(P::Input));
     assert_eq!(
         field(&events[1], T::Display, "error"),
         json!({"toast": "Payment failed", "kind": "invalid_input"})
@@ -656,10 +661,8 @@ async fn a_policy_value_wins_over_the_tool_and_none_falls_back_to_it() {
     let card = "4000002222222222";
     let events = call(&runtime, "views-pay", "pol-1", json!({"card_number": card, "amount_cents": 1})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-result"]);
-    for t in BOTH {
-        assert_eq!(field(&events[0], t, "args"), json!("policy input"), "{t:?}");
-        assert_eq!(field(&events[1], t, "result"), json!("policy output"), "{t:?}");
-    }
+    assert_both(&events[0], "args", json!("policy input"));
+    assert_both(&events[1], "result", json!("policy output"));
     // The policy yields nothing for approvals and errors: the tool's transforms show.
     let events = call(&runtime, "views-pay", "pol-2", json!({"card_number": card, "amount_cents": 20_000})).await;
     assert_eq!(
@@ -713,9 +716,7 @@ async fn a_policy_that_configures_a_phase_but_yields_nothing_shows_placeholders(
     assert_eq!(field(&events[1], T::Display, "args"), placeholder(P::Input));
     assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw));
     let events = call(&runtime, tool, "empty-fail", json!({"secret": "pw3", "action": "fail"})).await;
-    for t in BOTH {
-        assert_eq!(field(&events[1], t, "error"), placeholder(P::Error), "{t:?}");
-    }
+    assert_both(&events[1], "error", placeholder(P::Error));
 }
 
 #[tokio::test]
@@ -837,28 +838,12 @@ async fn redact_secrets_hides_secret_keys_in_both_views_and_drops_deltas() {
     }
     assert_eq!(raw_field(&events[3], "args"), json!({"user": "ann", "password": "hunter2"}));
     assert_eq!(raw_field(&events[4], "result"), json!({"user": "ann", "token": "tok-ann-7"}));
-    for t in BOTH {
-        assert_eq!(
-            field(&events[3], t, "args"),
-            json!({"user": "ann", "password": "[REDACTED]"}),
-            "{t:?}"
-        );
-        assert_eq!(
-            field(&events[4], t, "result"),
-            json!({"user": "ann", "token": "[REDACTED]"}),
-            "{t:?}"
-        );
-    }
+    assert_both(&events[3], "args", json!({"user": "ann", "password": "[REDACTED]"}));
+    assert_both(&events[4], "result", json!({"user": "ann", "token": "[REDACTED]"}));
 
     let events = call(&runtime, "views-login", "redact-2", json!({"user": "root", "password": "toor"})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
-    for t in BOTH {
-        assert_eq!(
-            field(&events[1], t, "args"),
-            json!({"user": "root", "password": "[REDACTED]"}),
-            "{t:?}"
-        );
-    }
+    assert_both(&events[1], "args", json!({"user": "root", "password": "[REDACTED]"}));
 
     let events = call(&runtime, "views-login", "redact-3", json!({"user": "bob", "password": ""})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-error"]);
@@ -886,12 +871,8 @@ async fn redact_secrets_covers_calls_to_unknown_tools_and_unparsable_arguments()
     .await;
     assert_eq!(kinds(&events), ["tool-call", "tool-error"]);
     assert_eq!(raw_field(&events[0], "args")["password"], "hunter2");
+    assert_both(&events[0], "args", json!({"user": "ann", "password": "[REDACTED]"}));
     for t in BOTH {
-        assert_eq!(
-            field(&events[0], t, "args"),
-            json!({"user": "ann", "password": "[REDACTED]"}),
-            "{t:?}"
-        );
         assert_eq!(
             field(&events[1], t, "error")["kind"],
             raw_field(&events[1], "error")["kind"],
@@ -925,9 +906,7 @@ async fn redact_secrets_covers_calls_to_unknown_tools_and_unparsable_arguments()
     .await;
     assert_eq!(kinds(&events), ["tool-call", "tool-error"]);
     assert_eq!(raw_field(&events[0], "args"), json!(r#"{"user": "ann", "password": "hunter2""#));
-    for t in BOTH {
-        assert_eq!(field(&events[0], t, "args"), placeholder(P::Input), "{t:?}");
-    }
+    assert_both(&events[0], "args", placeholder(P::Input));
 }
 
 // ---------------------------------------------------------------------------------------------
