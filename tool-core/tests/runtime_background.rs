@@ -77,12 +77,14 @@ fn placeholder_task(event: &RunEvent) -> String {
     task.to_owned()
 }
 
-/// A whole background run that completed: tool-call, placeholder, started, completed. Returns
-/// the completed result.
-fn completed_in_background(events: &[RunEvent]) -> Value {
-    assert_eq!(
-        kinds(events),
-        ["tool-call", "tool-result", "background-task-started", "background-task-completed"],
+/// A whole background run: tool-call, placeholder, started, then completed (`Ok` with the
+/// result) or failed (`Err` with the error JSON), every event of one call and one task.
+fn background_outcome(events: &[RunEvent]) -> Result<Value, Value> {
+    let ends = ["background-task-completed", "background-task-failed"];
+    assert!(
+        events.len() == 4
+            && kinds(&events[..3]) == ["tool-call", "tool-result", "background-task-started"]
+            && ends.contains(&events[3].kind()),
         "{events:#?}"
     );
     single_call_id(events);
@@ -91,32 +93,30 @@ fn completed_in_background(events: &[RunEvent]) -> Value {
         unreachable!()
     };
     assert_eq!(task_id, &task);
-    let RunEvent::BackgroundTaskCompleted { task_id, result, .. } = &events[3] else {
-        unreachable!()
-    };
-    assert_eq!(task_id, &task);
-    result.clone()
+    match &events[3] {
+        RunEvent::BackgroundTaskCompleted { task_id, result, .. } => {
+            assert_eq!(task_id, &task);
+            Ok(result.clone())
+        }
+        RunEvent::BackgroundTaskFailed { task_id, error, .. } => {
+            assert_eq!(task_id, &task);
+            Err(error.clone())
+        }
+        _ => unreachable!(),
+    }
 }
 
-/// A whole background run that failed: tool-call, placeholder, started, failed. Returns the
-/// error JSON.
+/// A whole background run that completed; returns the completed result.
+fn completed_in_background(events: &[RunEvent]) -> Value {
+    background_outcome(events).unwrap_or_else(|error| panic!("the task failed: {error}\n{events:#?}"))
+}
+
+/// A whole background run that failed; returns the error JSON.
 fn failed_in_background(events: &[RunEvent]) -> Value {
-    assert_eq!(
-        kinds(events),
-        ["tool-call", "tool-result", "background-task-started", "background-task-failed"],
-        "{events:#?}"
-    );
-    single_call_id(events);
-    let task = placeholder_task(&events[1]);
-    let RunEvent::BackgroundTaskStarted { task_id, .. } = &events[2] else {
-        unreachable!()
-    };
-    assert_eq!(task_id, &task);
-    let RunEvent::BackgroundTaskFailed { task_id, error, .. } = &events[3] else {
-        unreachable!()
-    };
-    assert_eq!(task_id, &task);
-    error.clone()
+    match background_outcome(events) {
+        Ok(result) => panic!("the task completed with {result}\n{events:#?}"),
+        Err(error) => error,
+    }
 }
 
 /// A whole foreground run that succeeded: tool-call, then the real result. Returns it.
