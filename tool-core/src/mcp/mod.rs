@@ -604,34 +604,31 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let answer = ["approval", "resume"]
             .into_iter()
             .find_map(|k| responses.get(k))
-            .and_then(|v| serde_json::from_value::<ElicitResult>(serde_json::to_value(v).ok()?).ok());
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
         let Some(answer) = answer else {
             return error_result(format!(
                 "The answer for the waiting call `{state}` is missing or not an elicitation result."
             ));
         };
+        if waiting.kind == crate::runtime::PendingKind::Suspended && answer.action != ElicitationAction::Accept {
+            return CallToolResult::success(vec![ContentBlock::text(format!(
+                "The user did not answer; the call still waits as `{state}`."
+            ))])
+            .into();
+        }
         // The continued call reports to, and is cancelled by, this request.
         let slot = match self.take_slot(ctx, "answer again") {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
         let continuation = slot.continuation.clone();
-        let runtime = &self.shared.runtime;
         let stream = match waiting.kind {
-            crate::runtime::PendingKind::Approval => self.decide(state, &answer, continuation.clone()).await,
-            crate::runtime::PendingKind::Suspended if answer.action == ElicitationAction::Accept => {
-                runtime
-                    .resume_with(state, answer.content.unwrap_or(json!({})), continuation.clone())
-                    .await
-            }
+            crate::runtime::PendingKind::Approval => self.decide(state, &answer, continuation).await,
             crate::runtime::PendingKind::Suspended => {
-                return CallToolResult::success(vec![ContentBlock::text(format!(
-                    "The user did not answer; the call still waits as `{state}`."
-                ))])
-                .into()
+                let data = answer.content.unwrap_or(json!({}));
+                self.shared.runtime.resume_with(state, data, continuation).await
             }
         };
-        drop(continuation);
         match stream {
             Ok(s) => self.drive(name, s, Vec::new(), slot, ctx, 1).await,
             Err(e) => {
