@@ -36,9 +36,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tool_core::provider::{
-    connection_owner, AllowList, AuthStatus, Authorization, AuthorizeOptions, Capabilities, Connection, ConnectionField, ConnectionKind,
-    ConnectionRef, ConnectionState, ConnectionStatus, Health, ListConnectionsOptions, ListConnectionsResult, ListResult, ListToolsOptions,
-    Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope, ToolInfo, ToolProvider, Toolkit,
+    caller_id, connection_owner, non_empty_id, AllowList, AuthStatus, Authorization, AuthorizeOptions, Capabilities, Connection,
+    ConnectionField, ConnectionKind, ConnectionRef, ConnectionState, ConnectionStatus, Health, ListConnectionsOptions,
+    ListConnectionsResult, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolveToolsOptions,
+    ResolvedTools, Scope, ToolInfo, ToolProvider, Toolkit,
 };
 use tool_core::tool::BoxFuture;
 use tool_core::{DynamicTool, ErrorKind, ToolError};
@@ -293,12 +294,8 @@ impl Runner {
         if let Some(user) = &self.fixed_user {
             return Ok(user.clone());
         }
-        let caller = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
-        let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-        caller(context)
-            .or_else(|| non_empty(call_resource))
-            .or_else(|| caller(&self.resolve_context))
-            .or_else(|| non_empty(self.user_id.as_deref()))
+        caller_id(context, call_resource, &self.resolve_context)
+            .or_else(|| non_empty_id(self.user_id.as_deref()))
             .or_else(|| self.allow_shared_user.then(|| SHARED_USER_ID.to_owned()))
             .ok_or_else(|| {
                 ToolError::new(format!(
@@ -453,13 +450,12 @@ impl ArcadeToolProvider {
     /// scope, default caller-supplied); the shared `default` user only when
     /// [`allow_shared_user`](Self::allow_shared_user) opted in. Never a silent shared id.
     fn vnext_bucket(&self, options: &ResolveToolsOptions) -> Result<String, ProviderError> {
-        let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-        if let Some(author) = non_empty(options.author_id.as_deref()) {
+        if let Some(author) = non_empty_id(options.author_id.as_deref()) {
             return Ok(author);
         }
         let shared = self.allow_shared_user.then_some(SHARED_USER_ID);
         if options.kind == Some(ConnectionKind::Platform) {
-            return non_empty(self.user_id.as_deref()).or_else(|| shared.map(str::to_owned)).ok_or_else(|| {
+            return non_empty_id(self.user_id.as_deref()).or_else(|| shared.map(str::to_owned)).ok_or_else(|| {
                 ProviderError::Config(
                     "an Arcade platform connection runs as the configured Arcade user: set `user_id` on the provider (or opt in to the shared user with `allow_shared_user`)"
                         .into(),

@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tool_core::provider::{
-    connection_owner, AllowList, AuthStatus, Authorization, AuthorizeOptions, Capabilities, Connection, ConnectionField, ConnectionKind,
-    ConnectionRef, ConnectionState, ConnectionStatus, FieldType, Health, ListConnectionsOptions, ListConnectionsResult, ListResult,
-    ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope, ToolInfo,
-    ToolProvider, Toolkit,
+    caller_id, connection_owner, non_empty_id, AllowList, AuthStatus, Authorization, AuthorizeOptions, Capabilities, Connection,
+    ConnectionField, ConnectionKind, ConnectionRef, ConnectionState, ConnectionStatus, FieldType, Health, ListConnectionsOptions,
+    ListConnectionsResult, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolveToolsOptions,
+    ResolvedTools, Scope, ToolInfo, ToolProvider, Toolkit,
 };
 use tool_core::tool::BoxFuture;
 use tool_core::{CancellationToken, DynamicTool, ErrorKind, Tool, ToolError};
@@ -487,12 +487,7 @@ impl ComposioToolProvider {
     // ----- resolution -----------------------------------------------------------------
 
     fn legacy_binding(&self, options: &ResolveOptions) -> Result<Binding, ProviderError> {
-        let given = options
-            .user_id
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
+        let given = non_empty_id(options.user_id.as_deref());
         let user = match self.scope {
             Scope::CallerSupplied => UserRule::Caller {
                 resolve_context: options.request_context.clone(),
@@ -517,8 +512,7 @@ impl ComposioToolProvider {
     }
 
     fn vnext_binding(&self, options: &ResolveToolsOptions) -> Result<Binding, ProviderError> {
-        let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-        let user = match (options.kind.unwrap_or_default(), non_empty(options.author_id.as_deref())) {
+        let user = match (options.kind.unwrap_or_default(), non_empty_id(options.author_id.as_deref())) {
             (ConnectionKind::Platform, _) => UserRule::None,
             (ConnectionKind::Invoker, _) => UserRule::Caller {
                 resolve_context: options.request_context.clone(),
@@ -536,7 +530,7 @@ impl ComposioToolProvider {
                 }
             },
         };
-        let connection = non_empty(Some(&options.connection_id));
+        let connection = non_empty_id(Some(&options.connection_id));
         // An unpinned resolution hands over the user bucket as the connection: that is no
         // connected account, so the user's own account is used.
         let connected_account_id = match (&user, connection) {
@@ -617,11 +611,7 @@ impl Binding {
             UserRule::Fixed(u) => Ok(Some(u.clone())),
             UserRule::None => Ok(None),
             UserRule::Caller { resolve_context, fallback } => {
-                let caller = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
-                let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-                caller(context)
-                    .or_else(|| non_empty(call_resource))
-                    .or_else(|| caller(resolve_context))
+                caller_id(context, call_resource, resolve_context)
                     .or_else(|| fallback.clone())
                     .or_else(|| provider.allow_shared_user.then(|| SHARED_USER_ID.to_owned()))
                     .map(Some)

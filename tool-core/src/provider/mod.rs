@@ -213,7 +213,7 @@ pub fn connection_owner(
     request_context: &Map<String, Value>,
     shared_fallback: Option<&str>,
 ) -> Result<String, ProviderError> {
-    let non_empty = |s: Option<&str>| s.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let non_empty = non_empty_id;
     match scope {
         Scope::Shared => Ok(SHARED_BUCKET_ID.to_owned()),
         Scope::PerAuthor => non_empty(author_id)
@@ -231,6 +231,22 @@ pub fn connection_owner(
             })
         }
     }
+}
+
+/// An id as given, trimmed; `None` when it is missing or blank.
+pub fn non_empty_id(id: Option<&str>) -> Option<String> {
+    id.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+/// The caller a resolved tool's call acts for: the resource id in the call's request context,
+/// else the call's own resource id, else the resource id of the context the tool was resolved
+/// with; `None` when none names one (the provider then decides: a configured user, an opted-in
+/// shared id, or an error).
+pub fn caller_id(call_context: &Map<String, Value>, call_resource: Option<&str>, resolved_with: &Map<String, Value>) -> Option<String> {
+    let from = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
+    from(call_context)
+        .or_else(|| non_empty_id(call_resource))
+        .or_else(|| from(resolved_with))
 }
 
 /// Toolkit and tool allow-lists.
@@ -539,6 +555,15 @@ mod tests {
             "sharing is an explicit opt-in"
         );
         assert_eq!(connection_owner(Scope::PerAuthor, Some("author"), &c, None).unwrap(), "author");
+        let resolved = ctx(json!({"resource_id": "resolver"}));
+        assert_eq!(
+            caller_id(&c, Some("call"), &resolved).as_deref(),
+            Some("user-1"),
+            "the call's context first"
+        );
+        assert_eq!(caller_id(&Map::new(), Some(" call "), &resolved).as_deref(), Some("call"));
+        assert_eq!(caller_id(&Map::new(), Some(" "), &resolved).as_deref(), Some("resolver"));
+        assert_eq!(caller_id(&Map::new(), None, &Map::new()), None);
         assert!(connection_owner(Scope::PerAuthor, None, &c, None).is_err());
     }
 
