@@ -214,6 +214,33 @@ impl ArcadeToolProvider {
         })
     }
 
+    /// Runnable tools for the slugs Arcade knows and the allow-lists let through (others are
+    /// left out with a warning); `bound` says which user and description a slug's tool keeps.
+    async fn resolve_each(
+        &self,
+        slugs: &[String],
+        options: &ResolveOptions,
+        bound: impl Fn(&str) -> Option<Bound>,
+    ) -> Result<ResolvedTools, ProviderError> {
+        let mut out = ResolvedTools::new();
+        for slug in slugs {
+            let Some(name) = ArcadeName::parse(slug) else {
+                tracing::warn!(target: "tool_providers::arcade", slug, "not an Arcade tool name; left out");
+                continue;
+            };
+            if !self.tool_allowed(&name.toolkit, &name.tool) {
+                continue;
+            }
+            let Some(def) = self.definition(&name.qualified()).await? else {
+                tracing::warn!(target: "tool_providers::arcade", slug, "Arcade has no such tool; left out");
+                continue;
+            };
+            let tool = self.build_tool(&def, options, name.version.clone(), bound(slug))?;
+            out.insert(slug.clone(), tool);
+        }
+        Ok(out)
+    }
+
     fn build_tool(
         &self,
         def: &Value,
@@ -716,25 +743,7 @@ impl ToolProvider for ArcadeToolProvider {
     }
 
     fn resolve_tools(&self, slugs: Vec<String>, options: ResolveOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
-        Box::pin(async move {
-            let mut out = ResolvedTools::new();
-            for slug in slugs {
-                let Some(name) = ArcadeName::parse(&slug) else {
-                    tracing::warn!(target: "tool_providers::arcade", slug, "not an Arcade tool name; left out");
-                    continue;
-                };
-                if !self.tool_allowed(&name.toolkit, &name.tool) {
-                    continue;
-                }
-                let Some(def) = self.definition(&name.qualified()).await? else {
-                    tracing::warn!(target: "tool_providers::arcade", slug, "Arcade has no such tool; left out");
-                    continue;
-                };
-                let tool = self.build_tool(&def, &options, name.version.clone(), None)?;
-                out.insert(slug, tool);
-            }
-            Ok(out)
-        })
+        Box::pin(async move { self.resolve_each(&slugs, &options, |_| None).await })
     }
 
     fn get_health(&self) -> BoxFuture<'_, Result<Health, ProviderError>> {
@@ -789,27 +798,13 @@ impl ToolProvider for ArcadeToolProvider {
                 user_id: Some(user.clone()),
                 request_context: options.request_context.clone(),
             };
-            let mut out = ResolvedTools::new();
-            for slug in &options.tool_slugs {
-                let Some(name) = ArcadeName::parse(slug) else {
-                    tracing::warn!(target: "tool_providers::arcade", slug, "not an Arcade tool name; left out");
-                    continue;
-                };
-                if !self.tool_allowed(&name.toolkit, &name.tool) {
-                    continue;
-                }
-                let Some(def) = self.definition(&name.qualified()).await? else {
-                    tracing::warn!(target: "tool_providers::arcade", slug, "Arcade has no such tool; left out");
-                    continue;
-                };
-                let bound = Bound {
+            self.resolve_each(&options.tool_slugs, &resolve, |slug| {
+                Some(Bound {
                     user: user.clone(),
                     description: options.tool_meta.get(slug).and_then(|m| m.description.clone()),
-                };
-                let tool = self.build_tool(&def, &resolve, name.version.clone(), Some(bound))?;
-                out.insert(slug.clone(), tool);
-            }
-            Ok(out)
+                })
+            })
+            .await
         })
     }
 
