@@ -167,20 +167,13 @@ fn label_problem(connections: &[PinnedConnection]) -> Option<String> {
 fn belongs(slug: &str, meta: &ToolMeta, toolkit: &str) -> bool {
     match &meta.toolkit {
         Some(t) => t == toolkit,
-        None => {
-            let prefixed = |sep: u8| {
-                slug.len() > toolkit.len() + 1
-                    && slug.as_bytes()[toolkit.len()] == sep
-                    && slug.get(..toolkit.len()).is_some_and(|head| {
-                        if sep == b'.' {
-                            head == toolkit
-                        } else {
-                            head.eq_ignore_ascii_case(toolkit)
-                        }
-                    })
-            };
-            !toolkit.is_empty() && (prefixed(b'.') || prefixed(b'_'))
-        }
+        None if toolkit.is_empty() => false,
+        None => match (slug.get(..toolkit.len()), slug.get(toolkit.len()..)) {
+            (Some(head), Some(rest)) if rest.len() > 1 => {
+                (rest.starts_with('.') && head == toolkit) || (rest.starts_with('_') && head.eq_ignore_ascii_case(toolkit))
+            }
+            _ => false,
+        },
     }
 }
 
