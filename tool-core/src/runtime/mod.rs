@@ -556,12 +556,9 @@ impl Runtime {
     /// Declines a call waiting for approval: it never runs; the model receives a "not
     /// approved" result with the reason.
     pub async fn decline(&self, tool_call_id: &str, reason: &str) -> Result<EventStream, RuntimeError> {
-        self.decide(tool_call_id, json!({"approved": false, "reason": reason}), "a decline")
-            .await
-    }
-
-    async fn decide(&self, id: &str, decision: Value, asked: &'static str) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(id, asked, Some(PendingKind::Approval))?;
+        let (call, prepared) = self.claim(tool_call_id, "a decline", Some(PendingKind::Approval))?;
+        let decision = json!({"approved": false, "reason": reason});
+        // A declined tool never runs: nothing of the request needs to reach it.
         Ok(self.continue_approval(call, prepared, decision, Continuation::default()))
     }
 
