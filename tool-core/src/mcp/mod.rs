@@ -231,9 +231,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             ctx.client_capabilities(),
             ctx.protocol_version(),
         );
-        // The call's own token, cancelled by the request that carries the call (which changes
-        // when a 2026-07-28 client brings an answer back in a new request).
-        let cancel = tokio_util::sync::CancellationToken::new();
+        // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
+        // cancelled by whichever request carries it; any other call is the request's.
+        let parkable = asks.is_some();
+        let cancel = if parkable {
+            tokio_util::sync::CancellationToken::new()
+        } else {
+            ctx.ct.clone()
+        };
         let continuation = Continuation {
             cancellation: Some(cancel.clone()),
             mcp: Some(handle.clone()),
@@ -248,7 +253,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             cancel,
             link: None,
         };
-        slot.link(ctx);
+        if parkable {
+            slot.link(ctx);
+        }
         Ok(slot)
     }
 
@@ -670,7 +677,8 @@ struct Slot {
     handle: Arc<PeerHandle>,
     /// The questions its tool asks mid-call (2026-07-28).
     asks: Option<tokio::sync::mpsc::UnboundedReceiver<Ask>>,
-    /// The call's own cancellation.
+    /// The call's cancellation: the request's own token, or (a call that may be parked) the
+    /// call's, linked to the request carrying it.
     cancel: tokio_util::sync::CancellationToken,
     /// Cancels the call when the request carrying it is cancelled.
     link: Option<tokio::task::AbortHandle>,
