@@ -196,11 +196,7 @@ impl ArcadeToolProvider {
 
     async fn definition(&self, name: &str) -> Result<Option<Value>, ProviderError> {
         let path = format!("/v1/tools/{}", encode_segment(name));
-        let reply = self.http.send(reqwest::Method::GET, &path, &[], None).await?;
-        if reply.status == 404 {
-            return Ok(None);
-        }
-        self.http.decode(reply).map(Some)
+        self.http.json_or_absent(reqwest::Method::GET, &path).await
     }
 
     fn tool_info(item: &Value) -> Option<ToolInfo> {
@@ -584,12 +580,9 @@ impl ArcadeToolProvider {
     }
 
     async fn delete_connection(&self, id: &str) -> Result<(), ProviderError> {
+        // Already gone counts as revoked.
         let path = format!("/v1/admin/user_connections/{}", encode_segment(id));
-        let reply = self.http.send(reqwest::Method::DELETE, &path, &[], None).await?;
-        if reply.status == 404 {
-            return Ok(());
-        }
-        self.http.decode(reply).map(|_| ())
+        self.http.json_or_absent(reqwest::Method::DELETE, &path).await.map(|_| ())
     }
 }
 

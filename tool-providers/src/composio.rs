@@ -396,11 +396,7 @@ impl ComposioToolProvider {
     /// A tool's definition, `None` when Composio does not know it.
     async fn definition(&self, slug: &str) -> Result<Option<Value>, ProviderError> {
         let path = self.path(&format!("/tools/{}", encode_segment(slug)));
-        let reply = self.http.send(reqwest::Method::GET, &path, &[], None).await?;
-        if reply.status == 404 {
-            return Ok(None);
-        }
-        self.http.decode(reply).map(Some)
+        self.http.json_or_absent(reqwest::Method::GET, &path).await
     }
 
     // ----- auth configs and connected accounts ---------------------------------------
@@ -436,11 +432,7 @@ impl ComposioToolProvider {
     /// A connected account, `None` when it is gone.
     async fn account(&self, id: &str) -> Result<Option<Value>, ProviderError> {
         let path = self.path(&format!("/connected_accounts/{}", encode_segment(id)));
-        let reply = self.http.send(reqwest::Method::GET, &path, &[], None).await?;
-        if reply.status == 404 {
-            return Ok(None);
-        }
-        self.http.decode(reply).map(Some)
+        self.http.json_or_absent(reqwest::Method::GET, &path).await
     }
 
     /// Every connected account of these users and toolkits (bounded).
@@ -1429,12 +1421,9 @@ impl ToolProvider for ComposioToolProvider {
             if id.is_empty() {
                 return Err(ProviderError::Config("revoke_connection needs a connected account id".into()));
             }
+            // Already gone counts as revoked.
             let path = self.path(&format!("/connected_accounts/{}", encode_segment(&id)));
-            let reply = self.http.send(reqwest::Method::DELETE, &path, &[], None).await?;
-            if reply.status == 404 {
-                return Ok(());
-            }
-            self.http.decode(reply).map(|_| ())
+            self.http.json_or_absent(reqwest::Method::DELETE, &path).await.map(|_| ())
         })
     }
 }

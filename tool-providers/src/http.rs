@@ -165,6 +165,16 @@ impl Http {
         self.decode(reply)
     }
 
+    /// [`json`](Self::json) where a 404 means "not there": `Ok(None)` (a tool Arcade or
+    /// Composio does not know, an account or connection already gone).
+    pub(crate) async fn json_or_absent(&self, method: reqwest::Method, path: &str) -> Result<Option<Value>, ProviderError> {
+        let reply = self.send(method, path, &[], None).await?;
+        if reply.status == 404 {
+            return Ok(None);
+        }
+        self.decode(reply).map(Some)
+    }
+
     pub(crate) fn transport(&self, message: String) -> ProviderError {
         ProviderError::Transport {
             provider: self.provider.into(),
