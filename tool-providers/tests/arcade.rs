@@ -4,11 +4,10 @@
 
 mod support {
     pub mod arcade_fake;
+    pub mod logs;
     pub mod misbehave;
 }
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -372,28 +371,9 @@ async fn slow_malformed_endless_and_oversized_answers_are_bounded() {
     assert!(e.to_string().contains("1024 byte limit"), "{e}");
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn the_api_key_never_appears_in_debug_errors_or_logs() {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let logs = support::logs::capture();
 
     let (fake, arcade) = setup().await;
     let mut texts = vec![format!("{arcade:?}"), format!("{:?}", arcade.clone().user_id("u"))];
@@ -482,7 +462,7 @@ async fn the_api_key_never_appears_in_debug_errors_or_logs() {
     let e = unreachable.revoke_connection("uc_x").await.unwrap_err();
     texts.push(format!("{e} {e:?}"));
 
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let logged = logs.text();
     assert!(
         logged.contains("provider request") && logged.contains("arcade"),
         "logs were captured: {logged}"

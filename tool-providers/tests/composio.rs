@@ -4,12 +4,12 @@
 
 mod support {
     pub mod composio_fake;
+    pub mod logs;
     pub mod misbehave;
 }
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -839,28 +839,9 @@ async fn http_failures_are_provider_errors() {
     assert!(!h.ok && h.message.is_some());
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn the_api_key_never_appears_in_debug_errors_or_logs() {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let logs = support::logs::capture();
 
     let (fake, composio) = setup().await;
     let composio = composio.user_id("u").allowed_toolkits(["composio", "gmail", "github"]);
@@ -908,7 +889,7 @@ async fn the_api_key_never_appears_in_debug_errors_or_logs() {
     texts.push(format!("{:?}", unreachable.list_toolkits().await.unwrap_err()));
     texts.push(format!("{:?}", unreachable.get_health().await.unwrap()));
 
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let logged = logs.text();
     assert!(
         logged.contains("provider request") && logged.contains("composio"),
         "logs were captured: {logged}"

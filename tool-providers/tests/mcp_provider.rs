@@ -8,6 +8,10 @@
 //! `${TOOLSMITH_PY:-python3}`; without the `mcp` module that test prints a skip notice, and
 //! fails only when `REQUIRE_FASTMCP=1`.
 
+mod support {
+    pub mod logs;
+}
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -381,33 +385,12 @@ async fn pagination_is_followed_bounded_and_bad_names_are_skipped() {
     endless.close().await;
 }
 
-/// Captures every tracing line of the test (TRACE and up, rmcp's and reqwest's included).
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 // One thread: the thread-local log subscriber sees rmcp's and reqwest's tasks too.
 #[tokio::test]
 async fn the_bearer_token_never_appears_in_debug_errors_or_logs() {
     const RIGHT: &str = "tok_CANARY_right_6b2e9f";
     const WRONG: &str = "tok_CANARY_wrong_1c7d4a";
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let logs = support::logs::capture();
 
     let (_server, url) = http_server_with(&["--auth-token-env", "MCP_TEST_TOKEN"], &[("MCP_TEST_TOKEN", RIGHT)]);
     let mut texts = Vec::new();
@@ -425,7 +408,7 @@ async fn the_bearer_token_never_appears_in_debug_errors_or_logs() {
     right.connect().await.unwrap();
     assert!(!slugs(&right, ListToolsOptions::default()).await.is_empty());
 
-    let logged = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let logged = logs.text();
     assert!(!logged.is_empty(), "logs were captured");
     texts.push(logged);
     for text in &texts {
