@@ -6,9 +6,14 @@
 //! Owns [`ComposioToolProvider`], the mapping of our 1-based pages onto Composio's cursors
 //! (walked, bounded by the page cap), the mapping of connected-account statuses, and the
 //! model-facing errors (a missing connected account tells the model how the user connects).
+//!
+//! A pinned connected account is checked against the user bucket it acts for before it is
+//! used (tenant isolation does not rest on the platform's own check): at resolution when the
+//! bucket is fixed (author-bound connections), at each caller's first call otherwise. The
+//! owner of each account is looked up once (`GET /connected_accounts/{id}`) and remembered.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -78,7 +83,20 @@ pub struct ComposioToolProvider {
     wait_max: Duration,
     poll_interval: Duration,
     callback_url: Option<String>,
+    /// The owner and toolkit of each connected account looked up so far (an account never
+    /// changes owner): a pinned account is checked once, not on every call. Shared by clones.
+    accounts_seen: Arc<Mutex<HashMap<String, AccountFacts>>>,
 }
+
+/// Who a connected account belongs to.
+#[derive(Debug, Clone)]
+struct AccountFacts {
+    user_id: String,
+    toolkit: String,
+}
+
+/// Accounts remembered in [`ComposioToolProvider::accounts_seen`] before it starts over.
+const ACCOUNTS_SEEN_MAX: usize = 4096;
 
 impl std::fmt::Debug for ComposioToolProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -150,6 +168,7 @@ impl ComposioToolProvider {
             wait_max: Duration::from_secs(120),
             poll_interval: Duration::from_secs(2),
             callback_url: None,
+            accounts_seen: Arc::default(),
         }
     }
 
@@ -435,6 +454,43 @@ impl ComposioToolProvider {
         self.http.json_or_absent(reqwest::Method::GET, &path).await
     }
 
+    /// The owner and toolkit of a connected account (`None`: no such account).
+    async fn account_facts(&self, id: &str) -> Result<Option<AccountFacts>, ProviderError> {
+        let seen = |s: &Self| s.accounts_seen.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
+        if let Some(facts) = seen(self) {
+            return Ok(Some(facts));
+        }
+        let Some(account) = self.account(id).await? else {
+            return Ok(None);
+        };
+        let facts = AccountFacts {
+            user_id: account.get("user_id").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            toolkit: account_toolkit(&account),
+        };
+        let mut all = self.accounts_seen.lock().unwrap_or_else(|e| e.into_inner());
+        if all.len() >= ACCOUNTS_SEEN_MAX {
+            all.clear();
+        }
+        all.insert(id.to_owned(), facts.clone());
+        Ok(Some(facts))
+    }
+
+    /// Why the pinned connected account `id` may not act for `user` on `toolkit` (empty: any
+    /// toolkit), if it may not. Tenant isolation does not rest on the platform's own check: a
+    /// pinned account of another user is refused before anything runs with it.
+    async fn pinned_account_refusal(&self, id: &str, user: &str, toolkit: &str) -> Result<Option<String>, ProviderError> {
+        let toolkit = toolkit.trim().to_ascii_lowercase();
+        Ok(match self.account_facts(id).await? {
+            None => Some(format!("the connected account `{id}` does not exist")),
+            Some(f) if f.user_id != user => Some(format!("the connected account `{id}` belongs to another user")),
+            Some(f) if !toolkit.is_empty() && !f.toolkit.is_empty() && f.toolkit != toolkit => Some(format!(
+                "the connected account `{id}` belongs to the toolkit `{}`, not `{toolkit}`",
+                f.toolkit
+            )),
+            Some(_) => None,
+        })
+    }
+
     /// Every connected account of these users and toolkits (bounded).
     async fn accounts(&self, users: &[String], toolkits: &[String]) -> Result<Vec<Value>, ProviderError> {
         let mut query = vec![("user_ids", users.join(","))];
@@ -629,6 +685,17 @@ struct Remote {
 impl Remote {
     async fn run(&self, arguments: Value, user: Option<String>) -> Result<Value, ToolError> {
         let p = &self.provider;
+        if let (Some(account), Some(u)) = (&self.binding.connected_account_id, &user) {
+            let refusal = p.pinned_account_refusal(account, u, &self.toolkit).await.map_err(|e| {
+                ToolError::new(format!("Composio tool `{}` could not check its connected account: {e}", self.slug))
+                    .with_kind_of(ErrorKind::Execution)
+            })?;
+            if let Some(why) = refusal {
+                // The caller learns only that the account is not theirs to use.
+                tracing::warn!(target: "tool_providers::composio", tool = %self.slug, %why, "pinned connected account refused");
+                return Err(self.connect_error(Some(u)));
+            }
+        }
         let mut body = json!({"arguments": arguments});
         if let Some(u) = &user {
             body["user_id"] = json!(u);
@@ -1185,6 +1252,16 @@ impl ToolProvider for ComposioToolProvider {
     fn resolve_tools_vnext(&self, options: ResolveToolsOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
         Box::pin(async move {
             let binding = self.vnext_binding(&options)?;
+            // An account pinned for a known user is checked now; one pinned for callers is
+            // checked at each caller's first call.
+            if let (UserRule::Fixed(user), Some(account)) = (&binding.user, &binding.connected_account_id) {
+                let toolkit = options.toolkit.as_deref().unwrap_or_default();
+                if let Some(why) = self.pinned_account_refusal(account, user, toolkit).await? {
+                    return Err(ProviderError::Config(format!(
+                        "Composio tools cannot be bound to user `{user}` through this connection: {why}"
+                    )));
+                }
+            }
             let descriptions: BTreeMap<String, String> = options
                 .tool_meta
                 .iter()

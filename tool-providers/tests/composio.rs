@@ -671,6 +671,30 @@ async fn fan_out_with_two_labelled_gmail_connections() {
             (Some("author-1"), Some(account.as_str()))
         );
     }
+
+    // An author-bound connection pinned to another user's account is refused at resolution;
+    // its sibling still resolves.
+    let bobs = fake.add_account("bob", "gmail", "ACTIVE");
+    let slack = fake.add_account("author-1", "slack", "ACTIVE");
+    let mut selection = selection;
+    selection.get_mut("composio").unwrap().connections = BTreeMap::from([(
+        "gmail".to_owned(),
+        vec![pin(&bobs, "Bob"), pin(&work, "Work"), pin(&slack, "Slack")],
+    )]);
+    let registry = Registry::new();
+    let (ids, skipped) = providers.resolve_selection_into(&registry, &selection, &options).await;
+    assert_eq!(ids, ["GMAIL_SEND_EMAIL__WORK"]);
+    let why: Vec<(Option<&str>, &str)> = skipped.iter().map(|s| (s.connection_id.as_deref(), s.reason.as_str())).collect();
+    assert_eq!(why.len(), 2, "{skipped:?}");
+    assert!(why.contains(&(
+        Some(bobs.as_str()),
+        &*format!("Composio tools cannot be bound to user `author-1` through this connection: the connected account `{bobs}` belongs to another user")
+    )), "{skipped:?}");
+    assert!(
+        why.iter()
+            .any(|(c, e)| *c == Some(slack.as_str()) && e.contains("belongs to the toolkit `slack`, not `gmail`")),
+        "{skipped:?}"
+    );
 }
 
 #[tokio::test]
@@ -704,7 +728,9 @@ async fn callers_are_isolated_by_resource_id() {
         "an unidentified caller never executes"
     );
 
-    // Alice pinning Bob's account id still executes as Alice: the platform refuses.
+    // A tool pinned to Bob's account runs for Bob; for Alice it is refused before any
+    // execution (the account's owner is looked up once, then remembered).
+    let executions = fake.seen(|s| s.executions.len());
     let pinned = composio
         .resolve_tools_vnext(ResolveToolsOptions {
             tool_slugs: vec!["GMAIL_SEND_EMAIL".into()],
@@ -715,14 +741,29 @@ async fn callers_are_isolated_by_resource_id() {
         })
         .await
         .unwrap();
-    let stolen = Registry::from_iter(pinned.into_values());
-    let e = stolen.call("GMAIL_SEND_EMAIL", args.clone(), ctx("alice")).await.unwrap_err();
+    let pinned = Registry::from_iter(pinned.into_values());
+    let e = pinned.call("GMAIL_SEND_EMAIL", args.clone(), ctx("alice")).await.unwrap_err();
     assert!(e.message().contains("is not available to this user"), "{e}");
-    let last = fake.seen(|s| s.executions.last().cloned().unwrap());
+    assert!(!e.message().contains("bob"), "the owner is not revealed: {e}");
     assert_eq!(
-        (last.user_id.as_deref(), last.connected_account_id.as_deref()),
-        (Some("alice"), Some(bobs.as_str()))
+        fake.seen(|s| s.executions.len()),
+        executions,
+        "nothing ran with Bob's account for Alice"
     );
+    for _ in 0..2 {
+        let ok = pinned.call("GMAIL_SEND_EMAIL", args.clone(), ctx("bob")).await.unwrap();
+        assert_eq!(ok.value()["sent_by"], json!({"user": "bob", "account": bobs}));
+    }
+    let e = pinned.call("GMAIL_SEND_EMAIL", args.clone(), ctx("alice")).await.unwrap_err();
+    assert!(e.message().contains("is not available to this user"), "{e}");
+    let lookups = fake.seen(|s| {
+        s.requests
+            .iter()
+            .filter(|r| r.starts_with("GET ") && r.ends_with(&format!("/connected_accounts/{bobs}")))
+            .count()
+    });
+    assert_eq!(lookups, 1, "the owner of a pinned account is looked up once");
+    assert_eq!(fake.seen(|s| s.executions.len()), executions + 2);
 
     // Alice cannot list or wait on Bob's connections.
     let out = registry
