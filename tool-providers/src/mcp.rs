@@ -60,6 +60,9 @@ pub const MAX_PAGES: usize = 100;
 /// The default of [`McpToolProvider::connect_timeout`].
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default of [`McpToolProvider::pool_max_idle_per_host`].
+pub const DEFAULT_IDLE_CONNECTIONS: usize = 8;
+
 /// Redirects followed for one request (same-origin 307/308 only, as `rmcp`'s own client).
 const MAX_REDIRECTS: usize = 10;
 
@@ -76,6 +79,8 @@ enum Endpoint {
         /// PEM texts of extra trusted root certificates, parsed at connect.
         root_pems: Vec<Vec<u8>>,
         connect_timeout: Duration,
+        /// Idle keep-alive connections kept for reuse.
+        idle_connections: usize,
     },
 }
 
@@ -88,12 +93,14 @@ impl std::fmt::Debug for Endpoint {
                 bearer,
                 root_pems,
                 connect_timeout,
+                idle_connections,
             } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("bearer", &bearer.as_ref().map(|_| "<redacted>"))
                 .field("extra_root_certificates", &root_pems.len())
                 .field("connect_timeout", connect_timeout)
+                .field("pool_max_idle_per_host", idle_connections)
                 .finish(),
         }
     }
@@ -197,6 +204,7 @@ impl McpToolProvider {
                 bearer: None,
                 root_pems: Vec::new(),
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                idle_connections: DEFAULT_IDLE_CONNECTIONS,
             },
         )
     }
@@ -221,6 +229,20 @@ impl McpToolProvider {
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         if let Endpoint::Http { connect_timeout, .. } = &mut self.endpoint {
             *connect_timeout = timeout;
+        }
+        self
+    }
+
+    /// How many idle connections to the server are kept open for the next requests (default
+    /// [`DEFAULT_IDLE_CONNECTIONS`]; idle ones close after 90 s). Reuse saves a TCP connect and,
+    /// over `https://`, a TLS handshake per request: a call over TLS to a local server took
+    /// 0.37× the time with reuse, 308 vs 837 µs (`cargo bench -p tool-providers --bench
+    /// mcp_call`); the saving grows with the network's round-trip time. `0` opens a connection per request, as `rmcp`'s own
+    /// client does to avoid a stall it saw when a connection was reused after a response that
+    /// was not read to the end. HTTP only (ignored for stdio).
+    pub fn pool_max_idle_per_host(mut self, connections: usize) -> Self {
+        if let Endpoint::Http { idle_connections, .. } = &mut self.endpoint {
+            *idle_connections = connections;
         }
         self
     }
@@ -270,8 +292,9 @@ impl McpToolProvider {
                 bearer,
                 root_pems,
                 connect_timeout,
+                idle_connections,
             } => {
-                let client = http_client(id, url, root_pems, *connect_timeout)?;
+                let client = http_client(id, url, root_pems, *connect_timeout, *idle_connections)?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 if let Some(token) = bearer {
                     config = config.auth_header(token.as_str());
@@ -434,14 +457,20 @@ fn tls_config(id: &str, url: &str, extra: Vec<CertificateDer<'static>>) -> Resul
     Ok(config)
 }
 
-/// The reqwest 0.13 client `rmcp` runs on, with our TLS settings; otherwise as `rmcp`'s own
-/// default client (no idle pooling, same-origin 307/308 redirects only).
-fn http_client(id: &str, url: &str, root_pems: &[Vec<u8>], connect_timeout: Duration) -> Result<reqwest13::Client, ProviderError> {
+/// The reqwest 0.13 client `rmcp` runs on, with our TLS settings and connection reuse;
+/// otherwise as `rmcp`'s own default client (same-origin 307/308 redirects only).
+fn http_client(
+    id: &str,
+    url: &str,
+    root_pems: &[Vec<u8>],
+    connect_timeout: Duration,
+    idle_connections: usize,
+) -> Result<reqwest13::Client, ProviderError> {
     let tls = tls_config(id, url, extra_roots(id, root_pems)?)?;
     reqwest13::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(connect_timeout)
-        .pool_max_idle_per_host(0)
+        .pool_max_idle_per_host(idle_connections)
         .redirect(same_origin_redirects())
         .build()
         .map_err(|e| {
@@ -795,9 +824,22 @@ mod tests {
 
     #[test]
     fn a_plain_http_client_needs_no_roots_and_no_global_provider() {
-        http_client("plain", "http://127.0.0.1:1/mcp", &[], DEFAULT_CONNECT_TIMEOUT).unwrap();
+        http_client(
+            "plain",
+            "http://127.0.0.1:1/mcp",
+            &[],
+            DEFAULT_CONNECT_TIMEOUT,
+            DEFAULT_IDLE_CONNECTIONS,
+        )
+        .unwrap();
         let empty_pem: [Vec<u8>; 1] = [Vec::new()];
-        match http_client("plain", "http://127.0.0.1:1/mcp", &empty_pem, DEFAULT_CONNECT_TIMEOUT) {
+        match http_client(
+            "plain",
+            "http://127.0.0.1:1/mcp",
+            &empty_pem,
+            DEFAULT_CONNECT_TIMEOUT,
+            DEFAULT_IDLE_CONNECTIONS,
+        ) {
             Err(ProviderError::Config(m)) => assert!(m.contains("`plain`") && m.contains("#1"), "{m}"),
             other => panic!("{other:?}"),
         }

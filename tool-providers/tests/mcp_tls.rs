@@ -3,123 +3,21 @@
 //! the test (rcgen). Trusting that certificate with `root_certificate_pem` connects, lists and
 //! calls; without it the handshake fails on the certificate (verification is on); a bad PEM is
 //! a `ProviderError::Config`; a server that never finishes the handshake runs into
-//! `connect_timeout`.
+//! `connect_timeout`. Connections are reused (one TLS handshake for many calls) unless
+//! `pool_max_idle_per_host(0)` asks for one per request.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+mod support {
+    pub mod tls_server;
+}
+
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
-use tokio_rustls::rustls;
-use tokio_rustls::TlsAcceptor;
-use tool_core::mcp::http::HttpOptions;
-use tool_core::mcp::{McpConfig, McpServer};
+use support::tls_server::{start_tls_server, url};
+use tokio::net::TcpListener;
 use tool_core::provider::{ListToolsOptions, ProviderError, ResolveOptions, ToolProvider};
-use tool_core::runtime::Runtime;
-use tool_core::{CallOptions, DynamicTool, Registry};
+use tool_core::{CallOptions, Registry};
 use tool_providers::mcp::McpToolProvider;
-
-/// How long a handshake may take on the test server before it is dropped.
-const HANDSHAKE_PATIENCE: Duration = Duration::from_secs(10);
-
-/// A TCP listener whose connections are TLS: each accepted connection is handshaken before it is
-/// handed to axum; failed (or stalled) handshakes are recorded and skipped.
-struct TlsListener {
-    tcp: TcpListener,
-    acceptor: TlsAcceptor,
-    failed_handshakes: Arc<Mutex<Vec<String>>>,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let (tcp, addr) = match self.tcp.accept().await {
-                Ok(accepted) => accepted,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            };
-            let _ = tcp.set_nodelay(true);
-            match tokio::time::timeout(HANDSHAKE_PATIENCE, self.acceptor.accept(tcp)).await {
-                Ok(Ok(tls)) => return (tls, addr),
-                Ok(Err(e)) => self.failed_handshakes.lock().unwrap().push(e.to_string()),
-                Err(_) => self.failed_handshakes.lock().unwrap().push("handshake timed out".to_owned()),
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
-
-/// The running HTTPS server; dropping it stops the server.
-struct TlsServer {
-    port: u16,
-    cert_pem: String,
-    failed_handshakes: Arc<Mutex<Vec<String>>>,
-    serving: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        self.serving.abort();
-    }
-}
-
-fn echo_tool() -> DynamicTool {
-    DynamicTool::builder("echo", "Answers with the text it was given")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {"text": {"type": "string"}},
-            "required": ["text"]
-        }))
-        .handler(|input, _cx| async move { Ok(json!({"echo": input["text"]})) })
-        .unwrap()
-}
-
-/// Toolsmith's MCP server (one `echo` tool) at `https://localhost:PORT/mcp`, with a fresh
-/// self-signed certificate for `localhost`.
-async fn start_tls_server() -> TlsServer {
-    let rcgen::CertifiedKey { cert, signing_key } = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key)
-        .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-
-    let server = McpServer::new(Runtime::new(Registry::from_iter([echo_tool()])), McpConfig::default());
-    let router = tool_core::mcp::http::router(server, &HttpOptions::default());
-    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = tcp.local_addr().unwrap().port();
-    let failed_handshakes = Arc::new(Mutex::new(Vec::new()));
-    let listener = TlsListener {
-        tcp,
-        acceptor: TlsAcceptor::from(Arc::new(config)),
-        failed_handshakes: failed_handshakes.clone(),
-    };
-    let serving = tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    TlsServer {
-        port,
-        cert_pem: cert.pem(),
-        failed_handshakes,
-        serving,
-    }
-}
-
-fn url(port: u16) -> String {
-    format!("https://localhost:{port}/mcp")
-}
 
 fn config_message(err: ProviderError) -> String {
     match err {
@@ -250,4 +148,41 @@ async fn a_stalled_handshake_runs_into_the_connect_timeout() {
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
     assert!(matches!(err, ProviderError::Transport { .. }), "{err:?}");
     held.abort();
+}
+
+/// Calls `echo` `calls` times through `provider` and answers how many TCP connections the
+/// server accepted meanwhile.
+async fn connections_for_calls(server: &support::tls_server::TlsServer, provider: &McpToolProvider, calls: usize) -> usize {
+    let resolved = provider
+        .resolve_tools(vec!["echo".into()], ResolveOptions::default())
+        .await
+        .unwrap();
+    let registry = Registry::from_iter(resolved.into_values());
+    let before = server.connections();
+    for n in 0..calls {
+        registry
+            .call("echo", json!({"text": format!("call {n}")}), CallOptions::default())
+            .await
+            .unwrap();
+    }
+    server.connections() - before
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_reused_unless_pooling_is_off() {
+    let server = start_tls_server().await;
+    let pooled = McpToolProvider::http("pooled", url(server.port)).root_certificate_pem(&server.cert_pem);
+    pooled.connect().await.unwrap();
+    let opened = connections_for_calls(&server, &pooled, 20).await;
+    assert!(opened <= 2, "20 calls over a pooled client opened {opened} connections");
+    pooled.close().await;
+
+    let unpooled = McpToolProvider::http("unpooled", url(server.port))
+        .root_certificate_pem(&server.cert_pem)
+        .pool_max_idle_per_host(0);
+    unpooled.connect().await.unwrap();
+    let opened = connections_for_calls(&server, &unpooled, 20).await;
+    assert!(opened >= 20, "without pooling each call opens a connection: {opened}");
+    unpooled.close().await;
+    assert!(server.failed_handshakes.lock().unwrap().is_empty());
 }
