@@ -515,6 +515,33 @@ def test_dns_rebinding_is_refused(servers):
     assert local.status_code == 200, local.text
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_stateless_json_response_server(servers, catalog, mode):
+    """`serve --http --stateless --json-response`: no session, yet listing and calling work. A
+    legacy request has no session to be asked through, so approval answers at once naming the
+    waiting call; 2026-07-28 asks through an input-required result as always."""
+    target_file = servers.root / "x.txt"
+    target_file.write_text("old")
+    url = servers.toolsmith("http", "--stateless", "--json-response")
+    elicit = Elicitor(lambda p: types.ElicitResult(action="accept", content={"approved": True}))
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(url, mode, elicitation_callback=elicit) as client:
+            tools = await list_all(client)
+            calc = await call(client, "calculate", TOOL_ARGS["calculate"])
+            write = await call(client, "write-file", {"path": "x.txt", "content": "new!", "overwrite": True})
+    assert [t.name for t in tools] == list(catalog)
+    assert not calc.is_error and calc.structured_content == cli_call(servers.tmp, "calculate", TOOL_ARGS["calculate"])
+    if mode == "legacy":
+        assert elicit.asked == [], "a legacy client was asked without a session"
+        assert write.is_error and "stateless" in text_of(write), text_of(write)
+        assert re.search(r"toolsmith call mcp_\w+ --approve", text_of(write)), text_of(write)
+        assert target_file.read_text() == "old"
+    else:
+        assert len(elicit.asked) == 1
+        assert not write.is_error, text_of(write)
+        assert target_file.read_text() == "new!"
+
+
 TOKEN = "s3cret-token-for-tests"
 
 

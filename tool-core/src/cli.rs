@@ -143,7 +143,8 @@ enum Command {
         /// Accept this `Host` name too (local names always are).
         #[arg(long = "allow-host", value_name = "HOST")]
         allow_hosts: Vec<String>,
-        /// Calls that may run at once per session.
+        /// Calls that may run at once per session (with `--stateless`, per request: no limit
+        /// across requests).
         #[arg(long, default_value_t = 16)]
         max_concurrent_calls: usize,
         /// Tools per `tools/list` page.
@@ -159,6 +160,18 @@ enum Command {
         /// waits for the client to come back with the answer.
         #[arg(long, default_value_t = 600, value_name = "SECONDS")]
         input_timeout: u64,
+        /// HTTP without sessions, for load-balanced or serverless deployments: no
+        /// `Mcp-Session-Id`, each request served on its own, no GET stream. Clients before
+        /// MCP 2026-07-28 then cannot be asked anything mid-call: approval and suspension
+        /// answer with the waiting call's id (`toolsmith pending`), and a tool's elicitation or
+        /// sampling fails.
+        #[arg(long, conflicts_with = "stdio")]
+        stateless: bool,
+        /// Answer a call whose first message is its result as `application/json` instead of
+        /// an SSE stream (one that reports progress or logs first still streams). Requires
+        /// `--stateless`.
+        #[arg(long, requires = "stateless")]
+        json_response: bool,
     },
     /// List the calls waiting for approval or resume data.
     Pending {
@@ -561,6 +574,8 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
             max_body_bytes,
             context,
             input_timeout,
+            stateless,
+            json_response,
         } => {
             let context = context
                 .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
@@ -591,6 +606,8 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 allowed_origins: allow_origins,
                 auth_token,
                 max_body_bytes,
+                stateless,
+                json_response,
             };
             let addr = http.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8931)));
             let shutdown = tokio_util::sync::CancellationToken::new();

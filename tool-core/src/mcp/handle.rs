@@ -81,6 +81,8 @@ pub(crate) struct PeerHandle {
     can_sample: bool,
     /// 2026-07-28: questions go through `asks`, not as requests of the server's own.
     modern: bool,
+    /// The request has no session (stateless HTTP, before 2026-07-28): nothing can be asked.
+    sessionless: bool,
     queue: mpsc::UnboundedSender<Note>,
     asks: Option<mpsc::UnboundedSender<Ask>>,
 }
@@ -88,12 +90,14 @@ pub(crate) struct PeerHandle {
 impl PeerHandle {
     /// A handle, the task that sends its notifications (await it, after dropping every
     /// handle, to flush them) and, on 2026-07-28, the questions its tool asks mid-call.
+    /// `sessionless`: the request has no session, so elicitation and sampling fail at once.
     pub(crate) fn start(
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         min_level: Option<LoggingLevel>,
         capabilities: Option<rmcp::model::ClientCapabilities>,
         version: Option<ProtocolVersion>,
+        sessionless: bool,
     ) -> (Arc<PeerHandle>, JoinHandle<()>, Option<mpsc::UnboundedReceiver<Ask>>) {
         let (queue, mut rx) = mpsc::unbounded_channel::<Note>();
         let task = tokio::spawn(async move {
@@ -125,6 +129,7 @@ impl PeerHandle {
             can_elicit: capabilities.as_ref().is_some_and(|c| c.elicitation.is_some()),
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
             modern,
+            sessionless,
             queue,
             asks,
         };
@@ -174,6 +179,12 @@ fn unsupported(what: &str, why: &str) -> ToolError {
 impl McpHandle for PeerHandle {
     fn elicit(&self, message: String, schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
         Box::pin(async move {
+            if self.sessionless {
+                return Err(ToolError::new(format!(
+                    "The user cannot be asked for input: {}.",
+                    super::SESSIONLESS
+                )));
+            }
             if !self.can_elicit {
                 return Err(unsupported(
                     "ask its user for input",
@@ -233,6 +244,9 @@ impl McpHandle for PeerHandle {
 
     fn sample(&self, request: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async move {
+            if self.sessionless {
+                return Err(ToolError::new(format!("No model can be sampled: {}.", super::SESSIONLESS)));
+            }
             if !self.can_sample {
                 return Err(unsupported("sample a model", "it did not declare the sampling capability"));
             }

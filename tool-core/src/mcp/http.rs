@@ -5,6 +5,30 @@
 //! checks `Host` and `Origin` (local names only unless allowed: 403), an optional bearer token
 //! (401), the body size (413) and that every POST is a JSON-RPC message (400 with a JSON-RPC
 //! `-32700`/`-32600` error instead of a bare status).
+//!
+//! Two deployment modes:
+//!
+//! - **Sessions** (the default): `initialize` answers with an `Mcp-Session-Id` the client sends
+//!   on every later request (revisions up to 2025-11-25), every POST is answered with an SSE
+//!   stream, and a GET stream carries `notifications/tools/list_changed`. The session lives in
+//!   this process, so a load balancer must keep a client on one instance.
+//! - **Stateless** ([`HttpOptions::stateless`]; the MCP TypeScript SDK's
+//!   `sessionIdGenerator: undefined`): no `Mcp-Session-Id`, and every POST is served on its own
+//!   by any instance (load-balanced or serverless deployments). With
+//!   [`HttpOptions::json_response`] too, a call whose first message is its result is answered
+//!   `Content-Type: application/json`; one that reports progress or logs first is answered with
+//!   an SSE stream (those messages, then the result), so nothing is lost. A request without a
+//!   session cannot be sent a request of the server's own, so on revisions up to 2025-11-25:
+//!   approval and suspension are not asked through elicitation (the result names the waiting
+//!   call and the `toolsmith` command that continues it), a tool's `cx.mcp().elicit`/`sample`
+//!   fails with an error saying why, `logging/setLevel` has nothing to keep its level in (no
+//!   log notifications), there is no GET stream (no `notifications/tools/list_changed`: clients
+//!   list again), and `max_concurrent_calls` bounds the calls of one request, i.e. nothing
+//!   across requests (limit concurrency in front of the server).
+//!
+//! 2026-07-28 requests are stateless in both modes (their per-request metadata carries what a
+//! session did; questions travel as input-required results), so neither option changes them
+//! except that `json_response` applies to them as well.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,6 +58,17 @@ pub struct HttpOptions {
     pub auth_token: Option<String>,
     /// Largest accepted request body (default 4 MiB).
     pub max_body_bytes: usize,
+    /// Serve without sessions (rmcp's `legacy_session_mode = false`): no `Mcp-Session-Id`,
+    /// each request on its own, no GET stream. Off by default. See the module documentation
+    /// for what a request without a session cannot do (approval through elicitation, a tool
+    /// asking the client mid-call, `logging/setLevel`, `list_changed`).
+    pub stateless: bool,
+    /// Answer a request whose first message is its result with `Content-Type:
+    /// application/json` instead of an SSE stream (a request whose handler sends a
+    /// notification first still gets a stream). Requires [`Self::stateless`]: with sessions
+    /// every POST is answered with a stream, so [`serve`] refuses the combination (and
+    /// [`router`] panics) rather than ignoring it.
+    pub json_response: bool,
 }
 
 impl Default for HttpOptions {
@@ -43,7 +78,22 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             auth_token: None,
             max_body_bytes: 4 << 20,
+            stateless: false,
+            json_response: false,
         }
+    }
+}
+
+impl HttpOptions {
+    /// Why these options cannot be served (`json_response` without `stateless`).
+    pub fn check(&self) -> Result<(), String> {
+        if self.json_response && !self.stateless {
+            return Err(
+                "`json_response` requires `stateless` (`--json-response` requires `--stateless`): with sessions every request is answered with an SSE stream"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -152,7 +202,14 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
 }
 
 /// The axum router serving `server` at `/mcp`.
+///
+/// # Panics
+///
+/// When [`HttpOptions::check`] refuses `options` (`json_response` without `stateless`).
 pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServer<E>, options: &HttpOptions) -> axum::Router {
+    if let Err(why) = options.check() {
+        panic!("invalid HTTP options: {why}");
+    }
     let hosts: Vec<String> = LOCAL_HOSTS
         .iter()
         .map(|h| (*h).to_owned())
@@ -166,7 +223,12 @@ pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServe
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
-        .with_max_request_body_bytes(options.max_body_bytes);
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_legacy_session_mode(!options.stateless)
+        .with_json_response(options.json_response);
+    // Stateless, the factory runs for every request: each is a session of its own, told it
+    // has no client to send requests to.
+    let server = server.without_sessions(options.stateless);
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), LocalSessionManager::default().into(), config);
     let guard_state = Arc::new(Guard {
         token: options.auth_token.clone(),
@@ -178,7 +240,8 @@ pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServe
 }
 
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` receives the bound address
-/// (useful with port 0).
+/// (useful with port 0). Options [`HttpOptions::check`] refuses are an
+/// [`std::io::ErrorKind::InvalidInput`] error, before anything is bound.
 pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     server: McpServer<E>,
     addr: SocketAddr,
@@ -187,6 +250,9 @@ pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
+    options
+        .check()
+        .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
     // Without TCP_NODELAY, small SSE frames wait on delayed ACKs.

@@ -5,8 +5,9 @@
 //! tasks, views — with content from `to_model_output` and `structuredContent` from the raw
 //! output, logging levels, progress, cancellation, `list_changed`) and [`McpConfig`]. Approval
 //! and suspension ask the client's user through elicitation when it can (a blocking request on
-//! revisions up to 2025-11-25, an input-required result on 2026-07-28); otherwise the result
-//! says how to continue the call from the `toolsmith` command line. A tool that elicits or
+//! revisions up to 2025-11-25, an input-required result on 2026-07-28); otherwise (a client
+//! without elicitation, or a request without a session: stateless HTTP before 2026-07-28) the
+//! result says how to continue the call from the `toolsmith` command line. A tool that elicits or
 //! samples mid-call on 2026-07-28 is parked while its question travels as an input-required
 //! result, and goes on when the client calls again with the answer. Transports are in `http`
 //! and `stdio`; prompts, resources and completion come from an optional extra handler.
@@ -52,7 +53,8 @@ pub struct McpConfig {
     /// Tools per `tools/list` page (default 100).
     pub page_size: usize,
     /// Calls that may run at once per session (default 16); past it a call is refused with an
-    /// error result saying so.
+    /// error result saying so. A request without a session (stateless HTTP, every 2026-07-28
+    /// request) is a session of its own, so this bounds nothing across requests there.
     pub max_concurrent_calls: usize,
     /// The request context every call gets (MCP has none of its own).
     pub context: Option<Value>,
@@ -123,6 +125,9 @@ pub struct McpServer<E = NoExtras> {
     shared: Arc<Shared>,
     session: Arc<Session>,
     extras: E,
+    /// Served without sessions (stateless Streamable HTTP): a request of a revision up to
+    /// 2025-11-25 has no client the server could send a request to.
+    stateless: bool,
 }
 
 impl McpServer<NoExtras> {
@@ -137,6 +142,7 @@ impl McpServer<NoExtras> {
                 parked: Mutex::default(),
             }),
             extras: NoExtras,
+            stateless: false,
         }
     }
 }
@@ -157,6 +163,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             shared: self.shared,
             session: self.session,
             extras,
+            stateless: self.stateless,
         }
     }
 
@@ -166,7 +173,22 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             shared: self.shared.clone(),
             session: Arc::new(Session::new(&self.shared.config)),
             extras: self.extras.clone(),
+            stateless: self.stateless,
         }
+    }
+
+    /// The same server, told whether it is served without sessions (each request a session of
+    /// its own, no way to send the client a request): then approval, suspension and a tool's
+    /// `elicit`/`sample` on revisions up to 2025-11-25 say so at once instead of asking.
+    pub(crate) fn without_sessions(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// This request has no session: the server cannot send its client a request (stateless
+    /// HTTP, revisions up to 2025-11-25; 2026-07-28 asks through input-required results).
+    fn sessionless(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        self.stateless && !modern(ctx)
     }
 
     /// The runtime the server calls through.
@@ -230,6 +252,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             self.log_level(ctx),
             ctx.client_capabilities(),
             ctx.protocol_version(),
+            self.sessionless(ctx),
         );
         // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
         // cancelled by whichever request carries it; any other call is the request's.
@@ -555,6 +578,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Asks the client's user: a request on older revisions, an input-required result (the
     /// client answers and calls again, naming the waiting call) on 2026-07-28.
     async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, schema: Value) -> Asked {
+        if self.sessionless(ctx) {
+            return Asked::Cannot(format!("{SESSIONLESS}, so the client's user cannot be asked"));
+        }
         if ctx.client_capabilities().is_none_or(|c| c.elicitation.is_none()) {
             return Asked::Cannot("the client cannot ask its user: it did not declare elicitation".into());
         }
@@ -741,6 +767,10 @@ const STANDARD_METHODS: [&str; 15] = [
     "completion/complete",
     "subscriptions/listen",
 ];
+
+/// Why a request served without a session cannot be sent a request of the server's own.
+pub(crate) const SESSIONLESS: &str =
+    "this MCP server is stateless: it keeps no sessions and cannot send the client a request during a call";
 
 fn modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
