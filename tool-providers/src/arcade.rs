@@ -195,8 +195,7 @@ impl ArcadeToolProvider {
     }
 
     async fn definition(&self, name: &str) -> Result<Option<Value>, ProviderError> {
-        let path = format!("/v1/tools/{}", encode_segment(name));
-        self.http.json_or_absent(reqwest::Method::GET, &path).await
+        self.http.definition(&definition_path(name)).await
     }
 
     fn tool_info(item: &Value) -> Option<ToolInfo> {
@@ -218,16 +217,21 @@ impl ArcadeToolProvider {
         options: &ResolveOptions,
         bound: impl Fn(&str) -> Option<Bound>,
     ) -> Result<ResolvedTools, ProviderError> {
-        let mut out = ResolvedTools::new();
+        let mut wanted = Vec::new();
         for slug in slugs {
             let Some(name) = ArcadeName::parse(slug) else {
                 tracing::warn!(target: "tool_providers::arcade", slug, "not an Arcade tool name; left out");
                 continue;
             };
-            if !self.tool_allowed(&name.toolkit, &name.tool) {
-                continue;
+            if self.tool_allowed(&name.toolkit, &name.tool) {
+                wanted.push((slug, name));
             }
-            let Some(def) = self.definition(&name.qualified()).await? else {
+        }
+        let paths: Vec<String> = wanted.iter().map(|(_, name)| definition_path(&name.qualified())).collect();
+        let definitions = self.http.definitions(paths).await?;
+        let mut out = ResolvedTools::new();
+        for ((slug, name), def) in wanted.into_iter().zip(definitions) {
+            let Some(def) = def else {
                 tracing::warn!(target: "tool_providers::arcade", slug, "Arcade has no such tool; left out");
                 continue;
             };
@@ -1172,6 +1176,11 @@ fn envelope(bytes: &[u8]) -> (Option<String>, String) {
             (None, text.chars().take(300).collect())
         }
     }
+}
+
+/// Where Arcade serves a tool's definition.
+fn definition_path(qualified_name: &str) -> String {
+    format!("/v1/tools/{}", encode_segment(qualified_name))
 }
 
 #[cfg(test)]

@@ -414,8 +414,12 @@ impl ComposioToolProvider {
 
     /// A tool's definition, `None` when Composio does not know it.
     async fn definition(&self, slug: &str) -> Result<Option<Value>, ProviderError> {
-        let path = self.path(&format!("/tools/{}", encode_segment(slug)));
-        self.http.json_or_absent(reqwest::Method::GET, &path).await
+        self.http.definition(&self.definition_path(slug)).await
+    }
+
+    /// Where Composio serves a tool's definition.
+    fn definition_path(&self, slug: &str) -> String {
+        self.path(&format!("/tools/{}", encode_segment(slug)))
     }
 
     // ----- auth configs and connected accounts ---------------------------------------
@@ -603,14 +607,18 @@ impl ComposioToolProvider {
         descriptions: &BTreeMap<String, String>,
     ) -> Result<ResolvedTools, ProviderError> {
         let me = Arc::new(self.clone());
+        let mut slugs: Vec<String> = slugs.iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect();
+        let mut seen = BTreeSet::new();
+        slugs.retain(|s| seen.insert(s.clone()));
+        // Every definition first, several at a time (a tool's toolkit, and so whether the
+        // allow-list lets it through, is only known from its definition).
+        let remote: Vec<&String> = slugs.iter().filter(|s| !is_meta_tool(s)).collect();
+        let paths: Vec<String> = remote.iter().map(|s| self.definition_path(s)).collect();
+        let mut definitions: BTreeMap<&String, Option<Value>> = remote.into_iter().zip(self.http.definitions(paths).await?).collect();
         let mut out = ResolvedTools::new();
-        for slug in slugs {
-            let slug = slug.trim().to_owned();
-            if slug.is_empty() || out.contains_key(&slug) {
-                continue;
-            }
+        for slug in slugs.iter().cloned() {
             let description = descriptions.get(&slug).filter(|d| !d.trim().is_empty()).cloned();
-            if slug == MANAGE_CONNECTIONS || slug == WAIT_FOR_CONNECTIONS {
+            if is_meta_tool(&slug) {
                 if !self.meta_allowed(&slug) {
                     tracing::debug!(target: "tool_providers::composio", slug, "connection tool not allowed (add `composio` to the allowed toolkits)");
                     continue;
@@ -619,7 +627,7 @@ impl ComposioToolProvider {
                 out.insert(slug, tool);
                 continue;
             }
-            let Some(def) = self.definition(&slug).await? else {
+            let Some(def) = definitions.remove(&slug).flatten() else {
                 tracing::warn!(target: "tool_providers::composio", slug, "Composio has no such tool; left out");
                 continue;
             };
@@ -780,6 +788,11 @@ impl Remote {
         )
         .with_kind_of(ErrorKind::Execution)
     }
+}
+
+/// Whether `slug` names one of the connection-management tools this provider writes itself.
+fn is_meta_tool(slug: &str) -> bool {
+    slug == MANAGE_CONNECTIONS || slug == WAIT_FOR_CONNECTIONS
 }
 
 /// Whether an error says the user (or the given account) has no usable connected account.
@@ -1220,7 +1233,7 @@ impl ToolProvider for ComposioToolProvider {
     fn get_tool_schema(&self, slug: &str) -> BoxFuture<'_, Result<Option<Value>, ProviderError>> {
         let slug = slug.trim().to_owned();
         Box::pin(async move {
-            if slug == MANAGE_CONNECTIONS || slug == WAIT_FOR_CONNECTIONS {
+            if is_meta_tool(&slug) {
                 return Ok(self.meta_allowed(&slug).then(|| meta_schema(&slug)).flatten());
             }
             if slug.is_empty() {

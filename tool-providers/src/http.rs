@@ -1,13 +1,25 @@
 //! The HTTP plumbing every REST provider shares: one `reqwest` client, the API key in one
 //! header (and scrubbed out of every message), bounded 429 retries honouring `Retry-After`,
-//! a request timeout and a response size cap, and error bodies turned into
-//! [`ProviderError`]s.
+//! a request timeout and a response size cap, error bodies turned into [`ProviderError`]s, and
+//! tool definitions fetched several at a time and kept for a while ([`Http::definitions`]).
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
 
 use serde_json::Value;
 use tool_core::provider::ProviderError;
+
+/// Tool definitions fetched at once by one resolution.
+const DEFINITION_FETCHES_AT_ONCE: usize = 8;
+
+/// Tool definitions kept at most (past it, expired ones go, then all).
+const DEFINITIONS_KEPT: usize = 2048;
+
+/// Tool definitions by URL, with when each was fetched. Shared by a provider's clones.
+type DefinitionCache = Arc<Mutex<HashMap<String, (Instant, Value)>>>;
 
 /// Reads `(code or name, message)` out of a platform's error body.
 pub(crate) type Envelope = fn(&[u8]) -> (Option<String>, String);
@@ -28,6 +40,9 @@ pub(crate) struct Http {
     /// The platform's name, in messages.
     pub(crate) display: &'static str,
     pub(crate) envelope: Envelope,
+    /// How long a fetched tool definition is used before it is fetched again (zero: always).
+    pub(crate) definition_ttl: Duration,
+    definitions: DefinitionCache,
 }
 
 pub(crate) struct Reply {
@@ -56,6 +71,8 @@ impl Http {
             provider,
             display,
             envelope,
+            definition_ttl: Duration::from_secs(300),
+            definitions: DefinitionCache::default(),
         }
     }
 
@@ -175,6 +192,45 @@ impl Http {
         self.decode(reply).map(Some)
     }
 
+    /// The tool definitions at these paths, in their order (`None`: the platform has no such
+    /// tool), fetched [`DEFINITION_FETCHES_AT_ONCE`] at a time; a definition fetched less than
+    /// `definition_ttl` ago is not fetched again. Absences and failures are not remembered.
+    pub(crate) async fn definitions(&self, paths: Vec<String>) -> Result<Vec<Option<Value>>, ProviderError> {
+        futures::stream::iter(paths)
+            .map(|path| async move { self.definition(&path).await })
+            .buffered(DEFINITION_FETCHES_AT_ONCE)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect()
+    }
+
+    /// One tool definition, as [`definitions`](Self::definitions) fetches it.
+    pub(crate) async fn definition(&self, path: &str) -> Result<Option<Value>, ProviderError> {
+        let url = format!("{}{path}", self.base_url);
+        let cache = || self.definitions.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.definition_ttl.is_zero() {
+            if let Some((at, def)) = cache().get(&url) {
+                if at.elapsed() < self.definition_ttl {
+                    return Ok(Some(def.clone()));
+                }
+            }
+        }
+        let def = self.json_or_absent(reqwest::Method::GET, path).await?;
+        if let (Some(def), false) = (&def, self.definition_ttl.is_zero()) {
+            let mut kept = cache();
+            if kept.len() >= DEFINITIONS_KEPT {
+                let ttl = self.definition_ttl;
+                kept.retain(|_, (at, _)| at.elapsed() < ttl);
+                if kept.len() >= DEFINITIONS_KEPT {
+                    kept.clear();
+                }
+            }
+            kept.insert(url, (Instant::now(), def.clone()));
+        }
+        Ok(def)
+    }
+
     pub(crate) fn transport(&self, message: String) -> ProviderError {
         ProviderError::Transport {
             provider: self.provider.into(),
@@ -273,6 +329,14 @@ macro_rules! shared_builder_methods {
         /// The most pages one listing follows (default 100).
         pub fn max_pages(mut self, pages: usize) -> Self {
             self.max_pages = pages.max(1);
+            self
+        }
+
+        /// How long a fetched tool definition is reused before it is fetched again (default 5
+        /// minutes; zero fetches every time). Resolving tools fetches each definition; with this,
+        /// resolving the same tools again (per request, per caller) costs no request.
+        pub fn definition_cache_ttl(mut self, ttl: std::time::Duration) -> Self {
+            self.http.definition_ttl = ttl;
             self
         }
 

@@ -1131,3 +1131,67 @@ async fn serve_the_fake_for_sdk_contract_runs() {
     let secs = std::env::var("ARCADE_FAKE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     tokio::time::sleep(Duration::from_secs(secs)).await;
 }
+
+#[tokio::test]
+async fn definitions_are_fetched_together_and_reused_for_a_while() {
+    let (fake, arcade) = setup().await;
+    let slugs: Vec<String> = ["Math.Add", "Math.Divide", "Github.GetRepository", "Slack.SendMessage"]
+        .map(String::from)
+        .to_vec();
+    let resolve = |arcade: ArcadeToolProvider| {
+        let slugs = slugs.clone();
+        async move { arcade.resolve_tools(slugs, ResolveOptions::default()).await.unwrap() }
+    };
+    let description = |tools: &tool_core::provider::ResolvedTools| tools["Math.Add"].spec().description.clone();
+    let fetches = || fake.seen(|s| s.definition_fetches.len());
+
+    // A slow platform: the four definitions are asked for at once, not one after another.
+    fake.misbehave(|m| m.slow = Some(Duration::from_millis(150)));
+    let first = resolve(arcade.clone()).await;
+    fake.misbehave(|m| m.slow = None);
+    assert_eq!(first.len(), 4);
+    assert_eq!(fetches(), 4);
+    assert!(fake.seen(|s| s.max_in_flight) >= 2, "definitions were fetched one at a time");
+
+    // Resolving again within the time-to-live costs no request, and the tools still run.
+    fake.describe("Math.Add", "Adds, now with new words");
+    let again = resolve(arcade.clone()).await;
+    assert_eq!(fetches(), 4, "a fresh definition is fetched again");
+    assert_eq!(description(&again), description(&first));
+    let registry = Registry::from_iter(again.into_values());
+    let out = registry.call("Math.Add", json!({"a": 2, "b": 3}), ctx("user-1")).await.unwrap();
+    assert_eq!(out.value(), json!(5));
+
+    // A zero time-to-live fetches every time (and sees the change).
+    let uncached = resolve(arcade.clone().definition_cache_ttl(Duration::ZERO)).await;
+    assert_eq!(fetches(), 8);
+    assert_eq!(description(&uncached), "Adds, now with new words");
+
+    // Past the time-to-live a definition is fetched again.
+    let short = arcade.clone().definition_cache_ttl(Duration::from_millis(200));
+    resolve(short.clone()).await;
+    let before = fetches();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let later = resolve(short).await;
+    assert_eq!(fetches(), before + 4);
+    assert_eq!(description(&later), "Adds, now with new words");
+
+    // Absent tools and failures are not remembered.
+    let (fake, arcade) = setup().await;
+    for _ in 0..2 {
+        let none = arcade
+            .resolve_tools(vec!["Math.Nope".into()], ResolveOptions::default())
+            .await
+            .unwrap();
+        assert!(none.is_empty());
+    }
+    fake.misbehave(|m| m.fail_500 = true);
+    assert!(arcade.get_tool_schema("Math.Add").await.is_err());
+    fake.misbehave(|m| m.fail_500 = false);
+    assert!(arcade.get_tool_schema("Math.Add").await.unwrap().is_some());
+    assert_eq!(
+        fake.seen(|s| s.definition_fetches.clone()),
+        ["Math.Nope", "Math.Nope", "Math.Add"],
+        "the 500 answer was given before the handler (no fetch recorded) and the next one fetched"
+    );
+}

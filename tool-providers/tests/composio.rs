@@ -658,6 +658,15 @@ async fn fan_out_with_two_labelled_gmail_connections() {
     let (ids, skipped) = providers.resolve_selection_into(&registry, &selection, &options).await;
     assert!(skipped.is_empty(), "{skipped:?}");
     assert_eq!(ids, ["GMAIL_SEND_EMAIL__PERSONAL", "GMAIL_SEND_EMAIL__WORK"]);
+    let definition_fetches = || {
+        fake.seen(|s| {
+            s.requests
+                .iter()
+                .filter(|r| r.starts_with("GET ") && r.ends_with("/tools/GMAIL_SEND_EMAIL"))
+                .count()
+        })
+    };
+    assert_eq!(definition_fetches(), 1, "one definition serves both connections");
     let spec = registry.get("GMAIL_SEND_EMAIL__WORK").unwrap().spec().clone();
     assert!(spec.description.starts_with("Send mail for the team") && spec.description.contains("Routes through connection: Work"));
     for (id, account) in [("GMAIL_SEND_EMAIL__WORK", &work), ("GMAIL_SEND_EMAIL__PERSONAL", &personal)] {
@@ -684,6 +693,7 @@ async fn fan_out_with_two_labelled_gmail_connections() {
     let registry = Registry::new();
     let (ids, skipped) = providers.resolve_selection_into(&registry, &selection, &options).await;
     assert_eq!(ids, ["GMAIL_SEND_EMAIL__WORK"]);
+    assert_eq!(definition_fetches(), 1, "resolving again within the time-to-live fetches nothing");
     let why: Vec<(Option<&str>, &str)> = skipped.iter().map(|s| (s.connection_id.as_deref(), s.reason.as_str())).collect();
     assert_eq!(why.len(), 2, "{skipped:?}");
     assert!(why.contains(&(

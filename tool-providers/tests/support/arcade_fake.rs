@@ -46,6 +46,10 @@ pub struct Seen {
     pub connection_queries: Vec<Vec<(String, String)>>,
     /// The ids of every user-connection deletion (found or not).
     pub deletions: Vec<String>,
+    /// The name of every tool definition fetched (`GET /v1/tools/{name}`).
+    pub definition_fetches: Vec<String>,
+    /// The most requests it was answering at once.
+    pub max_in_flight: usize,
 }
 
 /// An authorization flow.
@@ -71,6 +75,9 @@ struct Inner {
     pollers: tokio::sync::watch::Sender<usize>,
     connections: Mutex<Vec<Value>>,
     next_connection: Mutex<u64>,
+    in_flight: std::sync::atomic::AtomicUsize,
+    /// Descriptions that replace the catalog's, by qualified name.
+    descriptions: Mutex<BTreeMap<String, String>>,
 }
 
 /// A running fake.
@@ -94,6 +101,8 @@ impl ArcadeFake {
             pollers: tokio::sync::watch::Sender::new(0),
             connections: Mutex::default(),
             next_connection: Mutex::new(0),
+            in_flight: Default::default(),
+            descriptions: Mutex::default(),
         });
         let app = Router::new()
             .route("/v1/health", get(health))
@@ -120,6 +129,15 @@ impl ArcadeFake {
     /// Reads what it saw.
     pub fn seen<T>(&self, read: impl FnOnce(&Seen) -> T) -> T {
         read(&self.inner.seen.lock().unwrap())
+    }
+
+    /// Gives the tool `qualified_name` (`Math.Add`) a new description from now on.
+    pub fn describe(&self, qualified_name: &str, description: &str) {
+        self.inner
+            .descriptions
+            .lock()
+            .unwrap()
+            .insert(qualified_name.to_owned(), description.to_owned());
     }
 
     /// Marks `user_id` as having authorized `toolkit`.
@@ -198,7 +216,26 @@ fn error(status: StatusCode, name: &str, message: &str) -> Response {
     (status, Json(json!({"name": name, "message": message}))).into_response()
 }
 
+/// Counts a request in flight while it lives.
+struct InFlight(Arc<Inner>);
+
+impl InFlight {
+    fn start(inner: &Arc<Inner>) -> InFlight {
+        let now = inner.in_flight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let mut seen = inner.seen.lock().unwrap();
+        seen.max_in_flight = seen.max_in_flight.max(now);
+        InFlight(inner.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 async fn gate(State(inner): State<Arc<Inner>>, headers: HeaderMap, request: Request, next: Next) -> Response {
+    let _in_flight = InFlight::start(&inner);
     let misbehave = Misbehave::take(&inner.misbehave);
     inner.seen.lock().unwrap().requests += 1;
     let presented = headers
@@ -340,9 +377,16 @@ fn find(name: &str) -> Option<Value> {
     catalog().into_iter().find(|t| t["qualified_name"].as_str() == Some(name))
 }
 
-async fn get_tool(Path(name): Path<String>) -> Response {
+async fn get_tool(State(inner): State<Arc<Inner>>, Path(name): Path<String>) -> Response {
+    inner.seen.lock().unwrap().definition_fetches.push(name.clone());
     match find(&name) {
-        Some(t) => Json(t).into_response(),
+        Some(mut t) => {
+            let qualified = t["qualified_name"].as_str().unwrap_or_default().to_owned();
+            if let Some(d) = inner.descriptions.lock().unwrap().get(&qualified) {
+                t["description"] = json!(d);
+            }
+            Json(t).into_response()
+        }
         None => error(StatusCode::NOT_FOUND, "not_found", &format!("tool {name} not found")),
     }
 }
