@@ -1290,6 +1290,29 @@ async fn ask_name(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
     }
 }
 
+/// Why `hold-on` stopped.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Hold {
+    why: String,
+}
+
+/// What lets `hold-on` go on.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Go {
+    go: bool,
+}
+
+/// Waits for a person's go-ahead before it finishes
+#[tool(suspend = Hold, resume = Go)]
+async fn hold_on(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    match cx.resume_data::<Go>()? {
+        Some(Go { go }) => Ok(format!("went on: {go}")),
+        None => Err(cx.suspend(Hold {
+            why: "needs a go-ahead".into(),
+        })),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_stateless_serves_every_request_without_a_session() {
     let server = start_http(server_with(all_tools(), McpConfig::default()), stateless(false)).await;
@@ -1352,7 +1375,7 @@ async fn http_stateless_json_response_answers_json_and_streams_only_when_needed(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_stateless_cannot_ask_the_user_and_says_so_at_once() {
-    let registry = Registry::from_iter([transfer::tool(), ask_name::tool()]);
+    let registry = Registry::from_iter([transfer::tool(), ask_name::tool(), hold_on::tool()]);
     let server = server_with(registry, McpConfig::default());
     let runtime = server.runtime().clone();
     let server = start_http(server, stateless(false)).await;
@@ -1404,6 +1427,36 @@ async fn http_stateless_cannot_ask_the_user_and_says_so_at_once() {
     assert!(is_error(&result), "{result}");
     let text = text_of(&result);
     assert!(text.contains("cannot be asked") && text.contains("stateless"), "{text}");
+
+    // A suspended call waits with its payload, and the result says how to resume it.
+    let result = call(4, call_params("hold-on", json!({}))).await;
+    assert!(!is_error(&result), "a suspension is not a failure: {result}");
+    let text = text_of(&result).to_owned();
+    let waiting = runtime
+        .pending()
+        .unwrap()
+        .into_iter()
+        .find(|p| p.tool_name == "hold-on")
+        .expect("the suspended call does not wait");
+    assert_eq!(waiting.kind, PendingKind::Suspended);
+    assert!(text.contains("stateless") && text.contains("needs a go-ahead"), "{text}");
+    assert!(
+        text.contains(&format!("toolsmith resume {} ", waiting.tool_call_id)),
+        "the command to resume it is missing: {text}"
+    );
+    // Resumed out of band, the call finishes.
+    let events = runtime
+        .resume(&waiting.tool_call_id, json!({"go": true}))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.raw, RunEvent::ToolResult { result, .. } if result == "went on: true")),
+        "the resumed call did not finish"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
