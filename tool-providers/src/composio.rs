@@ -460,9 +460,9 @@ impl ComposioToolProvider {
 
     /// The owner and toolkit of a connected account (`None`: no such account).
     async fn account_facts(&self, id: &str) -> Result<Option<AccountFacts>, ProviderError> {
-        let seen = |s: &Self| s.accounts_seen.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
-        if let Some(facts) = seen(self) {
-            return Ok(Some(facts));
+        let known = self.accounts_seen.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
+        if known.is_some() {
+            return Ok(known);
         }
         let Some(account) = self.account(id).await? else {
             return Ok(None);
