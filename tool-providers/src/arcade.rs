@@ -504,12 +504,16 @@ impl ArcadeToolProvider {
         let mut items = Vec::new();
         let mut offset: u64 = 0;
         for _ in 0..self.max_pages {
+            // Both filter spellings: `provider_id`/`user_id` (Arcade's OpenAPI and
+            // `@arcadeai/arcadejs`) and `provider[id]`/`user[id]` (`arcadepy` 1.10).
             let mut query = vec![
+                ("provider_id", provider_id.to_owned()),
                 ("provider[id]", provider_id.to_owned()),
                 ("limit", MAX_LIMIT.to_string()),
                 ("offset", offset.to_string()),
             ];
             if let Some(u) = user {
+                query.push(("user_id", u.to_owned()));
                 query.push(("user[id]", u.to_owned()));
             }
             let body = self
@@ -553,6 +557,7 @@ impl ArcadeToolProvider {
         let mut offset: u64 = 0;
         for _ in 0..self.max_pages {
             let query = [
+                ("user_id", user.to_owned()),
                 ("user[id]", user.to_owned()),
                 ("limit", MAX_LIMIT.to_string()),
                 ("offset", offset.to_string()),

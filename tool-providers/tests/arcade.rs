@@ -835,7 +835,13 @@ async fn connections_are_listed_per_toolkit_provider_and_user_with_pages() {
         (Some(2), Some(1), Some(50))
     );
     let query = fake.seen(|s| s.connection_queries.last().cloned().unwrap());
-    for pair in [("provider[id]", "github"), ("user[id]", "alice"), ("offset", "0")] {
+    for pair in [
+        ("provider_id", "github"),
+        ("provider[id]", "github"),
+        ("user_id", "alice"),
+        ("user[id]", "alice"),
+        ("offset", "0"),
+    ] {
         assert!(query.contains(&(pair.0.to_owned(), pair.1.to_owned())), "{query:?}");
     }
 

@@ -7,8 +7,9 @@
 //! arrived), its authorization flows (`POST /v1/tools/authorize` opens one; the test
 //! completes or fails it; `GET /v1/auth/status?id&wait` long-polls it, answering when it
 //! leaves `pending` or when the wait ends), its user connections (`GET
-//! /v1/admin/user_connections?provider[id]&user[id]&limit&offset`, `DELETE
-//! /v1/admin/user_connections/{id}`, as `arcadepy` 1.10.0 sends them) and the switches that
+//! /v1/admin/user_connections?provider_id&user_id&limit&offset` as `@arcadeai/arcadejs` 2.4.1
+//! sends them, or with `provider[id]`/`user[id]` as `arcadepy` 1.10.0 does; `DELETE
+//! /v1/admin/user_connections/{id}`) and the switches that
 //! make it misbehave: 429 once, 500, slow, malformed JSON, endless pagination, oversized
 //! bodies, a user filter ignored.
 
@@ -534,7 +535,8 @@ async fn auth_status(State(inner): State<Arc<Inner>>, Query(q): Query<StatusQuer
     answer
 }
 
-/// `GET /v1/admin/user_connections?provider[id]&user[id]&limit&offset`.
+/// `GET /v1/admin/user_connections?provider_id&user_id&limit&offset` (or `provider[id]`,
+/// `user[id]`).
 async fn list_connections(State(inner): State<Arc<Inner>>, Query(q): Query<Vec<(String, String)>>) -> Response {
     inner.seen.lock().unwrap().connection_queries.push(q.clone());
     let get = |k: &str| q.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
@@ -546,11 +548,13 @@ async fn list_connections(State(inner): State<Arc<Inner>>, Query(q): Query<Vec<(
     let Ok(offset) = get("offset").map_or(Ok(0), |o| o.parse::<u64>()) else {
         return error(StatusCode::BAD_REQUEST, "invalid_request", "offset must be a number");
     };
-    let provider = get("provider[id]");
+    // The public API's filters are `provider_id` and `user_id` (as `@arcadeai/arcadejs` 2.4.1
+    // sends them); `arcadepy` 1.10.0 sends `provider[id]` and `user[id]`: both are honoured.
+    let provider = get("provider_id").or_else(|| get("provider[id]"));
     let user = if inner.misbehave.lock().unwrap().ignore_user_filter {
         None
     } else {
-        get("user[id]")
+        get("user_id").or_else(|| get("user[id]"))
     };
     let all: Vec<Value> = inner
         .connections

@@ -289,7 +289,9 @@ fn toolkit_detail(slug: &str) -> Option<Value> {
         "slug": slug, "name": base["name"], "type": "native", "enabled": true, "is_local_toolkit": false,
         "composio_managed_auth": [], "composio_managed_auth_schemes": base["auth_schemes"],
         "deprecated": {"rawProxyInfoByAuthSchemes": [], "toolkitId": format!("tk-{slug}")},
-        "meta": meta, "auth_config_details": details, "base_url": null,
+        // No `base_url`: the API leaves it out unless the toolkit has a fixed one, and
+        // `@composio/core` 0.21.0 rejects `null` there (an optional string in its schema).
+        "meta": meta, "auth_config_details": details,
     }))
 }
 
@@ -333,7 +335,9 @@ pub fn tools() -> Vec<Value> {
             "Get a repository",
             "Get a GitHub repository",
             json!({"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}, "required": ["owner", "repo"]}),
-            json!({"anyOf": [{"type": "object"}, {"type": "null"}]}),
+            // A union `data`: parameter schemas are always `"type": "object"` at the top
+            // (`@composio/core` 0.21.0 rejects a tool whose output_parameters are not).
+            wrapped(json!({"anyOf": [{"type": "object"}, {"type": "null"}]})),
             false,
         ),
         tool(
@@ -442,13 +446,14 @@ fn csv(s: &Option<String>) -> Option<Vec<String>> {
 
 /// One page of `items` in Composio's list envelope; the cursor is opaque to clients.
 fn paginate(inner: &Inner, items: Vec<Value>, q: &ListQuery, endless_item: impl Fn(usize) -> Value) -> Response {
+    // No upper bound: `@composio/core` 0.21.0 asks for `limit=9999` when it lists tools by slug.
     let limit = q.limit.unwrap_or(20.0);
-    if !(1.0..=1000.0).contains(&limit) {
+    if !limit.is_finite() || limit < 1.0 {
         return error(
             StatusCode::BAD_REQUEST,
             json!(400),
             Some("BadRequest"),
-            "limit must be between 1 and 1000",
+            "limit must be at least 1",
             "",
         );
     }
