@@ -558,3 +558,135 @@ fn a_captured_stream_replays_through_the_hooks_showing_display_events() {
     assert_ne!(no_format.code, 0);
     assert!(no_format.stderr.contains("--format"), "{}", no_format.stderr);
 }
+
+/// `--import-mcp NAME=…` pointing at this very binary serving its tools over stdio.
+fn self_import(name: &str) -> String {
+    format!("{name}={} serve --stdio", shell_quote(env!("CARGO_BIN_EXE_toolsmith")))
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[test]
+fn imported_mcp_tools_sit_next_to_the_linked_ones() {
+    let me = self_import("me");
+    let listed = toolsmith(&["--import-mcp", &me, "list", "--json"]).json();
+    let ids: BTreeSet<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    let expected: BTreeSet<String> = ALL_IDS.iter().flat_map(|id| [id.to_string(), format!("me_{id}")]).collect();
+    assert_eq!(ids, expected);
+
+    // An imported tool answers what the linked one does, through the child server.
+    let args = r#"{"value": 100, "from": "C", "to": "F"}"#;
+    let local = toolsmith(&["call", "convert-units", args]).json();
+    let imported = toolsmith(&["call", "me_convert-units", args, "--import-mcp", &me]).json();
+    assert_eq!(imported, local);
+
+    // Its schema came over the wire; bad arguments are refused before the server is called.
+    let schema = toolsmith(&["--import-mcp", &me, "schema", "me_convert-units"]).json();
+    let linked = toolsmith(&["schema", "convert-units"]).json();
+    assert_eq!(schema["input"]["properties"], linked["input"]["properties"]);
+    let refused = toolsmith(&["--import-mcp", &me, "call", "me_convert-units", r#"{"value": "hot"}"#]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("/value"), "{}", refused.stderr);
+
+    // Catalogs include them.
+    let catalog = toolsmith(&["--import-mcp", &me, "catalog", "--format", "mcp"]).json();
+    let names: Vec<&str> = catalog["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"me_calculate") && names.contains(&"calculate"), "{names:?}");
+}
+
+#[test]
+fn import_mcp_refuses_bad_values_clashes_and_servers_that_do_not_start() {
+    for (value, why) in [
+        ("no-equals", "expected NAME=TARGET"),
+        ("bad name=x", "must be letters"),
+        ("x=", "no command or URL"),
+        ("x=/nonexistent/mcp-server --stdio", "`--import-mcp x`"),
+        ("x=http://127.0.0.1:1/mcp", "`--import-mcp x`"),
+    ] {
+        let run = toolsmith(&["--import-mcp", value, "list"]);
+        assert_eq!(run.code, 1, "{value}: {}", run.stderr);
+        assert!(run.stderr.contains(why), "{value}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{value}: {}", run.stdout);
+    }
+
+    let twice = toolsmith(&["--import-mcp", &self_import("me"), "--import-mcp", &self_import("ME"), "list"]);
+    assert!(twice.stderr.contains("used twice"), "{}", twice.stderr);
+
+    // `a` (a gateway importing `b`) brings `a_b_calculate`; `a_b` would bring it again.
+    let nested = format!(
+        "a={} --import-mcp {} serve --stdio",
+        shell_quote(env!("CARGO_BIN_EXE_toolsmith")),
+        shell_quote(&self_import("b"))
+    );
+    let clash = toolsmith(&["--import-mcp", &nested, "--import-mcp", &self_import("a_b"), "list"]);
+    assert_eq!(clash.code, 1, "{}", clash.stderr);
+    assert!(
+        clash.stderr.contains("`--import-mcp a_b`") && clash.stderr.contains("a_b_calculate"),
+        "{}",
+        clash.stderr
+    );
+}
+
+#[test]
+fn serve_puts_imported_servers_behind_one_mcp_endpoint() {
+    use std::io::{BufRead, BufReader, Write};
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA_DIR", data.path())
+        .args(["--import-mcp", &self_import("me"), "serve", "--stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = move |message: Value| -> Value {
+        writeln!(stdin, "{message}").unwrap();
+        let id = message["id"].clone();
+        if id.is_null() {
+            return Value::Null; // a notification
+        }
+        loop {
+            let line = lines.next().expect("the gateway answered").unwrap();
+            let reply: Value = serde_json::from_str(&line).unwrap();
+            if reply["id"] == id {
+                return reply;
+            }
+        }
+    };
+    let init = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}));
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let names: BTreeSet<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains("me_calculate") && names.contains("calculate"), "{names:?}");
+    let called = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "me_calculate", "arguments": {"expression": "x * 2", "variables": {"x": 21}}}}));
+    assert_eq!(
+        called["result"]["structuredContent"],
+        json!({"expression": "x * 2", "result": 42.0, "result_type": "float"}),
+        "{called}"
+    );
+    drop(ask);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the gateway did not end cleanly: {status}");
+}

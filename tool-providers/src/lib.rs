@@ -10,9 +10,11 @@
 //! [`mcp::McpToolProvider`] (any MCP server, over stdio or Streamable HTTP, its `tools/list`
 //! kept in sync on `list_changed`). Every HTTP client is
 //! bounded (request timeout, page cap, response size cap, bounded 429 retries) and never lets
-//! its API key reach `Debug` output, errors or logs.
+//! its API key reach `Debug` output, errors or logs. [`cli`] is the `toolsmith` command line
+//! with `--import-mcp`: remote MCP servers' tools next to the linked ones.
 
 pub mod arcade;
+pub mod cli;
 pub mod composio;
 mod http;
 

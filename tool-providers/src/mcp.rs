@@ -112,6 +112,8 @@ type Synced = (Arc<Registry>, BTreeMap<String, Value>);
 /// State shared by the provider, its notification handler and its tools' handlers.
 struct Shared {
     id: String,
+    /// Put before each server tool's name to make its Toolsmith id.
+    prefix: String,
     peer: RwLock<Option<Peer<RoleClient>>>,
     /// The server's tools (as the wire shows them), in server order.
     tools: RwLock<Vec<Value>>,
@@ -170,6 +172,7 @@ impl McpToolProvider {
             endpoint,
             shared: Arc::new(Shared {
                 id,
+                prefix: String::new(),
                 peer: RwLock::new(None),
                 tools: RwLock::new(Vec::new()),
                 sync: Mutex::new(None),
@@ -259,6 +262,20 @@ impl McpToolProvider {
     /// only when it was not set).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.info.name = name.into();
+        self
+    }
+
+    /// Gives every tool of this server the id `PREFIX<name>` (calls still use the server's
+    /// name), so that servers whose tools share names, or share them with local tools, can sit
+    /// in one registry: `tool_prefix("github_")` turns `create_issue` into
+    /// `github_create_issue` (the `server_tool` form Mastra's MCP client uses). Slugs
+    /// ([`ToolProvider::list_tools`], [`ToolProvider::resolve_tools`]) stay the server's names.
+    /// Set it before [`connect`](Self::connect); later it is ignored.
+    pub fn tool_prefix(mut self, prefix: impl Into<String>) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.prefix = prefix.into(),
+            None => tracing::warn!(provider = %self.info.id, "tool_prefix after connect is ignored"),
+        }
         self
     }
 
@@ -555,7 +572,7 @@ fn sync_registry(shared: &Arc<Shared>, tools: &[Value]) {
     owned.retain(|name, def| {
         let keep = current.get(name).is_some_and(|now| *now == def);
         if !keep {
-            registry.remove(name);
+            registry.remove(&format!("{}{name}", shared.prefix));
         }
         keep
     });
@@ -591,7 +608,7 @@ fn build_tool(shared: &Arc<Shared>, def: &Value) -> Option<Arc<dyn Tool>> {
     let description = text_of(def, "description")
         .or_else(|| text_of(def, "title"))
         .unwrap_or_else(|| format!("The `{name}` tool of the MCP server `{}`", shared.id));
-    let mut builder = DynamicTool::builder(name.clone(), description).input_schema(
+    let mut builder = DynamicTool::builder(format!("{}{name}", shared.prefix), description).input_schema(
         def.get("inputSchema")
             .cloned()
             .unwrap_or_else(|| serde_json::json!({"type": "object"})),

@@ -1,0 +1,234 @@
+//! The `toolsmith` command line ([`tool_core::cli`]) with remote MCP servers imported: every
+//! command (`list`, `schema`, `catalog`, `call`, `serve`, …) sees the tools linked into the
+//! binary plus those of each `--import-mcp NAME=TARGET` server, as `NAME_<tool>`, so one
+//! `toolsmith serve` can put several MCP servers behind one endpoint (with Toolsmith's
+//! validation, approval, views and limits in front of them).
+//!
+//! Owns [`run`], [`run_from`] and the parsing of `NAME=TARGET`: a `TARGET` that starts with
+//! `http://` or `https://` is a Streamable HTTP endpoint; anything else is a command line (split
+//! as a POSIX shell would, without running a shell) started as a child process speaking MCP on
+//! its stdio. An imported server's `list_changed` keeps its tools in step while the command
+//! runs (a long `serve` follows the remote set).
+//!
+//! ```text
+//! toolsmith --import-mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/data' list
+//! toolsmith --import-mcp crm=https://crm.internal.example/mcp serve --http 127.0.0.1:8931
+//! ```
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use tool_core::cli::{execute, Cli};
+use tool_core::Registry;
+
+use crate::mcp::McpToolProvider;
+
+/// `toolsmith` with `--import-mcp`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolsmith",
+    about = "List, inspect, export, call and serve the tools linked into this binary and those of imported MCP servers",
+    version
+)]
+pub struct ImportingCli {
+    /// Import every tool of an MCP server as `NAME_<tool>`: `NAME=COMMAND [ARGS…]` starts the
+    /// command as a child process speaking MCP on its stdio (split like a shell would, not run
+    /// by one); `NAME=http://…` or `NAME=https://…` connects over Streamable HTTP. NAME is
+    /// letters, digits, `_` and `-`. Repeat for several servers.
+    #[arg(long = "import-mcp", value_name = "NAME=TARGET", global = true)]
+    import_mcp: Vec<String>,
+    #[command(flatten)]
+    cli: Cli,
+}
+
+/// One `--import-mcp` value, understood.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Import {
+    /// A child process: the program and its arguments.
+    Stdio {
+        /// The server's name (the tools' id prefix without its `_`).
+        name: String,
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        /// The server's name.
+        name: String,
+        /// The endpoint URL.
+        url: String,
+    },
+}
+
+impl Import {
+    /// Reads `NAME=TARGET`; the error says what is wrong with it.
+    pub fn parse(value: &str) -> Result<Import, String> {
+        let Some((name, target)) = value.split_once('=') else {
+            return Err(format!(
+                "`--import-mcp {value}`: expected NAME=TARGET (a command line or an http(s):// URL)"
+            ));
+        };
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(format!(
+                "`--import-mcp {value}`: the name `{name}` must be letters, digits, `_` or `-` (it prefixes the tool ids)"
+            ));
+        }
+        let target = target.trim();
+        let lower = target.get(..8).unwrap_or(target).to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return Ok(Import::Http {
+                name: name.to_owned(),
+                url: target.to_owned(),
+            });
+        }
+        let words = shlex::split(target)
+            .ok_or_else(|| format!("`--import-mcp {value}`: the command has an unclosed quote or a trailing backslash"))?;
+        let mut words = words.into_iter();
+        let program = words
+            .next()
+            .ok_or_else(|| format!("`--import-mcp {value}`: no command or URL after `=`"))?;
+        Ok(Import::Stdio {
+            name: name.to_owned(),
+            program,
+            args: words.collect(),
+        })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Import::Stdio { name, .. } | Import::Http { name, .. } => name,
+        }
+    }
+
+    /// The provider for it, its tools named `NAME_<tool>` and mirrored into `registry`.
+    fn provider(&self, registry: &Arc<Registry>) -> McpToolProvider {
+        let provider = match self {
+            Import::Stdio { name, program, args } => McpToolProvider::stdio(name.clone(), program.clone(), args.clone()),
+            Import::Http { name, url } => McpToolProvider::http(name.clone(), url.clone()),
+        };
+        provider.tool_prefix(format!("{}_", self.name())).sync_into(registry.clone())
+    }
+}
+
+/// Parses the process arguments and runs (see the [module docs](self)).
+pub fn run() -> ExitCode {
+    run_from(std::env::args_os())
+}
+
+/// Parses the given arguments (the first is the program name) and runs against the linked
+/// tools plus the imported ones, writing to standard output and standard error.
+pub fn run_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let parsed = match ImportingCli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut out = std::io::stdout();
+    match runtime.block_on(execute_importing(parsed, &mut out)) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Connects the imported servers, runs the command against the linked tools plus theirs, and
+/// closes the servers; errors are returned as readable text.
+pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let imports = parsed.import_mcp.iter().map(|v| Import::parse(v)).collect::<Result<Vec<_>, _>>()?;
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(twice) = imports.iter().find(|i| !names.insert(i.name().to_ascii_lowercase())) {
+        return Err(format!("`--import-mcp`: the name `{}` is used twice", twice.name()));
+    }
+    let linked = Registry::try_global().map_err(|e| e.to_string())?;
+    let registry = Arc::new(Registry::try_from_tools(linked.tools()).map_err(|e| e.to_string())?);
+    let mut providers = Vec::new();
+    let mut outcome = Ok(());
+    for import in &imports {
+        let taken: std::collections::BTreeSet<String> = registry.ids().into_iter().collect();
+        let provider = import.provider(&registry);
+        if let Err(e) = provider.connect().await {
+            outcome = Err(format!("`--import-mcp {}`: {e}", import.name()));
+            break;
+        }
+        let clash: Vec<String> = provider
+            .tools()
+            .iter()
+            .filter_map(|t| t.get("name").and_then(serde_json::Value::as_str))
+            .map(|n| format!("{}_{n}", import.name()))
+            .filter(|id| taken.contains(id))
+            .collect();
+        providers.push(provider);
+        if !clash.is_empty() {
+            outcome = Err(format!(
+                "`--import-mcp {}`: these tool ids are taken already: {}",
+                import.name(),
+                clash.join(", ")
+            ));
+            break;
+        }
+    }
+    let result = match outcome {
+        Ok(()) => execute(parsed.cli, registry, out).await,
+        Err(e) => Err(e),
+    };
+    for provider in providers {
+        provider.close().await;
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_values() {
+        assert_eq!(
+            Import::parse("fs=npx -y '@mcp/server fs' /tmp").unwrap(),
+            Import::Stdio {
+                name: "fs".into(),
+                program: "npx".into(),
+                args: vec!["-y".into(), "@mcp/server fs".into(), "/tmp".into()],
+            }
+        );
+        assert_eq!(
+            Import::parse("crm = HTTPS://crm.example/mcp").unwrap(),
+            Import::Http {
+                name: "crm".into(),
+                url: "HTTPS://crm.example/mcp".into(),
+            }
+        );
+        for (bad, why) in [
+            ("no-equals", "expected NAME=TARGET"),
+            ("=cmd", "must be letters"),
+            ("a b=cmd", "must be letters"),
+            ("x=", "no command or URL"),
+            ("x=run 'open", "unclosed quote"),
+        ] {
+            let e = Import::parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+}
