@@ -4,6 +4,7 @@
 //! ```text
 //! mcp_fixture --stdio
 //! mcp_fixture --http 127.0.0.1:PORT     # port 0: prints `serving MCP on http://ADDR/mcp` to stderr
+//! mcp_fixture --http 127.0.0.1:0 --stateless --json-response   # the stateless modes
 //! ```
 //!
 //! The tools are ordinary `#[tool]` functions served from an explicit registry (not
@@ -33,6 +34,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext as McpRequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use tool_core::context::Elicitation;
+use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::Runtime;
@@ -580,18 +582,31 @@ impl ServerHandler for FixtureExtras {
 
 enum Transport {
     Stdio,
-    Http(SocketAddr),
+    Http(SocketAddr, HttpOptions),
 }
+
+const USAGE: &str = "usage: mcp_fixture --stdio | --http 127.0.0.1:PORT [--stateless] [--json-response] (port 0 picks a free port)";
 
 fn parse_args() -> Result<Transport, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["--stdio"] => Ok(Transport::Stdio),
-        ["--http", addr] => addr
-            .parse()
-            .map(Transport::Http)
-            .map_err(|e| format!("`{addr}` is not an address like 127.0.0.1:8931: {e}")),
-        _ => Err("usage: mcp_fixture --stdio | --http 127.0.0.1:PORT (port 0 picks a free port)".into()),
+        ["--http", addr, flags @ ..] => {
+            let addr = addr
+                .parse()
+                .map_err(|e| format!("`{addr}` is not an address like 127.0.0.1:8931: {e}"))?;
+            let mut options = HttpOptions::default();
+            for flag in flags {
+                match *flag {
+                    "--stateless" => options.stateless = true,
+                    "--json-response" => options.json_response = true,
+                    _ => return Err(USAGE.into()),
+                }
+            }
+            options.check()?;
+            Ok(Transport::Http(addr, options))
+        }
+        _ => Err(USAGE.into()),
     }
 }
 
@@ -643,10 +658,10 @@ async fn main() -> ExitCode {
     let server = McpServer::new(Runtime::new(registry), config).with_extras(FixtureExtras::default());
     let served = match transport {
         Transport::Stdio => tool_core::mcp::stdio::serve(server).await,
-        Transport::Http(addr) => {
+        Transport::Http(addr, options) => {
             // Never cancelled: the server runs until the process is stopped.
             let shutdown = Default::default();
-            tool_core::mcp::http::serve(server, addr, Default::default(), shutdown, |bound| {
+            tool_core::mcp::http::serve(server, addr, options, shutdown, |bound| {
                 eprintln!("serving MCP on http://{bound}/mcp")
             })
             .await
