@@ -639,54 +639,139 @@ fn import_mcp_refuses_bad_values_clashes_and_servers_that_do_not_start() {
     );
 }
 
-#[test]
-fn serve_puts_imported_servers_behind_one_mcp_endpoint() {
-    use std::io::{BufRead, BufReader, Write};
-    let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
-        .env("TOOLSMITH_DATA_DIR", data.path())
-        .args(["--import-mcp", &self_import("me"), "serve", "--stdio"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut ask = move |message: Value| -> Value {
-        writeln!(stdin, "{message}").unwrap();
-        let id = message["id"].clone();
-        if id.is_null() {
-            return Value::Null; // a notification
+/// A `toolsmith … serve --stdio` child spoken to in line-delimited JSON-RPC; what it prints
+/// is read on a thread, so a message that never comes fails the test instead of hanging it.
+struct StdioGateway {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+    _data: tempfile::TempDir,
+}
+
+impl StdioGateway {
+    fn start(imports: &[String]) -> StdioGateway {
+        use std::io::BufRead;
+        let data = tempfile::tempdir().unwrap();
+        let mut args: Vec<&str> = Vec::new();
+        for import in imports {
+            args.extend(["--import-mcp", import]);
         }
+        args.extend(["serve", "--stdio"]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+            .env("TOOLSMITH_DATA_DIR", data.path())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(serde_json::from_str::<Value>(&line).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut gateway = StdioGateway {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            _data: data,
+        };
+        let init = gateway.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        gateway.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        gateway
+    }
+
+    fn send(&mut self, message: Value) {
+        use std::io::Write;
+        writeln!(self.stdin.as_mut().unwrap(), "{message}").unwrap();
+    }
+
+    /// The next message for which `wanted` holds (others are skipped).
+    fn next(&self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
         loop {
-            let line = lines.next().expect("the gateway answered").unwrap();
-            let reply: Value = serde_json::from_str(&line).unwrap();
-            if reply["id"] == id {
-                return reply;
+            let message = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .unwrap_or_else(|e| panic!("no {what} from the gateway: {e}"));
+            if wanted(&message) {
+                return message;
             }
         }
-    };
-    let init = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}));
-    assert!(init["result"]["serverInfo"].is_object(), "{init}");
-    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
-    let names: BTreeSet<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.next(&format!("answer to {method}"), |m| m["id"] == id)
+    }
+
+    fn tool_names(&mut self, id: u64) -> BTreeSet<String> {
+        let listed = self.request(id, "tools/list", json!({}));
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Closes its input and waits for it to end.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "the gateway did not end cleanly: {status}");
+    }
+}
+
+#[test]
+fn serve_puts_imported_servers_behind_one_mcp_endpoint() {
+    let mut gateway = StdioGateway::start(&[self_import("me")]);
+    let names = gateway.tool_names(2);
     assert!(names.contains("me_calculate") && names.contains("calculate"), "{names:?}");
-    let called = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "me_calculate", "arguments": {"expression": "x * 2", "variables": {"x": 21}}}}));
+    let called = gateway.request(
+        3,
+        "tools/call",
+        json!({"name": "me_calculate", "arguments": {"expression": "x * 2", "variables": {"x": 21}}}),
+    );
     assert_eq!(
         called["result"]["structuredContent"],
         json!({"expression": "x * 2", "result": 42.0, "result_type": "float"}),
         "{called}"
     );
-    drop(ask);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "the gateway did not end cleanly: {status}");
+    gateway.finish();
+}
+
+#[test]
+fn an_imported_servers_list_changes_reach_the_gateways_clients() {
+    let fixture = format!("fx={} --stdio", shell_quote(env!("CARGO_BIN_EXE_mcp_fixture")));
+    let mut gateway = StdioGateway::start(&[fixture]);
+    let list_changed = |m: &Value| m["method"] == "notifications/tools/list_changed";
+    assert!(!gateway.tool_names(2).contains("fx_dynamic_echo"));
+
+    // The imported server adds a tool: its list_changed makes the gateway's set, and so the
+    // gateway's clients, follow.
+    let added = gateway.request(3, "tools/call", json!({"name": "fx_add_tool", "arguments": {}}));
+    assert_eq!(added["result"]["isError"], Value::Null, "{added}");
+    gateway.next("tools/list_changed after the addition", list_changed);
+    assert!(gateway.tool_names(4).contains("fx_dynamic_echo"));
+    let echoed = gateway.request(
+        5,
+        "tools/call",
+        json!({"name": "fx_dynamic_echo", "arguments": {"text": "through two servers"}}),
+    );
+    assert_eq!(echoed["result"]["content"][0]["text"], "through two servers", "{echoed}");
+
+    // And removes it again.
+    gateway.request(6, "tools/call", json!({"name": "fx_remove_tool", "arguments": {}}));
+    gateway.next("tools/list_changed after the removal", list_changed);
+    assert!(!gateway.tool_names(7).contains("fx_dynamic_echo"));
+    gateway.finish();
 }
