@@ -775,3 +775,74 @@ fn an_imported_servers_list_changes_reach_the_gateways_clients() {
     assert!(!gateway.tool_names(7).contains("fx_dynamic_echo"));
     gateway.finish();
 }
+
+#[test]
+fn an_http_import_sends_the_bearer_token_read_from_the_environment() {
+    use std::io::BufRead;
+    const SECRET: &str = "s3cret-import-token";
+    let data = tempfile::tempdir().unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA_DIR", data.path())
+        .env("SERVER_TOKEN", SECRET)
+        .args(["serve", "--http", "127.0.0.1:0", "--auth-token-env", "SERVER_TOKEN"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut banner)
+        .unwrap();
+    let url = banner
+        .trim()
+        .strip_prefix("serving MCP on ")
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .to_owned();
+    let import = format!("remote={url}");
+    let run = |token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+        command.env("TOOLSMITH_DATA_DIR", data.path()).env_remove("CLIENT_TOKEN");
+        if let Some(t) = token {
+            command.env("CLIENT_TOKEN", t);
+        }
+        let out = command
+            .args([
+                "--import-mcp",
+                &import,
+                "--import-mcp-token-env",
+                "remote=CLIENT_TOKEN",
+                "list",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+
+    let (code, stdout, stderr) = run(Some(SECRET));
+    assert_eq!(code, Some(0), "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(listed.as_array().unwrap().iter().any(|t| t["id"] == "remote_calculate"), "{listed}");
+
+    let (code, _, stderr) = run(Some("wrong-token"));
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("`--import-mcp remote`") && stderr.contains("401"), "{stderr}");
+    assert!(!stderr.contains("wrong-token"), "the token leaked: {stderr}");
+
+    let (code, _, stderr) = run(None);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("`CLIENT_TOKEN` is not set"), "{stderr}");
+
+    // A token for a command import, or for no import, is a mistake said as such.
+    let me = self_import("me");
+    let refused = toolsmith(&["--import-mcp", &me, "--import-mcp-token-env", "me=HOME", "list"]);
+    assert!(refused.stderr.contains("is a command, not an HTTP server"), "{}", refused.stderr);
+    let refused = toolsmith(&["--import-mcp-token-env", "nobody=HOME", "list"]);
+    assert!(refused.stderr.contains("no `--import-mcp nobody=…`"), "{}", refused.stderr);
+
+    server.kill().unwrap();
+    let _ = server.wait();
+}

@@ -40,6 +40,11 @@ pub struct ImportingCli {
     /// letters, digits, `_` and `-`. Repeat for several servers.
     #[arg(long = "import-mcp", value_name = "NAME=TARGET", global = true)]
     import_mcp: Vec<String>,
+    /// Send `Authorization: Bearer <token>` to the imported HTTP server NAME, the token read
+    /// from the environment variable VAR (never from the command line, where other users of
+    /// the machine could read it). Repeat for several servers.
+    #[arg(long = "import-mcp-token-env", value_name = "NAME=VAR", global = true)]
+    import_mcp_token_env: Vec<String>,
     #[command(flatten)]
     cli: Cli,
 }
@@ -108,10 +113,16 @@ impl Import {
     }
 
     /// The provider for it, its tools named `NAME_<tool>` and mirrored into `registry`.
-    fn provider(&self, registry: &Arc<Registry>) -> McpToolProvider {
+    fn provider(&self, registry: &Arc<Registry>, token: Option<String>) -> McpToolProvider {
         let provider = match self {
             Import::Stdio { name, program, args } => McpToolProvider::stdio(name.clone(), program.clone(), args.clone()),
-            Import::Http { name, url } => McpToolProvider::http(name.clone(), url.clone()),
+            Import::Http { name, url } => {
+                let provider = McpToolProvider::http(name.clone(), url.clone());
+                match token {
+                    Some(token) => provider.bearer_token(token),
+                    None => provider,
+                }
+            }
         };
         provider.tool_prefix(format!("{}_", self.name())).sync_into(registry.clone())
     }
@@ -161,13 +172,14 @@ pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Res
     if let Some(twice) = imports.iter().find(|i| !names.insert(i.name().to_ascii_lowercase())) {
         return Err(format!("`--import-mcp`: the name `{}` is used twice", twice.name()));
     }
+    let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports)?;
     let linked = Registry::try_global().map_err(|e| e.to_string())?;
     let registry = Arc::new(Registry::try_from_tools(linked.tools()).map_err(|e| e.to_string())?);
     let mut providers = Vec::new();
     let mut outcome = Ok(());
     for import in &imports {
         let taken: std::collections::BTreeSet<String> = registry.ids().into_iter().collect();
-        let provider = import.provider(&registry);
+        let provider = import.provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()));
         if let Err(e) = provider.connect().await {
             outcome = Err(format!("`--import-mcp {}`: {e}", import.name()));
             break;
@@ -197,6 +209,32 @@ pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Res
         provider.close().await;
     }
     result
+}
+
+/// The bearer token of each `--import-mcp-token-env NAME=VAR`, by lower-case NAME: VAR must be
+/// set and NAME an HTTP import.
+fn tokens_from_env(values: &[String], imports: &[Import]) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut tokens = std::collections::BTreeMap::new();
+    for value in values {
+        let flag = || format!("`--import-mcp-token-env {value}`");
+        let (name, var) = value
+            .split_once('=')
+            .map(|(n, v)| (n.trim(), v.trim()))
+            .ok_or_else(|| format!("{}: expected NAME=VAR", flag()))?;
+        match imports.iter().find(|i| i.name().eq_ignore_ascii_case(name)) {
+            Some(Import::Http { .. }) => {}
+            Some(Import::Stdio { .. }) => return Err(format!("{}: `{name}` is a command, not an HTTP server", flag())),
+            None => return Err(format!("{}: no `--import-mcp {name}=…`", flag())),
+        }
+        let token = std::env::var(var)
+            .ok()
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| format!("{}: the variable `{var}` is not set (or empty)", flag()))?;
+        if tokens.insert(name.to_ascii_lowercase(), token).is_some() {
+            return Err(format!("{}: `{name}` has a token already", flag()));
+        }
+    }
+    Ok(tokens)
 }
 
 #[cfg(test)]
