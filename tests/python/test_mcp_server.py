@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp_harness import (
     BUG_STDIO_DEADLOCK,
+    MCP_FIXTURE_BIN,
     TEST_TIMEOUT,
     Servers,
     StdioServerHung,
@@ -540,6 +542,38 @@ async def test_stateless_json_response_server(servers, catalog, mode):
         assert len(elicit.asked) == 1
         assert not write.is_error, text_of(write)
         assert target_file.read_text() == "new!"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_gateway_serves_an_imported_servers_tools(servers, catalog, mode):
+    """`toolsmith serve --http … --import-mcp fx=<mcp_fixture --stdio>`: the fixture's tools sit
+    beside the linked ones as `fx_<tool>`, calls reach the fixture through the gateway, and the
+    fixture adding (and removing) a tool changes what this client lists."""
+    url = servers.toolsmith("http", "--import-mcp", f"fx={shlex.quote(str(MCP_FIXTURE_BIN))} --stdio")
+
+    async def names_once(client: Any, settled: Any) -> set[str]:
+        # The gateway follows the fixture's list_changed on its own time: list until it has.
+        while not settled(names := {t.name for t in await list_all(client)}):
+            await anyio.sleep(0.05)
+        return names
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(url, mode) as client:
+            before = {t.name for t in await list_all(client)}
+            echoed = await call(client, "fx_echo", {"text": "through the gateway"})
+            calc = await call(client, "calculate", TOOL_ARGS["calculate"])
+            await call(client, "fx_add_tool", {})
+            after = await names_once(client, lambda n: "fx_dynamic_echo" in n)
+            added = await call(client, "fx_dynamic_echo", {"text": "added at run time"})
+            await call(client, "fx_remove_tool", {})
+            final = await names_once(client, lambda n: "fx_dynamic_echo" not in n)
+    assert set(catalog) <= before, sorted(set(catalog) - before)
+    assert {"fx_echo", "fx_add_tool", "fx_remove_tool"} <= before and "fx_dynamic_echo" not in before
+    assert not echoed.is_error and text_of(echoed) == "through the gateway", text_of(echoed)
+    assert not calc.is_error and calc.structured_content == cli_call(servers.tmp, "calculate", TOOL_ARGS["calculate"])
+    assert after == before | {"fx_dynamic_echo"}
+    assert not added.is_error and text_of(added) == "added at run time"
+    assert final == before
 
 
 TOKEN = "s3cret-token-for-tests"
