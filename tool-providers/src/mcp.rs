@@ -35,18 +35,22 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use serde_json::Value;
+use tool_core::context::McpHandle;
 use tool_core::provider::{
     Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
     Toolkit,
@@ -121,12 +125,32 @@ struct Shared {
     sync: Mutex<Option<Synced>>,
     /// Serialises refreshes.
     refreshing: tokio::sync::Mutex<()>,
+    /// Where the progress of each running call goes (the MCP client of the call, when it came
+    /// from one), and the last progress passed on, by the progress token of its `tools/call`.
+    progress: Mutex<ProgressRoutes>,
 }
+
+/// The MCP client each running call reports progress to, and the last progress passed on.
+type ProgressRoutes = HashMap<ProgressToken, (Arc<dyn McpHandle>, f64)>;
 
 /// Hears the server's notifications.
 struct Notifier(Weak<Shared>);
 
 impl ClientHandler for Notifier {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let Some(shared) = self.0.upgrade() else { return };
+        let mut routes = shared.progress.lock().unwrap_or_else(|e| e.into_inner());
+        // rmcp runs notification handlers concurrently, so they can come here out of order;
+        // progress must increase, so one overtaken by a later one is dropped. Passed on under
+        // the lock, in the order accepted.
+        if let Some((sink, last)) = routes.get_mut(&params.progress_token) {
+            if params.progress > *last {
+                *last = params.progress;
+                sink.progress(params.progress, params.total, params.message);
+            }
+        }
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         if let Some(shared) = self.0.upgrade() {
             if let Err(e) = refresh(&shared, &context.peer).await {
@@ -177,6 +201,7 @@ impl McpToolProvider {
                 tools: RwLock::new(Vec::new()),
                 sync: Mutex::new(None),
                 refreshing: tokio::sync::Mutex::new(()),
+                progress: Mutex::default(),
             }),
             service: tokio::sync::Mutex::new(None),
         }
@@ -632,14 +657,15 @@ fn build_tool(shared: &Arc<Shared>, def: &Value) -> Option<Arc<dyn Tool>> {
     });
     let weak = Arc::downgrade(shared);
     let tool_name = name.clone();
-    let built = builder.handler(move |input, _cx| {
+    let built = builder.handler(move |input, cx| {
         let weak = weak.clone();
         let tool_name = tool_name.clone();
+        let caller = cx.call().mcp.clone();
         async move {
             let shared = weak
                 .upgrade()
                 .ok_or_else(|| ToolError::new(format!("The MCP provider of `{tool_name}` is gone.")))?;
-            call_tool(&shared, &tool_name, input).await
+            call_tool(&shared, &tool_name, input, caller).await
         }
     });
     match built {
@@ -651,8 +677,45 @@ fn build_tool(shared: &Arc<Shared>, def: &Value) -> Option<Arc<dyn Tool>> {
     }
 }
 
+/// Routes a call's progress to its caller while it runs.
+struct ProgressRoute<'a> {
+    shared: &'a Shared,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        self.shared.progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.token);
+    }
+}
+
+/// Tells the server a `tools/call` is no longer wanted when the call is dropped unanswered
+/// (the caller cancelled it, or its timeout ran out).
+struct Abandon {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let notification = ClientNotification::CancelledNotification(CancelledNotification::new(CancelledNotificationParam::new(
+            Some(id),
+            Some("cancelled by the caller".to_owned()),
+        )));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.send_notification(notification).await;
+            });
+        }
+    }
+}
+
 /// `tools/call`: `structuredContent` when present, else the content (text-only → the text).
-async fn call_tool(shared: &Shared, name: &str, input: Value) -> Result<Value, ToolError> {
+/// The server's progress reaches `caller` (the MCP client of this call, if any); a call dropped
+/// before its answer is cancelled on the server (`notifications/cancelled`).
+async fn call_tool(shared: &Shared, name: &str, input: Value, caller: Option<Arc<dyn McpHandle>>) -> Result<Value, ToolError> {
     let peer = current_peer(shared)?;
     let mut params = CallToolRequestParams::new(name.to_owned());
     match input {
@@ -660,11 +723,39 @@ async fn call_tool(shared: &Shared, name: &str, input: Value) -> Result<Value, T
         Value::Null => {}
         other => return Err(ToolError::new(format!("`{name}` takes a JSON object, not {other}"))),
     }
-    let result = peer
-        .call_tool(params)
+    let failed = |e: rmcp::ServiceError| ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}", shared.id));
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|e| ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}", shared.id)))?;
-    let result = serde_json::to_value(&result).map_err(|e| ToolError::new(e.to_string()))?;
+        .map_err(failed)?;
+    let _route = caller.map(|sink| {
+        let token = handle.progress_token.clone();
+        shared
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), (sink, f64::NEG_INFINITY));
+        ProgressRoute { shared, token }
+    });
+    let mut abandon = Abandon {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let response = handle.await_response().await;
+    abandon.id = None;
+    let result = match response.map_err(failed)? {
+        ServerResult::CallToolResult(result) => serde_json::to_value(&result),
+        ServerResult::InputRequiredResult(_) => {
+            return Err(ToolError::new(format!(
+                "The MCP server `{}` asked for input in the middle of `{name}`, which this client does not answer.",
+                shared.id
+            )))
+        }
+        // Some servers answer an empty object; read whatever came like a result.
+        other => serde_json::to_value(&other),
+    }
+    .map_err(|e| ToolError::new(e.to_string()))?;
     let content = result.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
     let texts: Option<Vec<&str>> = content
         .iter()

@@ -1,0 +1,130 @@
+//! What travels with a call through `McpToolProvider`, against Toolsmith's own MCP server
+//! served in-process over Streamable HTTP: the server's progress reaches the MCP client of the
+//! call (a gateway's client, say), and a call cancelled here is cancelled on the server.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tool_core::context::{Elicitation, McpHandle};
+use tool_core::mcp::http::HttpOptions;
+use tool_core::mcp::{McpConfig, McpServer};
+use tool_core::provider::{ResolveOptions, ToolProvider};
+use tool_core::runtime::Runtime;
+use tool_core::tool::BoxFuture;
+use tool_core::{CallOptions, CancellationToken, DynamicTool, ErrorKind, LogLevel, Registry, ToolError};
+use tool_providers::mcp::McpToolProvider;
+
+/// Records the progress a call reports to its MCP client.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(f64, Option<f64>, Option<String>)>>);
+
+impl McpHandle for Recorder {
+    fn elicit(&self, _message: String, _schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
+        Box::pin(std::future::ready(Err(ToolError::new("not asked in this test"))))
+    }
+
+    fn log(&self, _level: LogLevel, _data: Value) {}
+
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.0.lock().unwrap().push((progress, total, message));
+    }
+}
+
+/// The remote server: `ticks` reports three steps of progress; `wait` says it started, then
+/// waits for its cancellation and says so.
+async fn start_server(started: mpsc::UnboundedSender<()>, cancelled: mpsc::UnboundedSender<()>) -> String {
+    let ticks = DynamicTool::builder("ticks", "Reports three steps of progress")
+        .handler(|_, cx| async move {
+            let mcp = cx.mcp().ok_or_else(|| ToolError::new("no MCP client"))?;
+            for step in 1..=3 {
+                mcp.progress(f64::from(step), Some(3.0), Some(format!("step {step}")));
+            }
+            // Progress is passed on by notification handlers that rmcp runs as tasks of
+            // their own; a result right behind it could overtake them and end the route.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok(json!("ticked"))
+        })
+        .unwrap();
+    let wait = DynamicTool::builder("wait", "Waits until it is cancelled")
+        .handler(move |_, cx| {
+            let (started, cancelled) = (started.clone(), cancelled.clone());
+            async move {
+                let _ = started.send(());
+                cx.cancellation().cancelled().await;
+                let _ = cancelled.send(());
+                Ok(json!("cancelled"))
+            }
+        })
+        .unwrap();
+    let server = McpServer::new(Runtime::new(Registry::from_iter([ticks, wait])), McpConfig::default());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let _ = tool_core::mcp::http::serve(
+            server,
+            "127.0.0.1:0".parse().unwrap(),
+            HttpOptions::default(),
+            CancellationToken::new(),
+            |addr| {
+                let _ = tx.send(addr);
+            },
+        )
+        .await;
+    });
+    format!("http://{}/mcp", rx.await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let (cancelled_tx, mut cancelled) = mpsc::unbounded_channel();
+    let url = start_server(started_tx, cancelled_tx).await;
+    let provider = McpToolProvider::http("remote", url);
+    provider.connect().await.unwrap();
+    let tools = provider
+        .resolve_tools(vec!["ticks".into(), "wait".into()], ResolveOptions::default())
+        .await
+        .unwrap();
+    let registry = Arc::new(Registry::from_iter(tools.into_values()));
+
+    // The remote tool's progress arrives at the MCP client of the call, always increasing
+    // (one overtaken by a later one on the way is dropped), ending with the last step.
+    let recorder = Arc::new(Recorder::default());
+    let options = CallOptions {
+        mcp: Some(recorder.clone()),
+        ..Default::default()
+    };
+    let out = registry.call("ticks", json!({}), options).await.unwrap();
+    assert_eq!(out.value(), json!("ticked"));
+    let seen = recorder.0.lock().unwrap().clone();
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+    assert_eq!(seen.last(), Some(&(3.0, Some(3.0), Some("step 3".into()))), "{seen:?}");
+
+    // Without an MCP client the progress goes nowhere, and the call still answers.
+    let out = registry.call("ticks", json!({}), CallOptions::default()).await.unwrap();
+    assert_eq!(out.value(), json!("ticked"));
+
+    // Cancelled here, the call is cancelled on the server too.
+    let token = CancellationToken::new();
+    let options = CallOptions {
+        cancellation: Some(token.clone()),
+        ..Default::default()
+    };
+    let call = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.call("wait", json!({}), options).await }
+    });
+    tokio::time::timeout(Duration::from_secs(10), started.recv())
+        .await
+        .expect("the remote tool did not start")
+        .unwrap();
+    token.cancel();
+    let e = call.await.unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Aborted, "{e}");
+    tokio::time::timeout(Duration::from_secs(10), cancelled.recv())
+        .await
+        .expect("the server's tool was never cancelled")
+        .unwrap();
+    provider.close().await;
+}
