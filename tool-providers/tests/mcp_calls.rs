@@ -16,9 +16,12 @@ use tool_core::tool::BoxFuture;
 use tool_core::{CallOptions, CancellationToken, DynamicTool, ErrorKind, LogLevel, Registry, ToolError};
 use tool_providers::mcp::McpToolProvider;
 
+/// One progress report: progress, total, message.
+type Progress = (f64, Option<f64>, Option<String>);
+
 /// Records the progress a call reports to its MCP client.
 #[derive(Default)]
-struct Recorder(Mutex<Vec<(f64, Option<f64>, Option<String>)>>);
+struct Recorder(Mutex<Vec<Progress>>);
 
 impl McpHandle for Recorder {
     fn elicit(&self, _message: String, _schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
