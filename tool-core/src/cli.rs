@@ -239,18 +239,35 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    run_parsed(args, |cli: Cli, mut out| async move {
+        match Registry::try_global() {
+            Ok(registry) => execute(cli, RegistryRef::Static(registry), &mut out).await,
+            Err(e) => {
+                eprintln!("error: {e}");
+                Ok(ExitCode::from(2))
+            }
+        }
+    })
+}
+
+/// Parses the given arguments as `C` and runs `exec` on a multi-threaded Tokio runtime with
+/// standard output: a bad command line prints clap's message and exits with 2 (help and
+/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. What
+/// [`run_from`] does for [`Cli`], for a command line that extends it (one that flattens
+/// [`Cli`] and adds its own options, then calls [`execute`]).
+pub fn run_parsed<C, I, T, F, Fut>(args: I, exec: F) -> ExitCode
+where
+    C: Parser,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+    F: FnOnce(C, std::io::Stdout) -> Fut,
+    Fut: std::future::Future<Output = Result<ExitCode, String>>,
+{
+    let parsed = match C::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
-        }
-    };
-    let registry = match Registry::try_global() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -261,11 +278,10 @@ where
         }
     };
     // Not locked for the whole command: `serve --stdio` writes through Tokio's stdout.
-    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-    match runtime.block_on(execute(cli, RegistryRef::Static(registry), &mut out)) {
+    match runtime.block_on(exec(parsed, std::io::stdout())) {
         Ok(code) => code,
         Err(message) => {
-            let _ = writeln!(err, "error: {message}");
+            let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::FAILURE
         }
     }

@@ -140,28 +140,9 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let parsed = match ImportingCli::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let mut out = std::io::stdout();
-    match runtime.block_on(execute_importing(parsed, &mut out)) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    tool_core::cli::run_parsed(args, |parsed: ImportingCli, mut out| async move {
+        execute_importing(parsed, &mut out).await
+    })
 }
 
 /// Connects the imported servers, runs the command against the linked tools plus theirs, and
