@@ -645,6 +645,8 @@ struct StdioGateway {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
     lines: std::sync::mpsc::Receiver<Value>,
+    /// Messages read while waiting for another one, kept for a later `next`.
+    backlog: Vec<Value>,
     _data: tempfile::TempDir,
 }
 
@@ -678,6 +680,7 @@ impl StdioGateway {
             stdin: child.stdin.take(),
             child,
             lines,
+            backlog: Vec::new(),
             _data: data,
         };
         let init = gateway.request(
@@ -695,8 +698,12 @@ impl StdioGateway {
         writeln!(self.stdin.as_mut().unwrap(), "{message}").unwrap();
     }
 
-    /// The next message for which `wanted` holds (others are skipped).
-    fn next(&self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    /// The first message for which `wanted` holds, read now or kept from an earlier wait
+    /// (others are kept: a notification may come before the answer it follows from).
+    fn next(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&wanted) {
+            return self.backlog.remove(i);
+        }
         loop {
             let message = self
                 .lines
@@ -705,6 +712,7 @@ impl StdioGateway {
             if wanted(&message) {
                 return message;
             }
+            self.backlog.push(message);
         }
     }
 
