@@ -181,20 +181,14 @@ async fn a_panic_is_caught_and_the_registry_stays_usable() {
 #[tokio::test]
 async fn cancellation_and_timeouts_end_as_aborted() {
     let token = CancellationToken::new();
-    let options = CallOptions {
-        cancellation: Some(token.clone()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().cancellation(token.clone());
     let pending = tokio::spawn(async move { registry().call("test-slow", json!({"millis": 60_000}), options).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
     token.cancel();
     let e = pending.await.unwrap().unwrap_err();
     assert!(e.is_aborted(), "{e:?}");
 
-    let options = CallOptions {
-        timeout: Some(Duration::from_millis(30)),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().timeout(Duration::from_millis(30));
     let e = registry().call("test-slow", json!({"millis": 60_000}), options).await.unwrap_err();
     assert!(e.is_aborted() && e.message().contains("timed out"), "{e:?}");
 
@@ -261,10 +255,7 @@ async fn dynamic_tools_are_ordinary_tools() {
         .unwrap();
     r.insert(greet).unwrap();
     assert_eq!(r.ids(), vec!["remote.greet".to_string(), "test-add".to_string()]);
-    let options = CallOptions {
-        tool_call_id: Some("call_1".into()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().id("call_1");
     assert_eq!(
         r.call("remote.greet", json!({"name": "Ann"}), options).await.unwrap().value(),
         json!("hello Ann (call_1)")

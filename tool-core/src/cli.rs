@@ -15,9 +15,11 @@ use serde_json::{json, Value};
 
 use crate::call::CallOptions;
 use crate::catalog::{Catalog, Format as CatalogFormat, Strictness};
+use crate::context::CallData;
+use crate::error::ToolError;
 use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
-use crate::runtime::{Event, EventStream, PendingCall, PendingStore, RegistryRef, RunEvent, Runtime, SqliteStore, StoreError};
+use crate::runtime::{EventStream, Outcome, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, Waiting};
 use crate::spec::TransformTarget;
 use crate::stream::StreamFormat;
 
@@ -338,17 +340,9 @@ impl PendingStore for LazyStore {
     }
 }
 
-/// How a call's events end up for the command line.
-enum Final {
-    Result { result: Value, model_output: Option<ModelOutput> },
-    Error(Value),
-    Waiting(Box<Event>),
-}
-
-/// Prints events as they come (with `--events`) and returns the call's outcome: the result
-/// (a background task's real one), the error, or the event it waits on.
-async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Final>, String> {
-    let mut last = None;
+/// Prints events as they come (with `--events`) and returns how the run ended: the result
+/// (a background task's real one), the error, or the call it waits on.
+async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Outcome>, String> {
     while let Some(e) = events.next().await {
         if print {
             if let Some(view) = e.view(TransformTarget::Display) {
@@ -356,39 +350,43 @@ async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Res
                     .map_err(|e| format!("cannot write the output: {e}"))?;
             }
         }
-        match &e.raw {
-            RunEvent::ToolResult { result, model_output, .. } | RunEvent::BackgroundTaskCompleted { result, model_output, .. } => {
-                last = Some(Final::Result {
-                    result: result.clone(),
-                    model_output: model_output.clone(),
-                })
-            }
-            RunEvent::ToolError { error, .. } | RunEvent::BackgroundTaskFailed { error, .. } => last = Some(Final::Error(error.clone())),
-            RunEvent::ToolCallApproval { .. } | RunEvent::ToolCallSuspended { .. } => last = Some(Final::Waiting(Box::new(e.clone()))),
-            _ => {}
-        }
     }
-    Ok(last)
+    Ok(events.take_outcome())
 }
 
 /// Prints what a call ended with, like a plain call would.
-fn conclude(last: Option<Final>, model_output: bool, result_as: Option<ResultFormat>, out: &mut dyn Write) -> Result<ExitCode, String> {
+fn conclude(
+    outcome: Option<Outcome>,
+    model_output: bool,
+    result_as: Option<ResultFormat>,
+    out: &mut dyn Write,
+) -> Result<ExitCode, String> {
     let io = |e: std::io::Error| format!("cannot write the output: {e}");
-    let last = last.ok_or("the call ended without a result")?;
-    if let Final::Waiting(event) = &last {
-        let view = event.view(TransformTarget::Display).unwrap_or(&event.raw);
+    let waiting = |w: &Waiting, out: &mut dyn Write, hint: String| {
+        let view = w.display().cloned().unwrap_or_else(|| w.event.raw.shown());
         writeln!(out, "{}", pretty(&serde_json::to_value(view).unwrap_or_default())).map_err(io)?;
-        let id = event.raw.tool_call_id();
-        match event.raw {
-            RunEvent::ToolCallApproval { .. } => {
-                eprintln!(
-                    "waiting for approval: `toolsmith call {id} --approve` runs it, `toolsmith call {id} --decline REASON` refuses it"
-                )
-            }
-            _ => eprintln!("suspended: `toolsmith resume {id} 'JSON'` continues it with data matching its resume schema"),
+        eprintln!("{hint}");
+        Ok(ExitCode::SUCCESS)
+    };
+    let ended = match outcome.ok_or("the call ended without a result")? {
+        Outcome::Done(output) => Ok(output),
+        Outcome::Declined { reason } => Ok(Outcome::declined_output(&reason)),
+        Outcome::Failed(error) => Err(error),
+        Outcome::Backgrounded(task) => Err(ToolError::new(format!("background task {} ended without a result", task.task_id))),
+        Outcome::AwaitingApproval(w) => {
+            let id = w.id();
+            let hint =
+                format!("waiting for approval: `toolsmith call {id} --approve` runs it, `toolsmith call {id} --decline REASON` refuses it");
+            return waiting(&w, out, hint);
         }
-        return Ok(ExitCode::SUCCESS);
-    }
+        Outcome::Suspended(w) => {
+            let hint = format!(
+                "suspended: `toolsmith resume {} 'JSON'` continues it with data matching its resume schema",
+                w.id()
+            );
+            return waiting(&w, out, hint);
+        }
+    };
     if let Some(format) = result_as {
         let target = match format {
             ResultFormat::Openai => ResultTarget::OpenAiChat,
@@ -396,29 +394,28 @@ fn conclude(last: Option<Final>, model_output: bool, result_as: Option<ResultFor
             ResultFormat::Anthropic => ResultTarget::Anthropic,
             ResultFormat::Mcp => ResultTarget::Mcp,
         };
-        let model = match &last {
-            Final::Result { result, model_output } => model_output.clone().unwrap_or_else(|| ModelOutput::Json(result.clone())),
-            Final::Error(e) => ModelOutput::ErrorText(e["message"].as_str().unwrap_or_default().to_owned()),
-            Final::Waiting(_) => unreachable!("handled above"),
+        let model = match &ended {
+            Ok(output) => output.for_model(),
+            Err(e) => ModelOutput::ErrorText(e.message().to_owned()),
         };
         let mut message = model.to_tool_result(target, "call_cli");
-        if let (ResultTarget::Mcp, Final::Result { result, .. }) = (target, &last) {
+        if let (ResultTarget::Mcp, Ok(output)) = (target, &ended) {
             // MCP carries the raw output as structuredContent when it is an object.
+            let result = output.value();
             if result.is_object() {
-                message["structuredContent"] = result.clone();
+                message["structuredContent"] = result;
             }
         }
         writeln!(out, "{}", pretty(&message)).map_err(io)?;
         return Ok(ExitCode::SUCCESS);
     }
-    match last {
-        Final::Result { result, model_output: m } if model_output => {
-            let m = m.unwrap_or_else(|| ModelOutput::Json(result.clone()));
-            writeln!(out, "{}", pretty(&json!({"value": result, "modelOutput": m}))).map_err(io)?
+    match ended {
+        Ok(output) if model_output => {
+            let shown = json!({"value": output.value(), "modelOutput": output.for_model()});
+            writeln!(out, "{}", pretty(&shown)).map_err(io)?
         }
-        Final::Result { result, .. } => writeln!(out, "{}", pretty(&result)).map_err(io)?,
-        Final::Error(e) => return Err(e["message"].as_str().unwrap_or("the call failed").to_owned()),
-        Final::Waiting(_) => unreachable!("handled above"),
+        Ok(output) => writeln!(out, "{}", pretty(&output.value())).map_err(io)?,
+        Err(e) => return Err(e.message().to_owned()),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -536,7 +533,10 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
                 .transpose()?;
             let options = CallOptions {
-                context,
+                data: CallData {
+                    context,
+                    ..CallData::default()
+                },
                 ..CallOptions::default()
             };
             if let Some(file) = stream {
@@ -550,7 +550,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 let fed = run.push(&bytes).and_then(|()| run.finish());
                 let outcome = drain(events, true, out).await?;
                 fed.map_err(|e| format!("the stream in {} is not usable: {e}", file.display()))?;
-                return Ok(if matches!(outcome, Some(Final::Error(_))) {
+                return Ok(if matches!(outcome, Some(Outcome::Failed(_))) {
                     ExitCode::FAILURE
                 } else {
                     ExitCode::SUCCESS

@@ -9,7 +9,9 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,7 +20,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::ToolError;
-use crate::tool::BoxFuture;
+use crate::spec::BackgroundOverride;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The untyped request context: a JSON object of shared state and dependencies.
 ///
@@ -42,8 +47,57 @@ impl RequestContext {
     }
 }
 
+/// What a call *is*: its identity and what the caller sent with it. Plain data, kept with a
+/// call that waits (for approval or resume data) and given back to it when it continues.
+///
+/// ```
+/// use tool_core::context::CallData;
+/// let call = CallData { thread_id: Some("t-1".into()), ..CallData::default() };
+/// let stored = serde_json::to_value(&call).unwrap();
+/// assert_eq!(stored, serde_json::json!({"thread_id": "t-1"}));
+/// assert_eq!(serde_json::from_value::<CallData>(stored).unwrap(), call);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallData {
+    /// The provider's id for this call; generated when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The conversation thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// The resource (user) the call acts for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    /// Conversation messages, passed to the context and hooks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Value>,
+    /// The request context (a JSON object); validated when the tool declares `context = T`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Value>,
+    /// Tunes the background settings of a tool that opted in (runtime calls only; ignored for
+    /// tools that did not opt in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundOverride>,
+}
+
+/// What a call *runs with*: live handles that belong to whoever runs it now. Never stored: a
+/// call that continues after a wait runs with the continuing request's own.
+#[derive(Debug, Clone, Default)]
+pub struct CallEnv {
+    /// Cancels the call; a cancelled call ends as [`ErrorKind::Aborted`](crate::ErrorKind::Aborted).
+    pub cancellation: Option<CancellationToken>,
+    /// Ends the call as aborted after this long.
+    pub timeout: Option<Duration>,
+    /// Where the tool's custom chunks go.
+    pub writer: Writer,
+    /// The workflow running the call.
+    pub workflow: Option<Workflow>,
+    /// The MCP client that asked for the call.
+    pub mcp: Option<Arc<dyn McpHandle>>,
+}
+
 /// Identity of one tool call and what travels with it, shared by the context and the
-/// lifecycle hooks.
+/// lifecycle hooks. Built from a call's [`CallData`] and [`CallEnv`] by [`ToolCallInfo::new`].
 #[derive(Debug, Clone, Default)]
 pub struct ToolCallInfo {
     /// The provider's id for this call (generated when the caller gave none).
@@ -66,6 +120,25 @@ pub struct ToolCallInfo {
     pub workflow: Option<Workflow>,
     /// The MCP client that asked for this call, if any.
     pub mcp: Option<Arc<dyn McpHandle>>,
+}
+
+impl ToolCallInfo {
+    /// What tool `tool_name` sees of a call with id `tool_call_id` (its data's id, if any, is
+    /// ignored: the caller resolved it), running with `env`'s handles and the given cancellation.
+    pub fn new(tool_name: &str, tool_call_id: String, data: &CallData, env: CallEnv, cancellation: CancellationToken) -> Self {
+        ToolCallInfo {
+            tool_call_id,
+            tool_name: tool_name.to_owned(),
+            messages: data.messages.clone(),
+            cancellation,
+            thread_id: data.thread_id.clone(),
+            resource_id: data.resource_id.clone(),
+            resume_data: None,
+            writer: env.writer,
+            workflow: env.workflow,
+            mcp: env.mcp,
+        }
+    }
 }
 
 /// A sink for a tool's own chunks (progress, partial results): each becomes a custom event

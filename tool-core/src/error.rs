@@ -31,9 +31,6 @@ pub enum ErrorKind {
     Panic,
     /// The call was cancelled or timed out. Not a failure of the tool.
     Aborted,
-    /// The tool suspended itself and waits for resume data (`details` holds the payload).
-    /// Not a failure: the runtime turns it into a `tool-call-suspended` event.
-    Suspended,
 }
 
 impl ErrorKind {
@@ -49,7 +46,6 @@ impl ErrorKind {
             ErrorKind::Execution => "execution",
             ErrorKind::Panic => "panic",
             ErrorKind::Aborted => "aborted",
-            ErrorKind::Suspended => "suspended",
         }
     }
 }
@@ -95,6 +91,11 @@ struct Repr {
     issues: Vec<Issue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     details: Option<serde_json::Value>,
+    /// Set by [`ToolError::suspended`]: not a failure but the way a tool body hands its
+    /// suspension out through its `Result`. The call layer takes it out of the error path the
+    /// moment the tool returns; it never travels as an error.
+    #[serde(skip)]
+    suspension: bool,
 }
 
 impl ToolError {
@@ -111,6 +112,7 @@ impl ToolError {
             tool: None,
             issues: Vec::new(),
             details: None,
+            suspension: false,
         }))
     }
 
@@ -169,16 +171,24 @@ impl ToolError {
         self.0.details.as_ref()
     }
 
-    /// A suspension carrying the tool's payload (what `ToolContext::suspend` returns).
+    /// A suspension carrying the tool's payload (what `ToolContext::suspend` returns for the
+    /// tool body to return). It is not a failure: when the body returns it, the call ends as
+    /// suspended (see `call::Finished`), not as an error.
     pub fn suspended(message: impl Into<String>, payload: serde_json::Value) -> Self {
-        let mut e = Self::with_kind(ErrorKind::Suspended, message);
+        let mut e = Self::new(message);
         e.0.details = Some(payload);
+        e.0.suspension = true;
         e
     }
 
-    /// Whether the tool suspended itself (waiting for resume data) rather than failed.
-    pub fn is_suspended(&self) -> bool {
-        self.0.kind == ErrorKind::Suspended
+    /// The payload of a suspension made by [`ToolError::suspended`]; any other error is given
+    /// back.
+    pub(crate) fn into_suspension(self) -> Result<serde_json::Value, ToolError> {
+        if self.0.suspension {
+            Ok(self.0.details.unwrap_or(serde_json::Value::Null))
+        } else {
+            Err(self)
+        }
     }
 
     /// Whether the call was cancelled rather than failed.

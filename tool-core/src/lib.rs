@@ -52,6 +52,7 @@ pub mod error;
 pub mod json;
 pub mod mcp;
 pub mod model_output;
+mod panic;
 pub mod partial_json;
 pub mod provider;
 pub mod registry;
@@ -65,8 +66,8 @@ pub mod tool;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use call::{CallArgs, CallOptions, Limits};
-pub use context::{LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
+pub use call::{CallArgs, CallOptions, Finished, Limits, Suspension};
+pub use context::{CallData, CallEnv, LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
 pub use error::{ErrorKind, Issue, ToolError};
 pub use model_output::{ContentPart, ModelOutput};
 pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};

@@ -2,7 +2,9 @@
 //!
 //! Owns [`Registry`] (lookup, listing, dynamic insertion and removal, `call`), [`ToolDef`] (the
 //! `inventory` record each `#[tool]` submits) and [`RegistryError`]. Validation details live in
-//! `call`; the registry only wires a call through them in order.
+//! `call`; the registry wires one call through them in order, in one pipeline every entry
+//! point shares: `Registry::prepare` (limits → arguments → context), the approval gate,
+//! `Prepared::run` (execution → suspension → output).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -10,11 +12,14 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 
-use crate::call::{self, CallArgs, CallOptions, Compiled, Limits};
+use std::borrow::Cow;
+
+use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
+use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};
 use crate::schema::SchemaError;
 use crate::spec::{ApprovalRule, SourceLocation};
-use crate::tool::{DynamicTool, Tool, ToolOutput};
+use crate::tool::{DynamicTool, Tool, ToolInput, ToolOutput};
 
 /// What each `#[tool]` submits to the link-time collection.
 #[doc(hidden)]
@@ -349,40 +354,32 @@ impl Registry {
     }
 
     /// Calls a tool: limits, input validation (with forgiveness), request-context validation,
-    /// execution (panics caught, cancellation and timeout honoured), output validation.
+    /// the approval gate (a tool that needs approval is not run: approving is the runtime's
+    /// job), execution (panics caught, cancellation and timeout honoured), output validation.
     ///
-    /// Every failure is a model-readable [`ToolError`] value.
-    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, mut options: CallOptions) -> Result<ToolOutput, ToolError> {
-        let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
+    /// Every failure is a model-readable [`ToolError`] value. A tool that suspends itself
+    /// cannot be resumed by a plain call: that is an error too (use a `Runtime`).
+    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
+        let CallOptions { mut data, env } = options;
         let args = args.into();
-        call::check_limits(id, &args, &self.limits)?;
-        let input = call::validate_args(id, &entry.compiled, &args)?;
-        let context = call::validate_context(id, &entry.compiled, options.context.take())?;
-        if entry.tool.spec().require_approval != ApprovalRule::Never && entry.tool.requires_approval(input.as_input(), &context) {
-            // Fail closed: approving a call is the runtime's job, bound to its call id; a plain
-            // call of a tool that needs approval never runs it.
-            return Err(ToolError::with_kind(
-                ErrorKind::ApprovalRequired,
-                format!("Tool `{id}` requires approval before it runs; it was not run. Ask the user to approve this call."),
+        let prepared = self.prepare(id, &args, data.context.take())?;
+        prepared.gate()?;
+        match prepared.run(&data, env, None).await? {
+            Finished::Output(output) => Ok(output),
+            Finished::Suspended(suspension) => Err(ToolError::with_details(
+                format!("Tool `{id}` suspended itself to wait for input, and a plain call cannot be resumed; it was stopped. Call it through a runtime to resume it."),
+                suspension.payload,
             )
-            .for_tool(id));
+            .for_tool(id)),
         }
-        let output = call::run(&entry.tool, input.as_input(), context, options)
-            .await
-            .map_err(|e| call::validate_suspension(id, &entry.compiled, e))?;
-        call::validate_output(id, &entry.compiled, &output.json)?;
-        Ok(output)
     }
 
-    /// Validates a call's arguments and request context without running it (the runtime's
-    /// first step: hooks and approval come between this and [`Prepared::run`]).
-    pub(crate) fn prepare(&self, id: &str, args: CallArgs<'_>, context: Option<Value>) -> Result<Prepared, ToolError> {
+    /// The first step of every call: the tool, the limits, the arguments (validated and
+    /// repaired) and the request context. Text that is valid as sent stays borrowed.
+    pub(crate) fn prepare<'a>(&self, id: &str, args: &'a CallArgs<'_>, context: Option<Value>) -> Result<Prepared<'a>, ToolError> {
         let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
-        call::check_limits(id, &args, &self.limits)?;
-        let input = call::validate_args(id, &entry.compiled, &args)?
-            .as_input()
-            .decode::<Value>()
-            .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("Tool `{id}`: {e}")).for_tool(id))?;
+        call::check_limits(id, args, &self.limits)?;
+        let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::validate_context(id, &entry.compiled, context)?;
         Ok(Prepared { entry, input, context })
     }
@@ -396,28 +393,79 @@ impl Registry {
     }
 }
 
-/// A validated call, not yet run.
-#[derive(Clone)]
-pub(crate) struct Prepared {
+/// A validated call, not yet run: what [`Registry::prepare`] gives every entry point.
+pub(crate) struct Prepared<'a> {
     entry: Entry,
     /// The validated (and repaired) arguments.
-    pub(crate) input: Value,
+    input: Validated<'a>,
     /// The validated request context.
     pub(crate) context: serde_json::Map<String, Value>,
 }
 
-impl Prepared {
+/// A prepared call that owns its arguments (the runtime keeps it across awaits and waits).
+pub(crate) type OwnedPrepared = Prepared<'static>;
+
+impl Clone for OwnedPrepared {
+    fn clone(&self) -> Self {
+        Prepared {
+            entry: self.entry.clone(),
+            input: Validated::Value(self.args().into_owned()),
+            context: self.context.clone(),
+        }
+    }
+}
+
+impl<'a> Prepared<'a> {
     pub(crate) fn tool(&self) -> &Arc<dyn Tool> {
         &self.entry.tool
+    }
+
+    /// The validated arguments as a value.
+    pub(crate) fn args(&self) -> Cow<'_, Value> {
+        match &self.input {
+            Validated::Value(v) => Cow::Borrowed(v),
+            Validated::Text(t) => Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
+        }
+    }
+
+    /// The same call owning its arguments (text valid as sent is decoded once).
+    pub(crate) fn into_owned(self) -> Result<OwnedPrepared, ToolError> {
+        let input = match self.input {
+            Validated::Value(v) => v,
+            Validated::Text(_) => {
+                let id = self.entry.tool.spec().id.as_str();
+                self.input
+                    .as_input()
+                    .decode::<Value>()
+                    .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("Tool `{id}`: {e}")).for_tool(id))?
+            }
+        };
+        Ok(Prepared {
+            entry: self.entry,
+            input: Validated::Value(input),
+            context: self.context,
+        })
     }
 
     /// Whether the tool's own rule asks for approval of this call (fails closed).
     pub(crate) fn needs_approval(&self) -> bool {
         self.entry.tool.spec().require_approval != ApprovalRule::Never
-            && self
-                .entry
-                .tool
-                .requires_approval(crate::tool::ToolInput::Value(&self.input), &self.context)
+            && self.entry.tool.requires_approval(self.input.as_input(), &self.context)
+    }
+
+    /// The approval gate of a call nobody can approve: a tool that needs approval is refused.
+    pub(crate) fn gate(&self) -> Result<(), ToolError> {
+        if !self.needs_approval() {
+            return Ok(());
+        }
+        let id = self.entry.tool.spec().id.as_str();
+        // Fail closed: approving a call is the runtime's job, bound to its call id; a plain
+        // call of a tool that needs approval never runs it.
+        Err(ToolError::with_kind(
+            ErrorKind::ApprovalRequired,
+            format!("Tool `{id}` requires approval before it runs; it was not run. Ask the user to approve this call."),
+        )
+        .for_tool(id))
     }
 
     /// Checks resume data against the tool's `resume` schema.
@@ -425,15 +473,17 @@ impl Prepared {
         call::validate_resume(&self.entry.tool.spec().id, &self.entry.compiled, data)
     }
 
-    /// Runs it (approval already settled): execution, suspension and output checks.
-    pub(crate) async fn run(&self, options: CallOptions) -> Result<ToolOutput, ToolError> {
+    /// Runs it (approval already settled): execution, then the suspension or output checks.
+    pub(crate) async fn run(&self, data: &CallData, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {
         let id = self.entry.tool.spec().id.as_str();
-        let input = crate::tool::ToolInput::Value(&self.input);
-        let output = call::run(&self.entry.tool, input, self.context.clone(), options)
-            .await
-            .map_err(|e| call::validate_suspension(id, &self.entry.compiled, e))?;
-        call::validate_output(id, &self.entry.compiled, &output.json)?;
-        Ok(output)
+        let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
+        let input: ToolInput<'_> = self.input.as_input();
+        let finished = call::run(&self.entry.tool, input, self.context.clone(), (call_id, data), env, resume).await?;
+        match &finished {
+            Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json)?,
+            Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload)?,
+        }
+        Ok(finished)
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Everything known about a tool without running it.
@@ -154,6 +154,25 @@ pub struct BackgroundSpec {
     pub max_retries: Option<u32>,
     /// How long a caller waits for the result before the placeholder is returned.
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_timeout_ms: Option<u64>,
+}
+
+/// Per-call tuning of a background tool. Only a tool whose `background(enabled = true)` opted
+/// in is affected; for others the override is ignored (it can never move a tool to the
+/// background).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundOverride {
+    /// `false` runs this call in the foreground.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Retries after a failed attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// How long to wait for the result before answering with the placeholder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_timeout_ms: Option<u64>,
 }
 

@@ -9,12 +9,11 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -24,23 +23,50 @@ use crate::model_output::ModelOutput;
 use crate::schema::{self, SchemaError};
 use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, McpSpec, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
 
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::context::BoxFuture;
 
 /// What a successful call produced.
-#[derive(Debug, Clone, Serialize)]
+///
+/// Serialised as `{"result": <output>, "model_output"?: …}` (the shape of a result event); the
+/// views' transform results stay in the process.
+#[derive(Debug, Clone)]
 pub struct ToolOutput {
     /// The raw output as JSON text, as the application receives it (`null` for `()`).
     pub json: Box<RawValue>,
     /// What the model sees, when the tool has a `to_model_output` (skipped for null output).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_output: Option<ModelOutput>,
     /// The output as the display target shows it, when a display output transform is set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub display: Option<Result<Value, String>>,
     /// The output as the transcript shows it, when a transcript output transform is set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transcript: Option<Result<Value, String>>,
+}
+
+/// The serialised shape of a [`ToolOutput`].
+#[derive(Serialize, Deserialize)]
+struct OutputWire {
+    result: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model_output: Option<ModelOutput>,
+}
+
+impl Serialize for ToolOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        OutputWire {
+            result: self.value(),
+            model_output: self.model_output.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolOutput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let wire = OutputWire::deserialize(d)?;
+        Ok(ToolOutput {
+            model_output: wire.model_output,
+            ..ToolOutput::new(wire.result)
+        })
+    }
 }
 
 impl PartialEq for ToolOutput {
@@ -336,7 +362,7 @@ fn decode_error(kind: ErrorKind, what: &str, e: serde_json::Error) -> ToolError 
 
 /// An output transform, run on the typed output; a panic or an empty result is an `Err`.
 fn output_view<T: TypedTool>(output: &T::Output, target: TransformTarget) -> Option<Result<Value, String>> {
-    let run = crate::call::catch_panic(|| T::transform(target, TransformPhase::Output, Payload::Output(output)));
+    let run = crate::panic::catch_panic(|| T::transform(target, TransformPhase::Output, Payload::Output(output)));
     Some(run.and_then(|r| r.unwrap_or_else(|| Err("the transform yielded nothing".into()))))
 }
 
@@ -376,7 +402,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
         Box::pin(async move {
             let output = fut.await?;
             if let Some(call) = on_output_call {
-                if let Err(e) = crate::call::catch_panic(|| T::on_output(&call, &output)).and_then(|r| r) {
+                if let Err(e) = crate::panic::catch_panic(|| T::on_output(&call, &output)).and_then(|r| r) {
                     tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
                 }
             }
@@ -405,7 +431,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
                     Ok((i, c))
                 });
                 // Fail closed: anything but a clean `false` means approval is required.
-                let decided = typed.and_then(|(i, c)| crate::call::catch_panic(|| T::approval(&i, &c)).and_then(|r| r));
+                let decided = typed.and_then(|(i, c)| crate::panic::catch_panic(|| T::approval(&i, &c)).and_then(|r| r));
                 !matches!(decided, Ok(false))
             }
         }
@@ -443,11 +469,11 @@ impl<T: TypedTool> Tool for FnTool<T> {
             };
             out.unwrap_or_else(|| Err("the transform yielded nothing".into()))
         };
-        Some(crate::call::catch_panic(run).and_then(|r| r))
+        Some(crate::panic::catch_panic(run).and_then(|r| r))
     }
 
     fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
-        crate::call::catch_panic(|| match event {
+        crate::panic::catch_panic(|| match event {
             InputHook::Start => T::on_input_start(call),
             InputHook::Delta(d) => T::on_input_delta(call, d),
             InputHook::Available(v) => {

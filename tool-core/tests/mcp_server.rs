@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
-use tool_core::runtime::{PendingKind, RunEvent, Runtime};
+use tool_core::runtime::{PendingKind, RunEventKind, Runtime};
 use tool_core::CancellationToken;
 
 /// How long a test waits for a message that should come.
@@ -878,7 +878,7 @@ async fn approval_without_elicitation_says_how_to_continue() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(&e.raw, RunEvent::ToolResult { result, .. } if *result == json!("sent 111"))),
+            .any(|e| matches!(&e.raw.kind, RunEventKind::ToolResult { output } if output.value() == json!("sent 111"))),
         "approving did not run the call"
     );
     assert!(sent(111));
@@ -1454,7 +1454,7 @@ async fn http_stateless_cannot_ask_the_user_and_says_so_at_once() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(&e.raw, RunEvent::ToolResult { result, .. } if result == "went on: true")),
+            .any(|e| matches!(&e.raw.kind, RunEventKind::ToolResult { output } if output.value() == "went on: true")),
         "the resumed call did not finish"
     );
 }

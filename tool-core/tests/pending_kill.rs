@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tool_core::prelude::*;
-use tool_core::runtime::{RunEvent, Runtime, RuntimeError, SqliteStore};
+use tool_core::runtime::{RunEventKind as K, Runtime, RuntimeError, SqliteStore};
 
 /// What to ask.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -55,17 +55,14 @@ fn child() {
         let runtime = runtime(path.as_ref());
         for i in 0u64.. {
             let id = format!("{prefix}-{i}");
-            let options = CallOptions {
-                tool_call_id: Some(id.clone()),
-                ..CallOptions::default()
-            };
+            let options = CallOptions::default().id(id.clone());
             let events = runtime.call("kill-ask", json!({"n": i}), options).collect().await;
-            assert!(matches!(events.last().unwrap().raw, RunEvent::ToolCallSuspended { .. }));
+            assert!(matches!(events.last().unwrap().raw.kind, K::ToolCallSuspended { .. }));
             println!("SUSPENDED {id}");
             if i > 0 {
                 let prev = format!("{prefix}-{}", i - 1);
                 let events = runtime.resume(&prev, json!({"add": 1000})).await.unwrap().collect().await;
-                assert!(matches!(&events.last().unwrap().raw, RunEvent::ToolResult { result, .. } if result == &json!(i - 1 + 1000)));
+                assert!(matches!(&events.last().unwrap().raw.kind, K::ToolResult { output } if output.value() == json!(i - 1 + 1000)));
                 println!("RESOLVED {prev}");
             }
         }
@@ -144,7 +141,7 @@ fn no_pending_call_is_lost_across_100_kills() {
                 let events = stream.collect().await;
                 let last = &events.last().unwrap().raw;
                 assert!(
-                    matches!(last, RunEvent::ToolResult { result, .. } if result == &json!(n + 1)),
+                    matches!(&last.kind, K::ToolResult { output } if output.value() == json!(n + 1)),
                     "{id}: {last:?}"
                 );
                 resumed_after_kill += 1;
@@ -152,7 +149,7 @@ fn no_pending_call_is_lost_across_100_kills() {
             // Whatever else the dead child left (saved but not yet announced) is resumable too.
             for call in runtime.pending().unwrap() {
                 let events = runtime.resume(&call.tool_call_id, json!({"add": 1})).await.unwrap().collect().await;
-                assert!(matches!(events.last().unwrap().raw, RunEvent::ToolResult { .. }));
+                assert!(matches!(events.last().unwrap().raw.kind, K::ToolResult { .. }));
             }
             assert!(runtime.pending().unwrap().is_empty());
         });

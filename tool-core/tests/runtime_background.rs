@@ -11,7 +11,11 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tool_core::prelude::*;
-use tool_core::runtime::{BackgroundOverride, EventStream, RunEvent, Runtime};
+use tool_core::runtime::{BackgroundOverride, EventStream, Runtime};
+
+#[path = "support/wire.rs"]
+mod support_wire;
+use support_wire::{wire, Wire as RunEvent};
 use tool_core::CancellationToken;
 
 const PREFIX: &str = "Background task started. Task ID: ";
@@ -27,7 +31,7 @@ async fn run(runtime: &Runtime, tool: &str, args: Value, options: CallOptions) -
     let events = tokio::time::timeout(PATIENCE, runtime.call(tool, args, options).collect())
         .await
         .unwrap_or_else(|_| panic!("the run of `{tool}` did not end"));
-    events.into_iter().map(|e| e.raw).collect()
+    events.into_iter().map(|e| wire(&e.raw)).collect()
 }
 
 /// The next raw event of a run (`None` when it is over).
@@ -35,7 +39,7 @@ async fn next(stream: &mut EventStream) -> Option<RunEvent> {
     tokio::time::timeout(PATIENCE, stream.next())
         .await
         .expect("no event arrived")
-        .map(|e| e.raw)
+        .map(|e| wire(&e.raw))
 }
 
 fn kinds(events: &[RunEvent]) -> Vec<&'static str> {
@@ -333,10 +337,7 @@ pub async fn cancelled() -> String {
 async fn a_callers_cancellation_is_not_retried() {
     let runtime = Runtime::new(Registry::from_iter([cancelled::tool()]));
     let token = CancellationToken::new();
-    let options = CallOptions {
-        cancellation: Some(token.clone()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().cancellation(token.clone());
     let mut stream = runtime.call("bg-cancelled", json!({}), options);
     assert!(matches!(next(&mut stream).await, Some(RunEvent::ToolCall { .. })));
     let task = placeholder_task(&next(&mut stream).await.expect("no tool-result"));
@@ -501,10 +502,7 @@ pub async fn override_fails() -> Result<String, ToolError> {
 }
 
 fn with_override(over: BackgroundOverride) -> CallOptions {
-    CallOptions {
-        background: Some(over),
-        ..CallOptions::default()
-    }
+    CallOptions::default().background(over)
 }
 
 #[tokio::test]
@@ -671,7 +669,7 @@ async fn an_approved_background_call_is_resolved_in_the_store() {
         .await
         .expect("the approved run did not end")
         .into_iter()
-        .map(|e| e.raw)
+        .map(|e| wire(&e.raw))
         .collect();
     assert_eq!(
         kinds(&events),
@@ -736,30 +734,30 @@ async fn the_placeholder_is_shown_as_is_and_the_result_through_the_transforms() 
     )
     .await
     .expect("the run did not end");
-    let raw: Vec<RunEvent> = events.iter().map(|e| e.raw.clone()).collect();
+    let raw: Vec<RunEvent> = events.iter().map(|e| wire(&e.raw)).collect();
     assert_eq!(completed_in_background(&raw), json!({"owner": "ada", "token": "t0p-s3cret"}));
 
     // The placeholder is the runtime's text: every view shows it, task id included.
     let placeholder = &events[1];
     assert_eq!(
         placeholder.display.as_ref(),
-        Some(&placeholder.raw),
+        Some(&placeholder.raw.shown()),
         "display view of the placeholder"
     );
     assert_eq!(
         placeholder.transcript.as_ref(),
-        Some(&placeholder.raw),
+        Some(&placeholder.raw.shown()),
         "transcript view of the placeholder"
     );
 
     // The real result goes through the tool's output transforms; the raw token never shows.
     let completed = &events[3];
-    let Some(RunEvent::BackgroundTaskCompleted { result, .. }) = &completed.display else {
+    let Some(RunEvent::BackgroundTaskCompleted { result, .. }) = completed.display.as_ref().map(wire) else {
         panic!("display view: {completed:#?}");
     };
-    assert_eq!(result, &json!({"owner": "ada"}));
-    let Some(RunEvent::BackgroundTaskCompleted { result, .. }) = &completed.transcript else {
+    assert_eq!(result, json!({"owner": "ada"}));
+    let Some(RunEvent::BackgroundTaskCompleted { result, .. }) = completed.transcript.as_ref().map(wire) else {
         panic!("transcript view: {completed:#?}");
     };
-    assert_eq!(result, &json!("a secret of ada"));
+    assert_eq!(result, json!("a secret of ada"));
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use tool_core::context::{Elicitation, McpHandle, Workflow};
 use tool_core::prelude::*;
-use tool_core::runtime::{PendingKind, RunEvent, Runtime, RuntimeError};
+use tool_core::runtime::{Outcome, PendingKind, RunEventKind as K, Runtime, RuntimeError, ShownEvent, ShownOutput};
 use tool_core::tool::BoxFuture;
 use tool_core::ErrorKind;
 
@@ -128,12 +128,12 @@ fn runtime() -> Runtime {
     ]))
 }
 
-fn raw(events: Vec<tool_core::runtime::Event>) -> Vec<RunEvent> {
-    events.into_iter().map(|e| e.raw).collect()
+fn raw(events: Vec<tool_core::runtime::Event>) -> Vec<ShownEvent> {
+    events.into_iter().map(|e| e.raw.shown()).collect()
 }
 
-fn kinds(events: &[RunEvent]) -> Vec<&'static str> {
-    events.iter().map(RunEvent::kind).collect()
+fn kinds(events: &[ShownEvent]) -> Vec<&'static str> {
+    events.iter().map(ShownEvent::type_name).collect()
 }
 
 #[tokio::test]
@@ -146,15 +146,10 @@ async fn approval_is_bound_to_one_call_and_used_once() {
         .collect()
         .await);
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
-    let RunEvent::ToolCallApproval {
-        tool_call_id,
-        args,
-        resume_schema,
-        ..
-    } = &events[1]
-    else {
+    let K::ToolCallApproval { args, resume_schema } = &events[1].kind else {
         unreachable!()
     };
+    let tool_call_id = &events[1].call.tool_call_id;
     assert_eq!(args["amount"], 500);
     assert_eq!(resume_schema["required"], json!(["approved"]));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), before, "not run before approval");
@@ -168,7 +163,7 @@ async fn approval_is_bound_to_one_call_and_used_once() {
     assert!(matches!(rt.approve("call_someone_else").await, Err(RuntimeError::UnknownCall(_))));
     let events = raw(rt.approve(tool_call_id).await.unwrap().collect().await);
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
-    assert!(matches!(&events[1], RunEvent::ToolResult { result, .. } if result == "sent 500"));
+    assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == "sent 500"));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), before + 1);
     assert!(rt.pending().unwrap().is_empty());
     // Stale: the approval was used.
@@ -180,15 +175,15 @@ async fn approval_is_bound_to_one_call_and_used_once() {
 async fn a_decline_never_runs_the_tool_and_tells_the_model_why() {
     let rt = runtime();
     let before = TRANSFERS.load(Ordering::SeqCst);
-    let options = CallOptions {
-        tool_call_id: Some("call_decline".into()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().id("call_decline");
     let events = raw(rt.call("pend-transfer", json!({"amount": 9}), options).collect().await);
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
     let events = raw(rt.decline("call_decline", "too much").await.unwrap().collect().await);
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
-    let RunEvent::ToolResult { result, model_output, .. } = &events[1] else {
+    let K::ToolResult {
+        output: ShownOutput { result, model_output },
+    } = &events[1].kind
+    else {
         unreachable!()
     };
     assert_eq!(result["approved"], false);
@@ -238,16 +233,15 @@ async fn suspend_then_resume_with_validated_data() {
         .collect()
         .await);
     assert_eq!(kinds(&events), ["tool-call", "tool-call-suspended"]);
-    let RunEvent::ToolCallSuspended {
-        tool_call_id,
-        tool_name,
+    let K::ToolCallSuspended {
         suspend_payload,
         args,
         resume_schema,
-    } = &events[1]
+    } = &events[1].kind
     else {
         unreachable!()
     };
+    let (tool_call_id, tool_name) = (&events[1].call.tool_call_id, &events[1].call.tool_name);
     assert_eq!(tool_name, "pend-ask");
     assert_eq!(suspend_payload, &json!({"question": "How many?"}));
     assert_eq!(args, &json!({"question": "How many?"}));
@@ -262,7 +256,7 @@ async fn suspend_then_resume_with_validated_data() {
 
     let events = raw(rt.resume(tool_call_id, json!({"answer": 41})).await.unwrap().collect().await);
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
-    assert!(matches!(&events[1], RunEvent::ToolResult { result, .. } if result == 42));
+    assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == 42));
     assert!(rt.pending().unwrap().is_empty());
     assert!(matches!(
         rt.resume(tool_call_id, json!({"answer": 1})).await,
@@ -274,20 +268,30 @@ async fn suspend_then_resume_with_validated_data() {
 async fn a_suspension_that_breaks_its_schema_is_an_output_error() {
     let rt = runtime();
     let events = raw(rt.call("pend-bad-suspend", json!({}), CallOptions::default()).collect().await);
-    let RunEvent::ToolError { error, .. } = &events[1] else {
+    let K::ToolError { error } = &events[1].kind else {
         panic!("{events:?}")
     };
     assert_eq!(error["kind"], "invalid_output");
     assert!(error["message"].as_str().unwrap().contains("suspend schema"), "{error}");
     assert!(rt.pending().unwrap().is_empty());
-    // A plain registry call reports a suspension as such.
+    // A plain registry call cannot resume a suspension: it says so, with the payload.
     let err = rt
         .registry()
         .call("pend-ask", json!({"question": "?"}), CallOptions::default())
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Suspended);
+    assert_eq!(err.kind(), ErrorKind::Execution);
+    assert!(
+        err.message().contains("suspended") && err.message().contains("cannot be resumed"),
+        "{err}"
+    );
     assert_eq!(err.details(), Some(&json!({"question": "?"})));
+    // The runtime's outcome says it is suspended, not failed.
+    let run = rt.call("pend-ask", json!({"question": "?"}), CallOptions::default()).finish().await;
+    let Outcome::Suspended(waiting) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    assert_eq!(waiting.call.suspend_payload, Some(json!({"question": "?"})));
 }
 
 struct FakeMcp {
@@ -318,19 +322,20 @@ async fn the_context_carries_agent_workflow_writer_and_mcp() {
         seen: Mutex::new(Vec::new()),
     });
     let workflow = Workflow::new(json!({"step": 1}));
-    let options = CallOptions {
-        tool_call_id: Some("call_ctx".into()),
-        thread_id: Some("thread-1".into()),
-        resource_id: Some("user-7".into()),
-        messages: vec![json!({"role": "user", "content": "hi"})],
-        workflow: Some(workflow.clone()),
-        mcp: Some(mcp.clone()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default()
+        .id("call_ctx")
+        .thread("thread-1")
+        .resource("user-7")
+        .messages(vec![json!({"role": "user", "content": "hi"})])
+        .workflow(workflow.clone())
+        .mcp(mcp.clone());
     let events = raw(rt.call("pend-context", json!({}), options).collect().await);
     assert_eq!(kinds(&events), ["tool-call", "custom", "tool-result"]);
-    assert!(matches!(&events[1], RunEvent::Custom { data, .. } if data == &json!({"progress": 0.5})));
-    let RunEvent::ToolResult { result, .. } = &events[2] else {
+    assert!(matches!(&events[1].kind, K::Custom { data } if data == &json!({"progress": 0.5})));
+    let K::ToolResult {
+        output: ShownOutput { result, .. },
+    } = &events[2].kind
+    else {
         unreachable!()
     };
     assert_eq!(
@@ -352,14 +357,12 @@ async fn the_context_carries_agent_workflow_writer_and_mcp() {
 #[tokio::test]
 async fn a_waiting_call_keeps_the_callers_background_override() {
     let rt = runtime();
-    let options = CallOptions {
-        tool_call_id: Some("call_archive".into()),
-        background: Some(tool_core::runtime::BackgroundOverride {
+    let options = CallOptions::default()
+        .id("call_archive")
+        .background(tool_core::runtime::BackgroundOverride {
             enabled: Some(false),
             ..Default::default()
-        }),
-        ..CallOptions::default()
-    };
+        });
     let events = raw(rt.call("pend-archive", json!({"mailbox": "inbox"}), options).collect().await);
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
     let events = raw(rt.approve("call_archive").await.unwrap().collect().await);
@@ -368,7 +371,7 @@ async fn a_waiting_call_keeps_the_callers_background_override() {
         ["tool-call-resumed", "tool-result"],
         "runs in the foreground as asked"
     );
-    assert!(matches!(&events[1], RunEvent::ToolResult { result, .. } if result == "archived inbox"));
+    assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == "archived inbox"));
 
     // Without the override, the approved call goes to the background.
     let events = raw(rt
@@ -392,29 +395,26 @@ async fn a_waiting_call_keeps_the_callers_background_override() {
 #[tokio::test]
 async fn a_continued_call_runs_with_the_continuing_requests_client_and_cancellation() {
     use tokio_util::sync::CancellationToken;
-    use tool_core::runtime::Continuation;
+    use tool_core::CallEnv;
     let rt = runtime();
     for (id, how) in [("call_long_a", "approve"), ("call_long_r", "resume")] {
-        let options = CallOptions {
-            tool_call_id: Some(id.into()),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().id(id);
         let events = raw(rt.call("pend-long", json!({}), options).collect().await);
         assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
         let mcp = Arc::new(FakeMcp {
             seen: Mutex::new(Vec::new()),
         });
         let cancel = CancellationToken::new();
-        let continuation = Continuation {
+        let continuation = CallEnv {
             cancellation: Some(cancel.clone()),
             mcp: Some(mcp.clone()),
-            timeout: None,
+            ..CallEnv::default()
         };
         let mut stream = match how {
             "approve" => rt.approve_with(id, continuation).await.unwrap(),
             _ => rt.resume_with(id, json!({"approved": true}), continuation).await.unwrap(),
         };
-        assert_eq!(stream.next().await.unwrap().raw.kind(), "tool-call-resumed");
+        assert_eq!(stream.next().await.unwrap().raw.type_name(), "tool-call-resumed");
         // The tool reached the continuing request's client ...
         while mcp.seen.lock().unwrap().is_empty() {
             tokio::task::yield_now().await;
@@ -424,9 +424,7 @@ async fn a_continued_call_runs_with_the_continuing_requests_client_and_cancellat
         cancel.cancel();
         let rest = raw(stream.collect().await);
         assert_eq!(kinds(&rest), ["tool-error"], "{rest:?}");
-        let RunEvent::ToolError { error, .. } = &rest[0] else {
-            unreachable!()
-        };
+        let K::ToolError { error } = &rest[0].kind else { unreachable!() };
         assert_eq!(error["kind"], "aborted", "{error}");
     }
 }

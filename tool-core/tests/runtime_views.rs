@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::json;
 use tool_core::prelude::*;
-use tool_core::runtime::{placeholder, Event, EventStream, RedactSecrets, RunEvent, Runtime, TransformPolicy};
+use tool_core::runtime::{placeholder, Event, EventStream, RedactSecrets, RunEventKind, Runtime, ShownEvent, TransformPolicy};
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
 use tool_core::stream::StreamFormat;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
@@ -36,10 +36,7 @@ async fn streamed(runtime: &Runtime, id: &str, tool: &str, pieces: &[&str]) -> V
 
 /// Calls a tool with a fixed call id and collects the run.
 async fn call(runtime: &Runtime, tool: &str, id: &str, args: impl Into<tool_core::call::CallArgs<'static>>) -> Vec<Event> {
-    let options = CallOptions {
-        tool_call_id: Some(id.to_owned()),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().id(id.to_owned());
     runtime.call(tool, args, options).collect().await
 }
 
@@ -48,11 +45,11 @@ async fn collect(stream: Result<EventStream, tool_core::runtime::RuntimeError>) 
 }
 
 fn kinds(events: &[Event]) -> Vec<&'static str> {
-    events.iter().map(|e| e.raw.kind()).collect()
+    events.iter().map(|e| e.raw.type_name()).collect()
 }
 
 /// The payload fields of an event, by name (`args`, `delta`, `result`, `model_output`, …).
-fn payload(e: &RunEvent) -> serde_json::Map<String, Value> {
+fn payload(e: &impl serde::Serialize) -> serde_json::Map<String, Value> {
     let Value::Object(mut all) = serde_json::to_value(e).unwrap() else {
         unreachable!()
     };
@@ -64,16 +61,15 @@ fn payload(e: &RunEvent) -> serde_json::Map<String, Value> {
 
 /// The event in a view, which must exist and must be the same event (kind, call, tool, resume
 /// schema) as the raw one: only the payload may differ.
-fn view(e: &Event, target: TransformTarget) -> &RunEvent {
+fn view(e: &Event, target: TransformTarget) -> &ShownEvent {
     let v = e.view(target).unwrap_or_else(|| panic!("{target:?} drops {:?}", e.raw));
-    let frame = |e: &RunEvent| {
-        let Value::Object(mut all) = serde_json::to_value(e).unwrap() else {
-            unreachable!()
-        };
+    let frame = |e: Value| {
+        let Value::Object(mut all) = e else { unreachable!() };
         all.retain(|k, _| ["type", "tool_call_id", "tool_name", "task_id", "resume_schema"].contains(&k.as_str()));
         all
     };
-    assert_eq!(frame(v), frame(&e.raw), "{target:?} changed more than the payload");
+    let (shown, raw) = (serde_json::to_value(v).unwrap(), serde_json::to_value(&e.raw).unwrap());
+    assert_eq!(frame(shown), frame(raw), "{target:?} changed more than the payload");
     v
 }
 
@@ -90,8 +86,8 @@ fn raw_field(e: &Event, name: &str) -> Value {
 
 /// Asserts that both views show exactly the raw event.
 fn assert_raw(e: &Event) {
-    assert_eq!(e.display.as_ref(), Some(&e.raw), "display");
-    assert_eq!(e.transcript.as_ref(), Some(&e.raw), "transcript");
+    assert_eq!(e.display.as_ref(), Some(&e.raw.shown()), "display");
+    assert_eq!(e.transcript.as_ref(), Some(&e.raw.shown()), "transcript");
 }
 
 const BOTH: [TransformTarget; 2] = [T::Display, T::Transcript];
@@ -531,7 +527,7 @@ async fn a_view_that_hides_the_input_drops_deltas_and_reuses_the_input_transform
     );
     for e in &events[1..3] {
         assert_eq!(e.display, None, "no input_delta transform: the display drops deltas");
-        assert_eq!(e.transcript.as_ref(), Some(&e.raw), "the transcript hides nothing");
+        assert_eq!(e.transcript.as_ref(), Some(&e.raw.shown()), "the transcript hides nothing");
     }
     assert_eq!(field(&events[3], T::Display, "args"), json!({"action": "ok"}));
     assert_eq!(field(&events[3], T::Transcript, "args"), json!({"secret": "pw1", "action": "ok"}));
@@ -555,7 +551,7 @@ async fn a_view_that_hides_the_input_drops_deltas_and_reuses_the_input_transform
         let events = call(&runtime, tool, id, args).await;
         assert_eq!(kinds(&events), ["tool-call", "tool-error"], "{id}");
         assert_eq!(field(&events[1], T::Display, "error"), placeholder(P::Error), "{id}");
-        assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw), "{id}");
+        assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw.shown()), "{id}");
     }
 
     // A suspended call's arguments are the input: the input transform (or its placeholder).
@@ -577,7 +573,7 @@ async fn a_view_that_hides_the_output_hides_errors_but_not_the_input() {
         assert_raw(e);
     }
     assert_eq!(field(&events[4], T::Display, "result"), json!("done with pw1".len()));
-    assert_eq!(events[4].transcript.as_ref(), Some(&events[4].raw));
+    assert_eq!(events[4].transcript.as_ref(), Some(&events[4].raw.shown()));
 
     let events = call(&runtime, tool, "oo-approve", json!({"secret": "pw2", "action": "approve"})).await;
     assert_raw(&events[1]);
@@ -585,7 +581,7 @@ async fn a_view_that_hides_the_output_hides_errors_but_not_the_input() {
     let events = call(&runtime, tool, "oo-fail", json!({"secret": "pw3", "action": "fail"})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-error"]);
     assert_eq!(field(&events[1], T::Display, "error"), placeholder(P::Error));
-    assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw));
+    assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw.shown()));
 }
 
 #[tokio::test]
@@ -703,10 +699,10 @@ async fn a_policy_that_configures_a_phase_but_yields_nothing_shows_placeholders(
     );
     for e in &events[1..3] {
         assert_eq!(e.display, None, "the display hides the input: no deltas");
-        assert_eq!(e.transcript.as_ref(), Some(&e.raw));
+        assert_eq!(e.transcript.as_ref(), Some(&e.raw.shown()));
     }
     assert_eq!(field(&events[3], T::Display, "args"), placeholder(P::Input));
-    assert_eq!(events[3].transcript.as_ref(), Some(&events[3].raw));
+    assert_eq!(events[3].transcript.as_ref(), Some(&events[3].raw.shown()));
     for t in BOTH {
         assert_eq!(field(&events[4], t, "result"), placeholder(P::Output), "{t:?}");
         assert!(!payload(view(&events[4], t)).contains_key("model_output"), "{t:?}");
@@ -714,7 +710,7 @@ async fn a_policy_that_configures_a_phase_but_yields_nothing_shows_placeholders(
     // Approval falls back on the (placeholder) input; errors on the error placeholder.
     let events = call(&runtime, tool, "empty-approve", json!({"secret": "pw2", "action": "approve"})).await;
     assert_eq!(field(&events[1], T::Display, "args"), placeholder(P::Input));
-    assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw));
+    assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw.shown()));
     let events = call(&runtime, tool, "empty-fail", json!({"secret": "pw3", "action": "fail"})).await;
     assert_both(&events[1], "error", placeholder(P::Error));
 }
@@ -1166,7 +1162,7 @@ async fn canary_flows(runtime: &Runtime, secret: &str, cuts: (usize, usize), str
         for (flow, approve) in [("approved", true), ("declined", false)] {
             let mut events = runtime.call(tool, args("approve"), CallOptions::default()).collect().await;
             let id = events.last().map(|e| e.raw.tool_call_id().to_owned()).unwrap();
-            assert_eq!(events.last().unwrap().raw.kind(), "tool-call-approval", "{tool}");
+            assert_eq!(events.last().unwrap().raw.type_name(), "tool-call-approval", "{tool}");
             let next = if approve {
                 runtime.approve(&id).await
             } else {
@@ -1180,7 +1176,7 @@ async fn canary_flows(runtime: &Runtime, secret: &str, cuts: (usize, usize), str
         if tool == "views-canary" {
             let mut events = runtime.call(tool, args("suspend"), CallOptions::default()).collect().await;
             let id = events.last().map(|e| e.raw.tool_call_id().to_owned()).unwrap();
-            assert_eq!(events.last().unwrap().raw.kind(), "tool-call-suspended");
+            assert_eq!(events.last().unwrap().raw.type_name(), "tool-call-suspended");
             events.extend(collect(runtime.resume(&id, json!({"answer": "yes"})).await).await);
             flows.push((name("suspended"), events));
         }
@@ -1225,10 +1221,13 @@ proptest! {
             })
         });
 
-        let text_deltas = |views: &mut dyn Iterator<Item = Option<&RunEvent>>| -> String {
+        let text_deltas = |views: &mut dyn Iterator<Item = Option<&ShownEvent>>| -> String {
             views
                 .filter_map(|e| match e {
-                    Some(RunEvent::InputDelta { delta, .. }) => delta.as_str().map(str::to_owned),
+                    Some(ShownEvent {
+                        kind: RunEventKind::InputDelta { delta },
+                        ..
+                    }) => delta.as_str().map(str::to_owned),
                     _ => None,
                 })
                 .collect()
@@ -1249,9 +1248,10 @@ proptest! {
         }
         for (flow, events) in flows.iter().filter(|(f, _)| f.ends_with("streamed")) {
             // The raw deltas spell the canary, and none of them holds it whole.
-            let deltas: Vec<&Event> = events.iter().filter(|e| e.raw.kind() == "input-delta").collect();
+            let deltas: Vec<&Event> = events.iter().filter(|e| e.raw.type_name() == "input-delta").collect();
             prop_assert_eq!(deltas.len(), 3, "{}", flow);
-            prop_assert!(text_deltas(&mut deltas.iter().map(|e| Some(&e.raw))).contains(&secret), "{}", flow);
+            let raw: Vec<ShownEvent> = deltas.iter().map(|e| e.raw.shown()).collect();
+            prop_assert!(text_deltas(&mut raw.iter().map(Some)).contains(&secret), "{}", flow);
             for e in deltas {
                 prop_assert!(!serde_json::to_string(&e.raw).unwrap().contains(&secret), "{}", flow);
             }
@@ -1291,7 +1291,7 @@ fn a_retried_background_error_is_not_logged() {
             json!({"secret": "CANARY-bg"}),
         ))
     });
-    assert_eq!(events.last().map(|e| e.raw.kind()), Some("background-task-failed"));
+    assert_eq!(events.last().map(|e| e.raw.type_name()), Some("background-task-failed"));
     let failed = events.last().unwrap();
     assert!(serde_json::to_string(&failed.raw).unwrap().contains("CANARY-bg"));
     for t in BOTH {

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use serde_json::json;
 use tool_core::prelude::*;
-use tool_core::runtime::{RunEvent, Runtime};
+use tool_core::runtime::{RunEventKind as K, Runtime, ShownEvent, ShownOutput};
 use tool_core::stream::StreamFormat;
 
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -84,11 +84,15 @@ async fn hooks_fire_in_order_and_calls_run() {
         }
     }
     run.finish().unwrap();
-    let events: Vec<RunEvent> = stream.collect().await.into_iter().map(|e| e.raw).collect();
+    let events: Vec<ShownEvent> = stream.collect().await.into_iter().map(|e| e.raw.shown()).collect();
     assert!(saw_partial_preview, "the preview showed the partial city");
     // Calls run concurrently: each call's own events are in order.
     for id in ["toolu_a", "toolu_b", "toolu_c", "toolu_d"] {
-        let kinds: Vec<&str> = events.iter().filter(|e| e.tool_call_id() == id).map(RunEvent::kind).collect();
+        let kinds: Vec<&str> = events
+            .iter()
+            .filter(|e| e.tool_call_id() == id)
+            .map(ShownEvent::type_name)
+            .collect();
         assert_eq!(kinds.first(), Some(&"input-streaming-start"), "{id}: {kinds:?}");
         let call = kinds.iter().position(|k| *k == "tool-call").unwrap();
         assert!(kinds[1..call].iter().all(|k| *k == "input-delta"), "{id}: {kinds:?}");
@@ -121,22 +125,24 @@ async fn hooks_fire_in_order_and_calls_run() {
     assert!(!log.contains(&"execute delete".to_string()));
 
     let outcome = |id: &str| events.iter().rev().find(|e| e.tool_call_id() == id).unwrap();
-    match outcome("toolu_a") {
-        RunEvent::ToolResult { result, model_output, .. } => {
+    match &outcome("toolu_a").kind {
+        K::ToolResult {
+            output: ShownOutput { result, model_output },
+        } => {
             assert_eq!(result, &json!("Paris: sunny for 3 days"));
             assert_eq!(model_output, &None);
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(outcome("toolu_b"), RunEvent::ToolResult { result, .. } if result == &json!("PANICOslo: sunny for 1 days")));
-    let RunEvent::ToolError { error, .. } = outcome("toolu_c") else {
+    assert!(matches!(&outcome("toolu_b").kind, K::ToolResult { output } if output.result == json!("PANICOslo: sunny for 1 days")));
+    let K::ToolError { error } = &outcome("toolu_c").kind else {
         panic!()
     };
     assert_eq!(error["kind"], "unknown_tool");
-    assert!(matches!(outcome("toolu_d"), RunEvent::ToolCallApproval { args, .. } if args == &json!({"scope": "all"})));
+    assert!(matches!(&outcome("toolu_d").kind, K::ToolCallApproval { args, .. } if args == &json!({"scope": "all"})));
     // The ToolCall event carries the validated arguments.
-    let args = events.iter().find_map(|e| match e {
-        RunEvent::ToolCall { tool_call_id, args, .. } if tool_call_id == "toolu_a" => Some(args),
+    let args = events.iter().find_map(|e| match &e.kind {
+        K::ToolCall { args } if e.tool_call_id() == "toolu_a" => Some(args),
         _ => None,
     });
     assert_eq!(args, Some(&json!({"city": "Paris", "days": 3})));

@@ -588,7 +588,7 @@ async fn manage_then_wait_for_connections() {
         let token = token.clone();
         tokio::spawn(async move {
             let mut options = ctx("carol");
-            options.cancellation = Some(token);
+            options.env.cancellation = Some(token);
             registry
                 .call(
                     WAIT_FOR_CONNECTIONS,

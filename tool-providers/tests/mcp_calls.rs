@@ -94,10 +94,7 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
     // The remote tool's progress arrives at the MCP client of the call, always increasing
     // (one overtaken by a later one on the way is dropped), ending with the last step.
     let recorder = Arc::new(Recorder::default());
-    let options = CallOptions {
-        mcp: Some(recorder.clone()),
-        ..Default::default()
-    };
+    let options = CallOptions::default().mcp(recorder.clone());
     let out = registry.call("ticks", json!({}), options).await.unwrap();
     assert_eq!(out.value(), json!("ticked"));
     let seen = recorder.0.lock().unwrap().clone();
@@ -110,10 +107,7 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
 
     // Cancelled here, the call is cancelled on the server too.
     let token = CancellationToken::new();
-    let options = CallOptions {
-        cancellation: Some(token.clone()),
-        ..Default::default()
-    };
+    let options = CallOptions::default().cancellation(token.clone());
     let call = tokio::spawn({
         let registry = registry.clone();
         async move { registry.call("wait", json!({}), options).await }

@@ -38,19 +38,11 @@ fn main() {
         let ctx_schema = spec.request_context_schema.expect("context = T gives a context schema");
         assert_eq!(ctx_schema["required"], json!(["tenant"]));
 
-        let options = CallOptions {
-            context: Some(json!({"tenant": "acme", "limit": 3})),
-            tool_call_id: Some("call_ctx".into()),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().context(json!({"tenant": "acme", "limit": 3})).id("call_ctx");
         let out = registry.call("list-invoices", json!({"status": "open"}), options).await.unwrap();
         assert_eq!(out.value(), json!(["acme/open/1", "acme/open/2", "acme/open/3"]));
 
-        let options = CallOptions {
-            context: Some(json!({"limit": 3})),
-            tool_call_id: Some("call_ctx".into()),
-            ..CallOptions::default()
-        };
+        let options = CallOptions::default().context(json!({"limit": 3})).id("call_ctx");
         let err = registry
             .call("list-invoices", json!({"status": "open"}), options)
             .await

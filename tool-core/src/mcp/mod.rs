@@ -35,10 +35,10 @@ use tokio::sync::Semaphore;
 
 use crate::call::CallOptions;
 use crate::catalog::{Catalog, Format};
-use crate::model_output::{ModelOutput, ResultTarget};
+use crate::context::CallEnv;
+use crate::model_output::ResultTarget;
 use crate::registry::Registry;
-use crate::runtime::{Continuation, Event, EventStream, RunEvent, Runtime};
-use crate::spec::TransformTarget;
+use crate::runtime::{EventStream, Outcome, RunEventKind, Runtime, Waiting};
 use handle::{Ask, PeerHandle};
 
 /// How a server presents itself and what it allows.
@@ -99,7 +99,6 @@ struct Parked {
     /// The MCP name of the tool.
     tool: String,
     events: EventStream,
-    seen: Vec<Event>,
     slot: Slot,
     reply: tokio::sync::oneshot::Sender<Value>,
     round: u32,
@@ -262,10 +261,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         } else {
             ctx.ct.clone()
         };
-        let continuation = Continuation {
+        let continuation = CallEnv {
             cancellation: Some(cancel.clone()),
             mcp: Some(handle.clone()),
-            timeout: None,
+            ..CallEnv::default()
         };
         let mut slot = Slot {
             _permit: permit,
@@ -288,16 +287,17 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Err(refused) => return error_result(refused),
         };
         let options = CallOptions {
-            // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state that
-            // names the waiting call, so it must not be guessable.
-            tool_call_id: Some(format!("mcp_{}", uuid::Uuid::new_v4().simple())),
-            context: self.shared.config.context.clone(),
-            cancellation: slot.continuation.cancellation.clone(),
-            mcp: slot.continuation.mcp.clone(),
-            ..CallOptions::default()
+            data: crate::context::CallData {
+                // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state
+                // that names the waiting call, so it must not be guessable.
+                tool_call_id: Some(format!("mcp_{}", uuid::Uuid::new_v4().simple())),
+                context: self.shared.config.context.clone(),
+                ..Default::default()
+            },
+            env: slot.continuation.clone(),
         };
         let events = self.shared.runtime.call(tool_id, args, options);
-        self.drive(name, events, Vec::new(), slot, ctx, 0).await
+        self.drive(name, events, slot, ctx, 0).await
     }
 
     /// Follows a run to its end and answers the call. A tool that asks the client something
@@ -309,7 +309,6 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         &self,
         name: &str,
         mut events: EventStream,
-        mut seen: Vec<Event>,
         mut slot: Slot,
         ctx: &RequestContext<RoleServer>,
         round: u32,
@@ -322,14 +321,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 }
             };
             tokio::select! {
-                event = events.next() => match event {
-                    Some(e) => seen.push(e),
-                    None => break,
-                },
-                Some(ask) = question => return self.park(name, events, seen, slot, ask, round).await,
+                // The events only matter to the run's other listeners: the answer is its outcome.
+                event = events.next() => if event.is_none() { break },
+                Some(ask) = question => return self.park(name, events, slot, ask, round).await,
             }
         }
-        let response = self.conclude_events(name, seen, ctx, round, &slot.continuation).await;
+        let response = self.answer(name, events.take_outcome(), ctx, round, &slot.continuation).await;
         slot.finish().await;
         response
     }
@@ -337,7 +334,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Keeps a run whose tool asked the client a question, and answers the call with the
     /// question. Unanswered past `input_timeout`, the run is dropped (the tool's question
     /// fails, the slot is freed).
-    async fn park(&self, name: &str, events: EventStream, seen: Vec<Event>, mut slot: Slot, ask: Ask, round: u32) -> CallToolResponse {
+    async fn park(&self, name: &str, events: EventStream, mut slot: Slot, ask: Ask, round: u32) -> CallToolResponse {
         // The request that carried the call ends with this answer; its end must not cancel
         // the call, and its notifications go out first.
         slot.unlink();
@@ -348,7 +345,6 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let parked = Parked {
             tool: name.to_owned(),
             events,
-            seen,
             slot,
             reply: ask.reply,
             round,
@@ -401,10 +397,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .retarget(ctx.peer.clone(), ctx.meta.get_progress_token(), self.log_level(ctx));
         // A tool that stopped waiting (it was cancelled) just finishes its run.
         let _ = parked.reply.send(answer);
-        self.drive(name, parked.events, parked.seen, parked.slot, ctx, parked.round).await
+        self.drive(name, parked.events, parked.slot, ctx, parked.round).await
     }
 
-    /// [`Self::conclude_events`] over a whole run (for runs continued within a request on
+    /// [`Self::answer`] once a whole run is over (for runs continued within a request on
     /// revisions up to 2025-11-25, whose tools ask the client directly).
     async fn conclude(
         &self,
@@ -412,73 +408,51 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         events: EventStream,
         ctx: &RequestContext<RoleServer>,
         round: u32,
-        continuation: &Continuation,
+        continuation: &CallEnv,
     ) -> CallToolResponse {
-        let events = events.collect().await;
-        self.conclude_events(name, events, ctx, round, continuation).await
+        let run = events.finish().await;
+        self.answer(name, Some(run.outcome), ctx, round, continuation).await
     }
 
-    /// Turns a run's events into the call's response: the result, an error result, or a
+    /// Turns how a run ended into the call's response: the result, an error result, or a
     /// question to the client's user (approval, resume data).
-    async fn conclude_events(
+    async fn answer(
         &self,
         name: &str,
-        events: Vec<Event>,
+        outcome: Option<Outcome>,
         ctx: &RequestContext<RoleServer>,
         round: u32,
-        continuation: &Continuation,
+        continuation: &CallEnv,
     ) -> CallToolResponse {
-        let Some(last) = events.iter().rev().find(|e| is_outcome(&e.raw)) else {
-            return error_result(format!("Tool `{name}` ended without a result."));
-        };
-        let declined = events.iter().any(
-            |e| matches!(&e.raw, RunEvent::ToolCallResumed { resume_data, .. } if resume_data.get("approved") == Some(&Value::Bool(false))),
-        );
-        match &last.raw {
+        match outcome {
+            Some(Outcome::Done(output)) => self.result(name, &output),
             // The tool did not run: the "not approved" text is an error result (it has none of
             // the output schema's shape).
-            RunEvent::ToolResult { model_output, .. } if declined => error_result(
-                model_output
-                    .as_ref()
-                    .map(ModelOutput::to_text)
-                    .unwrap_or_else(|| "Tool call was not approved.".into()),
-            ),
-            RunEvent::ToolResult {
-                tool_name,
-                result,
-                model_output,
-                ..
-            }
-            | RunEvent::BackgroundTaskCompleted {
-                tool_name,
-                result,
-                model_output,
-                ..
-            } => self.result(name, tool_name, result, model_output.as_ref()),
-            RunEvent::ToolError { error, .. } | RunEvent::BackgroundTaskFailed { error, .. } => {
-                error_result(error["message"].as_str().unwrap_or("The tool failed.").to_owned())
-            }
-            RunEvent::ToolCallApproval { tool_call_id, .. } => self.ask_approval(name, tool_call_id, last, ctx, round, continuation).await,
-            RunEvent::ToolCallSuspended { tool_call_id, .. } => self.ask_resume(name, tool_call_id, last, ctx, round, continuation).await,
-            _ => error_result(format!("Tool `{name}` ended without a result.")),
+            Some(Outcome::Declined { reason }) => error_result(Outcome::declined_text(&reason)),
+            Some(Outcome::Failed(error)) => error_result(error.message().to_owned()),
+            Some(Outcome::AwaitingApproval(waiting)) => self.ask_approval(name, &waiting, ctx, round, continuation).await,
+            Some(Outcome::Suspended(waiting)) => self.ask_resume(name, &waiting, ctx, round, continuation).await,
+            Some(Outcome::Backgrounded(_)) | None => error_result(format!("Tool `{name}` ended without a result.")),
         }
     }
 
-    /// `name` is the tool's MCP name (for messages), `tool_id` its registry id.
-    fn result(&self, name: &str, tool_id: &str, result: &Value, model_output: Option<&ModelOutput>) -> CallToolResponse {
-        let structured = self.registry().get(tool_id).is_some_and(|t| t.spec().output_schema.is_some()) && result.is_object();
-        let model = model_output.cloned().unwrap_or_else(|| match result {
-            Value::String(s) => ModelOutput::Text(s.clone()),
-            other => ModelOutput::Json(other.clone()),
-        });
-        let mut message = model.to_tool_result(ResultTarget::Mcp, "");
+    /// `name` is the tool's MCP name (for messages).
+    fn result(&self, name: &str, output: &crate::ToolOutput) -> CallToolResponse {
+        let result = output.value();
+        let tool_id = self
+            .listing()
+            .ok()
+            .and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned))
+            .unwrap_or_else(|| name.to_owned());
+        let structured = self.registry().get(&tool_id).is_some_and(|t| t.spec().output_schema.is_some()) && result.is_object();
+        let mut message = output.for_model().to_tool_result(ResultTarget::Mcp, "");
         if structured {
-            if model_output.is_some() {
+            if output.model_output.is_some() {
                 if let Some(content) = message["content"].as_array_mut() {
                     content.push(json!({"type": "text", "text": result.to_string()}));
                 }
             }
-            message["structuredContent"] = result.clone();
+            message["structuredContent"] = result;
         }
         match serde_json::from_value::<CallToolResult>(message) {
             Ok(mut r) => {
@@ -493,16 +467,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     async fn ask_approval(
         &self,
         name: &str,
-        id: &str,
-        event: &Event,
+        waiting: &Waiting,
         ctx: &RequestContext<RoleServer>,
         round: u32,
-        continuation: &Continuation,
+        continuation: &CallEnv,
     ) -> CallToolResponse {
-        let shown = event.view(TransformTarget::Display).unwrap_or(&event.raw);
-        let args = match shown {
-            RunEvent::ToolCallApproval { args, .. } => args.to_string(),
-            _ => String::new(),
+        let id = waiting.id();
+        let args = match waiting.display().map(|e| &e.kind) {
+            Some(RunEventKind::ToolCallApproval { args, .. }) => args.to_string(),
+            _ => crate::runtime::placeholder(crate::spec::TransformPhase::Approval).to_string(),
         };
         let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");
         let schema = json!({
@@ -534,19 +507,16 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     async fn ask_resume(
         &self,
         name: &str,
-        id: &str,
-        event: &Event,
+        waiting: &Waiting,
         ctx: &RequestContext<RoleServer>,
         round: u32,
-        continuation: &Continuation,
+        continuation: &CallEnv,
     ) -> CallToolResponse {
-        let resume_schema = match &event.raw {
-            RunEvent::ToolCallSuspended { resume_schema, .. } => resume_schema.as_ref(),
-            _ => None,
-        };
-        let payload = match event.view(TransformTarget::Display).unwrap_or(&event.raw) {
-            RunEvent::ToolCallSuspended { suspend_payload, .. } => suspend_payload.to_string(),
-            _ => String::new(),
+        let id = waiting.id();
+        let resume_schema = waiting.call.resume_schema.as_ref();
+        let payload = match waiting.display().map(|e| &e.kind) {
+            Some(RunEventKind::ToolCallSuspended { suspend_payload, .. }) => suspend_payload.to_string(),
+            _ => crate::runtime::placeholder(crate::spec::TransformPhase::Suspend).to_string(),
         };
         let waiting = |why: &str| {
             let text = format!(
@@ -663,7 +633,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             }
         };
         match stream {
-            Ok(s) => self.drive(name, s, Vec::new(), slot, ctx, 1).await,
+            Ok(s) => self.drive(name, s, slot, ctx, 1).await,
             Err(e) => {
                 slot.finish().await;
                 error_result(format!("The answer could not be used: {e}"))
@@ -673,12 +643,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Approves or declines a waiting call as the user answered the approval form; a decline
     /// without a reason says how the user answered.
-    async fn decide(
-        &self,
-        id: &str,
-        answer: &ElicitResult,
-        continuation: Continuation,
-    ) -> Result<EventStream, crate::runtime::RuntimeError> {
+    async fn decide(&self, id: &str, answer: &ElicitResult, continuation: CallEnv) -> Result<EventStream, crate::runtime::RuntimeError> {
         let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
         let runtime = &self.shared.runtime;
         if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
@@ -698,7 +663,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 /// A running call's session slot, and what its request brings to it.
 struct Slot {
     _permit: tokio::sync::OwnedSemaphorePermit,
-    continuation: Continuation,
+    continuation: CallEnv,
     flush: tokio::task::JoinHandle<()>,
     handle: Arc<PeerHandle>,
     /// The questions its tool asks mid-call (2026-07-28).
@@ -774,18 +739,6 @@ pub(crate) const SESSIONLESS: &str =
 
 fn modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
-}
-
-fn is_outcome(e: &RunEvent) -> bool {
-    matches!(
-        e,
-        RunEvent::ToolResult { .. }
-            | RunEvent::ToolError { .. }
-            | RunEvent::ToolCallApproval { .. }
-            | RunEvent::ToolCallSuspended { .. }
-            | RunEvent::BackgroundTaskCompleted { .. }
-            | RunEvent::BackgroundTaskFailed { .. }
-    )
 }
 
 fn error_result(text: String) -> CallToolResponse {

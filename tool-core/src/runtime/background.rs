@@ -7,34 +7,19 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::{Inner, Outcome, RunEvent, Runtime, Sink};
-use crate::call::CallOptions;
+use super::events::{CallRef, Event, RunEventKind};
+use super::outcome::{BackgroundTask, Outcome, Sink};
+use super::views::Viewer;
+use super::{Inner, Runtime};
+use crate::call::Finished;
+use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};
 use crate::model_output::ModelOutput;
-use crate::registry::Prepared;
-use crate::spec::ToolSpec;
-
-/// Per-call tuning of a background tool. Only a tool whose `background(enabled = true)` opted
-/// in is affected; for others the override is ignored (it can never move a tool to the
-/// background).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BackgroundOverride {
-    /// `false` runs this call in the foreground.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-    /// Per-attempt timeout.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Retries after a failed attempt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
-    /// How long to wait for the result before answering with the placeholder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait_timeout_ms: Option<u64>,
-}
+use crate::registry::OwnedPrepared;
+use crate::spec::{BackgroundOverride, ToolSpec};
+use crate::tool::ToolOutput;
 
 /// The settings of one background call, with its slot.
 pub(crate) struct Plan {
@@ -71,148 +56,147 @@ pub(crate) fn plan(inner: &Inner, spec: &ToolSpec, over: Option<&BackgroundOverr
 }
 
 /// Whether another attempt may help: failures of the tool itself and timeouts, not invalid
-/// data, suspensions or a caller's cancellation.
-fn retryable(e: &ToolError, options: &CallOptions) -> bool {
+/// data or a caller's cancellation.
+fn retryable(e: &ToolError, env: &CallEnv) -> bool {
     match e.kind() {
         ErrorKind::Execution | ErrorKind::Panic => true,
-        ErrorKind::Aborted => !options.cancellation.as_ref().is_some_and(|c| c.is_cancelled()),
+        ErrorKind::Aborted => !env.cancellation.as_ref().is_some_and(|c| c.is_cancelled()),
         _ => false,
     }
 }
 
-async fn attempts(prepared: &Prepared, options: &CallOptions, plan_timeout: Option<Duration>, max_retries: u32) -> Outcome {
+type Ended = Result<Finished, ToolError>;
+
+async fn attempts(prepared: &OwnedPrepared, (data, env): (&CallData, &CallEnv), plan_timeout: Option<Duration>, max_retries: u32) -> Ended {
     let mut attempt = 0;
     loop {
-        let mut opts = options.clone();
+        let mut this = env.clone();
         // Each attempt gets its own token, so a timed-out attempt does not cancel the next.
-        let parent = options.cancellation.clone().unwrap_or_default();
-        opts.cancellation = Some(parent.child_token());
+        let parent = env.cancellation.clone().unwrap_or_default();
+        this.cancellation = Some(parent.child_token());
         // The tool's per-attempt timeout caps the caller's, never extends it.
-        opts.timeout = match (plan_timeout, options.timeout) {
+        this.timeout = match (plan_timeout, env.timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match prepared.run(opts).await {
-            Ok(out) => return Outcome::Done(out),
-            Err(e) if attempt < max_retries && retryable(&e, options) => {
+        match prepared.run(data, this, None).await {
+            Err(e) if attempt < max_retries && retryable(&e, env) => {
                 attempt += 1;
                 // The error itself is not logged: its message may quote what the views hide.
                 tracing::info!(tool = %prepared.tool().spec().id, attempt, kind = e.kind().as_str(), "background attempt failed; retrying");
             }
-            Err(e) => return Outcome::Failed(e),
+            ended => return ended,
         }
     }
 }
 
 /// Runs a call as a background task: the result is a placeholder unless the task finishes
 /// within the wait timeout.
-pub(crate) async fn run(runtime: &Runtime, sink: &Sink, prepared: &Prepared, id: &str, options: CallOptions, plan: Plan) {
+pub(crate) async fn run(
+    runtime: &Runtime,
+    sink: &Sink,
+    prepared: &OwnedPrepared,
+    call: &CallRef,
+    (data, env): (CallData, CallEnv),
+    plan: Plan,
+) {
     let task_id = format!("task_{}", crate::call::new_call_id().trim_start_matches("call_"));
-    let (tx, mut rx) = tokio::sync::oneshot::channel::<Outcome>();
+    let (tx, mut rx) = tokio::sync::oneshot::channel::<Ended>();
     let tool = prepared.tool().clone();
-    let name = tool.spec().id.clone();
     let Plan {
         timeout,
         max_retries,
         wait,
         permit,
     } = plan;
-    let task_prepared = prepared.clone();
-    let (task_runtime, task_sink, task_options, task_id2, task_name, task_call) = (
-        runtime.clone(),
-        sink.clone(),
-        options.clone(),
-        task_id.clone(),
-        name.clone(),
-        id.to_owned(),
-    );
+    let task = Task {
+        runtime: runtime.clone(),
+        sink: sink.clone(),
+        prepared: prepared.clone(),
+        call: call.clone(),
+        data: data.clone(),
+        task_id: task_id.clone(),
+    };
     tokio::spawn(async move {
         let _slot = permit;
-        let outcome = attempts(&task_prepared, &task_options, timeout, max_retries).await;
+        let ended = attempts(&task.prepared, (&task.data, &env), timeout, max_retries).await;
         // If the caller is still waiting, it reports the result as an ordinary one.
-        let Err(outcome) = tx.send(outcome) else { return };
-        let tool = task_prepared.tool().clone();
-        let viewer = task_runtime.viewer(Some(&*tool));
-        finish(
-            &task_runtime,
-            &task_sink,
-            &viewer,
-            &task_prepared,
-            &task_call,
-            &task_name,
-            &task_id2,
-            &task_options,
-            outcome,
-        );
+        if let Err(ended) = tx.send(ended) {
+            task.finish(ended);
+        }
     });
     if let Some(wait) = wait {
-        if let Ok(Ok(outcome)) = tokio::time::timeout(wait, &mut rx).await {
+        if let Ok(Ok(ended)) = tokio::time::timeout(wait, &mut rx).await {
             let viewer = runtime.viewer(Some(&*tool));
-            return runtime.report(sink, &viewer, prepared, id, &options, outcome);
+            return runtime.report(sink, &viewer, prepared, call, &data, ended);
         }
     }
-    let viewer = runtime.viewer(Some(&*tool));
     let text = format!("Background task started. Task ID: {task_id}");
     // The placeholder is the runtime's text, not the tool's output: an output transform (which
     // runs on the typed output) cannot apply to it, and every view shows it as it is (it holds
     // nothing but the task id).
-    let placeholder = RunEvent::ToolResult {
-        tool_call_id: id.to_owned(),
-        tool_name: name.clone(),
-        result: serde_json::Value::String(text.clone()),
-        model_output: Some(ModelOutput::Text(text)),
+    let output = ToolOutput {
+        model_output: Some(ModelOutput::Text(text.clone())),
+        ..ToolOutput::new(serde_json::Value::String(text))
     };
-    sink.send(super::Event::unchanged(placeholder));
-    sink.send(viewer.event(
-        RunEvent::BackgroundTaskStarted {
-            tool_call_id: id.to_owned(),
-            tool_name: name.clone(),
-            task_id: task_id.clone(),
-        },
-        None,
-    ));
+    sink.send(Event::unchanged(call.event(RunEventKind::ToolResult { output })));
+    let started = call.event(RunEventKind::BackgroundTaskStarted { task_id: task_id.clone() });
+    sink.send(runtime.viewer(Some(&*tool)).event(started));
+    sink.end(Outcome::Backgrounded(BackgroundTask { task_id: task_id.clone() }));
     // From here the task reports; an outcome that arrived meanwhile is reported now.
     rx.close();
-    if let Ok(outcome) = rx.try_recv() {
-        finish(runtime, sink, &viewer, prepared, id, &name, &task_id, &options, outcome);
+    if let Ok(ended) = rx.try_recv() {
+        let task = Task {
+            runtime: runtime.clone(),
+            sink: sink.clone(),
+            prepared: prepared.clone(),
+            call: call.clone(),
+            data,
+            task_id,
+        };
+        task.finish(ended);
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    runtime: &Runtime,
-    sink: &Sink,
-    viewer: &super::Viewer<'_>,
-    prepared: &Prepared,
-    id: &str,
-    name: &str,
-    task_id: &str,
-    options: &CallOptions,
-    outcome: Outcome,
-) {
-    match outcome {
-        Outcome::Done(out) => {
-            // The task resolved the call: an approved call leaves the pending store now.
-            runtime.forget(id);
-            let event = RunEvent::BackgroundTaskCompleted {
-                tool_call_id: id.to_owned(),
-                tool_name: name.to_owned(),
-                task_id: task_id.to_owned(),
-                result: out.value(),
-                model_output: out.model_output.clone(),
-            };
-            sink.send(viewer.event(event, Some(&out)));
-        }
-        Outcome::Failed(e) if e.is_suspended() => runtime.report(sink, viewer, prepared, id, options, Outcome::Failed(e)),
-        Outcome::Failed(e) => {
-            runtime.forget(id);
-            let event = RunEvent::BackgroundTaskFailed {
-                tool_call_id: id.to_owned(),
-                tool_name: name.to_owned(),
-                task_id: task_id.to_owned(),
-                error: e.to_json(),
-            };
-            sink.send(viewer.event(event, None));
+/// A background task that reports its own end.
+struct Task {
+    runtime: Runtime,
+    sink: Sink,
+    prepared: OwnedPrepared,
+    call: CallRef,
+    data: CallData,
+    task_id: String,
+}
+
+impl Task {
+    fn finish(self, ended: Ended) {
+        let tool = self.prepared.tool().clone();
+        let viewer: Viewer<'_> = self.runtime.viewer(Some(&*tool));
+        let task_id = self.task_id.clone();
+        match ended {
+            Ok(Finished::Output(output)) => {
+                // The task resolved the call: an approved call leaves the pending store now.
+                self.runtime.forget(&self.call.tool_call_id);
+                let event = self.call.event(RunEventKind::BackgroundTaskCompleted {
+                    task_id,
+                    output: output.clone(),
+                });
+                self.sink.send(viewer.event(event));
+                self.sink.end(Outcome::Done(output));
+            }
+            suspended @ Ok(Finished::Suspended(_)) => {
+                self.runtime
+                    .report(&self.sink, &viewer, &self.prepared, &self.call, &self.data, suspended)
+            }
+            Err(error) => {
+                self.runtime.forget(&self.call.tool_call_id);
+                let event = self.call.event(RunEventKind::BackgroundTaskFailed {
+                    task_id,
+                    error: error.clone(),
+                });
+                self.sink.send(viewer.event(event));
+                self.sink.end(Outcome::Failed(error));
+            }
         }
     }
 }

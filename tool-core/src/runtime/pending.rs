@@ -11,6 +11,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::context::CallData;
+
 /// Why a call is waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,8 +35,11 @@ impl PendingKind {
 
 /// A call waiting for approval or resume data: what a new process needs to continue it.
 ///
-/// The request context is stored as the caller sent it (it may hold credentials the tool
-/// needs); stores must keep it private (the SQLite store's file is readable by its owner only).
+/// What the call *is* ([`CallData`]: thread, resource, messages, request context, background
+/// settings) is kept whole, flattened into the record; its id is the record's own
+/// (`data.tool_call_id` stays empty). The request context is stored as validated (it may hold
+/// credentials the tool needs); stores must keep it private (the SQLite store's file is
+/// readable by its owner only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingCall {
     /// The call id; approvals and resumes name it.
@@ -45,29 +50,35 @@ pub struct PendingCall {
     pub kind: PendingKind,
     /// The validated arguments.
     pub args: Value,
-    /// The request context as the caller sent it.
-    #[serde(default)]
-    pub context: Map<String, Value>,
-    /// The conversation thread, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-    /// The resource (user) the call acts for, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_id: Option<String>,
-    /// The conversation messages passed to the call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<Value>,
+    /// What the call is (its id aside).
+    #[serde(flatten)]
+    pub data: CallData,
     /// What the tool passed to `suspend` (suspended calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend_payload: Option<Value>,
     /// The schema resume data must match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_schema: Option<Value>,
-    /// The caller's background override, applied when the call continues.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub background: Option<super::BackgroundOverride>,
     /// When it started waiting (milliseconds since the Unix epoch).
     pub created_at_ms: u64,
+}
+
+impl PendingCall {
+    /// The call's data as it continues: the record's id, the stored request context.
+    pub fn data_for_run(&self) -> CallData {
+        CallData {
+            tool_call_id: Some(self.tool_call_id.clone()),
+            ..self.data.clone()
+        }
+    }
+
+    /// The stored request context (an empty object when none was sent).
+    pub fn context(&self) -> Map<String, Value> {
+        match &self.data.context {
+            Some(Value::Object(map)) => map.clone(),
+            _ => Map::new(),
+        }
+    }
 }
 
 /// Why a store could not do what was asked.
@@ -173,13 +184,9 @@ mod tests {
             tool_name: "write-file".into(),
             kind: PendingKind::Suspended,
             args: json!({"path": "a.txt"}),
-            context: Map::new(),
-            thread_id: None,
-            resource_id: None,
-            messages: Vec::new(),
+            data: CallData::default(),
             suspend_payload: Some(json!({"path": "a.txt"})),
             resume_schema: None,
-            background: None,
             created_at_ms: at,
         }
     }

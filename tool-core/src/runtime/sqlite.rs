@@ -318,7 +318,7 @@ mod tests {
             "args": {"n": 1}, "context": {"api_key": "sk-1"}, "thread_id": "t1", "resource_id": "user-9", "created_at_ms": u64::MAX,
             "messages": [{"role": "user", "content": "hi ✓"}], "suspend_payload": [1], "resume_schema": {"type": "object"}}))
         .unwrap();
-        assert!(full.kind == PendingKind::Approval && full.resume_schema.is_some() && !full.messages.is_empty());
+        assert!(full.kind == PendingKind::Approval && full.resume_schema.is_some() && !full.data.messages.is_empty());
         let mut bare = sample("bare", 3);
         bare.suspend_payload = None;
         s.save(&full).unwrap();

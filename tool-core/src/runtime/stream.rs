@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{log_hook, EventStream, RunEvent, Runtime, Sink};
+use super::events::{CallRef, RunEventKind};
+use super::outcome::{EventStream, Sink};
+use super::{log_hook, Runtime};
 use crate::call::{CallArgs, CallOptions};
 use crate::context::ToolCallInfo;
 use crate::partial_json::PartialJson;
@@ -80,23 +82,22 @@ impl StreamRun {
                     tool_call_id, tool_name, ..
                 } => {
                     let tool = self.runtime.registry().get(&tool_name);
-                    let info = ToolCallInfo {
-                        tool_call_id: tool_call_id.clone(),
-                        tool_name: tool_name.clone(),
-                        messages: self.options.messages.clone(),
-                        cancellation: self.options.cancellation.clone().unwrap_or_default(),
-                        thread_id: self.options.thread_id.clone(),
-                        resource_id: self.options.resource_id.clone(),
-                        ..ToolCallInfo::default()
+                    let call = CallRef::new(tool_call_id.clone(), tool_name.clone());
+                    let env = crate::context::CallEnv {
+                        writer: match &tool {
+                            Some(t) => self.runtime.writer(&self.sink, &call, t),
+                            None => Default::default(),
+                        },
+                        ..self.options.env.clone()
                     };
+                    // The call's one token: its hooks and (once its input is complete) the call share it.
+                    let cancellation = self.options.env.cancellation.clone().unwrap_or_default();
+                    let info = ToolCallInfo::new(&tool_name, tool_call_id.clone(), &self.options.data, env, cancellation);
                     if let Some(t) = &tool {
                         log_hook(&tool_name, "on_input_start", t.input_hook(InputHook::Start, &info));
                     }
-                    let event = RunEvent::InputStreamingStart {
-                        tool_call_id: tool_call_id.clone(),
-                        tool_name,
-                    };
-                    self.sink.send(self.runtime.viewer(tool.as_deref()).event(event, None));
+                    let event = call.event(RunEventKind::InputStreamingStart);
+                    self.sink.send(self.runtime.viewer(tool.as_deref()).event(event));
                     self.open.insert(
                         tool_call_id,
                         Open {
@@ -122,12 +123,10 @@ impl StreamRun {
                         }
                         None => (None, String::new()),
                     };
-                    let event = RunEvent::InputDelta {
-                        tool_call_id,
-                        tool_name,
+                    let event = CallRef::new(tool_call_id, tool_name).event(RunEventKind::InputDelta {
                         delta: Value::String(delta),
-                    };
-                    self.sink.send(self.runtime.viewer(tool.as_deref()).event(event, None));
+                    });
+                    self.sink.send(self.runtime.viewer(tool.as_deref()).event(event));
                 }
                 ToolCallEvent::InputAvailable {
                     tool_call_id,
@@ -135,11 +134,10 @@ impl StreamRun {
                     input,
                     ..
                 } => {
-                    self.open.remove(&tool_call_id);
-                    let options = CallOptions {
-                        tool_call_id: Some(tool_call_id),
-                        ..self.options.clone()
-                    };
+                    let mut options = self.options.clone().id(tool_call_id.clone());
+                    if let Some(open) = self.open.remove(&tool_call_id) {
+                        options.env.cancellation = Some(open.info.cancellation);
+                    }
                     let (runtime, sink) = (self.runtime.clone(), self.sink.clone());
                     tokio::spawn(async move { runtime.run_new(&sink, &tool_name, CallArgs::from(input), options).await });
                 }

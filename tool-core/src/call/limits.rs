@@ -1,0 +1,133 @@
+//! Limits on arguments, applied before anything parses them.
+//!
+//! Owns [`Limits`] and the size and depth checks of argument text and values. It must not
+//! validate against schemas (that is `validate`) nor run anything.
+
+use serde_json::Value;
+
+use super::CallArgs;
+use crate::error::{ErrorKind, ToolError};
+
+/// Limits applied to arguments before they are parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted argument document, in bytes (default 1 MiB).
+    pub max_input_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects (default 64).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_input_bytes: 1 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+fn rejected(tool: &str, message: String) -> ToolError {
+    ToolError::with_kind(ErrorKind::InputRejected, format!("Tool `{tool}` refused its arguments: {message}")).for_tool(tool)
+}
+
+/// Refuses arguments past the size and depth limits, before any parsing.
+pub(crate) fn check_limits(tool: &str, args: &CallArgs<'_>, limits: &Limits) -> Result<(), ToolError> {
+    let (size, too_deep) = match args {
+        CallArgs::Text(text) => (text.len(), text_depth_exceeds(text.as_bytes(), limits.max_depth).is_some()),
+        CallArgs::Value(value) => (serialized_len(value), value_depth(value) > limits.max_depth),
+    };
+    if size > limits.max_input_bytes {
+        return Err(rejected(
+            tool,
+            format!("they are {size} bytes, more than the limit of {} bytes", limits.max_input_bytes),
+        ));
+    }
+    if too_deep {
+        return Err(rejected(
+            tool,
+            format!(
+                "they nest deeper than the limit of {} levels (the limit is {})",
+                limits.max_depth, limits.max_depth
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Scans JSON text for nesting past `max` without parsing it; returns the depth reached.
+fn text_depth_exceeds(bytes: &[u8], max: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn value_depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(value_depth).max().unwrap_or(0),
+        Value::Object(obj) => 1 + obj.values().map(value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn serialized_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn depth_scan_ignores_brackets_inside_strings() {
+        assert_eq!(text_depth_exceeds(br#"{"a": "[[[[[[[[["}"#, 2), None);
+        assert_eq!(text_depth_exceeds(br#"{"a": "\"[[[", "b": [[1]]}"#, 2), Some(3));
+        assert_eq!(text_depth_exceeds(b"[[[]]]", 3), None);
+    }
+
+    #[test]
+    fn value_limits() {
+        let mut deep = json!(1);
+        for _ in 0..70 {
+            deep = json!([deep]);
+        }
+        let err = check_limits("t", &CallArgs::Value(deep), &Limits::default()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InputRejected);
+        let big = json!({"s": "x".repeat(2 << 20)});
+        let err = check_limits("t", &CallArgs::Value(big), &Limits::default()).unwrap_err();
+        assert!(err.message().contains("bytes"), "{err}");
+    }
+}

@@ -1,0 +1,278 @@
+//! Calling a tool: one validated call, from raw arguments to its end.
+//!
+//! Owns [`CallArgs`], [`CallOptions`] (a call's [`CallData`] and [`CallEnv`] together), the
+//! [`Finished`] end of a call that ran (output or suspension) and running a tool's future:
+//! panics caught, cancellation and timeout honoured. Its parts: `limits` (before parsing),
+//! `validate` (schemas, with forgiveness), `redact` (what messages may quote). It never decides
+//! which tool runs (that is `registry`), never asks for approval (the registry's gate) and
+//! never formats for a provider.
+
+mod limits;
+mod redact;
+mod validate;
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use limits::check_limits;
+pub use limits::Limits;
+pub(crate) use redact::quote;
+pub use redact::{is_secret_key, redact};
+pub(crate) use validate::{validate_args, validate_context, validate_output, validate_resume, validate_suspension, Compiled, Validated};
+
+use crate::context::{CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
+use crate::error::{ErrorKind, ToolError};
+use crate::panic::panic_message;
+use crate::spec::BackgroundOverride;
+use crate::tool::{Tool, ToolInput, ToolOutput};
+
+/// Arguments of a call: JSON text as a model sent it, or an already-parsed value.
+#[derive(Debug, Clone)]
+pub enum CallArgs<'a> {
+    /// JSON text (checked against the size and depth limits before it is parsed).
+    Text(Cow<'a, str>),
+    /// A parsed value.
+    Value(Value),
+}
+
+impl<'a> From<&'a str> for CallArgs<'a> {
+    fn from(s: &'a str) -> Self {
+        CallArgs::Text(Cow::Borrowed(s))
+    }
+}
+
+impl<'a> From<&'a String> for CallArgs<'a> {
+    fn from(s: &'a String) -> Self {
+        CallArgs::Text(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for CallArgs<'_> {
+    fn from(s: String) -> Self {
+        CallArgs::Text(Cow::Owned(s))
+    }
+}
+
+impl From<Value> for CallArgs<'_> {
+    fn from(v: Value) -> Self {
+        CallArgs::Value(v)
+    }
+}
+
+/// Per-call options: what the call is ([`CallData`]) and what it runs with ([`CallEnv`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_core::CallOptions;
+/// let options = CallOptions::with_context(serde_json::json!({"tenant": "acme"}))
+///     .thread("t-1")
+///     .timeout(Duration::from_secs(5));
+/// assert_eq!(options.data.thread_id.as_deref(), Some("t-1"));
+/// assert_eq!(options.env.timeout, Some(Duration::from_secs(5)));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// What the call is: id, thread, resource, messages, request context, background settings.
+    pub data: CallData,
+    /// What it runs with: cancellation, timeout, writer, workflow, MCP client.
+    pub env: CallEnv,
+}
+
+impl CallOptions {
+    /// Options with a request context.
+    pub fn with_context(context: Value) -> Self {
+        CallOptions::default().context(context)
+    }
+
+    /// The request context (a JSON object).
+    pub fn context(mut self, context: Value) -> Self {
+        self.data.context = Some(context);
+        self
+    }
+
+    /// The provider's id for this call (generated when absent).
+    pub fn id(mut self, tool_call_id: impl Into<String>) -> Self {
+        self.data.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
+    /// The conversation thread.
+    pub fn thread(mut self, thread_id: impl Into<String>) -> Self {
+        self.data.thread_id = Some(thread_id.into());
+        self
+    }
+
+    /// The resource (user) the call acts for.
+    pub fn resource(mut self, resource_id: impl Into<String>) -> Self {
+        self.data.resource_id = Some(resource_id.into());
+        self
+    }
+
+    /// The conversation so far.
+    pub fn messages(mut self, messages: Vec<Value>) -> Self {
+        self.data.messages = messages;
+        self
+    }
+
+    /// Tunes the background settings of a tool that opted in.
+    pub fn background(mut self, over: BackgroundOverride) -> Self {
+        self.data.background = Some(over);
+        self
+    }
+
+    /// Cancels the call when `token` is cancelled.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.env.cancellation = Some(token);
+        self
+    }
+
+    /// Ends the call as aborted after `timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.env.timeout = Some(timeout);
+        self
+    }
+
+    /// Where the tool's custom chunks go.
+    pub fn writer(mut self, writer: Writer) -> Self {
+        self.env.writer = writer;
+        self
+    }
+
+    /// The workflow running the call.
+    pub fn workflow(mut self, workflow: Workflow) -> Self {
+        self.env.workflow = Some(workflow);
+        self
+    }
+
+    /// The MCP client that asked for the call.
+    pub fn mcp(mut self, mcp: Arc<dyn McpHandle>) -> Self {
+        self.env.mcp = Some(mcp);
+        self
+    }
+}
+
+/// A tool that suspended itself: it waits for resume data. Not an error: a call that ran ends
+/// [`Finished::Output`] or [`Finished::Suspended`], and only a failure is a [`ToolError`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspension {
+    /// What the tool passed to `suspend` (checked against its `suspend` schema).
+    pub payload: Value,
+}
+
+/// How a call that ran ended, when it did not fail.
+#[derive(Debug, Clone)]
+pub enum Finished {
+    /// It produced an output (checked against its output schema).
+    Output(ToolOutput),
+    /// It suspended itself and waits for resume data.
+    Suspended(Suspension),
+}
+
+/// The shared empty request context (most calls have none).
+fn empty_context() -> Arc<Map<String, Value>> {
+    static EMPTY: std::sync::OnceLock<Arc<Map<String, Value>>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::new(Map::new())).clone()
+}
+
+static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh call id: a per-process random prefix and a counter (`call_<16 hex>`).
+pub(crate) fn new_call_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let prefix = *PREFIX.get_or_init(|| std::collections::hash_map::RandomState::new().build_hasher().finish());
+    let n = prefix.wrapping_add(CALL_COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(21);
+    id.push_str("call_");
+    for shift in (0..16).rev() {
+        id.push(HEX[((n >> (shift * 4)) & 0xf) as usize] as char);
+    }
+    id
+}
+
+/// Runs a tool's future with panic catching, cancellation and the timeout. `id` is the call's
+/// id (resolved by the caller), `resume` the validated resume data of a continued call.
+pub(crate) async fn run(
+    tool: &Arc<dyn Tool>,
+    input: ToolInput<'_>,
+    context: Map<String, Value>,
+    (id, data): (String, &CallData),
+    env: CallEnv,
+    resume: Option<Value>,
+) -> Result<Finished, ToolError> {
+    let tool_id = tool.spec().id.as_str();
+    let watched = env.cancellation.is_some() || env.timeout.is_some();
+    let (cancellation, timeout) = (env.cancellation.clone().unwrap_or_default(), env.timeout);
+    if cancellation.is_cancelled() {
+        return Err(ToolError::aborted(format!("Tool `{tool_id}` was cancelled before it started")).for_tool(tool_id));
+    }
+    let mut call = ToolCallInfo::new(tool_id, id, data, env, cancellation.clone());
+    call.resume_data = resume;
+    let panicked = |payload: &(dyn Any + Send)| {
+        ToolError::with_kind(
+            ErrorKind::Panic,
+            format!("Tool `{tool_id}` failed: it panicked ({})", panic_message(payload)),
+        )
+    };
+    // Decoding the input and creating the future run synchronously: catch a panic there too.
+    let context = if context.is_empty() { empty_context() } else { Arc::new(context) };
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
+        Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
+        Err(payload) => return Err(panicked(&*payload).for_tool(tool_id)),
+    };
+    let result = if watched {
+        Box::pin(watch(tool_id, fut, &cancellation, timeout)).await
+    } else {
+        fut.await.unwrap_or_else(|payload| Err(panicked(&*payload)))
+    };
+    match result {
+        Ok(output) => Ok(Finished::Output(output)),
+        Err(e) => match e.into_suspension() {
+            Ok(payload) => Ok(Finished::Suspended(Suspension { payload })),
+            Err(e) if e.tool().is_none() => Err(e.for_tool(tool_id)),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Races a running tool against its cancellation and timeout. Only calls that have either pay
+/// for it (boxed, so the common path's future stays small).
+async fn watch(
+    id: &str,
+    fut: impl Future<Output = std::thread::Result<Result<ToolOutput, ToolError>>>,
+    cancellation: &CancellationToken,
+    timeout: Option<Duration>,
+) -> Result<ToolOutput, ToolError> {
+    let expiry = async {
+        match timeout {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    // The tool is polled first, so a tool that finishes at once never registers a waiter on the
+    // cancellation token.
+    tokio::select! {
+        biased;
+        r = fut => match r {
+            Err(payload) => Err(ToolError::with_kind(ErrorKind::Panic, format!("Tool `{id}` failed: it panicked ({})", panic_message(&*payload)))),
+            // A tool that gave up because it saw the cancellation was aborted, not failed.
+            Ok(Err(e)) if cancellation.is_cancelled() && !e.is_aborted() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled ({})", e.message()))),
+            Ok(r) => r,
+        },
+        _ = cancellation.cancelled() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled"))),
+        _ = expiry => {
+            cancellation.cancel();
+            Err(ToolError::aborted(format!("Tool `{id}` timed out after {} ms", timeout.map_or(0, |d| d.as_millis()))))
+        }
+    }
+}

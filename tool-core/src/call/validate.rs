@@ -1,0 +1,336 @@
+//! Validation of one call against its tool's schemas, with forgiveness.
+//!
+//! Owns [`Compiled`] (a tool's validators, compiled once when it enters a registry) and the
+//! checks of arguments (with the repairs models commonly need), request context, suspension
+//! payload, resume data and output. Every failure is a model-readable [`ToolError`] naming each
+//! failing path; values are quoted redacted. It runs nothing.
+
+use jsonschema::Validator;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::redact::{path_has_secret, quote, quote_text, REDACTED};
+use super::CallArgs;
+use crate::error::{ErrorKind, Issue, ToolError};
+use crate::json::{Borrowed, Node};
+use crate::schema::SchemaError;
+use crate::tool::{Tool, ToolInput};
+
+/// The validators of one tool, compiled once when it enters a registry.
+pub(crate) struct Compiled {
+    input: Validator,
+    input_fast: Validator<Borrowed>,
+    output: Option<Validator>,
+    output_fast: Option<Validator<Borrowed>>,
+    context: Option<Validator>,
+    suspend: Option<Validator>,
+    resume: Option<Validator>,
+}
+
+impl Compiled {
+    pub(crate) fn new(tool: &dyn Tool) -> Result<Self, SchemaError> {
+        let spec = tool.spec();
+        let compile = |what: &str, schema: &Value| {
+            jsonschema::validator_for(schema)
+                .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
+        };
+        let fast = |what: &str, schema: &Value| {
+            jsonschema::options_for::<Borrowed>()
+                .build(schema)
+                .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
+        };
+        Ok(Compiled {
+            input: compile("input", &spec.input_schema)?,
+            input_fast: fast("input", &spec.input_schema)?,
+            output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
+            output_fast: spec.output_schema.as_ref().map(|s| fast("output", s)).transpose()?,
+            context: spec
+                .request_context_schema
+                .as_ref()
+                .map(|s| compile("request-context", s))
+                .transpose()?,
+            suspend: spec.suspend_schema.as_ref().map(|s| compile("suspend", s)).transpose()?,
+            resume: spec.resume_schema.as_ref().map(|s| compile("resume", s)).transpose()?,
+        })
+    }
+}
+
+fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
+    serde_json::from_str(text).map_err(|e| {
+        ToolError::invalid(
+            ErrorKind::InvalidInput,
+            format!(
+                "Tool `{tool}` received arguments that are not valid JSON ({e}). Provided arguments: {}",
+                quote_text(text)
+            ),
+            vec![Issue {
+                path: String::new(),
+                message: e.to_string(),
+            }],
+        )
+        .for_tool(tool)
+    })
+}
+
+/// Input after validation: the argument text itself when it was valid as sent, or a value.
+pub(crate) enum Validated<'a> {
+    Text(&'a str),
+    Value(Value),
+}
+
+impl Validated<'_> {
+    pub(crate) fn as_input(&self) -> ToolInput<'_> {
+        match self {
+            Validated::Text(t) => ToolInput::Text(t),
+            Validated::Value(v) => ToolInput::Value(v),
+        }
+    }
+}
+
+/// Validates arguments: text is checked on a borrowed tree and, when valid, handed on as is;
+/// anything else goes through the value path, which repairs what it can and explains the rest.
+pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
+    match args {
+        CallArgs::Text(text) => {
+            let text = text.trim();
+            if text.is_empty() || text == "null" {
+                return validate_input(tool, compiled, Value::Null).map(Validated::Value);
+            }
+            if let Ok(tree) = Node::parse(text) {
+                if compiled.input_fast.is_valid(&tree) {
+                    return Ok(Validated::Text(text));
+                }
+            }
+            validate_input(tool, compiled, parse_value(tool, text)?).map(Validated::Value)
+        }
+        CallArgs::Value(value) => validate_input(tool, compiled, value.clone()).map(Validated::Value),
+    }
+}
+
+fn issues_of(validator: &Validator, value: &Value, mask: bool) -> Vec<Issue> {
+    validator
+        .iter_errors(value)
+        .map(|e| {
+            let path = e.instance_path().as_str().to_owned();
+            let message = if mask || path_has_secret(&path) {
+                e.masked_with(REDACTED).to_string()
+            } else {
+                e.to_string()
+            };
+            Issue { path, message }
+        })
+        .collect()
+}
+
+/// Repairs what models commonly get wrong, guided by the validation errors: an object or
+/// array sent as a JSON string is parsed; a `null` for a field is dropped (absent).
+fn forgive(value: &mut Value, validator: &Validator) -> bool {
+    let paths: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.instance_path().as_str().to_owned())
+        .collect();
+    let mut changed = false;
+    for path in paths {
+        if path.is_empty() {
+            continue;
+        }
+        match value.pointer(&path) {
+            Some(Value::String(s)) => {
+                let t = s.trim_start();
+                if t.starts_with('{') || t.starts_with('[') {
+                    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
+                        if let Some(slot) = value.pointer_mut(&path) {
+                            *slot = parsed;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            Some(Value::Null) => {
+                let (parent, key) = path.rsplit_once('/').unwrap_or(("", &path));
+                if let Some(Value::Object(obj)) = value.pointer_mut(parent) {
+                    let key = key.replace("~1", "/").replace("~0", "~");
+                    changed |= obj.remove(&key).is_some();
+                }
+            }
+            _ => {}
+        }
+    }
+    changed
+}
+
+/// Removes every `null` member of every object (a strict-mode `null` means "absent").
+fn drop_nulls(value: &mut Value) -> bool {
+    match value {
+        Value::Object(obj) => {
+            let before = obj.len();
+            obj.retain(|_, v| !v.is_null());
+            let mut changed = obj.len() != before;
+            for v in obj.values_mut() {
+                changed |= drop_nulls(v);
+            }
+            changed
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |changed, v| drop_nulls(v) | changed),
+        _ => false,
+    }
+}
+
+/// Parses every string that holds a JSON object or array (a structure sent as a string).
+fn parse_json_strings(value: &mut Value) -> bool {
+    match value {
+        Value::String(s) => {
+            let t = s.trim_start();
+            if !(t.starts_with('{') || t.starts_with('[')) {
+                return false;
+            }
+            match serde_json::from_str::<Value>(s) {
+                Ok(parsed @ (Value::Object(_) | Value::Array(_))) => {
+                    *value = parsed;
+                    true
+                }
+                _ => false,
+            }
+        }
+        Value::Object(obj) => obj.values_mut().fold(false, |changed, v| parse_json_strings(v) | changed),
+        Value::Array(items) => items.iter_mut().fold(false, |changed, v| parse_json_strings(v) | changed),
+        _ => false,
+    }
+}
+
+fn format_issues(issues: &[Issue]) -> String {
+    issues
+        .iter()
+        .map(|i| format!("\n- {}: {}", if i.path.is_empty() { "(root)" } else { &i.path }, i.message))
+        .collect()
+}
+
+/// Validates (and if needed repairs) arguments; the error names every failing path.
+pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) -> Result<Value, ToolError> {
+    if value.is_null() {
+        value = Value::Object(Map::new());
+    }
+    if compiled.input.is_valid(&value) {
+        return Ok(value);
+    }
+    let original = issues_of(&compiled.input, &value, false);
+    let provided = quote(&value);
+    let mut repaired = value;
+    for _ in 0..4 {
+        if !forgive(&mut repaired, &compiled.input) {
+            break;
+        }
+        if compiled.input.is_valid(&repaired) {
+            return Ok(repaired);
+        }
+    }
+    // A failure inside a union (`anyOf` of an optional struct) reports the union's path, not
+    // the field's: as a last resort, repair the whole document and keep it only if it is valid.
+    for deep in [drop_nulls as fn(&mut Value) -> bool, parse_json_strings] {
+        if deep(&mut repaired) && compiled.input.is_valid(&repaired) {
+            return Ok(repaired);
+        }
+    }
+    Err(ToolError::invalid(
+        ErrorKind::InvalidInput,
+        format!(
+            "Tool `{tool}` received invalid arguments:{}\nProvided arguments: {provided}",
+            format_issues(&original)
+        ),
+        original,
+    )
+    .for_tool(tool))
+}
+
+/// Validates the request context; values are never quoted unredacted.
+pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
+    let value = match context {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v,
+    };
+    if let Some(validator) = &compiled.context {
+        if !validator.is_valid(&value) {
+            let issues = issues_of(validator, &value, true);
+            return Err(ToolError::invalid(
+                ErrorKind::InvalidContext,
+                format!(
+                    "Tool `{tool}` received an invalid request context:{}\nProvided context: {}",
+                    format_issues(&issues),
+                    quote(&value)
+                ),
+                issues,
+            )
+            .for_tool(tool));
+        }
+    }
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(ToolError::with_kind(
+            ErrorKind::InvalidContext,
+            format!("Tool `{tool}`: the request context must be a JSON object, got {}", quote(&other)),
+        )
+        .for_tool(tool)),
+    }
+}
+
+/// Checks a suspension's payload against the tool's `suspend` schema; a payload that does not
+/// match is an output error (the tool broke its own contract).
+pub(crate) fn validate_suspension(tool: &str, compiled: &Compiled, payload: &Value) -> Result<(), ToolError> {
+    let Some(validator) = &compiled.suspend else {
+        return Ok(());
+    };
+    if validator.is_valid(payload) {
+        return Ok(());
+    }
+    let issues = issues_of(validator, payload, false);
+    Err(ToolError::invalid(
+        ErrorKind::InvalidOutput,
+        format!(
+            "Tool `{tool}` suspended with a payload that does not match its suspend schema:{}",
+            format_issues(&issues)
+        ),
+        issues,
+    )
+    .for_tool(tool))
+}
+
+/// Checks resume data against the tool's `resume` schema (any value when it declares none).
+pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> Result<(), ToolError> {
+    let Some(validator) = &compiled.resume else {
+        return Ok(());
+    };
+    if validator.is_valid(data) {
+        return Ok(());
+    }
+    let issues = issues_of(validator, data, true);
+    Err(ToolError::invalid(
+        ErrorKind::InvalidInput,
+        format!(
+            "The resume data for tool `{tool}` does not match its resume schema:{}\nProvided data: {}",
+            format_issues(&issues),
+            quote(data)
+        ),
+        issues,
+    )
+    .for_tool(tool))
+}
+
+pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue) -> Result<(), ToolError> {
+    let (Some(fast), Some(validator)) = (&compiled.output_fast, &compiled.output) else {
+        return Ok(());
+    };
+    if Node::parse(output.get()).is_ok_and(|tree| fast.is_valid(&tree)) {
+        return Ok(());
+    }
+    let value: Value = serde_json::from_str(output.get()).unwrap_or(Value::Null);
+    let issues = issues_of(validator, &value, false);
+    Err(ToolError::invalid(
+        ErrorKind::InvalidOutput,
+        format!(
+            "Tool `{tool}` returned output that does not match its output schema:{}",
+            format_issues(&issues)
+        ),
+        issues,
+    )
+    .for_tool(tool))
+}

@@ -1,0 +1,190 @@
+//! A call as a run: validated, shown, hooked, gated, executed, reported.
+//!
+//! Owns the steps every run shares: starting a new call ([`Runtime::run_new`]), executing a
+//! prepared one (in the background when the tool opted in), turning how it ended into its
+//! last events and its [`Outcome`], and recording a call that waits. Approving and resuming
+//! are `decide`; the views are `views`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::events::{CallRef, RunEventKind};
+use super::outcome::{Outcome, Sink, Waiting};
+use super::pending::{PendingCall, PendingKind};
+use super::views::Viewer;
+use super::{approval_resume_schema, background, log_hook, Runtime};
+use crate::call::{new_call_id, CallArgs, CallOptions, Finished};
+use crate::context::{CallData, CallEnv, ToolCallInfo, Writer};
+use crate::error::{ErrorKind, ToolError};
+use crate::registry::OwnedPrepared;
+use crate::tool::{InputHook, Tool};
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Runtime {
+    /// Validates, shows the call, fires `on_input_available`, asks for approval or runs it.
+    pub(crate) async fn run_new(&self, sink: &Sink, tool_name: &str, args: CallArgs<'static>, options: CallOptions) {
+        let CallOptions { mut data, mut env } = options;
+        let id = data.tool_call_id.get_or_insert_with(new_call_id).clone();
+        let call = CallRef::new(id.clone(), tool_name);
+        let tool = self.inner.registry.get(tool_name);
+        let viewer = self.viewer(tool.as_deref());
+        let prepared = self
+            .inner
+            .registry
+            .prepare(tool_name, &args, data.context.clone())
+            .and_then(|p| p.into_owned());
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(error) => {
+                let args = match args {
+                    CallArgs::Value(v) => v,
+                    CallArgs::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t.into_owned())),
+                };
+                sink.send(viewer.event(call.event(RunEventKind::ToolCall { args })));
+                return fail(sink, &viewer, &call, error);
+            }
+        };
+        sink.send(viewer.event(call.event(RunEventKind::ToolCall {
+            args: prepared.args().into_owned(),
+        })));
+        let tool = prepared.tool().clone();
+        // The hooks and the tool share the call's one cancellation token and writer.
+        let cancellation = env.cancellation.get_or_insert_with(Default::default).clone();
+        env.writer = self.writer(sink, &call, &tool);
+        if tool.spec().hooks.on_input_available {
+            let info = ToolCallInfo::new(tool_name, id, &data, env.clone(), cancellation);
+            let args = prepared.args();
+            log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
+        }
+        if self.inner.approve_all || prepared.needs_approval() {
+            return self.wait(sink, &viewer, &call, &prepared, &data, None);
+        }
+        self.execute(sink, &prepared, &call, (data, env), None, true).await;
+    }
+
+    /// The writer of a call: every chunk becomes a `custom` event of its run.
+    pub(crate) fn writer(&self, sink: &Sink, call: &CallRef, tool: &std::sync::Arc<dyn Tool>) -> Writer {
+        let (sink, tool, runtime, call) = (sink.clone(), tool.clone(), self.clone(), call.clone());
+        Writer::new(move |data| {
+            let chunk = call.event(RunEventKind::Custom { data });
+            sink.send(runtime.viewer(Some(&*tool)).event(chunk));
+        })
+    }
+
+    /// Runs a prepared call (in the background when the tool opted in and `may_background`)
+    /// and reports how it ended.
+    pub(crate) async fn execute(
+        &self,
+        sink: &Sink,
+        prepared: &OwnedPrepared,
+        call: &CallRef,
+        (data, env): (CallData, CallEnv),
+        resume: Option<Value>,
+        may_background: bool,
+    ) {
+        let tool = prepared.tool().clone();
+        if may_background {
+            if let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
+                return background::run(self, sink, prepared, call, (data, env), plan).await;
+            }
+        }
+        let ended = prepared.run(&data, env, resume).await;
+        self.report(sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended);
+    }
+
+    /// Turns how a call ended into its last events and outcome; a suspension is recorded
+    /// before it is announced, and a resolved call leaves the store.
+    pub(crate) fn report(
+        &self,
+        sink: &Sink,
+        viewer: &Viewer<'_>,
+        prepared: &OwnedPrepared,
+        call: &CallRef,
+        data: &CallData,
+        ended: Result<Finished, ToolError>,
+    ) {
+        match ended {
+            Ok(Finished::Output(output)) => {
+                self.forget(&call.tool_call_id);
+                sink.send(viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() })));
+                sink.end(Outcome::Done(output));
+            }
+            Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Some(s.payload)),
+            Err(error) => {
+                self.forget(&call.tool_call_id);
+                fail(sink, viewer, call, error);
+            }
+        }
+    }
+
+    /// Records a call that waits (for approval, or with a suspension's payload for resume
+    /// data), then announces it: what a user sees, survives.
+    fn wait(&self, sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, prepared: &OwnedPrepared, data: &CallData, suspended: Option<Value>) {
+        let spec = prepared.tool().spec();
+        let (kind, resume_schema) = match suspended {
+            None => (PendingKind::Approval, Some(approval_resume_schema())),
+            Some(_) => (PendingKind::Suspended, spec.resume_schema.clone()),
+        };
+        let pending = PendingCall {
+            tool_call_id: call.tool_call_id.clone(),
+            tool_name: call.tool_name.clone(),
+            kind,
+            args: prepared.args().into_owned(),
+            data: CallData {
+                tool_call_id: None,
+                context: Some(Value::Object(prepared.context.clone())),
+                ..data.clone()
+            },
+            suspend_payload: suspended,
+            resume_schema,
+            created_at_ms: now_ms(),
+        };
+        if let Err(e) = self.inner.store.save(&pending) {
+            let name = &call.tool_name;
+            let error = match pending.kind {
+                PendingKind::Approval => ToolError::with_kind(
+                    ErrorKind::ApprovalRequired,
+                    format!("Tool `{name}` requires approval, and the request could not be recorded ({e}); it was not run."),
+                ),
+                PendingKind::Suspended => ToolError::new(format!(
+                    "Tool `{name}` suspended, but the suspension could not be recorded ({e}); call it again."
+                )),
+            };
+            return fail(sink, viewer, call, error.for_tool(name));
+        }
+        let kind = match &pending.suspend_payload {
+            None => RunEventKind::ToolCallApproval {
+                args: pending.args.clone(),
+                resume_schema: approval_resume_schema(),
+            },
+            Some(payload) => RunEventKind::ToolCallSuspended {
+                suspend_payload: payload.clone(),
+                args: pending.args.clone(),
+                resume_schema: pending.resume_schema.clone(),
+            },
+        };
+        let event = viewer.event(call.event(kind));
+        sink.send(event.clone());
+        let waiting = Box::new(Waiting { call: pending, event });
+        sink.end(match waiting.call.kind {
+            PendingKind::Approval => Outcome::AwaitingApproval(waiting),
+            PendingKind::Suspended => Outcome::Suspended(waiting),
+        });
+    }
+
+    pub(crate) fn forget(&self, id: &str) {
+        if let Err(e) = self.inner.store.remove(id) {
+            tracing::warn!(tool_call_id = id, error = %e, "a resolved call could not be removed from the pending store");
+        }
+    }
+}
+
+/// Ends a run with an error.
+pub(crate) fn fail(sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, error: ToolError) {
+    sink.send(viewer.event(call.event(RunEventKind::ToolError { error: error.clone() })));
+    sink.end(Outcome::Failed(error));
+}
