@@ -36,9 +36,17 @@
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
 //! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
 //! (the set of tools), [`context`] (what a tool receives), [`catalog`] (provider formats),
-//! [`stream`] and [`partial_json`] (streamed model output), [`runtime`] (calls as event
-//! streams: approval, suspension, background tasks, views), [`cli`] (the `toolsmith` command
-//! line).
+//! [`stream`] and [`partial_json`] (streamed model output), `runtime` (calls as runs of
+//! typed events ending in one outcome: approval, suspension, background tasks, views), `mcp`
+//! (the MCP server) and `cli` (the `toolsmith` command line).
+//!
+//! ## Features
+//!
+//! All on by default. With `default-features = false` a crate that only defines tools gets the
+//! macro, the registry, validated calls, catalogs and the stream decoders, and none of the heavy
+//! parts: `runtime` (runs, approval, suspension, background tasks), `sqlite` (the SQLite store
+//! for waiting calls; bundled SQLite), `mcp` (the MCP server: rmcp, axum) and `cli` (the
+//! `toolsmith` command line: clap; implies the other three).
 
 #![warn(missing_docs)]
 
@@ -46,22 +54,26 @@ extern crate self as tool_core;
 
 pub mod call;
 pub mod catalog;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;
 pub mod error;
 pub mod json;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod model_output;
 mod panic;
 pub mod partial_json;
 pub mod provider;
 pub mod registry;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod schema;
 pub mod spec;
 pub mod stream;
 pub mod tool;
 
+// Hidden: the path the code `#[tool]` generates names, not an API.
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

@@ -12,7 +12,6 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 
-use std::borrow::Cow;
 
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
 use crate::context::{CallData, CallEnv};
@@ -21,7 +20,8 @@ use crate::schema::SchemaError;
 use crate::spec::{ApprovalRule, SourceLocation};
 use crate::tool::{DynamicTool, Tool, ToolInput, ToolOutput};
 
-/// What each `#[tool]` submits to the link-time collection.
+/// What each `#[tool]` submits to the link-time collection. Hidden: generated code builds it,
+/// users never do (they add tools with [`Registry::insert`]).
 #[doc(hidden)]
 pub struct ToolDef {
     pub id: &'static str,
@@ -403,8 +403,10 @@ pub(crate) struct Prepared<'a> {
 }
 
 /// A prepared call that owns its arguments (the runtime keeps it across awaits and waits).
+#[cfg(feature = "runtime")]
 pub(crate) type OwnedPrepared = Prepared<'static>;
 
+#[cfg(feature = "runtime")]
 impl Clone for OwnedPrepared {
     fn clone(&self) -> Self {
         Prepared {
@@ -416,19 +418,22 @@ impl Clone for OwnedPrepared {
 }
 
 impl<'a> Prepared<'a> {
+    #[cfg(feature = "runtime")]
     pub(crate) fn tool(&self) -> &Arc<dyn Tool> {
         &self.entry.tool
     }
 
     /// The validated arguments as a value.
-    pub(crate) fn args(&self) -> Cow<'_, Value> {
+    #[cfg(feature = "runtime")]
+    pub(crate) fn args(&self) -> std::borrow::Cow<'_, Value> {
         match &self.input {
-            Validated::Value(v) => Cow::Borrowed(v),
-            Validated::Text(t) => Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
+            Validated::Value(v) => std::borrow::Cow::Borrowed(v),
+            Validated::Text(t) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
         }
     }
 
     /// The same call owning its arguments (text valid as sent is decoded once).
+    #[cfg(feature = "runtime")]
     pub(crate) fn into_owned(self) -> Result<OwnedPrepared, ToolError> {
         let input = match self.input {
             Validated::Value(v) => v,
@@ -469,6 +474,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// Checks resume data against the tool's `resume` schema.
+    #[cfg(feature = "runtime")]
     pub(crate) fn check_resume(&self, data: &Value) -> Result<(), ToolError> {
         call::validate_resume(&self.entry.tool.spec().id, &self.entry.compiled, data)
     }

@@ -201,25 +201,42 @@ pub enum Payload<'a, T: TypedTool> {
     Resume(&'a T::Resume),
 }
 
-/// The static parts of a typed tool's spec (everything but the schemas).
+/// The static parts of a typed tool's spec (everything but the schemas, which come from its
+/// types): what [`TypedTool::meta`] returns. `#[tool]` fills it from the attribute; a
+/// hand-written [`TypedTool`] sets what it needs and leaves the rest to `Default`.
 #[derive(Debug, Clone, Default)]
-#[doc(hidden)]
 pub struct ToolMeta {
+    /// The tool id.
     pub id: &'static str,
+    /// What the tool does.
     pub description: &'static str,
+    /// A human-readable title.
     pub title: Option<&'static str>,
+    /// Whether the tool asks providers for strict schema adherence.
     pub strict: bool,
+    /// When a call needs a person's approval (`None`: never).
     pub require_approval: Option<ApprovalRule>,
+    /// MCP annotations and `_meta`.
     pub mcp: McpSpec,
+    /// Provider-specific options, by provider name.
     pub provider_options: Vec<(&'static str, Value)>,
+    /// Tags for selecting tools.
     pub tags: &'static [&'static str],
+    /// Background execution settings.
     pub background: Option<BackgroundSpec>,
+    /// Which lifecycle hooks are implemented.
     pub hooks: HookSet,
+    /// Which transforms are implemented.
     pub transforms: Vec<(TransformTarget, TransformPhase)>,
+    /// Whether `to_model_output` is implemented.
     pub has_model_output: bool,
+    /// Whether the tool suspends (its `Suspend` type's schema is published).
     pub has_suspend: bool,
+    /// Whether the tool takes resume data (its `Resume` type's schema is published).
     pub has_resume: bool,
+    /// The input type's name, for error messages.
     pub input_type: &'static str,
+    /// Where the tool is defined.
     pub source: SourceLocation,
 }
 

@@ -25,9 +25,12 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use limits::check_limits;
 pub use limits::Limits;
+#[cfg(feature = "cli")]
 pub(crate) use redact::quote;
 pub use redact::{is_secret_key, redact};
-pub(crate) use validate::{validate_args, validate_context, validate_output, validate_resume, validate_suspension, Compiled, Validated};
+#[cfg(feature = "runtime")]
+pub(crate) use validate::validate_resume;
+pub(crate) use validate::{validate_args, validate_context, validate_output, validate_suspension, Compiled, Validated};
 
 use crate::context::{CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
 use crate::error::{ErrorKind, ToolError};

@@ -38,6 +38,7 @@ mod events;
 mod outcome;
 mod pending;
 mod run;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod stream;
 mod views;
@@ -51,6 +52,7 @@ pub use crate::spec::BackgroundOverride;
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{MemoryStore, PendingCall, PendingKind, PendingStore, StoreError};
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use stream::StreamRun;
 pub use views::{placeholder, RedactSecrets, TransformPolicy};
