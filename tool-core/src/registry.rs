@@ -12,7 +12,6 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 
-
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
 use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};

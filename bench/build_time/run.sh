@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Clean build time of a crate of N tools (default 10), three ways, in one run on one machine:
+#   lean    - the tools with `#[tool]` on tool-core, default-features = false
+#   default - the same on tool-core with its default features
+#   rmcp    - the same tools with rmcp's `#[tool]` / `#[tool_router]` (rmcp 3.11, `server` +
+#             `macros` only)
+# Each is built from a clean target directory (dependencies fetched beforehand, so no network
+# time is counted), with the workspace's Cargo.lock for the same dependency versions. Prints
+# the wall time and the number of crates compiled for each.
+#
+#   bash bench/build_time/run.sh [N]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+n=${1:-10}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The same ten tool bodies for all three: typed input structs with documented fields.
+tool_input() { # i
+  cat <<RS
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct In$1 {
+    /// The first operand
+    pub a: i64,
+    /// The second operand
+    pub b: i64,
+    /// A label echoed back
+    pub label: Option<String>,
+}
+RS
+}
+
+make_toolsmith() { # dir features-line
+  local dir=$1 dep=$2
+  mkdir -p "$dir/src"
+  cat >"$dir/Cargo.toml" <<TOML
+[package]
+name = "tools-$(basename "$dir")"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+$dep
+serde = { version = "1", features = ["derive"] }
+schemars = "1.2"
+
+[workspace]
+TOML
+  {
+    echo "use tool_core::prelude::*;"
+    for i in $(seq 1 "$n"); do
+      tool_input "$i"
+      cat <<RS
+/// Tool number $i: adds its operands
+#[tool(id = "tool-$i")]
+pub async fn tool_$i(input: In$i) -> Result<String, ToolError> {
+    Ok(format!("{}: {}", input.label.unwrap_or_default(), input.a.saturating_add(input.b).saturating_mul($i)))
+}
+RS
+    done
+  } >"$dir/src/lib.rs"
+}
+
+make_rmcp() { # dir
+  local dir=$1
+  mkdir -p "$dir/src"
+  cat >"$dir/Cargo.toml" <<TOML
+[package]
+name = "tools-rmcp"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+rmcp = { version = "=3.11.0", default-features = false, features = ["server", "macros"] }
+serde = { version = "1", features = ["derive"] }
+schemars = "1.2"
+
+[workspace]
+TOML
+  {
+    echo "use rmcp::handler::server::wrapper::Parameters;"
+    echo "use rmcp::{tool, tool_router};"
+    for i in $(seq 1 "$n"); do tool_input "$i"; done
+    echo "#[derive(Clone)]"
+    echo "pub struct Tools;"
+    echo "#[tool_router(server_handler)]"
+    echo "impl Tools {"
+    for i in $(seq 1 "$n"); do
+      cat <<RS
+    /// Tool number $i: adds its operands
+    #[tool(name = "tool-$i")]
+    async fn tool_$i(&self, Parameters(input): Parameters<In$i>) -> Result<String, rmcp::ErrorData> {
+        Ok(format!("{}: {}", input.label.unwrap_or_default(), input.a.saturating_add(input.b).saturating_mul($i)))
+    }
+RS
+    done
+    echo "}"
+  } >"$dir/src/lib.rs"
+}
+
+make_toolsmith "$work/lean" "tool-core = { path = \"$root/tool-core\", default-features = false }"
+make_toolsmith "$work/default" "tool-core = { path = \"$root/tool-core\" }"
+make_rmcp "$work/rmcp"
+
+printf '%-8s %10s %8s\n' crate seconds crates
+for kind in lean default rmcp; do
+  dir="$work/$kind"
+  cp "$root/Cargo.lock" "$dir/Cargo.lock"
+  (cd "$dir" && cargo fetch -q)
+  start=$(date +%s.%N)
+  compiled=$(cd "$dir" && CARGO_TARGET_DIR="$dir/target" CARGO_INCREMENTAL=0 cargo build 2>&1 | tee "$dir/build.log" | grep -c '^ *Compiling' || true)
+  end=$(date +%s.%N)
+  grep -q '^ *Finished' "$dir/build.log" || { cat "$dir/build.log"; exit 1; }
+  printf "%-8s %10.1f %8d\n" "$kind" "$(awk "BEGIN { print $end - $start }")" "$compiled"
+  rm -rf "$dir/target"
+done
