@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::model_output::ModelOutput;
-use crate::spec::TransformTarget;
+use crate::spec::{TransformPhase, TransformTarget};
 use crate::tool::ToolOutput;
 
 /// The call an event is about.
@@ -241,16 +241,29 @@ impl<O, E> RunEvent<O, E> {
     }
 }
 
-impl RunEvent {
-    /// The event as a view shows it when nothing is rewritten.
-    pub fn shown(&self) -> ShownEvent {
+impl<O, E> RunEventKind<O, E> {
+    /// The same event with its payloads mapped: each JSON payload by `value` (given the
+    /// transform phase it belongs to), the output by `output`, the error by `error`. `None`
+    /// from a mapper drops the event. Ids, the task id, resume schemas and custom chunks are
+    /// kept as they are.
+    pub(crate) fn try_map<O2, E2>(
+        &self,
+        mut value: impl FnMut(TransformPhase, &Value) -> Option<Value>,
+        output: impl FnOnce(&O) -> O2,
+        error: impl FnOnce(&E) -> Option<E2>,
+    ) -> Option<RunEventKind<O2, E2>> {
         use RunEventKind as K;
-        let kind = match &self.kind {
+        use TransformPhase as P;
+        Some(match self {
             K::InputStreamingStart => K::InputStreamingStart,
-            K::InputDelta { delta } => K::InputDelta { delta: delta.clone() },
-            K::ToolCall { args } => K::ToolCall { args: args.clone() },
+            K::InputDelta { delta } => K::InputDelta {
+                delta: value(P::InputDelta, delta)?,
+            },
+            K::ToolCall { args } => K::ToolCall {
+                args: value(P::Input, args)?,
+            },
             K::ToolCallApproval { args, resume_schema } => K::ToolCallApproval {
-                args: args.clone(),
+                args: value(P::Approval, args)?,
                 resume_schema: resume_schema.clone(),
             },
             K::ToolCallSuspended {
@@ -258,27 +271,39 @@ impl RunEvent {
                 args,
                 resume_schema,
             } => K::ToolCallSuspended {
-                suspend_payload: suspend_payload.clone(),
-                args: args.clone(),
+                suspend_payload: value(P::Suspend, suspend_payload)?,
+                args: value(P::Input, args)?,
                 resume_schema: resume_schema.clone(),
             },
             K::ToolCallResumed { resume_data } => K::ToolCallResumed {
-                resume_data: resume_data.clone(),
+                resume_data: value(P::Resume, resume_data)?,
             },
-            K::ToolResult { output } => K::ToolResult { output: output.into() },
-            K::ToolError { error } => K::ToolError { error: error.to_json() },
+            K::ToolResult { output: o } => K::ToolResult { output: output(o) },
+            K::ToolError { error: e } => K::ToolError { error: error(e)? },
             K::BackgroundTaskStarted { task_id } => K::BackgroundTaskStarted { task_id: task_id.clone() },
-            K::BackgroundTaskCompleted { task_id, output } => K::BackgroundTaskCompleted {
+            K::BackgroundTaskCompleted { task_id, output: o } => K::BackgroundTaskCompleted {
                 task_id: task_id.clone(),
-                output: output.into(),
+                output: output(o),
             },
-            K::BackgroundTaskFailed { task_id, error } => K::BackgroundTaskFailed {
+            K::BackgroundTaskFailed { task_id, error: e } => K::BackgroundTaskFailed {
                 task_id: task_id.clone(),
-                error: error.to_json(),
+                error: error(e)?,
             },
             K::Custom { data } => K::Custom { data: data.clone() },
-        };
-        self.call.event(kind)
+        })
+    }
+}
+
+impl RunEvent {
+    /// The event as a view shows it when nothing is rewritten.
+    pub fn shown(&self) -> ShownEvent {
+        let kind = self
+            .kind
+            .try_map(|_, v| Some(v.clone()), |o: &ToolOutput| o.into(), |e| Some(e.to_json()));
+        match kind {
+            Some(kind) => self.call.event(kind),
+            None => unreachable!("no mapper above drops an event"),
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use super::events::{Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
+use super::events::{Event, RunEvent, ShownEvent, ShownOutput};
 use crate::panic::catch_panic;
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
 use crate::tool::{Tool, ToolOutput};
@@ -152,15 +152,13 @@ impl Scope<'_> {
 
     /// The event in one view.
     fn view_of(&self, raw: &RunEvent, target: TransformTarget) -> Option<ShownEvent> {
-        use RunEventKind as K;
-        use TransformPhase as P;
         let output = |out: &ToolOutput| {
             let own = if target == TransformTarget::Display {
                 out.display.clone()
             } else {
                 out.transcript.clone()
             };
-            match self.show(target, P::Output, &out.value(), own) {
+            match self.show(target, TransformPhase::Output, &out.value(), own) {
                 // The model output is derived from the raw output: a view that rewrites the
                 // output does not carry it.
                 Shown::Value(result) => ShownOutput {
@@ -170,44 +168,10 @@ impl Scope<'_> {
                 Shown::Raw | Shown::Dropped => ShownOutput::from(out),
             }
         };
-        let error = |e: &crate::ToolError| self.field(target, P::Error, &e.to_json(), None);
-        let kind = match &raw.kind {
-            K::InputStreamingStart => K::InputStreamingStart,
-            K::BackgroundTaskStarted { task_id } => K::BackgroundTaskStarted { task_id: task_id.clone() },
-            K::Custom { data } => K::Custom { data: data.clone() },
-            K::InputDelta { delta } => K::InputDelta {
-                delta: self.field(target, P::InputDelta, delta, None)?,
-            },
-            K::ToolCall { args } => K::ToolCall {
-                args: self.field(target, P::Input, args, None)?,
-            },
-            K::ToolCallApproval { args, resume_schema } => K::ToolCallApproval {
-                args: self.field(target, P::Approval, args, None)?,
-                resume_schema: resume_schema.clone(),
-            },
-            K::ToolCallSuspended {
-                suspend_payload,
-                args,
-                resume_schema,
-            } => K::ToolCallSuspended {
-                suspend_payload: self.field(target, P::Suspend, suspend_payload, None)?,
-                args: self.field(target, P::Input, args, None)?,
-                resume_schema: resume_schema.clone(),
-            },
-            K::ToolCallResumed { resume_data } => K::ToolCallResumed {
-                resume_data: self.field(target, P::Resume, resume_data, None)?,
-            },
-            K::ToolResult { output: out } => K::ToolResult { output: output(out) },
-            K::BackgroundTaskCompleted { task_id, output: out } => K::BackgroundTaskCompleted {
-                task_id: task_id.clone(),
-                output: output(out),
-            },
-            K::ToolError { error: e } => K::ToolError { error: error(e)? },
-            K::BackgroundTaskFailed { task_id, error: e } => K::BackgroundTaskFailed {
-                task_id: task_id.clone(),
-                error: error(e)?,
-            },
-        };
+        let error = |e: &crate::ToolError| self.field(target, TransformPhase::Error, &e.to_json(), None);
+        let kind = raw
+            .kind
+            .try_map(|phase, payload| self.field(target, phase, payload, None), output, error)?;
         Some(raw.call.event(kind))
     }
 }
