@@ -45,6 +45,7 @@ use tool_core::tool::BoxFuture;
 use tool_core::{DynamicTool, ErrorKind, ToolError};
 
 use crate::http::{encode_segment, Http};
+use crate::naming::slug_has_prefix;
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.arcade.dev";
@@ -629,6 +630,16 @@ impl ToolProvider for ArcadeToolProvider {
 
     fn default_scope(&self) -> Scope {
         Scope::CallerSupplied
+    }
+
+    /// The toolkit before the `.` of `Toolkit.Tool` (`Github.GetRepository@1.2.0` → `Github`).
+    fn toolkit_of_slug(&self, slug: &str) -> Option<String> {
+        slug.split_once('.').map(|(t, _)| t.to_owned()).filter(|t| !t.is_empty())
+    }
+
+    /// `<Toolkit>.…` (exact), or the model-safe `<Toolkit>_…` (without case).
+    fn slug_belongs_to(&self, slug: &str, toolkit: &str) -> bool {
+        slug_has_prefix(slug, toolkit, '.', false) || slug_has_prefix(slug, toolkit, '_', true)
     }
 
     /// One connection per toolkit (Arcade runs a user's tools with that user's single

@@ -27,6 +27,7 @@ use tool_core::tool::BoxFuture;
 use tool_core::{CancellationToken, DynamicTool, ErrorKind, Tool, ToolError};
 
 use crate::http::{encode_segment, Http};
+use crate::naming::slug_has_prefix;
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://backend.composio.dev";
@@ -790,6 +791,16 @@ impl Remote {
     }
 }
 
+/// The toolkit an `UPPER_SNAKE` slug starts with, lower-cased (`GMAIL_SEND_EMAIL` → `gmail`);
+/// none for any other slug.
+fn slug_toolkit(slug: &str) -> Option<String> {
+    let upper_snake = slug.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    match slug.split_once('_') {
+        Some((t, rest)) if upper_snake && !t.is_empty() && !rest.is_empty() => Some(t.to_ascii_lowercase()),
+        _ => None,
+    }
+}
+
 /// Whether `slug` names one of the connection-management tools this provider writes itself.
 fn is_meta_tool(slug: &str) -> bool {
     slug == MANAGE_CONNECTIONS || slug == WAIT_FOR_CONNECTIONS
@@ -1220,6 +1231,18 @@ impl ToolProvider for ComposioToolProvider {
 
     fn default_scope(&self) -> Scope {
         self.scope
+    }
+
+    /// Composio's tool slugs are `UPPER_SNAKE` and start with their toolkit
+    /// (`GMAIL_SEND_EMAIL` → `gmail`).
+    fn toolkit_of_slug(&self, slug: &str) -> Option<String> {
+        slug_toolkit(slug)
+    }
+
+    /// `<TOOLKIT>_…`, without case (`GMAIL_SEND_EMAIL` belongs to `gmail`, and a toolkit whose
+    /// slug holds `_` still claims its tools).
+    fn slug_belongs_to(&self, slug: &str, toolkit: &str) -> bool {
+        slug_has_prefix(slug, toolkit, '_', true)
     }
 
     fn list_toolkits(&self) -> BoxFuture<'_, Result<ListResult<Toolkit>, ProviderError>> {

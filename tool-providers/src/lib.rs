@@ -17,6 +17,7 @@ pub mod arcade;
 pub mod cli;
 pub mod composio;
 mod http;
+mod naming;
 
 pub use arcade::ArcadeToolProvider;
 pub use composio::ComposioToolProvider;

@@ -2,6 +2,10 @@
 //! toolkit) resolved into tools, one `resolve_tools_vnext` call per connection, with the
 //! reference's naming: a toolkit with several connections gets its tools renamed
 //! `<slug>__<LABEL>` and a routing hint in their descriptions; one connection keeps the slug.
+//!
+//! Generic over providers: a selected slug whose meta names no toolkit is grouped by the
+//! provider's own naming convention ([`ToolProvider::toolkit_of_slug`],
+//! [`ToolProvider::slug_belongs_to`]); no platform's slug rules live here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -162,34 +166,20 @@ fn label_problem(connections: &[PinnedConnection]) -> Option<String> {
 }
 
 /// Whether a selected slug belongs to `toolkit`: its meta names the toolkit, or (no meta
-/// toolkit) the slug starts with `<toolkit>.` (Arcade's `Github.GetRepository`, the
-/// reference's rule) or, without case, `<TOOLKIT>_` (Composio's `GMAIL_SEND_EMAIL`).
-fn belongs(slug: &str, meta: &ToolMeta, toolkit: &str) -> bool {
+/// toolkit) the provider's naming convention says so.
+fn belongs(provider: &dyn ToolProvider, slug: &str, meta: &ToolMeta, toolkit: &str) -> bool {
     match &meta.toolkit {
         Some(t) => t == toolkit,
-        None if toolkit.is_empty() => false,
-        None => match (slug.get(..toolkit.len()), slug.get(toolkit.len()..)) {
-            (Some(head), Some(rest)) if rest.len() > 1 => {
-                (rest.starts_with('.') && head == toolkit) || (rest.starts_with('_') && head.eq_ignore_ascii_case(toolkit))
-            }
-            _ => false,
-        },
+        None => !toolkit.is_empty() && provider.slug_belongs_to(slug, toolkit),
     }
 }
 
-/// The toolkit of a selected slug that no pinned toolkit claims: its meta's, else the part
-/// before a `.`, else (an `UPPER_SNAKE` slug) the lower-cased part before the first `_`.
-fn toolkit_of(slug: &str, meta: &ToolMeta) -> Option<String> {
-    if let Some(t) = &meta.toolkit {
-        return Some(t.clone());
-    }
-    if let Some((t, _)) = slug.split_once('.') {
-        return (!t.is_empty()).then(|| t.to_owned());
-    }
-    let upper_snake = slug.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-    match slug.split_once('_') {
-        Some((t, rest)) if upper_snake && !t.is_empty() && !rest.is_empty() => Some(t.to_ascii_lowercase()),
-        _ => None,
+/// The toolkit of a selected slug that no pinned toolkit claims: its meta's, else the one the
+/// provider's naming convention reads from the slug.
+fn toolkit_of(provider: &dyn ToolProvider, slug: &str, meta: &ToolMeta) -> Option<String> {
+    match &meta.toolkit {
+        Some(t) => Some(t.clone()),
+        None => provider.toolkit_of_slug(slug).filter(|t| !t.is_empty()),
     }
 }
 
@@ -205,9 +195,12 @@ impl ProviderRegistry {
     ///   `shared` for shared ones, the caller's resource id for caller-supplied ones (no
     ///   resource id and no `shared_fallback`: the connection is skipped, never shared), else
     ///   the author;
+    /// - a selected slug belongs to the toolkit its [`ToolMeta`] names, else to the one the
+    ///   provider's naming convention reads from it ([`ToolProvider::slug_belongs_to`],
+    ///   [`ToolProvider::toolkit_of_slug`]);
     /// - a provider whose default scope is caller-supplied also resolves the selected
-    ///   toolkits that have no pinned connection, in the caller's bucket (so tools such as
-    ///   `COMPOSIO_MANAGE_CONNECTIONS` can open a caller's first connection).
+    ///   toolkits that have no pinned connection, in the caller's bucket (so a provider's
+    ///   connection-management tools can open a caller's first connection).
     ///
     /// Failures are collected in [`FanOut::skipped`]; they never drop sibling connections.
     pub async fn resolve_selection(&self, selection: &BTreeMap<String, ProviderSelection>, options: &FanOutOptions) -> FanOut {
@@ -288,11 +281,11 @@ async fn resolve_unpinned(
         let pinned = config
             .connections
             .iter()
-            .any(|(toolkit, pins)| !pins.is_empty() && belongs(slug, meta, toolkit));
+            .any(|(toolkit, pins)| !pins.is_empty() && belongs(&**provider, slug, meta, toolkit));
         if pinned {
             continue;
         }
-        if let Some(toolkit) = toolkit_of(slug, meta) {
+        if let Some(toolkit) = toolkit_of(&**provider, slug, meta) {
             by_toolkit.entry(toolkit).or_default().push(slug.clone());
         }
     }
@@ -367,7 +360,7 @@ async fn resolve_pinned(
     let slugs: Vec<String> = config
         .tools
         .iter()
-        .filter(|(slug, meta)| belongs(slug, meta, toolkit))
+        .filter(|(slug, meta)| belongs(&**provider, slug, meta, toolkit))
         .map(|(slug, _)| slug.clone())
         .collect();
     if slugs.is_empty() {
