@@ -44,6 +44,7 @@ use tool_core::provider::{
 use tool_core::tool::BoxFuture;
 use tool_core::{DynamicTool, ErrorKind, ToolError};
 
+use crate::definitions::Definitions;
 use crate::http::{encode_segment, Http};
 use crate::naming::slug_has_prefix;
 
@@ -77,6 +78,7 @@ pub struct ArcadeToolProvider {
     max_pages: usize,
     auth_wait_secs: u64,
     auth_providers: Arc<Mutex<BTreeMap<String, AuthProvider>>>,
+    definitions: Definitions<Value>,
 }
 
 /// The auth provider a toolkit's tools require.
@@ -131,6 +133,7 @@ impl ArcadeToolProvider {
             max_pages: 100,
             auth_wait_secs: 0,
             auth_providers: Arc::default(),
+            definitions: Definitions::default(),
         }
     }
 
@@ -183,7 +186,7 @@ impl ArcadeToolProvider {
         if let Some(t) = toolkit {
             query.push(("toolkit", t.to_owned()));
         }
-        let body = self.http.json(reqwest::Method::GET, "/v1/tools", &query, None).await?;
+        let body = self.http.get::<Value>("/v1/tools", &query).await?;
         let items = match body.get("items") {
             Some(Value::Array(items)) => items.clone(),
             Some(Value::Null) | None => Vec::new(),
@@ -196,7 +199,7 @@ impl ArcadeToolProvider {
     }
 
     async fn definition(&self, name: &str) -> Result<Option<Value>, ProviderError> {
-        self.http.definition(&definition_path(name)).await
+        self.definitions.fetch(&self.http, &definition_path(name)).await
     }
 
     fn tool_info(item: &Value) -> Option<ToolInfo> {
@@ -229,7 +232,7 @@ impl ArcadeToolProvider {
             }
         }
         let paths: Vec<String> = wanted.iter().map(|(_, name)| definition_path(&name.qualified())).collect();
-        let definitions = self.http.definitions(paths).await?;
+        let definitions = self.definitions.fetch_all(&self.http, paths).await?;
         let mut out = ResolvedTools::new();
         for ((slug, name), def) in wanted.into_iter().zip(definitions) {
             let Some(def) = def else {
@@ -342,7 +345,7 @@ impl Runner {
         for attempt in 0..2 {
             let reply = self
                 .http
-                .send(reqwest::Method::POST, "/v1/tools/execute", &[], Some(&body))
+                .request(reqwest::Method::POST, "/v1/tools/execute", &[], Some(&body))
                 .await
                 .map_err(fail)?;
             if reply.status == 403 {
@@ -355,7 +358,7 @@ impl Runner {
                     break;
                 }
             }
-            let out = self.http.decode(reply).map_err(fail)?;
+            let out: Value = self.http.decode(reply).map_err(fail)?;
             let output = out.get("output").cloned().unwrap_or(Value::Null);
             if let Some(err) = output.get("error").filter(|e| !e.is_null()) {
                 let message = err
@@ -395,16 +398,12 @@ impl Runner {
     /// model-readable error carrying the URL.
     async fn authorize(&self, user_id: &str) -> Result<(), ToolError> {
         let body = json!({"tool_name": self.tool_name, "user_id": user_id});
-        let out = self
-            .http
-            .json(reqwest::Method::POST, "/v1/tools/authorize", &[], Some(&body))
-            .await
-            .map_err(|e| {
-                ToolError::new(format!(
-                    "Arcade tool `{}` needs authorization, and starting it failed: {e}",
-                    self.tool_name
-                ))
-            })?;
+        let out = self.http.post::<Value, _>("/v1/tools/authorize", &body).await.map_err(|e| {
+            ToolError::new(format!(
+                "Arcade tool `{}` needs authorization, and starting it failed: {e}",
+                self.tool_name
+            ))
+        })?;
         if out.get("status").and_then(Value::as_str) == Some("completed") {
             return Ok(());
         }
@@ -517,10 +516,7 @@ impl ArcadeToolProvider {
                 query.push(("user_id", u.to_owned()));
                 query.push(("user[id]", u.to_owned()));
             }
-            let body = self
-                .http
-                .json(reqwest::Method::GET, "/v1/admin/user_connections", &query, None)
-                .await?;
+            let body = self.http.get::<Value>("/v1/admin/user_connections", &query).await?;
             let page = match body.get("items") {
                 Some(Value::Array(items)) => items.clone(),
                 Some(Value::Null) | None => Vec::new(),
@@ -563,10 +559,7 @@ impl ArcadeToolProvider {
                 ("limit", MAX_LIMIT.to_string()),
                 ("offset", offset.to_string()),
             ];
-            let body = self
-                .http
-                .json(reqwest::Method::GET, "/v1/admin/user_connections", &query, None)
-                .await?;
+            let body = self.http.get::<Value>("/v1/admin/user_connections", &query).await?;
             let page = body.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
             if let Some(owner) = page
                 .iter()
@@ -592,7 +585,7 @@ impl ArcadeToolProvider {
     async fn delete_connection(&self, id: &str) -> Result<(), ProviderError> {
         // Already gone counts as revoked.
         let path = format!("/v1/admin/user_connections/{}", encode_segment(id));
-        self.http.json_or_absent(reqwest::Method::DELETE, &path).await.map(|_| ())
+        self.http.delete_or_absent(&path).await
     }
 }
 
@@ -761,7 +754,7 @@ impl ToolProvider for ArcadeToolProvider {
 
     fn get_health(&self) -> BoxFuture<'_, Result<Health, ProviderError>> {
         Box::pin(async move {
-            match self.http.json(reqwest::Method::GET, "/v1/health", &[], None).await {
+            match self.http.get::<Value>("/v1/health", &[]).await {
                 Ok(body) => {
                     let ok = body.get("healthy").and_then(Value::as_bool).unwrap_or(false);
                     Ok(Health {
@@ -859,10 +852,7 @@ impl ToolProvider for ArcadeToolProvider {
             if let Some(v) = &name.version {
                 body["tool_version"] = json!(v);
             }
-            let out = self
-                .http
-                .json(reqwest::Method::POST, "/v1/tools/authorize", &[], Some(&body))
-                .await?;
+            let out = self.http.post::<Value, _>("/v1/tools/authorize", &body).await?;
             if let Some(other) = out.get("user_id").and_then(Value::as_str).filter(|u| !u.is_empty() && *u != user) {
                 tracing::warn!(target: "tool_providers::arcade", asked = user, answered = other, "authorization for another user refused");
                 return Err(self
@@ -921,11 +911,13 @@ impl ToolProvider for ArcadeToolProvider {
                 query.push(("wait", self.auth_wait_secs.to_string()));
                 http.timeout += Duration::from_secs(self.auth_wait_secs);
             }
-            let reply = http.send(reqwest::Method::GET, "/v1/auth/status", &query, None).await?;
+            let reply = http
+                .request(reqwest::Method::GET, "/v1/auth/status", &query, crate::http::NO_BODY)
+                .await?;
             if reply.status == 404 {
                 return Ok(AuthStatus::Failed);
             }
-            let body = http.decode(reply)?;
+            let body: Value = http.decode(reply)?;
             match body.get("status").and_then(Value::as_str) {
                 Some("completed") => Ok(AuthStatus::Completed),
                 Some("pending" | "not_started") => Ok(AuthStatus::Pending),
