@@ -1,7 +1,7 @@
 //! Serde helpers the providers' wire types share: reading the platforms' JSON tolerantly.
 //!
-//! Owns only deserialisation rules (a listing whose odd item is skipped, a scalar that may
-//! be a string or a number); the wire types themselves live with each provider.
+//! Owns only deserialisation rules (a listing or map whose odd item is skipped, a scalar that
+//! may be a string or a number); the wire types themselves live with each provider.
 
 use serde::de::{DeserializeOwned, Deserializer, IgnoredAny};
 use serde::Deserialize;
@@ -50,4 +50,15 @@ impl Scalar {
             Scalar::Other(_) => None,
         }
     }
+}
+
+/// A map whose values are `T`, in key order (`None` when missing or `null`); an entry that
+/// does not read as `T` is skipped. Anything but an object or `null` is an error.
+pub(crate) fn entries<'de, D: Deserializer<'de>, T: DeserializeOwned>(deserializer: D) -> Result<Option<Vec<(String, T)>>, D::Error> {
+    let raw: Option<serde_json::Map<String, Value>> = Option::deserialize(deserializer)?;
+    Ok(raw.map(|map| {
+        map.into_iter()
+            .filter_map(|(key, value)| T::deserialize(value).ok().map(|v| (key, v)))
+            .collect()
+    }))
 }
