@@ -13,7 +13,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{connection_owner, ConnectionKind, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider};
+use super::{
+    connection_owner, ConnectionKind, ProviderError, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider,
+};
 use crate::context::ToolCallInfo;
 use crate::registry::Registry;
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
@@ -329,6 +331,31 @@ async fn resolve_unpinned(
     }
 }
 
+/// Why a toolkit's pinned connections cannot be resolved at all, if they cannot: several
+/// where the provider allows one, or labels that do not tell them apart.
+fn pins_problem(provider: &dyn ToolProvider, provider_id: &str, connections: &[PinnedConnection]) -> Option<String> {
+    if connections.len() > 1 && !provider.capabilities().multiple_connections_per_toolkit {
+        return Some(format!(
+            "the {provider_id} provider allows one connection per toolkit; {} are pinned",
+            connections.len()
+        ));
+    }
+    label_problem(connections)
+}
+
+/// The user bucket handed over for one pinned connection: none for `invoker`/`platform`
+/// connections, `shared` or the caller's for those scopes (an error when the caller has no
+/// resource id and no shared fallback is set), else the author's.
+fn pinned_bucket(connection: &PinnedConnection, options: &FanOutOptions) -> Result<Option<String>, ProviderError> {
+    match (connection.kind, connection.scope) {
+        (ConnectionKind::Invoker | ConnectionKind::Platform, _) => Ok(None),
+        (ConnectionKind::Author, Some(scope @ (Scope::Shared | Scope::CallerSupplied))) => {
+            connection_owner(scope, None, &options.request_context, options.shared_fallback.as_deref()).map(Some)
+        }
+        (ConnectionKind::Author, _) => Ok(options.author_id.clone()),
+    }
+}
+
 async fn resolve_pinned(
     provider: &Arc<dyn ToolProvider>,
     provider_id: &str,
@@ -341,19 +368,7 @@ async fn resolve_pinned(
     if connections.is_empty() {
         return;
     }
-    if connections.len() > 1 && !provider.capabilities().multiple_connections_per_toolkit {
-        out.skip(
-            provider_id,
-            Some(toolkit),
-            None,
-            format!(
-                "the {provider_id} provider allows one connection per toolkit; {} are pinned",
-                connections.len()
-            ),
-        );
-        return;
-    }
-    if let Some(problem) = label_problem(connections) {
+    if let Some(problem) = pins_problem(&**provider, provider_id, connections) {
         out.skip(provider_id, Some(toolkit), None, problem);
         return;
     }
@@ -370,18 +385,12 @@ async fn resolve_pinned(
     let mut used = BTreeSet::new();
     for connection in connections {
         let suffix = (!single).then(|| connection_suffix(connection.label.as_deref(), &mut used));
-        let author_id = match (connection.kind, connection.scope) {
-            (ConnectionKind::Invoker | ConnectionKind::Platform, _) => None,
-            (ConnectionKind::Author, Some(scope @ (Scope::Shared | Scope::CallerSupplied))) => {
-                match connection_owner(scope, None, &options.request_context, options.shared_fallback.as_deref()) {
-                    Ok(owner) => Some(owner),
-                    Err(e) => {
-                        out.skip(provider_id, Some(toolkit), Some(&connection.connection_id), e.to_string());
-                        continue;
-                    }
-                }
+        let author_id = match pinned_bucket(connection, options) {
+            Ok(bucket) => bucket,
+            Err(e) => {
+                out.skip(provider_id, Some(toolkit), Some(&connection.connection_id), e.to_string());
+                continue;
             }
-            (ConnectionKind::Author, _) => options.author_id.clone(),
         };
         let asked = ResolveToolsOptions {
             tool_slugs: slugs.clone(),
