@@ -106,12 +106,57 @@ pub enum ContentPart {
         #[serde(rename = "fileId")]
         file_id: String,
     },
+    /// Inline audio bytes, base64-encoded.
+    AudioData {
+        /// Base64 data.
+        data: String,
+        /// IANA media type, e.g. `audio/wav`.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+    },
+    /// A resource by URI that the caller may fetch, not its contents (an MCP `resource_link`).
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its programmatic name.
+        name: String,
+        /// IANA media type, when known.
+        #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+        /// A human-readable title, when given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// What it is, when told.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// A resource's contents, inline (an MCP embedded `resource`): text, or base64 bytes.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// IANA media type, when known.
+        #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+        /// The contents, as text or as base64 bytes.
+        #[serde(flatten)]
+        contents: ResourceContents,
+    },
     /// A provider-specific part, passed through as is.
     Custom {
         /// Provider-specific options.
         #[serde(rename = "providerOptions", default)]
         provider_options: serde_json::Value,
     },
+}
+
+/// The contents of a [`ContentPart::Resource`]: `{"text": …}` or `{"blob": …}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceContents {
+    /// Text.
+    Text(String),
+    /// Base64 bytes.
+    Blob(String),
 }
 
 impl ContentPart {
@@ -165,6 +210,18 @@ impl ContentPart {
             }
             ContentPart::FileId { file_id } => format!("[file: {file_id}]"),
             ContentPart::ImageFileId { file_id } => format!("[image: {file_id}]"),
+            ContentPart::AudioData { media_type, .. } => format!("[audio: {media_type}, inline]"),
+            ContentPart::ResourceLink { uri, .. } => format!("[resource: {uri}]"),
+            ContentPart::Resource {
+                contents: ResourceContents::Text(text),
+                ..
+            } => text.clone(),
+            ContentPart::Resource { uri, media_type, .. } => {
+                format!(
+                    "[resource: {uri}, {}, inline]",
+                    media_type.as_deref().unwrap_or("application/octet-stream")
+                )
+            }
             ContentPart::Custom { provider_options } => provider_options.to_string(),
         }
     }
@@ -189,7 +246,19 @@ impl ContentPart {
                 "filename": filename.clone().unwrap_or_else(|| "file".into()),
             }),
             ContentPart::FileId { file_id } => json!({"type": "input_file", "file_id": file_id}),
-            ContentPart::Custom { .. } => json!({"type": "input_text", "text": self.as_text()}),
+            ContentPart::Resource {
+                media_type: Some(media_type),
+                contents: ResourceContents::Blob(data),
+                ..
+            } if media_type.starts_with("image/") => {
+                json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}"), "detail": "auto"})
+            }
+            ContentPart::AudioData { .. }
+            | ContentPart::ResourceLink { .. }
+            | ContentPart::Resource { .. }
+            | ContentPart::Custom { .. } => {
+                json!({"type": "input_text", "text": self.as_text()})
+            }
         }
     }
 
@@ -210,6 +279,16 @@ impl ContentPart {
                 json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
             }
             ContentPart::FileId { file_id } => json!({"type": "document", "source": {"type": "file", "file_id": file_id}}),
+            ContentPart::Resource {
+                media_type: Some(media_type),
+                contents: ResourceContents::Blob(data),
+                ..
+            } if media_type.starts_with("image/") => {
+                json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+            }
+            ContentPart::AudioData { .. } | ContentPart::ResourceLink { .. } | ContentPart::Resource { .. } => {
+                json!({"type": "text", "text": self.as_text()})
+            }
             ContentPart::Custom { provider_options } => provider_options
                 .get("anthropic")
                 .cloned()
@@ -225,6 +304,33 @@ impl ContentPart {
                 json!({"type": "audio", "data": data, "mimeType": media_type})
             }
             ContentPart::ImageData { data, media_type } => json!({"type": "image", "data": data, "mimeType": media_type}),
+            ContentPart::AudioData { data, media_type } => json!({"type": "audio", "data": data, "mimeType": media_type}),
+            ContentPart::ResourceLink {
+                uri,
+                name,
+                media_type,
+                title,
+                description,
+            } => {
+                let mut link = json!({"type": "resource_link", "uri": uri, "name": name});
+                for (key, value) in [("mimeType", media_type), ("title", title), ("description", description)] {
+                    if let Some(v) = value {
+                        link[key] = json!(v);
+                    }
+                }
+                link
+            }
+            ContentPart::Resource { uri, media_type, contents } => {
+                let mut resource = json!({"uri": uri});
+                if let Some(m) = media_type {
+                    resource["mimeType"] = json!(m);
+                }
+                match contents {
+                    ResourceContents::Text(text) => resource["text"] = json!(text),
+                    ResourceContents::Blob(blob) => resource["blob"] = json!(blob),
+                }
+                json!({"type": "resource", "resource": resource})
+            }
             ContentPart::ImageUrl { url } => json!({"type": "resource_link", "uri": url, "name": link_name(url)}),
             ContentPart::FileUrl { url, media_type } => {
                 let mut link = json!({"type": "resource_link", "uri": url, "name": link_name(url)});
@@ -272,6 +378,9 @@ impl ModelOutput {
     ///
     /// - OpenAI Chat: `{role: "tool", tool_call_id, content}` (text; the chat API has no media in
     ///   tool messages, so media parts appear as `[image: url]` stand-ins).
+    ///
+    /// Parts a target cannot carry (audio, resource links and non-image resource bytes outside
+    /// MCP) become text stand-ins naming what they were; a text resource becomes its text.
     /// - OpenAI Responses: `{type: "function_call_output", call_id, output}` (text, or
     ///   `input_text` / `input_image` / `input_file` parts).
     /// - Anthropic: `{type: "tool_result", tool_use_id, content, is_error?}` with `text`, `image`
@@ -367,6 +476,68 @@ mod tests {
         assert_eq!(
             err.to_tool_result(ResultTarget::Mcp, "t"),
             json!({"content": [{"type": "text", "text": "boom"}], "isError": true})
+        );
+    }
+
+    #[test]
+    fn audio_and_resources_reach_mcp_as_blocks_and_others_as_text() {
+        let out = ModelOutput::content([
+            ContentPart::AudioData {
+                data: "UklG".into(),
+                media_type: "audio/wav".into(),
+            },
+            ContentPart::ResourceLink {
+                uri: "file:///r/report.pdf".into(),
+                name: "report".into(),
+                media_type: Some("application/pdf".into()),
+                title: Some("Report".into()),
+                description: None,
+            },
+            ContentPart::Resource {
+                uri: "test://notes".into(),
+                media_type: Some("text/plain".into()),
+                contents: ResourceContents::Text("the notes".into()),
+            },
+            ContentPart::Resource {
+                uri: "test://dot.png".into(),
+                media_type: Some("image/png".into()),
+                contents: ResourceContents::Blob("iVBOR".into()),
+            },
+        ]);
+        let m = out.to_tool_result(ResultTarget::Mcp, "c");
+        assert_eq!(m["content"][0], json!({"type": "audio", "data": "UklG", "mimeType": "audio/wav"}));
+        assert_eq!(
+            m["content"][1],
+            json!({"type": "resource_link", "uri": "file:///r/report.pdf", "name": "report", "mimeType": "application/pdf", "title": "Report"})
+        );
+        assert_eq!(
+            m["content"][2],
+            json!({"type": "resource", "resource": {"uri": "test://notes", "mimeType": "text/plain", "text": "the notes"}})
+        );
+        assert_eq!(m["content"][3]["resource"]["blob"], "iVBOR");
+        let a = out.to_tool_result(ResultTarget::Anthropic, "t");
+        assert_eq!(a["content"][0], json!({"type": "text", "text": "[audio: audio/wav, inline]"}));
+        assert_eq!(a["content"][2], json!({"type": "text", "text": "the notes"}));
+        assert_eq!(a["content"][3]["source"]["type"], "base64");
+        let r = out.to_tool_result(ResultTarget::OpenAiResponses, "c");
+        assert_eq!(
+            r["output"][1],
+            json!({"type": "input_text", "text": "[resource: file:///r/report.pdf]"})
+        );
+        assert_eq!(r["output"][3]["image_url"], "data:image/png;base64,iVBOR");
+        let wire = serde_json::to_value(&out).unwrap();
+        assert_eq!(
+            wire["value"][0],
+            json!({"type": "audio-data", "data": "UklG", "mediaType": "audio/wav"})
+        );
+        assert_eq!(
+            wire["value"][2],
+            json!({"type": "resource", "uri": "test://notes", "mediaType": "text/plain", "text": "the notes"})
+        );
+        assert_eq!(
+            serde_json::from_value::<ModelOutput>(wire).unwrap(),
+            out,
+            "the wire form reads back"
         );
     }
 

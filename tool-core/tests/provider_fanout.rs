@@ -1,8 +1,10 @@
 //! The stored-selection fan-out (`ProviderRegistry::resolve_selection`): one
 //! `resolve_tools_vnext` call per pinned connection, the reference's `__<LABEL>` names and
 //! routing hints, the user bucket handed to each call, caller-supplied bootstrap of unpinned
-//! toolkits, and failures that never drop siblings. The provider here is a recording stand-in:
-//! the thing under test is the fan-out, not a platform.
+//! toolkits, slugs grouped by the provider's naming convention, and failures that never drop
+//! siblings. The provider here is a recording stand-in with a naming convention of its own
+//! (`toolkit.tool`): the thing under test is the fan-out, not a platform (the Composio and
+//! Arcade conventions are tested in tool-providers).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -52,6 +54,10 @@ impl ToolProvider for Recording {
     }
     fn default_scope(&self) -> Scope {
         self.scope
+    }
+    /// The stand-in's convention: `toolkit.tool`.
+    fn toolkit_of_slug(&self, slug: &str) -> Option<String> {
+        slug.split_once('.').map(|(toolkit, _)| toolkit.to_owned())
     }
     fn list_tools(&self, _: ListToolsOptions) -> BoxFuture<'_, Result<ListResult<ToolInfo>, ProviderError>> {
         Box::pin(async { Ok(ListResult::empty()) })
@@ -240,7 +246,7 @@ async fn labels_must_tell_connections_apart_and_the_provider_must_allow_several(
         .await;
     assert!(out.tools.is_empty());
     assert!(out.skipped[0].reason.contains("one connection per toolkit"), "{:?}", out.skipped);
-    // The slug-prefix convention groups `gmail.send` under `gmail` when no meta names it.
+    // The provider's naming convention groups `gmail.send` under `gmail` when no meta names it.
     let out = providers
         .resolve_selection(&sel("single", vec![pin("gmail", "c1", None, None)]), &options)
         .await;
@@ -394,15 +400,15 @@ fn stored_selections_read_mastras_shape() {
 }
 
 #[tokio::test]
-async fn slugs_without_a_meta_toolkit_group_by_their_prefix() {
-    let (providers, asked) = one_provider(Recording::new("composio", Scope::CallerSupplied, true));
+async fn slugs_without_a_meta_toolkit_group_by_the_providers_convention() {
+    let (providers, asked) = one_provider(Recording::new("p", Scope::CallerSupplied, true));
     let none = ToolMeta::default;
     let selection = selection(
-        "composio",
+        "p",
         &[
-            ("GMAIL_SEND_EMAIL", none()),
-            ("GMAILX_OTHER", none()),
-            ("COMPOSIO_MANAGE_CONNECTIONS", none()),
+            ("gmail.send", none()),
+            ("gmailx.other", none()),
+            ("meta.manage", none()),
             ("lowercase", none()),
         ],
         vec![pin("gmail", "ca_a", Some("A"), None), pin("gmail", "ca_b", Some("B"), None)],
@@ -419,21 +425,60 @@ async fn slugs_without_a_meta_toolkit_group_by_their_prefix() {
     assert!(out.skipped.is_empty(), "{:?}", out.skipped);
     assert_eq!(
         out.tools.keys().collect::<Vec<_>>(),
-        [
-            "COMPOSIO_MANAGE_CONNECTIONS",
-            "GMAILX_OTHER",
-            "GMAIL_SEND_EMAIL__A",
-            "GMAIL_SEND_EMAIL__B"
-        ],
-        "`GMAIL_` claims GMAIL_SEND_EMAIL for the pinned toolkit; GMAILX_OTHER is its own toolkit; a slug with no toolkit is left out"
+        ["gmail.send__A", "gmail.send__B", "gmailx.other", "meta.manage"],
+        "the convention claims gmail.send for the pinned toolkit; gmailx.other is its own toolkit; a slug with no toolkit is left out"
     );
     let asked = asked.lock().unwrap().clone();
     let toolkits: Vec<_> = asked.iter().map(|a| (a.toolkit.clone().unwrap(), a.tool_slugs.clone())).collect();
-    assert!(
-        toolkits.contains(&("composio".into(), vec!["COMPOSIO_MANAGE_CONNECTIONS".into()])),
-        "{toolkits:?}"
-    );
-    assert!(toolkits.contains(&("gmailx".into(), vec!["GMAILX_OTHER".into()])), "{toolkits:?}");
+    assert!(toolkits.contains(&("meta".into(), vec!["meta.manage".into()])), "{toolkits:?}");
+    assert!(toolkits.contains(&("gmailx".into(), vec!["gmailx.other".into()])), "{toolkits:?}");
     assert_eq!(toolkits.iter().filter(|(t, _)| t == "gmail").count(), 2);
     assert!(toolkits.iter().all(|(_, slugs)| !slugs.contains(&"lowercase".to_owned())));
+}
+
+/// A provider with no naming convention: only meta toolkits group its slugs.
+struct NoConvention(Recording);
+
+impl ToolProvider for NoConvention {
+    fn info(&self) -> &ProviderInfo {
+        self.0.info()
+    }
+    fn default_scope(&self) -> Scope {
+        self.0.default_scope()
+    }
+    fn list_tools(&self, options: ListToolsOptions) -> BoxFuture<'_, Result<ListResult<ToolInfo>, ProviderError>> {
+        self.0.list_tools(options)
+    }
+    fn resolve_tools(&self, slugs: Vec<String>, options: ResolveOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
+        self.0.resolve_tools(slugs, options)
+    }
+    fn resolve_tools_vnext(&self, options: ResolveToolsOptions) -> BoxFuture<'_, Result<ResolvedTools, ProviderError>> {
+        self.0.resolve_tools_vnext(options)
+    }
+}
+
+#[tokio::test]
+async fn without_a_naming_convention_only_meta_toolkits_group_slugs() {
+    let recording = Recording::new("p", Scope::CallerSupplied, false);
+    let asked = recording.asked.clone();
+    let mut providers = ProviderRegistry::new();
+    providers.add(NoConvention(recording));
+    let selection = selection(
+        "p",
+        &[("gmail.send", ToolMeta::default()), ("GMAIL_FETCH", meta("gmail"))],
+        vec![pin("gmail", "ca_1", None, None)],
+    );
+    let out = providers
+        .resolve_selection(
+            &selection,
+            &FanOutOptions {
+                request_context: ctx("u1"),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert_eq!(out.tools.keys().collect::<Vec<_>>(), ["GMAIL_FETCH"]);
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].tool_slugs, ["GMAIL_FETCH"]);
 }

@@ -168,8 +168,7 @@ pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Res
         let clash: Vec<String> = provider
             .tools()
             .iter()
-            .filter_map(|t| t.get("name").and_then(serde_json::Value::as_str))
-            .map(|n| format!("{}_{n}", import.name()))
+            .map(|t| format!("{}_{}", import.name(), t.name))
             .filter(|id| taken.contains(id))
             .collect();
         providers.push(provider);

@@ -1,25 +1,21 @@
 //! The HTTP plumbing every REST provider shares: one `reqwest` client, the API key in one
 //! header (and scrubbed out of every message), bounded 429 retries honouring `Retry-After`,
-//! a request timeout and a response size cap, error bodies turned into [`ProviderError`]s, and
-//! tool definitions fetched several at a time and kept for a while ([`Http::definitions`]).
+//! a request timeout and a response size cap, typed request bodies sent as JSON, answers
+//! decoded straight into the provider's serde types, and error bodies turned into
+//! [`ProviderError`]s.
+//!
+//! Knows no platform: paths, wire types and error envelopes are each provider's.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use futures::StreamExt;
-
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
 use tool_core::provider::ProviderError;
 
-/// Tool definitions fetched at once by one resolution.
-const DEFINITION_FETCHES_AT_ONCE: usize = 8;
-
-/// Tool definitions kept at most (past it, expired ones go, then all).
-const DEFINITIONS_KEPT: usize = 2048;
-
-/// Tool definitions by URL, with when each was fetched. Shared by a provider's clones.
-type DefinitionCache = Arc<Mutex<HashMap<String, (Instant, Value)>>>;
+/// No request body (for [`Http::request`]).
+pub(crate) const NO_BODY: Option<&()> = None;
 
 /// Reads `(code or name, message)` out of a platform's error body.
 pub(crate) type Envelope = fn(&[u8]) -> (Option<String>, String);
@@ -40,9 +36,6 @@ pub(crate) struct Http {
     /// The platform's name, in messages.
     pub(crate) display: &'static str,
     pub(crate) envelope: Envelope,
-    /// How long a fetched tool definition is used before it is fetched again (zero: always).
-    pub(crate) definition_ttl: Duration,
-    definitions: DefinitionCache,
 }
 
 pub(crate) struct Reply {
@@ -71,8 +64,6 @@ impl Http {
             provider,
             display,
             envelope,
-            definition_ttl: Duration::from_secs(300),
-            definitions: DefinitionCache::default(),
         }
     }
 
@@ -89,13 +80,28 @@ impl Http {
         }
     }
 
-    /// Sends a request (429s retried, bounded), reading at most `max_body` bytes.
-    pub(crate) async fn send(
+    /// Sends a request with `body` as JSON (429s retried, bounded), reading at most
+    /// `max_body` bytes of the answer.
+    pub(crate) async fn request<B: Serialize + ?Sized>(
         &self,
         method: reqwest::Method,
         path: &str,
         query: &[(&str, String)],
-        body: Option<&Value>,
+        body: Option<&B>,
+    ) -> Result<Reply, ProviderError> {
+        let body = body
+            .map(serde_json::to_vec)
+            .transpose()
+            .map_err(|e| self.transport(format!("the request body for {path} could not be written as JSON ({e})")))?;
+        self.send(method, path, query, body).await
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<Vec<u8>>,
     ) -> Result<Reply, ProviderError> {
         let url = format!("{}{path}", self.base_url);
         let mut attempt = 0;
@@ -110,8 +116,8 @@ impl Http {
             if !query.is_empty() {
                 req = req.query(query);
             }
-            if let Some(b) = body {
-                req = req.json(b);
+            if let Some(b) = &body {
+                req = req.header(reqwest::header::CONTENT_TYPE, "application/json").body(b.clone());
             }
             let mut resp = req.send().await.map_err(|e| self.transport_error(path, e))?;
             let status = resp.status().as_u16();
@@ -156,8 +162,9 @@ impl Http {
         self.scrub(message)
     }
 
-    /// A success body as JSON; an error status as [`ProviderError::Api`].
-    pub(crate) fn decode(&self, reply: Reply) -> Result<Value, ProviderError> {
+    /// A success body decoded as `T` (an empty body reads as `null`, else as `{}`); an error
+    /// status as [`ProviderError::Api`].
+    pub(crate) fn decode<T: DeserializeOwned>(&self, reply: Reply) -> Result<T, ProviderError> {
         if !(200..300).contains(&reply.status) {
             return Err(ProviderError::Api {
                 provider: self.provider.into(),
@@ -165,70 +172,51 @@ impl Http {
                 message: self.error_message(&reply.bytes),
             });
         }
-        if reply.bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Null);
-        }
-        serde_json::from_slice(&reply.bytes).map_err(|e| self.transport(format!("{} answered malformed JSON ({e})", self.display)))
+        let decoded = if reply.bytes.iter().all(u8::is_ascii_whitespace) {
+            T::deserialize(Value::Null).or_else(|_| T::deserialize(Value::Object(serde_json::Map::new())))
+        } else {
+            serde_json::from_slice(&reply.bytes)
+        };
+        decoded.map_err(|e| self.unreadable(&e))
     }
 
-    pub(crate) async fn json(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&Value>,
-    ) -> Result<Value, ProviderError> {
-        let reply = self.send(method, path, query, body).await?;
+    /// Why an answer could not be read: not JSON at all, or JSON of another shape.
+    pub(crate) fn unreadable(&self, e: &serde_json::Error) -> ProviderError {
+        match e.classify() {
+            serde_json::error::Category::Data => self.transport(format!("{} answered JSON of an unexpected shape ({e})", self.display)),
+            _ => self.transport(format!("{} answered malformed JSON ({e})", self.display)),
+        }
+    }
+
+    /// `GET path?query`, decoded.
+    pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, String)]) -> Result<T, ProviderError> {
+        let reply = self.request(reqwest::Method::GET, path, query, NO_BODY).await?;
         self.decode(reply)
     }
 
-    /// [`json`](Self::json) where a 404 means "not there": `Ok(None)` (a tool Arcade or
-    /// Composio does not know, an account or connection already gone).
-    pub(crate) async fn json_or_absent(&self, method: reqwest::Method, path: &str) -> Result<Option<Value>, ProviderError> {
-        let reply = self.send(method, path, &[], None).await?;
+    /// `POST path` with a JSON body, decoded.
+    pub(crate) async fn post<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T, ProviderError> {
+        let reply = self.request(reqwest::Method::POST, path, &[], Some(body)).await?;
+        self.decode(reply)
+    }
+
+    /// `GET path`, where a 404 means "not there": `Ok(None)` (a tool Arcade or Composio does
+    /// not know, an account already gone).
+    pub(crate) async fn get_or_absent<T: DeserializeOwned>(&self, path: &str) -> Result<Option<T>, ProviderError> {
+        let reply = self.request(reqwest::Method::GET, path, &[], NO_BODY).await?;
         if reply.status == 404 {
             return Ok(None);
         }
         self.decode(reply).map(Some)
     }
 
-    /// The tool definitions at these paths, in their order (`None`: the platform has no such
-    /// tool), fetched [`DEFINITION_FETCHES_AT_ONCE`] at a time; a definition fetched less than
-    /// `definition_ttl` ago is not fetched again. Absences and failures are not remembered.
-    pub(crate) async fn definitions(&self, paths: Vec<String>) -> Result<Vec<Option<Value>>, ProviderError> {
-        futures::stream::iter(paths)
-            .map(|path| async move { self.definition(&path).await })
-            .buffered(DEFINITION_FETCHES_AT_ONCE)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .collect()
-    }
-
-    /// One tool definition, as [`definitions`](Self::definitions) fetches it.
-    pub(crate) async fn definition(&self, path: &str) -> Result<Option<Value>, ProviderError> {
-        let url = format!("{}{path}", self.base_url);
-        let cache = || self.definitions.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.definition_ttl.is_zero() {
-            if let Some((at, def)) = cache().get(&url) {
-                if at.elapsed() < self.definition_ttl {
-                    return Ok(Some(def.clone()));
-                }
-            }
+    /// `DELETE path`, where a 404 (already gone) counts as deleted.
+    pub(crate) async fn delete_or_absent(&self, path: &str) -> Result<(), ProviderError> {
+        let reply = self.request(reqwest::Method::DELETE, path, &[], NO_BODY).await?;
+        if reply.status == 404 {
+            return Ok(());
         }
-        let def = self.json_or_absent(reqwest::Method::GET, path).await?;
-        if let (Some(def), false) = (&def, self.definition_ttl.is_zero()) {
-            let mut kept = cache();
-            if kept.len() >= DEFINITIONS_KEPT {
-                let ttl = self.definition_ttl;
-                kept.retain(|_, (at, _)| at.elapsed() < ttl);
-                if kept.len() >= DEFINITIONS_KEPT {
-                    kept.clear();
-                }
-            }
-            kept.insert(url, (Instant::now(), def.clone()));
-        }
-        Ok(def)
+        self.decode::<serde::de::IgnoredAny>(reply).map(|_| ())
     }
 
     pub(crate) fn transport(&self, message: String) -> ProviderError {
@@ -282,8 +270,8 @@ pub(crate) fn encode_segment(s: &str) -> String {
 }
 
 /// The builder methods every REST provider shares, over its fields `http: Http`,
-/// `user_id: Option<String>`, `allow_shared_user: bool`, `allow: AllowList` and
-/// `max_pages: usize`.
+/// `user_id: Option<String>`, `allow_shared_user: bool`, `allow: AllowList`,
+/// `max_pages: usize` and `definitions: Definitions<_>`.
 macro_rules! shared_builder_methods {
     () => {
         /// The user id calls run as when the request context names no resource id (in
@@ -336,7 +324,7 @@ macro_rules! shared_builder_methods {
         /// minutes; zero fetches every time). Resolving tools fetches each definition; with this,
         /// resolving the same tools again (per request, per caller) costs no request.
         pub fn definition_cache_ttl(mut self, ttl: std::time::Duration) -> Self {
-            self.http.definition_ttl = ttl;
+            self.definitions.ttl = ttl;
             self
         }
 

@@ -16,7 +16,10 @@
 pub mod arcade;
 pub mod cli;
 pub mod composio;
+mod definitions;
 mod http;
+mod naming;
+mod wire;
 
 pub use arcade::ArcadeToolProvider;
 pub use composio::ComposioToolProvider;

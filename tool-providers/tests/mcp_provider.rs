@@ -250,7 +250,7 @@ async fn list_changed_refreshes_the_tools_and_the_synced_registry() {
     let registry = Arc::new(Registry::new());
     let provider = McpToolProvider::stdio("fixture", fixture, ["--stdio"]).sync_into(registry.clone());
     provider.connect().await.unwrap();
-    let has = |p: &McpToolProvider| p.tools().iter().any(|t| t["name"] == "dynamic_echo");
+    let has = |p: &McpToolProvider| p.tools().iter().any(|t| t.name == "dynamic_echo");
     assert!(!has(&provider));
     assert!(registry.get("add_tool").is_some(), "sync_into mirrors the server's tools");
     assert!(registry.get("dynamic_echo").is_none());

@@ -2,6 +2,10 @@
 //! toolkit) resolved into tools, one `resolve_tools_vnext` call per connection, with the
 //! reference's naming: a toolkit with several connections gets its tools renamed
 //! `<slug>__<LABEL>` and a routing hint in their descriptions; one connection keeps the slug.
+//!
+//! Generic over providers: a selected slug whose meta names no toolkit is grouped by the
+//! provider's own naming convention ([`ToolProvider::toolkit_of_slug`],
+//! [`ToolProvider::slug_belongs_to`]); no platform's slug rules live here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -9,7 +13,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{connection_owner, ConnectionKind, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider};
+use super::{
+    connection_owner, ConnectionKind, ProviderError, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider,
+};
 use crate::context::ToolCallInfo;
 use crate::registry::Registry;
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
@@ -162,34 +168,20 @@ fn label_problem(connections: &[PinnedConnection]) -> Option<String> {
 }
 
 /// Whether a selected slug belongs to `toolkit`: its meta names the toolkit, or (no meta
-/// toolkit) the slug starts with `<toolkit>.` (Arcade's `Github.GetRepository`, the
-/// reference's rule) or, without case, `<TOOLKIT>_` (Composio's `GMAIL_SEND_EMAIL`).
-fn belongs(slug: &str, meta: &ToolMeta, toolkit: &str) -> bool {
+/// toolkit) the provider's naming convention says so.
+fn belongs(provider: &dyn ToolProvider, slug: &str, meta: &ToolMeta, toolkit: &str) -> bool {
     match &meta.toolkit {
         Some(t) => t == toolkit,
-        None if toolkit.is_empty() => false,
-        None => match (slug.get(..toolkit.len()), slug.get(toolkit.len()..)) {
-            (Some(head), Some(rest)) if rest.len() > 1 => {
-                (rest.starts_with('.') && head == toolkit) || (rest.starts_with('_') && head.eq_ignore_ascii_case(toolkit))
-            }
-            _ => false,
-        },
+        None => !toolkit.is_empty() && provider.slug_belongs_to(slug, toolkit),
     }
 }
 
-/// The toolkit of a selected slug that no pinned toolkit claims: its meta's, else the part
-/// before a `.`, else (an `UPPER_SNAKE` slug) the lower-cased part before the first `_`.
-fn toolkit_of(slug: &str, meta: &ToolMeta) -> Option<String> {
-    if let Some(t) = &meta.toolkit {
-        return Some(t.clone());
-    }
-    if let Some((t, _)) = slug.split_once('.') {
-        return (!t.is_empty()).then(|| t.to_owned());
-    }
-    let upper_snake = slug.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-    match slug.split_once('_') {
-        Some((t, rest)) if upper_snake && !t.is_empty() && !rest.is_empty() => Some(t.to_ascii_lowercase()),
-        _ => None,
+/// The toolkit of a selected slug that no pinned toolkit claims: its meta's, else the one the
+/// provider's naming convention reads from the slug.
+fn toolkit_of(provider: &dyn ToolProvider, slug: &str, meta: &ToolMeta) -> Option<String> {
+    match &meta.toolkit {
+        Some(t) => Some(t.clone()),
+        None => provider.toolkit_of_slug(slug).filter(|t| !t.is_empty()),
     }
 }
 
@@ -205,9 +197,12 @@ impl ProviderRegistry {
     ///   `shared` for shared ones, the caller's resource id for caller-supplied ones (no
     ///   resource id and no `shared_fallback`: the connection is skipped, never shared), else
     ///   the author;
+    /// - a selected slug belongs to the toolkit its [`ToolMeta`] names, else to the one the
+    ///   provider's naming convention reads from it ([`ToolProvider::slug_belongs_to`],
+    ///   [`ToolProvider::toolkit_of_slug`]);
     /// - a provider whose default scope is caller-supplied also resolves the selected
-    ///   toolkits that have no pinned connection, in the caller's bucket (so tools such as
-    ///   `COMPOSIO_MANAGE_CONNECTIONS` can open a caller's first connection).
+    ///   toolkits that have no pinned connection, in the caller's bucket (so a provider's
+    ///   connection-management tools can open a caller's first connection).
     ///
     /// Failures are collected in [`FanOut::skipped`]; they never drop sibling connections.
     pub async fn resolve_selection(&self, selection: &BTreeMap<String, ProviderSelection>, options: &FanOutOptions) -> FanOut {
@@ -288,11 +283,11 @@ async fn resolve_unpinned(
         let pinned = config
             .connections
             .iter()
-            .any(|(toolkit, pins)| !pins.is_empty() && belongs(slug, meta, toolkit));
+            .any(|(toolkit, pins)| !pins.is_empty() && belongs(&**provider, slug, meta, toolkit));
         if pinned {
             continue;
         }
-        if let Some(toolkit) = toolkit_of(slug, meta) {
+        if let Some(toolkit) = toolkit_of(&**provider, slug, meta) {
             by_toolkit.entry(toolkit).or_default().push(slug.clone());
         }
     }
@@ -336,6 +331,31 @@ async fn resolve_unpinned(
     }
 }
 
+/// Why a toolkit's pinned connections cannot be resolved at all, if they cannot: several
+/// where the provider allows one, or labels that do not tell them apart.
+fn pins_problem(provider: &dyn ToolProvider, provider_id: &str, connections: &[PinnedConnection]) -> Option<String> {
+    if connections.len() > 1 && !provider.capabilities().multiple_connections_per_toolkit {
+        return Some(format!(
+            "the {provider_id} provider allows one connection per toolkit; {} are pinned",
+            connections.len()
+        ));
+    }
+    label_problem(connections)
+}
+
+/// The user bucket handed over for one pinned connection: none for `invoker`/`platform`
+/// connections, `shared` or the caller's for those scopes (an error when the caller has no
+/// resource id and no shared fallback is set), else the author's.
+fn pinned_bucket(connection: &PinnedConnection, options: &FanOutOptions) -> Result<Option<String>, ProviderError> {
+    match (connection.kind, connection.scope) {
+        (ConnectionKind::Invoker | ConnectionKind::Platform, _) => Ok(None),
+        (ConnectionKind::Author, Some(scope @ (Scope::Shared | Scope::CallerSupplied))) => {
+            connection_owner(scope, None, &options.request_context, options.shared_fallback.as_deref()).map(Some)
+        }
+        (ConnectionKind::Author, _) => Ok(options.author_id.clone()),
+    }
+}
+
 async fn resolve_pinned(
     provider: &Arc<dyn ToolProvider>,
     provider_id: &str,
@@ -348,26 +368,14 @@ async fn resolve_pinned(
     if connections.is_empty() {
         return;
     }
-    if connections.len() > 1 && !provider.capabilities().multiple_connections_per_toolkit {
-        out.skip(
-            provider_id,
-            Some(toolkit),
-            None,
-            format!(
-                "the {provider_id} provider allows one connection per toolkit; {} are pinned",
-                connections.len()
-            ),
-        );
-        return;
-    }
-    if let Some(problem) = label_problem(connections) {
+    if let Some(problem) = pins_problem(&**provider, provider_id, connections) {
         out.skip(provider_id, Some(toolkit), None, problem);
         return;
     }
     let slugs: Vec<String> = config
         .tools
         .iter()
-        .filter(|(slug, meta)| belongs(slug, meta, toolkit))
+        .filter(|(slug, meta)| belongs(&**provider, slug, meta, toolkit))
         .map(|(slug, _)| slug.clone())
         .collect();
     if slugs.is_empty() {
@@ -377,18 +385,12 @@ async fn resolve_pinned(
     let mut used = BTreeSet::new();
     for connection in connections {
         let suffix = (!single).then(|| connection_suffix(connection.label.as_deref(), &mut used));
-        let author_id = match (connection.kind, connection.scope) {
-            (ConnectionKind::Invoker | ConnectionKind::Platform, _) => None,
-            (ConnectionKind::Author, Some(scope @ (Scope::Shared | Scope::CallerSupplied))) => {
-                match connection_owner(scope, None, &options.request_context, options.shared_fallback.as_deref()) {
-                    Ok(owner) => Some(owner),
-                    Err(e) => {
-                        out.skip(provider_id, Some(toolkit), Some(&connection.connection_id), e.to_string());
-                        continue;
-                    }
-                }
+        let author_id = match pinned_bucket(connection, options) {
+            Ok(bucket) => bucket,
+            Err(e) => {
+                out.skip(provider_id, Some(toolkit), Some(&connection.connection_id), e.to_string());
+                continue;
             }
-            (ConnectionKind::Author, _) => options.author_id.clone(),
         };
         let asked = ResolveToolsOptions {
             tool_slugs: slugs.clone(),

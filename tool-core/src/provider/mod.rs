@@ -351,6 +351,22 @@ pub trait ToolProvider: Send + Sync + 'static {
         Scope::PerAuthor
     }
 
+    /// The toolkit a slug names by this provider's naming convention, for a selected slug
+    /// whose [`ToolMeta`] names none (the fan-out groups unpinned slugs by it). Default: none,
+    /// so such a slug is only grouped by its meta.
+    fn toolkit_of_slug(&self, slug: &str) -> Option<String> {
+        let _ = slug;
+        None
+    }
+
+    /// Whether `slug` belongs to `toolkit` by this provider's naming convention, for a
+    /// selected slug whose [`ToolMeta`] names no toolkit (the fan-out hands it to the
+    /// toolkit's pinned connections). Default: [`toolkit_of_slug`](Self::toolkit_of_slug)
+    /// names `toolkit`.
+    fn slug_belongs_to(&self, slug: &str, toolkit: &str) -> bool {
+        self.toolkit_of_slug(slug).is_some_and(|t| t == toolkit)
+    }
+
     /// The toolkits (legacy surface).
     fn list_toolkits(&self) -> BoxFuture<'_, Result<ListResult<Toolkit>, ProviderError>> {
         unsupported(self.info(), "list_toolkits")

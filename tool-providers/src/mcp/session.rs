@@ -1,0 +1,165 @@
+//! The live session with one MCP server: the state the provider, its notification handler
+//! and its tools' handlers share ([`Shared`]), the server's tool list (read page by page,
+//! bounded, kept as `rmcp`'s typed [`Tool`]s), the registry mirrored on `list_changed`, and
+//! the routing of each running call's progress to its caller.
+//!
+//! Owns the session's state. Must not build the HTTP client (`tls`) nor run calls (`tools`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Tool};
+use rmcp::service::{NotificationContext, Peer, RoleClient};
+use rmcp::ClientHandler;
+use tool_core::context::McpHandle;
+use tool_core::provider::ProviderError;
+use tool_core::{Registry, ToolError};
+
+use super::tools::build_tool;
+use super::MAX_PAGES;
+
+/// A synced registry and the definitions of the tools this provider put there.
+type Synced = (Arc<Registry>, BTreeMap<String, Tool>);
+
+/// The MCP client each running call reports progress to, and the last progress passed on.
+type ProgressRoutes = HashMap<ProgressToken, (Arc<dyn McpHandle>, f64)>;
+
+/// State shared by the provider, its notification handler and its tools' handlers.
+pub(super) struct Shared {
+    pub(super) id: String,
+    /// Put before each server tool's name to make its Toolsmith id.
+    pub(super) prefix: String,
+    pub(super) peer: RwLock<Option<Peer<RoleClient>>>,
+    /// The server's tools, in server order.
+    pub(super) tools: RwLock<Vec<Tool>>,
+    /// Where list changes are mirrored, and the definitions of the tools put there.
+    pub(super) sync: Mutex<Option<Synced>>,
+    /// Serialises refreshes.
+    refreshing: tokio::sync::Mutex<()>,
+    /// Where the progress of each running call goes (the MCP client of the call, when it came
+    /// from one), and the last progress passed on, by the progress token of its `tools/call`.
+    pub(super) progress: Mutex<ProgressRoutes>,
+}
+
+impl Shared {
+    pub(super) fn new(id: String) -> Self {
+        Shared {
+            id,
+            prefix: String::new(),
+            peer: RwLock::new(None),
+            tools: RwLock::new(Vec::new()),
+            sync: Mutex::new(None),
+            refreshing: tokio::sync::Mutex::new(()),
+            progress: Mutex::default(),
+        }
+    }
+
+    /// The connected peer, if any.
+    pub(super) fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.peer.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The connected peer, or the model-readable error saying the server is not connected.
+    pub(super) fn current_peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        self.peer()
+            .ok_or_else(|| ToolError::new(format!("The MCP server `{}` is not connected.", self.id)))
+    }
+
+    /// The cached tools.
+    pub(super) fn tools(&self) -> Vec<Tool> {
+        self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+pub(super) fn transport_error(id: &str, message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Transport {
+        provider: id.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+/// Hears the server's notifications.
+pub(super) struct Notifier(pub(super) Weak<Shared>);
+
+impl ClientHandler for Notifier {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let Some(shared) = self.0.upgrade() else { return };
+        let mut routes = shared.progress.lock().unwrap_or_else(|e| e.into_inner());
+        // rmcp runs notification handlers concurrently, so they can come here out of order;
+        // progress must increase, so one overtaken by a later one is dropped. Passed on under
+        // the lock, in the order accepted.
+        if let Some((sink, last)) = routes.get_mut(&params.progress_token) {
+            if params.progress > *last {
+                *last = params.progress;
+                sink.progress(params.progress, params.total, params.message);
+            }
+        }
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        if let Some(shared) = self.0.upgrade() {
+            if let Err(e) = refresh(&shared, &context.peer).await {
+                tracing::warn!(provider = %shared.id, error = %e, "refreshing the MCP tool list after list_changed failed");
+            }
+        }
+    }
+}
+
+/// Reads every page of `tools/list` (bounded) and updates the cache and the synced registry.
+pub(super) async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Result<(), ProviderError> {
+    let _one_at_a_time = shared.refreshing.lock().await;
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = BTreeSet::new();
+    for page in 0.. {
+        if page == MAX_PAGES {
+            tracing::warn!(provider = %shared.id, "tools/list still had more pages after {MAX_PAGES}; the rest are ignored");
+            break;
+        }
+        let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let result = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}")))?;
+        tools.extend(result.tools);
+        match result.next_cursor {
+            Some(next) if !next.is_empty() => {
+                if !seen.insert(next.clone()) {
+                    tracing::warn!(provider = %shared.id, cursor = %next, "tools/list repeated a cursor; stopping");
+                    break;
+                }
+                cursor = Some(next);
+            }
+            _ => break,
+        }
+    }
+    *shared.tools.write().unwrap_or_else(|e| e.into_inner()) = tools.clone();
+    sync_registry(shared, &tools);
+    Ok(())
+}
+
+/// Brings the synced registry (if any) in line with `tools`.
+fn sync_registry(shared: &Arc<Shared>, tools: &[Tool]) {
+    let mut sync = shared.sync.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((registry, owned)) = sync.as_mut() else { return };
+    let current: BTreeMap<&str, &Tool> = tools.iter().map(|t| (t.name.as_ref(), t)).collect();
+    owned.retain(|name, def| {
+        let keep = current.get(name.as_str()).is_some_and(|now| *now == def);
+        if !keep {
+            registry.remove(&format!("{}{name}", shared.prefix));
+        }
+        keep
+    });
+    for (name, def) in current {
+        if owned.contains_key(name) {
+            continue;
+        }
+        let Some(tool) = build_tool(shared, def) else { continue };
+        match registry.insert(tool) {
+            Ok(()) => {
+                owned.insert(name.to_owned(), def.clone());
+            }
+            Err(e) => tracing::warn!(provider = %shared.id, tool = %name, error = %e, "the MCP tool was not added to the registry"),
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The server's tools as ours: each listed [`rmcp::model::Tool`] becomes an [`McpTool`]
+//! (name, schemas, annotations and `_meta` kept) whose calls go out as `tools/call`, with the
+//! server's progress routed to the call's own MCP client and a dropped call cancelled on the
+//! server. The typed result becomes our output in `content`.
+//!
+//! Owns one remote call from our side. Must not read the tool list or touch the registry
+//! (`session`).
+
+use std::sync::{Arc, Weak};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam, ClientNotification,
+    ClientRequest, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use tool_core::context::{McpHandle, ToolCallInfo};
+use tool_core::spec::ToolSpec;
+use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
+use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
+
+use super::content::{all_text, outcome};
+use super::session::Shared;
+
+/// A non-blank text.
+fn text(s: Option<&str>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty()).map(str::to_owned)
+}
+
+/// One listed tool of the server, callable through `tools/call`.
+pub(super) struct McpTool {
+    spec: ToolSpec,
+    shared: Weak<Shared>,
+    /// The server's name for it (the id may carry a prefix).
+    name: String,
+}
+
+/// An [`McpTool`] for one listed tool, or `None` (with a warning) when its name or schemas
+/// are not usable (the spec is checked as every dynamic tool's is).
+pub(super) fn build_tool(shared: &Arc<Shared>, def: &rmcp::model::Tool) -> Option<Arc<dyn Tool>> {
+    let name = def.name.to_string();
+    let title = text(def.title.as_deref());
+    let description = text(def.description.as_deref())
+        .or_else(|| title.clone())
+        .unwrap_or_else(|| format!("The `{name}` tool of the MCP server `{}`", shared.id));
+    let mut builder =
+        DynamicTool::builder(format!("{}{name}", shared.prefix), description).input_schema(Value::Object((*def.input_schema).clone()));
+    if let Some(out) = &def.output_schema {
+        builder = builder.output_schema(Value::Object((**out).clone()));
+    }
+    if let Some(title) = title {
+        builder = builder.title(title);
+    }
+    builder = builder.with_spec(|s| {
+        if let Some(a) = &def.annotations {
+            s.mcp.title = a.title.clone();
+            s.mcp.read_only_hint = a.read_only_hint;
+            s.mcp.destructive_hint = a.destructive_hint;
+            s.mcp.idempotent_hint = a.idempotent_hint;
+            s.mcp.open_world_hint = a.open_world_hint;
+        }
+        s.mcp.meta = def.meta.as_ref().map(|m| Value::Object(m.0.clone()));
+    });
+    // The builder checks the spec; its handler is never called (the tool is an `McpTool`).
+    match builder.handler(|_, _| async { Ok(Value::Null) }) {
+        Ok(checked) => Some(Arc::new(McpTool {
+            spec: checked.spec().clone(),
+            shared: Arc::downgrade(shared),
+            name,
+        })),
+        Err(e) => {
+            tracing::warn!(provider = %shared.id, tool = %name, error = %e, "skipping an MCP tool that is not a valid Toolsmith tool");
+            None
+        }
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn execute(
+        &self,
+        input: ToolInput<'_>,
+        _context: Arc<Map<String, Value>>,
+        call: ToolCallInfo,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        let input = input
+            .decode::<Value>()
+            .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("the input could not be read: {e}")));
+        let (shared, name, caller) = (self.shared.clone(), self.name.clone(), call.mcp);
+        Box::pin(async move {
+            let input = input?;
+            let shared = shared
+                .upgrade()
+                .ok_or_else(|| ToolError::new(format!("The MCP provider of `{name}` is gone.")))?;
+            let out = outcome(call_tool(&shared, &name, input, caller).await?);
+            let mut output = ToolOutput::new(out.value);
+            output.model_output = out.model_output;
+            Ok(output)
+        })
+    }
+}
+
+/// Routes a call's progress to its caller while it runs.
+struct ProgressRoute<'a> {
+    shared: &'a Shared,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        self.shared.progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.token);
+    }
+}
+
+/// Tells the server a `tools/call` is no longer wanted when the call is dropped unanswered
+/// (the caller cancelled it, or its timeout ran out).
+struct Abandon {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let notification = ClientNotification::CancelledNotification(CancelledNotification::new(CancelledNotificationParam::new(
+            Some(id),
+            Some("cancelled by the caller".to_owned()),
+        )));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.send_notification(notification).await;
+            });
+        }
+    }
+}
+
+/// `tools/call`, answered with the server's typed result; `isError` is our error (its text as
+/// the message). The server's progress reaches `caller` (the MCP client of this call, if any);
+/// a call dropped before its answer is cancelled on the server (`notifications/cancelled`).
+async fn call_tool(shared: &Shared, name: &str, input: Value, caller: Option<Arc<dyn McpHandle>>) -> Result<CallToolResult, ToolError> {
+    let peer = shared.current_peer()?;
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    match input {
+        Value::Object(args) => params = params.with_arguments(args),
+        Value::Null => {}
+        other => return Err(ToolError::new(format!("`{name}` takes a JSON object, not {other}"))),
+    }
+    let failed = |e: rmcp::ServiceError| ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}", shared.id));
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(failed)?;
+    let _route = caller.map(|sink| {
+        let token = handle.progress_token.clone();
+        shared
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.clone(), (sink, f64::NEG_INFINITY));
+        ProgressRoute { shared, token }
+    });
+    let mut abandon = Abandon {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let response = handle.await_response().await;
+    abandon.id = None;
+    let result = match response.map_err(failed)? {
+        ServerResult::CallToolResult(result) => result,
+        ServerResult::InputRequiredResult(_) => {
+            return Err(ToolError::new(format!(
+                "The MCP server `{}` asked for input in the middle of `{name}`, which this client does not answer.",
+                shared.id
+            )))
+        }
+        // Some servers answer an empty object; read whatever came like a result.
+        other => serde_json::to_value(&other)
+            .ok()
+            .and_then(|v| CallToolResult::deserialize(v).ok())
+            .unwrap_or_default(),
+    };
+    if result.is_error == Some(true) {
+        let message =
+            all_text(&result.content).unwrap_or_else(|| format!("The MCP server `{}` reported an error from `{name}`.", shared.id));
+        let details = serde_json::to_value(&result).unwrap_or(Value::Null);
+        return Err(ToolError::with_details(message, details));
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn def(v: Value) -> rmcp::model::Tool {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn unusable_names_are_skipped() {
+        let shared = Arc::new(Shared::new("s".into()));
+        assert!(build_tool(&shared, &def(json!({"name": "has space", "inputSchema": {"type": "object"}}))).is_none());
+        let ok = build_tool(
+            &shared,
+            &def(json!({"name": "ok.tool", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}, "_meta": {"k": 1}})),
+        )
+        .unwrap();
+        assert_eq!(ok.spec().mcp.read_only_hint, Some(true));
+        assert_eq!(ok.spec().mcp.meta, Some(json!({"k": 1})));
+    }
+}
