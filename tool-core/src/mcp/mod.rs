@@ -14,19 +14,21 @@
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still in use.
 
+mod convert;
 mod handle;
 pub mod http;
 pub mod stdio;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock, CustomRequest,
-    CustomResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InputRequest, InputRequests, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    Tool as McpTool, UnsubscribeRequestParams,
+    BooleanSchema, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
+    CustomRequest, CustomResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InputRequest, InputRequests, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams, PrimitiveSchemaDefinition,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    StringSchema, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -36,7 +38,6 @@ use tokio::sync::Semaphore;
 use crate::call::CallOptions;
 use crate::catalog::{Catalog, Format};
 use crate::context::CallEnv;
-use crate::model_output::ResultTarget;
 use crate::registry::Registry;
 use crate::runtime::{EventStream, Outcome, RunEventKind, Runtime, Waiting};
 use handle::{Ask, PeerHandle};
@@ -208,15 +209,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         let registry = Registry::try_from_tools(self.registry().tools()).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let catalog = Arc::new(Catalog::new(&self.shared.config.name, &self.shared.config.version, registry));
-        let export = catalog
-            .export(Format::Mcp)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let entries = export.document()["tools"].as_array().cloned().unwrap_or_default();
-        let tools = entries
-            .into_iter()
-            .map(serde_json::from_value::<McpTool>)
+        let tools = catalog
+            .tools()
+            .iter()
+            .map(|t| {
+                let spec = t.spec();
+                convert::tool(spec, catalog.provider_name(Format::Mcp, &spec.id).unwrap_or(&spec.id))
+            })
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| ErrorData::internal_error(format!("a catalog entry is not an MCP tool: {e}"), None))?;
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let tools = Arc::new(tools);
         *cached = Some(Listing {
             version,
@@ -438,28 +439,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// `name` is the tool's MCP name (for messages).
     fn result(&self, name: &str, output: &crate::ToolOutput) -> CallToolResponse {
-        let result = output.value();
         let tool_id = self
             .listing()
             .ok()
             .and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned))
             .unwrap_or_else(|| name.to_owned());
-        let structured = self.registry().get(&tool_id).is_some_and(|t| t.spec().output_schema.is_some()) && result.is_object();
-        let mut message = output.for_model().to_tool_result(ResultTarget::Mcp, "");
-        if structured {
-            if output.model_output.is_some() {
-                if let Some(content) = message["content"].as_array_mut() {
-                    content.push(json!({"type": "text", "text": result.to_string()}));
-                }
-            }
-            message["structuredContent"] = result;
-        }
-        match serde_json::from_value::<CallToolResult>(message) {
-            Ok(mut r) => {
-                // 2026-07-28 requires it; rmcp strips it for older revisions.
-                r.result_type = Some(rmcp::model::ResultType::COMPLETE);
-                r.into()
-            }
+        let has_output_schema = self.registry().get(&tool_id).is_some_and(|t| t.spec().output_schema.is_some());
+        match convert::call_result(output, has_output_schema) {
+            Ok(result) => result.into(),
             Err(e) => error_result(format!("Tool `{name}` produced content MCP cannot carry: {e}")),
         }
     }
@@ -478,20 +465,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             _ => crate::runtime::placeholder(crate::spec::TransformPhase::Approval).to_string(),
         };
         let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "approved": {"type": "boolean", "title": "Approve", "description": "Let the tool run."},
-                "reason": {"type": "string", "title": "Reason", "description": "Why (told to the model when you decline)."}
-            },
-            "required": ["approved"]
-        });
         let not_asked = |why: &str| {
             error_result(format!(
                 "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls)."
             ))
         };
-        match self.elicit(ctx, "approval", id, &message, schema).await {
+        match self.elicit(ctx, "approval", id, &message, approval_form()).await {
             Asked::Answer(answer) => {
                 let stream = self.decide(id, &answer, continuation.clone()).await;
                 match stream {
@@ -524,14 +503,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             );
             CallToolResult::success(vec![ContentBlock::text(text)]).into()
         };
-        let Some(schema) = resume_schema.and_then(flat_form) else {
+        let Some(form) = resume_schema.and_then(flat_form) else {
             return waiting("its resume data is not a flat form a client can ask for");
         };
         if round >= 8 {
             return waiting("it asked too many times in one call");
         }
         let message = format!("Tool `{name}` needs your input to continue:\n{payload}");
-        match self.elicit(ctx, "resume", id, &message, schema).await {
+        match self.elicit(ctx, "resume", id, &message, form).await {
             Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
                 let data = answer.content.unwrap_or(json!({}));
                 match self.shared.runtime.resume_with(id, data, continuation.clone()).await {
@@ -547,21 +526,17 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Asks the client's user: a request on older revisions, an input-required result (the
     /// client answers and calls again, naming the waiting call) on 2026-07-28.
-    async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, schema: Value) -> Asked {
+    async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, form: ElicitationSchema) -> Asked {
         if self.sessionless(ctx) {
             return Asked::Cannot(format!("{SESSIONLESS}, so the client's user cannot be asked"));
         }
         if ctx.client_capabilities().is_none_or(|c| c.elicitation.is_none()) {
             return Asked::Cannot("the client cannot ask its user: it did not declare elicitation".into());
         }
-        let requested_schema: ElicitationSchema = match serde_json::from_value(schema) {
-            Ok(s) => s,
-            Err(e) => return Asked::Cannot(format!("the form cannot be shown: {e}")),
-        };
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: message.to_owned(),
-            requested_schema,
+            requested_schema: form,
         };
         if modern(ctx) {
             let mut requests = InputRequests::new();
@@ -745,9 +720,22 @@ fn error_result(text: String) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(text)]).into()
 }
 
+/// The approval form: approve or not, and why (told to the model on a decline).
+fn approval_form() -> ElicitationSchema {
+    let approved = BooleanSchema::new().title("Approve").description("Let the tool run.");
+    let reason = StringSchema::new()
+        .title("Reason")
+        .description("Why (told to the model when you decline).");
+    let properties = BTreeMap::from([
+        ("approved".to_owned(), PrimitiveSchemaDefinition::Boolean(approved)),
+        ("reason".to_owned(), PrimitiveSchemaDefinition::String(reason)),
+    ]);
+    ElicitationSchema::new(properties).with_required(vec!["approved".to_owned()])
+}
+
 /// A resume schema as an elicitation form: an object whose properties are all strings,
 /// numbers, integers, booleans or enums (what MCP forms can show). `None` otherwise.
-fn flat_form(schema: &Value) -> Option<Value> {
+fn flat_form(schema: &Value) -> Option<ElicitationSchema> {
     let props = schema.get("properties")?.as_object()?;
     let mut out = serde_json::Map::new();
     for (k, p) in props {
@@ -778,7 +766,8 @@ fn flat_form(schema: &Value) -> Option<Value> {
     if let Some(req) = schema.get("required") {
         form["required"] = req.clone();
     }
-    serde_json::from_value::<ElicitationSchema>(form.clone()).ok().map(|_| form)
+    // The resume schema is the tool's JSON Schema: what is left of it is read as a form once.
+    serde_json::from_value(form).ok()
 }
 
 impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
@@ -959,11 +948,27 @@ mod tests {
             "overwrite": {"type": "boolean", "description": "Replace it"},
             "note": {"type": ["string", "null"]}
         }, "required": ["overwrite"]});
-        let form = flat_form(&schema).unwrap();
+        let form = serde_json::to_value(flat_form(&schema).unwrap()).unwrap();
         assert_eq!(form["properties"]["note"]["type"], "string");
         assert_eq!(form["required"], json!(["overwrite"]));
         let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
         assert!(flat_form(&nested).is_none());
         assert!(flat_form(&json!({"type": "string"})).is_none());
+    }
+
+    #[test]
+    fn the_approval_form_asks_whether_and_why() {
+        let form = serde_json::to_value(approval_form()).unwrap();
+        let expected = json!({
+            "type": "object",
+            "properties": {
+                "approved": {"type": "boolean", "title": "Approve", "description": "Let the tool run."},
+                "reason": {"type": "string", "title": "Reason", "description": "Why (told to the model when you decline)."}
+            },
+            "required": ["approved"]
+        });
+        assert_eq!(form, expected);
+        let keys: Vec<&String> = form["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["approved", "reason"]);
     }
 }
