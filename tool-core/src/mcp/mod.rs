@@ -17,6 +17,7 @@
 mod convert;
 mod handle;
 pub mod http;
+mod listing;
 pub mod stdio;
 
 use std::collections::BTreeMap;
@@ -36,11 +37,11 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use crate::call::CallOptions;
-use crate::catalog::{Catalog, Format};
 use crate::context::CallEnv;
 use crate::registry::Registry;
 use crate::runtime::{EventStream, Outcome, RunEventKind, Runtime, Waiting};
 use handle::{Ask, PeerHandle};
+use listing::ListingCache;
 
 /// How a server presents itself and what it allows.
 #[derive(Debug, Clone)]
@@ -79,17 +80,10 @@ impl Default for McpConfig {
     }
 }
 
-/// The `tools/list` entries of one version of the registry.
-struct Listing {
-    version: u64,
-    catalog: Arc<Catalog>,
-    tools: Arc<Vec<McpTool>>,
-}
-
 struct Shared {
     runtime: Runtime,
     config: McpConfig,
-    listing: Mutex<Option<Listing>>,
+    listing: Mutex<ListingCache>,
     /// Calls whose tool asked the client mid-call (2026-07-28), by the request state the
     /// client brings back with the answer.
     parked: Mutex<std::collections::HashMap<String, Parked>>,
@@ -138,7 +132,7 @@ impl McpServer<NoExtras> {
             shared: Arc::new(Shared {
                 runtime,
                 config,
-                listing: Mutex::new(None),
+                listing: Mutex::default(),
                 parked: Mutex::default(),
             }),
             extras: NoExtras,
@@ -198,33 +192,6 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     fn registry(&self) -> &Registry {
         self.shared.runtime.registry()
-    }
-
-    /// The current listing, rebuilt when the registry changed.
-    fn listing(&self) -> Result<(Arc<Catalog>, Arc<Vec<McpTool>>), ErrorData> {
-        let version = self.registry().version();
-        let mut cached = self.shared.listing.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = cached.as_ref().filter(|l| l.version == version) {
-            return Ok((l.catalog.clone(), l.tools.clone()));
-        }
-        let registry = Registry::try_from_tools(self.registry().tools()).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let catalog = Arc::new(Catalog::new(&self.shared.config.name, &self.shared.config.version, registry));
-        let tools = catalog
-            .tools()
-            .iter()
-            .map(|t| {
-                let spec = t.spec();
-                convert::tool(spec, catalog.provider_name(Format::Mcp, &spec.id).unwrap_or(&spec.id))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let tools = Arc::new(tools);
-        *cached = Some(Listing {
-            version,
-            catalog: catalog.clone(),
-            tools: tools.clone(),
-        });
-        Ok((catalog, tools))
     }
 
     /// The least severe level this request's client wants logs at (`None`: none).
@@ -442,7 +409,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let tool_id = self
             .listing()
             .ok()
-            .and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned))
+            .and_then(|l| l.id(name).map(str::to_owned))
             .unwrap_or_else(|| name.to_owned());
         let has_output_schema = self.registry().get(&tool_id).is_some_and(|t| t.spec().output_schema.is_some());
         match convert::call_result(output, has_output_schema) {
@@ -570,13 +537,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             }
             Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
         };
-        if self
-            .listing()
-            .ok()
-            .and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned))
-            .as_deref()
-            != Some(&waiting.tool_name)
-        {
+        if self.listing().ok().and_then(|l| l.id(name).map(str::to_owned)).as_deref() != Some(&waiting.tool_name) {
             return error_result(format!("The waiting call `{state}` is not a call of `{name}`."));
         }
         let answer = ["approval", "resume"]
@@ -793,30 +754,18 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (_, tools) = self.listing()?;
-        let start = match request.and_then(|r| r.cursor) {
-            None => 0,
-            Some(c) => c
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n <= tools.len())
-                .ok_or_else(|| ErrorData::invalid_params(format!("the cursor `{c}` is not one this server gave"), None))?,
-        };
-        let end = (start + self.shared.config.page_size.max(1)).min(tools.len());
-        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        result.next_cursor = (end < tools.len()).then(|| end.to_string());
-        Ok(result)
+        self.list_page(request.and_then(|r| r.cursor).as_deref())
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {
-        self.listing().ok()?.1.iter().find(|t| t.name == name).cloned()
+        self.listing().ok()?.tool(name).cloned()
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let (catalog, _) = self.listing()?;
-        let Some(id) = catalog.resolve(Format::Mcp, &name).map(str::to_owned) else {
-            let known: Vec<String> = self.listing()?.1.iter().map(|t| t.name.to_string()).collect();
+        let listing = self.listing()?;
+        let Some(id) = listing.id(&name).map(str::to_owned) else {
+            let known: Vec<&str> = listing.names().collect();
             return Err(ErrorData::invalid_params(
                 format!("There is no tool `{name}`. Available tools: {}", known.join(", ")),
                 Some(json!({"available": known})),
@@ -836,27 +785,7 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
 
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
         // Sessions of older revisions hear about tool changes as notifications.
-        let mut changes = self.registry().subscribe();
-        let peer = ctx.peer;
-        tokio::spawn(async move {
-            // rmcp has no "session closed" future: look every 30 s, so a finished session's
-            // watcher does not wait for the next change to end.
-            let mut check = tokio::time::interval(std::time::Duration::from_secs(30));
-            loop {
-                tokio::select! {
-                    changed = changes.changed() => {
-                        if changed.is_err() || peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                            break;
-                        }
-                    }
-                    _ = check.tick() => {
-                        if peer.is_transport_closed() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
+        self.notify_list_changes(ctx.peer);
     }
 
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
@@ -864,17 +793,8 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     }
 
     async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.registry().subscribe();
-        loop {
-            tokio::select! {
-                _ = cx.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() || cx.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+        self.stream_list_changes(cx).await;
+        Ok(())
     }
 
     async fn on_custom_request(&self, request: CustomRequest, ctx: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData> {
