@@ -16,7 +16,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::convert::{self, NotListable};
-use super::McpServer;
+use super::server::McpServer;
 use crate::catalog::names::NameMap;
 use crate::catalog::pass::Target;
 use crate::registry::Registry;
