@@ -185,7 +185,7 @@ pub enum ResultTarget {
 }
 
 /// A resource link's name: the last path segment of its URL (the URL itself if it has none).
-fn link_name(url: &str) -> &str {
+pub(crate) fn link_name(url: &str) -> &str {
     let path = url.split(['?', '#']).next().unwrap_or(url);
     path.rsplit('/').find(|s| !s.is_empty() && !s.contains(':')).unwrap_or(url)
 }
@@ -199,7 +199,7 @@ fn json_text(value: &serde_json::Value) -> String {
 
 impl ContentPart {
     /// A text stand-in for targets that cannot carry this part (names what it was).
-    fn as_text(&self) -> String {
+    pub(crate) fn as_text(&self) -> String {
         match self {
             ContentPart::Text { text } => text.clone(),
             ContentPart::ImageUrl { url } => format!("[image: {url}]"),

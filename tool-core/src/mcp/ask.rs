@@ -1,0 +1,305 @@
+//! Asking the client's user about a waiting call: approval, and the data a suspended call
+//! resumes with.
+//!
+//! Owns the approval and resume forms ([`approval_form`], [`flat_form`]), putting them to the
+//! client (an elicitation request up to 2025-11-25, an input-required result on 2026-07-28,
+//! or, when neither can reach a user, a result saying how to continue from the `toolsmith`
+//! command line) and applying the answer to the runtime's waiting call. It does not keep runs
+//! whose tool asked mid-call (`parked`) and does not map other outcomes (`call`).
+
+use std::collections::BTreeMap;
+
+use rmcp::model::{
+    BooleanSchema, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses, PrimitiveSchemaDefinition, StringSchema,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServerHandler;
+use serde_json::{json, Value};
+
+use super::call::{error_result, ToolRef};
+use super::server::{modern, McpServer, SESSIONLESS};
+use crate::context::CallEnv;
+use crate::runtime::{EventStream, PendingKind, RunEventKind, RuntimeError, Waiting};
+use crate::spec::TransformPhase;
+
+/// What came of asking the client's user.
+enum Asked {
+    /// The user answered.
+    Answer(ElicitResult),
+    /// The question went out as the call's answer (2026-07-28); the client calls again.
+    Deferred(CallToolResponse),
+    /// Nobody could be asked, and why.
+    Cannot(String),
+}
+
+/// Rounds of questions one call may ask within one request before it is left waiting.
+const MAX_ROUNDS: u32 = 8;
+
+/// The approval form: approve or not, and why (told to the model on a decline).
+fn approval_form() -> ElicitationSchema {
+    let approved = BooleanSchema::new().title("Approve").description("Let the tool run.");
+    let reason = StringSchema::new()
+        .title("Reason")
+        .description("Why (told to the model when you decline).");
+    let properties = BTreeMap::from([
+        ("approved".to_owned(), PrimitiveSchemaDefinition::Boolean(approved)),
+        ("reason".to_owned(), PrimitiveSchemaDefinition::String(reason)),
+    ]);
+    ElicitationSchema::new(properties).with_required(vec!["approved".to_owned()])
+}
+
+/// A resume schema as an elicitation form: an object whose properties are all strings,
+/// numbers, integers, booleans or enums (what MCP forms can show). `None` otherwise.
+fn flat_form(schema: &Value) -> Option<ElicitationSchema> {
+    let props = schema.get("properties")?.as_object()?;
+    let mut out = serde_json::Map::new();
+    for (k, p) in props {
+        let mut p = p.clone();
+        // schemars writes optional fields as `type: [T, "null"]`; a form field is just T.
+        if let Some(types) = p.get("type").and_then(Value::as_array) {
+            let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+            if non_null.len() != 1 {
+                return None;
+            }
+            p["type"] = non_null[0].clone();
+        }
+        let ty = p.get("type").and_then(Value::as_str)?;
+        if !matches!(ty, "string" | "number" | "integer" | "boolean") {
+            return None;
+        }
+        if let Some(obj) = p.as_object_mut() {
+            obj.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "type" | "title" | "description" | "enum" | "default" | "minimum" | "maximum" | "format"
+                )
+            });
+        }
+        out.insert(k.clone(), p);
+    }
+    let mut form = json!({"type": "object", "properties": out});
+    if let Some(req) = schema.get("required") {
+        form["required"] = req.clone();
+    }
+    // The resume schema is the tool's JSON Schema: what is left of it is read as a form once.
+    serde_json::from_value(form).ok()
+}
+
+impl<E: ServerHandler + Clone> McpServer<E> {
+    /// Asks the client's user to approve a waiting call, and goes on as they answered.
+    pub(super) async fn ask_approval(
+        &self,
+        tool: &ToolRef,
+        waiting: &Waiting,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+        continuation: &CallEnv,
+    ) -> CallToolResponse {
+        let (name, id) = (&tool.name, waiting.id());
+        let args = match waiting.display().map(|e| &e.kind) {
+            Some(RunEventKind::ToolCallApproval { args, .. }) => args.to_string(),
+            _ => crate::runtime::placeholder(TransformPhase::Approval).to_string(),
+        };
+        let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");
+        let not_asked = |why: &str| {
+            error_result(format!(
+                "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls)."
+            ))
+        };
+        match self.elicit(ctx, "approval", id, &message, approval_form()).await {
+            Asked::Answer(answer) => match self.decide(id, &answer, continuation.clone()).await {
+                Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
+                Err(e) => error_result(format!("The approval of `{id}` could not be applied: {e}")),
+            },
+            Asked::Deferred(r) => r,
+            Asked::Cannot(why) => not_asked(&why),
+        }
+    }
+
+    /// Asks the client's user for the data a suspended call resumes with (when its resume
+    /// schema is a flat form), and goes on with it.
+    pub(super) async fn ask_resume(
+        &self,
+        tool: &ToolRef,
+        waiting: &Waiting,
+        ctx: &RequestContext<RoleServer>,
+        round: u32,
+        continuation: &CallEnv,
+    ) -> CallToolResponse {
+        let (name, id) = (&tool.name, waiting.id());
+        let resume_schema = waiting.call.resume_schema.as_ref();
+        let payload = match waiting.display().map(|e| &e.kind) {
+            Some(RunEventKind::ToolCallSuspended { suspend_payload, .. }) => suspend_payload.to_string(),
+            _ => crate::runtime::placeholder(TransformPhase::Suspend).to_string(),
+        };
+        let waiting = |why: &str| {
+            let text = format!(
+                "Tool `{name}` is waiting for input ({why}): {payload}. The call waits as `{id}`; continue it with `toolsmith resume {id} 'JSON'` (data matching its resume schema)."
+            );
+            CallToolResult::success(vec![ContentBlock::text(text)]).into()
+        };
+        let Some(form) = resume_schema.and_then(flat_form) else {
+            return waiting("its resume data is not a flat form a client can ask for");
+        };
+        if round >= MAX_ROUNDS {
+            return waiting("it asked too many times in one call");
+        }
+        let message = format!("Tool `{name}` needs your input to continue:\n{payload}");
+        match self.elicit(ctx, "resume", id, &message, form).await {
+            Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
+                let data = answer.content.unwrap_or(json!({}));
+                match self.shared.runtime.resume_with(id, data, continuation.clone()).await {
+                    Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
+                    Err(e) => error_result(format!("The answer could not be used ({e}); the call still waits as `{id}`.")),
+                }
+            }
+            Asked::Answer(_) => waiting("the user did not answer"),
+            Asked::Deferred(r) => r,
+            Asked::Cannot(why) => waiting(&why),
+        }
+    }
+
+    /// Asks the client's user: a request on older revisions, an input-required result (the
+    /// client answers and calls again, naming the waiting call) on 2026-07-28.
+    async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, form: ElicitationSchema) -> Asked {
+        if self.sessionless(ctx) {
+            return Asked::Cannot(format!("{SESSIONLESS}, so the client's user cannot be asked"));
+        }
+        if ctx.client_capabilities().is_none_or(|c| c.elicitation.is_none()) {
+            return Asked::Cannot("the client cannot ask its user: it did not declare elicitation".into());
+        }
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.to_owned(),
+            requested_schema: form,
+        };
+        if modern(ctx) {
+            let mut requests = InputRequests::new();
+            requests.insert(key.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+            return Asked::Deferred(InputRequiredResult::new(Some(requests), Some(id.to_owned())).into());
+        }
+        match ctx.peer.create_elicitation(params).await {
+            Ok(answer) => Asked::Answer(answer),
+            Err(e) => Asked::Cannot(format!("the client did not answer: {e}")),
+        }
+    }
+
+    /// A 2026-07-28 client answers the approval or resume form of the runtime's waiting call
+    /// `state`: the call goes on, reporting to (and cancellable by) this request.
+    pub(super) async fn answer_waiting(
+        &self,
+        tool: &ToolRef,
+        state: &str,
+        responses: &InputResponses,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let waiting = match self.shared.runtime.pending_call(state) {
+            Ok(Some(call)) => call,
+            Ok(None) => {
+                return error_result(format!(
+                    "No call waits as `{state}` (it was already resolved, or its wait for an answer expired); call `{}` again.",
+                    tool.name
+                ))
+            }
+            Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
+        };
+        if waiting.tool_name != tool.id {
+            return error_result(format!("The waiting call `{state}` is not a call of `{}`.", tool.name));
+        }
+        // The client's answers are opaque JSON in rmcp (`InputResponses`): read as what was asked.
+        let answer = ["approval", "resume"]
+            .into_iter()
+            .find_map(|k| responses.get(k))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let Some(answer) = answer else {
+            return error_result(format!(
+                "The answer for the waiting call `{state}` is missing or not an elicitation result."
+            ));
+        };
+        if waiting.kind == PendingKind::Suspended && answer.action != ElicitationAction::Accept {
+            return CallToolResult::success(vec![ContentBlock::text(format!(
+                "The user did not answer; the call still waits as `{state}`."
+            ))])
+            .into();
+        }
+        // The continued call reports to, and is cancelled by, this request.
+        let slot = match self.take_slot(ctx, "answer again") {
+            Ok(slot) => slot,
+            Err(refused) => return error_result(refused),
+        };
+        let stream = self.apply(state, waiting.kind, answer, slot.continuation.clone()).await;
+        match stream {
+            Ok(s) => self.drive(tool, s, slot, ctx, 1).await,
+            Err(e) => {
+                slot.finish().await;
+                error_result(format!("The answer could not be used: {e}"))
+            }
+        }
+    }
+
+    /// Applies the user's answer to the waiting call `id`: approves or declines it, or resumes
+    /// it with the data given.
+    async fn apply(&self, id: &str, kind: PendingKind, answer: ElicitResult, continuation: CallEnv) -> Result<EventStream, RuntimeError> {
+        match kind {
+            PendingKind::Approval => self.decide(id, &answer, continuation).await,
+            PendingKind::Suspended => {
+                let data = answer.content.unwrap_or(json!({}));
+                self.shared.runtime.resume_with(id, data, continuation).await
+            }
+        }
+    }
+
+    /// Approves or declines a waiting call as the user answered the approval form; a decline
+    /// without a reason says how the user answered.
+    async fn decide(&self, id: &str, answer: &ElicitResult, continuation: CallEnv) -> Result<EventStream, RuntimeError> {
+        let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
+        let runtime = &self.shared.runtime;
+        if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
+            return runtime.approve_with(id, continuation).await;
+        }
+        let reason = field("reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| match answer.action {
+                ElicitationAction::Cancel => "the user dismissed the request".into(),
+                _ => "the user declined".into(),
+            });
+        runtime.decline(id, &reason).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_forms_accept_primitives_and_refuse_nesting() {
+        let schema = json!({"type": "object", "properties": {
+            "overwrite": {"type": "boolean", "description": "Replace it"},
+            "note": {"type": ["string", "null"]}
+        }, "required": ["overwrite"]});
+        let form = serde_json::to_value(flat_form(&schema).unwrap()).unwrap();
+        assert_eq!(form["properties"]["note"]["type"], "string");
+        assert_eq!(form["required"], json!(["overwrite"]));
+        let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
+        assert!(flat_form(&nested).is_none());
+        assert!(flat_form(&json!({"type": "string"})).is_none());
+    }
+
+    #[test]
+    fn the_approval_form_asks_whether_and_why() {
+        let form = serde_json::to_value(approval_form()).unwrap();
+        let expected = json!({
+            "type": "object",
+            "properties": {
+                "approved": {"type": "boolean", "title": "Approve", "description": "Let the tool run."},
+                "reason": {"type": "string", "title": "Reason", "description": "Why (told to the model when you decline)."}
+            },
+            "required": ["approved"]
+        });
+        assert_eq!(form, expected);
+        let keys: Vec<&String> = form["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["approved", "reason"]);
+    }
+}

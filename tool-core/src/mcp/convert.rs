@@ -1,0 +1,344 @@
+//! Typed conversions of tool-core's values into `rmcp`'s protocol types.
+//!
+//! Owns how a [`ToolSpec`] becomes a `tools/list` entry ([`tool`]), how a [`ModelOutput`]
+//! becomes content blocks ([`content`]) and how a [`ToolOutput`] becomes a `tools/call` result
+//! ([`call_result`]). Each value is built field by field in `rmcp`'s own types, never written as
+//! JSON and parsed back; the one JSON step left is a tool's own MCP block
+//! (`ContentPart::Custom` with an `mcp` object), which arrives as JSON. It holds no state and
+//! does not decide which tools are listed or when (`listing`), nor how a run ends (`call`).
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations};
+use serde_json::Value;
+
+use crate::catalog::pass::{self, PassError, Rewritten, Target};
+use crate::model_output::{link_name, ContentPart, ModelOutput};
+use crate::spec::ToolSpec;
+use crate::tool::ToolOutput;
+
+/// Why a tool cannot be listed over MCP.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NotListable {
+    /// Its input (or object output) schema is not one MCP takes.
+    #[error(transparent)]
+    Schema(#[from] PassError),
+    /// Its `_meta` is not an object.
+    #[error("tool `{tool}`: `mcp(meta = ...)` must be a JSON object (MCP's `_meta` is one), found `{found}`")]
+    Meta {
+        /// The tool id.
+        tool: String,
+        /// The meta given.
+        found: String,
+    },
+}
+
+/// The `tools/list` entry of a tool listed under `name`: its schemas as the tool declares them
+/// (an input schema with an object root, an output schema only when it is an object: MCP's
+/// `structuredContent` is one), its title, annotations and `_meta`.
+pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> {
+    let input = schema(spec, &spec.input_schema)?;
+    let output = spec
+        .output_schema
+        .as_ref()
+        .filter(|s| s.get("type").and_then(Value::as_str) == Some("object"))
+        .map(|s| schema(spec, s))
+        .transpose()?;
+    let mut tool = McpTool::new_with_raw(name.to_owned(), Some(spec.description.clone().into()), input);
+    tool.title = spec.title.clone().or_else(|| spec.mcp.title.clone());
+    tool.output_schema = output;
+    tool.annotations = annotations(spec);
+    tool.meta = match &spec.mcp.meta {
+        None => None,
+        Some(Value::Object(meta)) => Some(MetaObject(meta.clone())),
+        Some(other) => {
+            return Err(NotListable::Meta {
+                tool: spec.id.clone(),
+                found: other.to_string(),
+            })
+        }
+    };
+    Ok(tool)
+}
+
+/// A schema as MCP takes it: checked by the MCP pass (an object root), kept verbatim (MCP
+/// schemas are JSON Schema 2020-12 and keep their `$schema`).
+fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError> {
+    let (rewritten, _) = pass::rewrite(Target::Mcp, false, &spec.id, schema)?;
+    let rewritten = match rewritten {
+        Rewritten::Unchanged => None,
+        Rewritten::New(v) => Some(v),
+    };
+    match rewritten.as_ref().unwrap_or(schema) {
+        Value::Object(map) => Ok(Arc::new(map.clone())),
+        _ => Err(PassError {
+            tool: spec.id.clone(),
+            target: Target::Mcp.as_str(),
+            path: String::new(),
+            rule: "the schema must be a JSON object".into(),
+        }),
+    }
+}
+
+/// The hints the author set (`mcp(...)`), or `None` when none is.
+fn annotations(spec: &ToolSpec) -> Option<ToolAnnotations> {
+    let m = &spec.mcp;
+    let any = m.title.is_some()
+        || m.read_only_hint.is_some()
+        || m.destructive_hint.is_some()
+        || m.idempotent_hint.is_some()
+        || m.open_world_hint.is_some();
+    any.then(|| {
+        ToolAnnotations::from_raw(
+            m.title.clone(),
+            m.read_only_hint,
+            m.destructive_hint,
+            m.idempotent_hint,
+            m.open_world_hint,
+        )
+    })
+}
+
+/// The content blocks of what the model sees: text for text and JSON, a block per part for
+/// multimodal content (media MCP cannot carry inline become links or text stand-ins). Fails
+/// only on a tool's own MCP block that is not one.
+pub(super) fn content(output: &ModelOutput) -> Result<Vec<ContentBlock>, serde_json::Error> {
+    match output {
+        ModelOutput::Content(parts) => parts.iter().map(part).collect(),
+        other => Ok(vec![ContentBlock::text(other.to_text())]),
+    }
+}
+
+fn part(part: &ContentPart) -> Result<ContentBlock, serde_json::Error> {
+    Ok(match part {
+        ContentPart::Text { text } => ContentBlock::text(text.clone()),
+        ContentPart::ImageData { data, media_type } if media_type.starts_with("audio/") => {
+            ContentBlock::audio(data.clone(), media_type.clone())
+        }
+        ContentPart::ImageData { data, media_type } => ContentBlock::image(data.clone(), media_type.clone()),
+        ContentPart::ImageUrl { url } => ContentBlock::resource_link(Resource::new(url.clone(), link_name(url))),
+        ContentPart::FileUrl { url, media_type } => {
+            let mut link = Resource::new(url.clone(), link_name(url));
+            link.mime_type = media_type.clone();
+            ContentBlock::resource_link(link)
+        }
+        ContentPart::FileData {
+            data,
+            media_type,
+            filename,
+        } => {
+            let uri = format!("file:///{}", filename.as_deref().unwrap_or("inline"));
+            ContentBlock::resource(ResourceContents::blob(data.clone(), uri).with_mime_type(media_type.clone()))
+        }
+        // An MCP block given as is (`{"mcp": {"type": "resource", ...}}`), e.g. an embedded
+        // text resource: it arrives as JSON, so it is read as one.
+        ContentPart::Custom { provider_options } if provider_options.get("mcp").is_some_and(Value::is_object) => {
+            serde_json::from_value(provider_options["mcp"].clone())?
+        }
+        ContentPart::FileId { .. } | ContentPart::ImageFileId { .. } | ContentPart::Custom { .. } => ContentBlock::text(part.as_text()),
+    })
+}
+
+/// The `tools/call` result of a finished call: what the model sees as content, and, for a tool
+/// with an output schema whose output is an object, that output as `structuredContent` (also
+/// as a text block when the tool's own content stands in for it, so a client that reads only
+/// content still gets it).
+pub(super) fn call_result(output: &ToolOutput, has_output_schema: bool) -> Result<CallToolResult, serde_json::Error> {
+    let value = output.value();
+    let mut result = CallToolResult::default();
+    match &output.model_output {
+        Some(model) => {
+            result.content = content(model)?;
+            result.is_error = model.is_error().then_some(true);
+        }
+        None => result.content = vec![ContentBlock::text(json_text(&value))],
+    }
+    if has_output_schema && value.is_object() {
+        if output.model_output.is_some() {
+            result.content.push(ContentBlock::text(value.to_string()));
+        }
+        result.structured_content = Some(value);
+    }
+    Ok(result)
+}
+
+/// A JSON value as the model reads it: a string as itself, anything else as JSON text.
+fn json_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::{Catalog, Format};
+    use crate::model_output::ResultTarget;
+    use crate::spec::McpSpec;
+    use crate::tool::Tool;
+    use crate::{DynamicTool, Registry};
+
+    fn shown(value: Value, model: ModelOutput) -> ToolOutput {
+        let mut output = ToolOutput::new(value);
+        output.model_output = Some(model);
+        output
+    }
+
+    fn tool_with(id: &str, edit: impl FnOnce(&mut ToolSpec)) -> DynamicTool {
+        DynamicTool::builder(id, format!("The {id} tool"))
+            .input_schema(json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "properties": {"q": {"type": ["string", "null"]}, "n": {"type": "integer", "minimum": 1}},
+                "required": ["n"]
+            }))
+            .with_spec(edit)
+            .handler(|input, _| async move { Ok(input) })
+            .unwrap()
+    }
+
+    fn specs() -> Registry {
+        Registry::from_iter([
+            tool_with("plain", |_| {}),
+            tool_with("weather.forecast", |s| {
+                s.title = Some("Forecast".into());
+                s.output_schema = Some(json!({"type": "object", "properties": {"t": {"type": "number"}}}));
+            }),
+            tool_with("files.delete", |s| {
+                s.mcp = McpSpec {
+                    title: Some("Delete a file".into()),
+                    destructive_hint: Some(true),
+                    idempotent_hint: Some(true),
+                    meta: Some(json!({"ui": {"icon": "trash"}})),
+                    ..McpSpec::default()
+                };
+                // Not an object: not an MCP output schema.
+                s.output_schema = Some(json!({"type": "string"}));
+            }),
+            tool_with("slack/send@1.2", |s| s.mcp.read_only_hint = Some(false)),
+        ])
+    }
+
+    #[test]
+    fn listed_tools_are_what_the_catalog_exports_for_mcp() {
+        let registry = specs();
+        let catalog = Catalog::new("t", "1", Registry::try_from_tools(registry.tools()).unwrap());
+        let exported = catalog.export(Format::Mcp).unwrap().document()["tools"].clone();
+        let exported: Vec<McpTool> = serde_json::from_value(exported).unwrap();
+        let typed: Vec<McpTool> = registry
+            .tools()
+            .iter()
+            .map(|t| {
+                let spec = t.spec();
+                tool(spec, catalog.provider_name(Format::Mcp, &spec.id).unwrap()).unwrap()
+            })
+            .collect();
+        assert_eq!(typed, exported);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), serde_json::to_value(&exported).unwrap());
+    }
+
+    #[test]
+    fn tools_mcp_cannot_list_say_why() {
+        let mut union = tool_with("pick", |_| {}).spec().clone();
+        union.input_schema = json!({"oneOf": [{"type": "string"}, {"type": "integer"}]});
+        let err = tool(&union, "pick").unwrap_err();
+        assert!(matches!(&err, NotListable::Schema(e) if e.tool == "pick"), "{err}");
+        let meta = tool_with("m", |s| s.mcp.meta = Some(json!([1])));
+        let err = tool(meta.spec(), "m").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tool `m`: `mcp(meta = ...)` must be a JSON object (MCP's `_meta` is one), found `[1]`"
+        );
+    }
+
+    fn every_part() -> ModelOutput {
+        ModelOutput::content([
+            ContentPart::text("Seattle: 21°C"),
+            ContentPart::image_url("https://example.com/radar.png?x=1"),
+            ContentPart::ImageData {
+                data: "iVBOR".into(),
+                media_type: "image/png".into(),
+            },
+            ContentPart::ImageData {
+                data: "UklGR".into(),
+                media_type: "audio/wav".into(),
+            },
+            ContentPart::FileUrl {
+                url: "https://example.com/r.pdf".into(),
+                media_type: Some("application/pdf".into()),
+            },
+            ContentPart::FileUrl {
+                url: "https://example.com/".into(),
+                media_type: None,
+            },
+            ContentPart::FileData {
+                data: "JVBER".into(),
+                media_type: "application/pdf".into(),
+                filename: Some("r.pdf".into()),
+            },
+            ContentPart::FileData {
+                data: "aGk=".into(),
+                media_type: "text/plain".into(),
+                filename: None,
+            },
+            ContentPart::FileId { file_id: "file-1".into() },
+            ContentPart::ImageFileId { file_id: "file-2".into() },
+            ContentPart::Custom {
+                provider_options: json!({"mcp": {"type": "resource", "resource": {"uri": "memo://1", "mimeType": "text/plain", "text": "hi"}}}),
+            },
+            ContentPart::Custom {
+                provider_options: json!({"anthropic": {"type": "text", "text": "only there"}}),
+            },
+        ])
+    }
+
+    #[test]
+    fn content_is_what_the_mcp_result_shape_says() {
+        let outputs = [
+            every_part(),
+            ModelOutput::text("hello"),
+            ModelOutput::json(json!({"a": [1, 2]})),
+            ModelOutput::json(json!("just text")),
+            ModelOutput::ErrorText("boom".into()),
+            ModelOutput::ErrorJson(json!({"code": 7})),
+        ];
+        for output in outputs {
+            let shape: CallToolResult = serde_json::from_value(output.to_tool_result(ResultTarget::Mcp, "")).unwrap();
+            assert_eq!(content(&output).unwrap(), shape.content, "{output:?}");
+            let typed = call_result(&shown(json!(null), output.clone()), false).unwrap();
+            assert_eq!(typed.is_error, shape.is_error, "{output:?}");
+        }
+    }
+
+    #[test]
+    fn a_custom_mcp_block_that_is_not_one_is_an_error() {
+        let bad = ModelOutput::content([ContentPart::Custom {
+            provider_options: json!({"mcp": {"type": "hologram"}}),
+        }]);
+        assert!(content(&bad).is_err());
+    }
+
+    #[test]
+    fn object_outputs_of_tools_with_an_output_schema_are_structured() {
+        let value = json!({"t": 21.5, "sky": "clear"});
+        let raw = call_result(&ToolOutput::new(value.clone()), true).unwrap();
+        assert_eq!(raw.structured_content.as_ref(), Some(&value));
+        assert_eq!(raw.content, vec![ContentBlock::text(value.to_string())]);
+        assert_eq!(raw.is_error, None);
+
+        let shown = shown(value.clone(), ModelOutput::text("21.5 and clear"));
+        let result = call_result(&shown, true).unwrap();
+        assert_eq!(
+            result.content,
+            vec![ContentBlock::text("21.5 and clear"), ContentBlock::text(value.to_string())]
+        );
+        assert_eq!(result.structured_content, Some(value.clone()));
+
+        assert_eq!(call_result(&shown, false).unwrap().structured_content, None);
+        let text = call_result(&ToolOutput::new(json!("plain")), true).unwrap();
+        assert_eq!((text.content, text.structured_content), (vec![ContentBlock::text("plain")], None));
+    }
+}

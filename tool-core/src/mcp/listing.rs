@@ -1,0 +1,287 @@
+//! The `tools/list` side of the server: which tools are listed, under which names, one page at
+//! a time, and telling clients when that changes.
+//!
+//! Owns [`Listing`] (one version of the registry's tools as MCP lists them, and the way back
+//! from an MCP name to a tool id), [`ListingCache`] (each tool's entry converted once, kept per
+//! tool for as long as the registry holds that very tool under that name), cursor paging and
+//! the `list_changed` notifications. How one tool becomes an entry is `convert`'s; calling a
+//! tool is `call`'s.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use rmcp::model::{ListToolsResult, Tool as McpTool};
+use rmcp::service::{Peer, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+
+use super::convert::{self, NotListable};
+use super::server::McpServer;
+use crate::catalog::names::NameMap;
+use crate::catalog::pass::Target;
+use crate::registry::Registry;
+use crate::tool::Tool;
+
+/// The `tools/list` entries of one version of the registry, ordered by tool id.
+pub(super) struct Listing {
+    version: u64,
+    names: NameMap,
+    tools: Vec<McpTool>,
+}
+
+impl Listing {
+    /// The id of the tool listed as `name`.
+    pub(super) fn id(&self, name: &str) -> Option<&str> {
+        self.names.id(name)
+    }
+
+    /// Every listed name, in listing order.
+    pub(super) fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| &*t.name)
+    }
+
+    /// The entry listed as `name`.
+    pub(super) fn tool(&self, name: &str) -> Option<&McpTool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The page starting at `cursor` (an index this server gave as `nextCursor`).
+    fn page(&self, cursor: Option<&str>, size: usize) -> Result<ListToolsResult, ErrorData> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= self.tools.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("the cursor `{c}` is not one this server gave"), None))?,
+        };
+        let end = (start + size.max(1)).min(self.tools.len());
+        let mut result = ListToolsResult::with_all_items(self.tools[start..end].to_vec());
+        result.next_cursor = (end < self.tools.len()).then(|| end.to_string());
+        Ok(result)
+    }
+}
+
+/// One tool's entry, and what it was derived from.
+struct Entry {
+    /// The registry's tool: the entry stands while the registry holds this very `Arc`.
+    tool: Arc<dyn Tool>,
+    /// The MCP name it was listed under (a mapped name can change when other tools come).
+    name: String,
+    listed: Result<Arc<McpTool>, NotListable>,
+}
+
+/// The current listing and every tool's entry, so that a registry change converts only the
+/// tools it added (or renamed) and drops the ones it removed.
+#[derive(Default)]
+pub(super) struct ListingCache {
+    current: Option<Arc<Listing>>,
+    entries: HashMap<String, Entry>,
+}
+
+/// Tools MCP cannot list, each with why.
+#[derive(Debug)]
+pub(super) struct Unlistable(Vec<NotListable>);
+
+impl fmt::Display for Unlistable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the tools could not be listed:")?;
+        for e in &self.0 {
+            write!(f, "\n- {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ListingCache {
+    /// The listing of the registry as it is now: the current one when the registry has not
+    /// changed since, else one rebuilt from the entries of the tools it still holds.
+    pub(super) fn listing(&mut self, registry: &Registry) -> Result<Arc<Listing>, Unlistable> {
+        let version = registry.version();
+        if let Some(listing) = self.current.as_ref().filter(|l| l.version == version) {
+            return Ok(listing.clone());
+        }
+        self.current = None;
+        let tools = registry.tools();
+        let names = NameMap::build(Target::Mcp, tools.iter().map(|t| t.spec().id.as_str()));
+        let mut previous = std::mem::take(&mut self.entries);
+        let (mut listed, mut unlistable) = (Vec::with_capacity(tools.len()), Vec::new());
+        for tool in tools {
+            let id = tool.spec().id.clone();
+            let name = names.name(&id).unwrap_or(&id).to_owned();
+            let entry = match previous.remove(&id) {
+                Some(entry) if Arc::ptr_eq(&entry.tool, &tool) && entry.name == name => entry,
+                _ => Entry {
+                    listed: convert::tool(tool.spec(), &name).map(Arc::new),
+                    tool,
+                    name,
+                },
+            };
+            match &entry.listed {
+                Ok(mcp) => listed.push(McpTool::clone(mcp)),
+                Err(e) => unlistable.push(e.clone()),
+            }
+            self.entries.insert(id, entry);
+        }
+        if !unlistable.is_empty() {
+            return Err(Unlistable(unlistable));
+        }
+        let listing = Arc::new(Listing {
+            version,
+            names,
+            tools: listed,
+        });
+        self.current = Some(listing.clone());
+        Ok(listing)
+    }
+}
+
+impl<E: ServerHandler + Clone> McpServer<E> {
+    /// The current listing, rebuilt (per changed tool) when the registry changed.
+    pub(super) fn listing(&self) -> Result<Arc<Listing>, ErrorData> {
+        let mut cache = self.shared.listing.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .listing(self.registry())
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    /// One `tools/list` page.
+    pub(super) fn list_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+        self.listing()?.page(cursor, self.shared.config.page_size)
+    }
+
+    /// Tells a session of an older revision about tool changes, as notifications, until it
+    /// closes.
+    pub(super) fn notify_list_changes(&self, peer: Peer<RoleServer>) {
+        let mut changes = self.registry().subscribe();
+        tokio::spawn(async move {
+            // rmcp has no "session closed" future: look every 30 s, so a finished session's
+            // watcher does not wait for the next change to end.
+            let mut check = tokio::time::interval(std::time::Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() || peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                    }
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Sends a 2026-07-28 subscription every tool change until it is cancelled.
+    pub(super) async fn stream_list_changes(&self, cx: SubscriptionContext) {
+        let mut changes = self.registry().subscribe();
+        loop {
+            tokio::select! {
+                _ = cx.cancelled() => return,
+                changed = changes.changed() => {
+                    if changed.is_err() || cx.sink().notify_tool_list_changed().await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::DynamicTool;
+
+    fn echo(id: &str) -> DynamicTool {
+        DynamicTool::builder(id, "Echo")
+            .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+            .handler(|input, _| async move { Ok(input) })
+            .unwrap()
+    }
+
+    /// Each tool's entry, by id (the `Arc` says whether it was converted again).
+    fn entries(cache: &ListingCache) -> HashMap<String, Arc<McpTool>> {
+        let entries = cache.entries.iter();
+        entries.map(|(id, e)| (id.clone(), e.listed.clone().unwrap())).collect()
+    }
+
+    fn names(listing: &Listing) -> Vec<&str> {
+        listing.names().collect()
+    }
+
+    #[test]
+    fn a_registry_change_converts_only_the_tools_it_touched() {
+        let registry = Registry::from_iter([echo("a"), echo("b"), echo("c")]);
+        let mut cache = ListingCache::default();
+        let first = cache.listing(&registry).unwrap();
+        assert_eq!(names(&first), ["a", "b", "c"]);
+        let before = entries(&cache);
+        assert!(
+            Arc::ptr_eq(&first, &cache.listing(&registry).unwrap()),
+            "an unchanged registry reuses its listing"
+        );
+
+        registry.insert(echo("d")).unwrap();
+        registry.remove("b");
+        let second = cache.listing(&registry).unwrap();
+        assert_eq!(names(&second), ["a", "c", "d"]);
+        let after = entries(&cache);
+        assert_eq!(after.len(), 3, "a removed tool's entry goes");
+        for kept in ["a", "c"] {
+            assert!(Arc::ptr_eq(&before[kept], &after[kept]), "`{kept}` was converted again");
+        }
+
+        // The same id for another tool is another entry.
+        registry.remove("a");
+        registry.insert(echo("a")).unwrap();
+        cache.listing(&registry).unwrap();
+        let replaced = entries(&cache);
+        assert!(!Arc::ptr_eq(&after["a"], &replaced["a"]), "a replaced tool keeps its old entry");
+        assert!(Arc::ptr_eq(&after["c"], &replaced["c"]));
+    }
+
+    #[test]
+    fn a_tool_whose_mapped_name_changes_is_listed_under_the_new_one() {
+        // `a/b` is listed as `a_b` until a tool takes that spelling as its id.
+        let registry = Registry::from_iter([echo("a/b")]);
+        let mut cache = ListingCache::default();
+        assert_eq!(names(&cache.listing(&registry).unwrap()), ["a_b"]);
+        registry.insert(echo("a_b")).unwrap();
+        let listing = cache.listing(&registry).unwrap();
+        let mapped = listing.names.name("a/b").unwrap().to_owned();
+        assert!(mapped.starts_with("a_b_"), "{mapped}");
+        assert!(names(&listing).contains(&mapped.as_str()));
+        assert_eq!(listing.id(&mapped), Some("a/b"));
+        assert_eq!(listing.id("a_b"), Some("a_b"));
+    }
+
+    #[test]
+    fn pages_follow_the_cursor_and_refuse_foreign_ones() {
+        let registry = Registry::from_iter(["a", "b", "c"].map(echo));
+        let listing = ListingCache::default().listing(&registry).unwrap();
+        let first = listing.page(None, 2).unwrap();
+        assert_eq!(first.next_cursor.as_deref(), Some("2"));
+        let last = listing.page(first.next_cursor.as_deref(), 2).unwrap();
+        assert_eq!((last.tools.len(), last.next_cursor), (1, None));
+        assert!(listing.page(Some("9"), 2).is_err());
+        assert!(listing.page(Some("x"), 2).is_err());
+    }
+
+    #[test]
+    fn a_tool_mcp_cannot_list_fails_the_listing_and_says_which() {
+        let bad = DynamicTool::builder("bad", "Bad")
+            .input_schema(json!({"type": "object"}))
+            .with_spec(|s| s.mcp.meta = Some(json!("not an object")))
+            .handler(|input, _| async move { Ok(input) })
+            .unwrap();
+        let registry = Registry::from_iter([echo("a"), bad]);
+        let err = ListingCache::default().listing(&registry).err().unwrap();
+        assert!(err.to_string().starts_with("the tools could not be listed:\n- tool `bad`"), "{err}");
+    }
+}

@@ -1,0 +1,151 @@
+//! The server value: its configuration and the state every session of it shares.
+//!
+//! Owns [`McpConfig`], [`McpServer`] (construction, the runtime and registry it serves),
+//! [`NoExtras`] and the state shared across sessions. It does not answer requests (that is the
+//! handler in `mod.rs` and the modules it hands off to), and it does not decide what a session,
+//! a listing or a parked call holds: those are `session`'s, `listing`'s and `parked`'s.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServerHandler;
+use serde_json::Value;
+
+use super::listing::ListingCache;
+use super::parked::Parking;
+use super::session::Session;
+use crate::registry::Registry;
+use crate::runtime::Runtime;
+
+/// How a server presents itself and what it allows.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// The server's name in `initialize`.
+    pub name: String,
+    /// The server's version in `initialize`.
+    pub version: String,
+    /// Instructions for the client's model.
+    pub instructions: Option<String>,
+    /// Tools per `tools/list` page (default 100).
+    pub page_size: usize,
+    /// Calls that may run at once per session (default 16); past it a call is refused with an
+    /// error result saying so. A request without a session (stateless HTTP, every 2026-07-28
+    /// request) is a session of its own, so this bounds nothing across requests there.
+    pub max_concurrent_calls: usize,
+    /// The request context every call gets (MCP has none of its own).
+    pub context: Option<Value>,
+    /// How long a call whose tool asked the client something mid-call waits for the client to
+    /// call again with the answer (2026-07-28; default 10 minutes). Past it the tool's question
+    /// fails and the call's slot is freed.
+    pub input_timeout: std::time::Duration,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            name: "toolsmith".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            instructions: None,
+            page_size: 100,
+            max_concurrent_calls: 16,
+            context: None,
+            input_timeout: std::time::Duration::from_secs(600),
+        }
+    }
+}
+
+/// What every session of one server shares.
+pub(super) struct Shared {
+    pub(super) runtime: Runtime,
+    pub(super) config: McpConfig,
+    pub(super) listing: Mutex<ListingCache>,
+    /// Calls whose tool asked the client mid-call (2026-07-28), by the request state the
+    /// client brings back with the answer.
+    pub(super) parked: Parking,
+}
+
+/// A handler with nothing but the tools: no prompts, resources or completion.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoExtras;
+
+impl ServerHandler for NoExtras {}
+
+/// An MCP server over a runtime's registry. `E` answers prompts, resources, resource templates,
+/// completion and resource subscriptions (its capabilities are merged in); tools, logging and
+/// `list_changed` are the server's own.
+#[derive(Clone)]
+pub struct McpServer<E = NoExtras> {
+    pub(super) shared: Arc<Shared>,
+    pub(super) session: Arc<Session>,
+    pub(super) extras: E,
+    /// Served without sessions (stateless Streamable HTTP): a request of a revision up to
+    /// 2025-11-25 has no client the server could send a request to.
+    pub(super) stateless: bool,
+}
+
+impl McpServer<NoExtras> {
+    /// A server over `runtime`'s tools.
+    pub fn new(runtime: Runtime, config: McpConfig) -> Self {
+        McpServer {
+            session: Arc::new(Session::new(&config)),
+            shared: Arc::new(Shared {
+                runtime,
+                config,
+                listing: Mutex::default(),
+                parked: Parking::default(),
+            }),
+            extras: NoExtras,
+            stateless: false,
+        }
+    }
+}
+
+impl<E: ServerHandler + Clone> McpServer<E> {
+    /// The same server, with prompts, resources and completion from `extras`.
+    pub fn with_extras<X: ServerHandler + Clone>(self, extras: X) -> McpServer<X> {
+        McpServer {
+            shared: self.shared,
+            session: self.session,
+            extras,
+            stateless: self.stateless,
+        }
+    }
+
+    /// A handler for a new client session (fresh log level and call limit), sharing the tools.
+    pub fn for_new_session(&self) -> Self {
+        McpServer {
+            shared: self.shared.clone(),
+            session: Arc::new(Session::new(&self.shared.config)),
+            extras: self.extras.clone(),
+            stateless: self.stateless,
+        }
+    }
+
+    /// The same server, told whether it is served without sessions (each request a session of
+    /// its own, no way to send the client a request): then approval, suspension and a tool's
+    /// `elicit`/`sample` on revisions up to 2025-11-25 say so at once instead of asking.
+    pub(crate) fn without_sessions(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// The runtime the server calls through.
+    pub fn runtime(&self) -> &Runtime {
+        &self.shared.runtime
+    }
+
+    pub(super) fn registry(&self) -> &Registry {
+        self.shared.runtime.registry()
+    }
+}
+
+/// Why a request served without a session cannot be sent a request of the server's own.
+pub(crate) const SESSIONLESS: &str =
+    "this MCP server is stateless: it keeps no sessions and cannot send the client a request during a call";
+
+/// The request speaks 2026-07-28 or later: it carries its own log level, and the server asks
+/// the client through input-required results instead of requests of its own.
+pub(super) fn modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}

@@ -1,0 +1,152 @@
+//! Sessions and the call slots they hand out.
+//!
+//! Owns [`Session`] (a client session's log level and its bound on concurrent calls) and
+//! [`Slot`] (one running call's permit, its MCP handle and notification queue, and its
+//! cancellation, linked to whichever request currently carries the call). It does not run calls
+//! or answer them (`call`), and it does not keep parked calls (`parked`).
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::LoggingLevel;
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServerHandler;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::task::{AbortHandle, JoinHandle};
+use tokio_util::sync::CancellationToken;
+
+use super::handle::{Ask, PeerHandle};
+use super::server::{modern, McpConfig, McpServer};
+use crate::context::CallEnv;
+
+/// What one client session has set.
+pub(super) struct Session {
+    level: Mutex<Option<LoggingLevel>>,
+    calls: Arc<Semaphore>,
+}
+
+impl Session {
+    pub(super) fn new(config: &McpConfig) -> Self {
+        Session {
+            level: Mutex::new(None),
+            calls: Arc::new(Semaphore::new(config.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS))),
+        }
+    }
+
+    /// The client's `logging/setLevel` (revisions up to 2025-11-25).
+    pub(super) fn set_level(&self, level: LoggingLevel) {
+        *self.level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
+    }
+
+    fn level(&self) -> Option<LoggingLevel> {
+        *self.level.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A running call's session slot, and what its request brings to it.
+pub(super) struct Slot {
+    _permit: OwnedSemaphorePermit,
+    /// What the call runs with: its cancellation and its MCP handle.
+    pub(super) continuation: CallEnv,
+    flush: JoinHandle<()>,
+    pub(super) handle: Arc<PeerHandle>,
+    /// The questions its tool asks mid-call (2026-07-28).
+    pub(super) asks: Option<mpsc::UnboundedReceiver<Ask>>,
+    /// The call's cancellation: the request's own token, or (a call that may be parked) the
+    /// call's, linked to the request carrying it.
+    cancel: CancellationToken,
+    /// Cancels the call when the request carrying it is cancelled.
+    link: Option<AbortHandle>,
+}
+
+impl Slot {
+    /// The call is cancelled with this request from now on.
+    pub(super) fn link(&mut self, ctx: &RequestContext<RoleServer>) {
+        self.unlink();
+        let (request, call) = (ctx.ct.clone(), self.cancel.clone());
+        let watcher = tokio::spawn(async move {
+            tokio::select! {
+                _ = request.cancelled() => call.cancel(),
+                _ = call.cancelled() => {}
+            }
+        });
+        self.link = Some(watcher.abort_handle());
+    }
+
+    /// The request that carried the call no longer cancels it.
+    pub(super) fn unlink(&mut self) {
+        if let Some(link) = self.link.take() {
+            link.abort();
+        }
+    }
+
+    /// Lets every notification of the call go out (before its result), then frees the slot.
+    pub(super) async fn finish(self) {
+        let Slot {
+            continuation,
+            flush,
+            handle,
+            ..
+        } = self;
+        drop((continuation, handle));
+        let _ = flush.await;
+    }
+}
+
+impl<E: ServerHandler + Clone> McpServer<E> {
+    /// This request has no session: the server cannot send its client a request (stateless
+    /// HTTP, revisions up to 2025-11-25; 2026-07-28 asks through input-required results).
+    pub(super) fn sessionless(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        self.stateless && !modern(ctx)
+    }
+
+    /// The least severe level this request's client wants logs at (`None`: none).
+    pub(super) fn log_level(&self, ctx: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        if modern(ctx) {
+            ctx.meta.log_level()
+        } else {
+            self.session.level()
+        }
+    }
+
+    /// Takes one of the session's call slots and starts what the request brings to a call:
+    /// its client (progress, logs) and its cancellation. Refused when the session's calls are
+    /// all running (`retry` says what to do then).
+    pub(super) fn take_slot(&self, ctx: &RequestContext<RoleServer>, retry: &str) -> Result<Slot, String> {
+        let Ok(permit) = self.session.calls.clone().try_acquire_owned() else {
+            return Err(format!(
+                "Too many calls are running in this session (the limit is {}); wait for one to finish and {retry}.",
+                self.shared.config.max_concurrent_calls
+            ));
+        };
+        let (handle, flush, asks) = PeerHandle::start(
+            ctx.peer.clone(),
+            ctx.meta.get_progress_token(),
+            self.log_level(ctx),
+            ctx.client_capabilities(),
+            ctx.protocol_version(),
+            self.sessionless(ctx),
+        );
+        // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
+        // cancelled by whichever request carries it; any other call is the request's.
+        let parkable = asks.is_some();
+        let cancel = if parkable { CancellationToken::new() } else { ctx.ct.clone() };
+        let continuation = CallEnv {
+            cancellation: Some(cancel.clone()),
+            mcp: Some(handle.clone()),
+            ..CallEnv::default()
+        };
+        let mut slot = Slot {
+            _permit: permit,
+            continuation,
+            flush,
+            handle,
+            asks,
+            cancel,
+            link: None,
+        };
+        if parkable {
+            slot.link(ctx);
+        }
+        Ok(slot)
+    }
+}
