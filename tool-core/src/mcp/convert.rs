@@ -116,6 +116,34 @@ fn part(part: &ContentPart) -> Result<ContentBlock, serde_json::Error> {
             ContentBlock::audio(data.clone(), media_type.clone())
         }
         ContentPart::ImageData { data, media_type } => ContentBlock::image(data.clone(), media_type.clone()),
+        ContentPart::AudioData { data, media_type } => ContentBlock::audio(data.clone(), media_type.clone()),
+        ContentPart::ResourceLink {
+            uri,
+            name,
+            media_type,
+            title,
+            description,
+        } => {
+            let mut link = Resource::new(uri.clone(), name.clone());
+            link.mime_type = media_type.clone();
+            link.title = title.clone();
+            link.description = description.clone();
+            ContentBlock::resource_link(link)
+        }
+        ContentPart::Resource { uri, media_type, contents } => ContentBlock::resource(match contents {
+            crate::model_output::ResourceContents::Text(text) => ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                text: text.clone(),
+                meta: None,
+            },
+            crate::model_output::ResourceContents::Blob(blob) => ResourceContents::BlobResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                blob: blob.clone(),
+                meta: None,
+            },
+        }),
         ContentPart::ImageUrl { url } => ContentBlock::resource_link(Resource::new(url.clone(), link_name(url))),
         ContentPart::FileUrl { url, media_type } => {
             let mut link = Resource::new(url.clone(), link_name(url));
@@ -286,6 +314,34 @@ mod tests {
             },
             ContentPart::FileId { file_id: "file-1".into() },
             ContentPart::ImageFileId { file_id: "file-2".into() },
+            ContentPart::AudioData {
+                data: "UklGR".into(),
+                media_type: "audio/wav".into(),
+            },
+            ContentPart::ResourceLink {
+                uri: "file:///r/report.pdf".into(),
+                name: "report".into(),
+                media_type: Some("application/pdf".into()),
+                title: Some("Report".into()),
+                description: Some("The quarter".into()),
+            },
+            ContentPart::ResourceLink {
+                uri: "memo://2".into(),
+                name: "memo".into(),
+                media_type: None,
+                title: None,
+                description: None,
+            },
+            ContentPart::Resource {
+                uri: "memo://3".into(),
+                media_type: None,
+                contents: crate::model_output::ResourceContents::Text("note".into()),
+            },
+            ContentPart::Resource {
+                uri: "file:///b.bin".into(),
+                media_type: Some("application/octet-stream".into()),
+                contents: crate::model_output::ResourceContents::Blob("AAEC".into()),
+            },
             ContentPart::Custom {
                 provider_options: json!({"mcp": {"type": "resource", "resource": {"uri": "memo://1", "mimeType": "text/plain", "text": "hi"}}}),
             },
