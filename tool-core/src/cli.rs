@@ -14,7 +14,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
 use crate::call::CallOptions;
-use crate::catalog::{Catalog, Format as CatalogFormat, Strictness};
+use crate::catalog::{Catalog, Strictness};
+use crate::dialect::Dialect;
 use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
 use crate::runtime::{Event, EventStream, PendingCall, PendingStore, RegistryRef, RunEvent, Runtime, SqliteStore, StoreError};
@@ -500,15 +501,15 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
             let text = match format {
                 Format::Toolsmith => pretty(&catalog.to_toolsmith()),
                 other => {
-                    let format = match other {
-                        Format::Openai => CatalogFormat::OpenAi,
-                        Format::OpenaiResponses => CatalogFormat::OpenAiResponses,
-                        Format::Anthropic => CatalogFormat::Anthropic,
-                        Format::Gemini if gemini_schema == GeminiSchema::Openapi => CatalogFormat::GeminiOpenApi,
-                        Format::Gemini => CatalogFormat::GeminiJsonSchema,
-                        _ => CatalogFormat::Mcp,
+                    let dialect = match other {
+                        Format::Openai => Dialect::OpenAiChat,
+                        Format::OpenaiResponses => Dialect::OpenAiResponses,
+                        Format::Anthropic => Dialect::Anthropic,
+                        Format::Gemini if gemini_schema == GeminiSchema::Openapi => Dialect::GeminiOpenApi,
+                        Format::Gemini => Dialect::GeminiJsonSchema,
+                        _ => Dialect::Mcp,
                     };
-                    let export = catalog.export_with(format, strictness).map_err(|e| e.to_string())?;
+                    let export = catalog.export_with(dialect, strictness).map_err(|e| e.to_string())?;
                     for w in &export.warnings {
                         eprintln!("warning: {w}");
                     }

@@ -35,10 +35,10 @@
 //!
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
 //! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
-//! (the set of tools), [`context`] (what a tool receives), [`catalog`] (provider formats),
-//! [`stream`] and [`partial_json`] (streamed model output), [`runtime`] (calls as event
-//! streams: approval, suspension, background tasks, views), [`cli`] (the `toolsmith` command
-//! line).
+//! (the set of tools), [`context`] (what a tool receives), [`dialect`] (which model provider,
+//! and what it can do), [`catalog`] (provider formats), [`stream`] and [`partial_json`]
+//! (streamed model output), [`runtime`] (calls as event streams: approval, suspension,
+//! background tasks, views), [`cli`] (the `toolsmith` command line).
 
 #![warn(missing_docs)]
 
@@ -48,6 +48,7 @@ pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod context;
+pub mod dialect;
 pub mod error;
 pub mod json;
 pub mod mcp;
@@ -67,6 +68,7 @@ pub mod __private;
 
 pub use call::{CallArgs, CallOptions, Limits};
 pub use context::{LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
+pub use dialect::Dialect;
 pub use error::{ErrorKind, Issue, ToolError};
 pub use model_output::{ContentPart, ModelOutput};
 pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};

@@ -34,7 +34,8 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use crate::call::CallOptions;
-use crate::catalog::{Catalog, Format};
+use crate::catalog::Catalog;
+use crate::dialect::Dialect;
 use crate::model_output::{ModelOutput, ResultTarget};
 use crate::registry::Registry;
 use crate::runtime::{Continuation, Event, EventStream, RunEvent, Runtime};
@@ -210,7 +211,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let registry = Registry::try_from_tools(self.registry().tools()).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let catalog = Arc::new(Catalog::new(&self.shared.config.name, &self.shared.config.version, registry));
         let export = catalog
-            .export(Format::Mcp)
+            .export(Dialect::Mcp)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let entries = export.document()["tools"].as_array().cloned().unwrap_or_default();
         let tools = entries
@@ -628,7 +629,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         if self
             .listing()
             .ok()
-            .and_then(|(c, _)| c.resolve(Format::Mcp, name).map(str::to_owned))
+            .and_then(|(c, _)| c.resolve(Dialect::Mcp, name).map(str::to_owned))
             .as_deref()
             != Some(&waiting.tool_name)
         {
@@ -873,7 +874,7 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let (catalog, _) = self.listing()?;
-        let Some(id) = catalog.resolve(Format::Mcp, &name).map(str::to_owned) else {
+        let Some(id) = catalog.resolve(Dialect::Mcp, &name).map(str::to_owned) else {
             let known: Vec<String> = self.listing()?.1.iter().map(|t| t.name.to_string()).collect();
             return Err(ErrorData::invalid_params(
                 format!("There is no tool `{name}`. Available tools: {}", known.join(", ")),

@@ -255,8 +255,8 @@ mod tests {
     use serde_json::{json, Map, Value};
 
     use super::super::tests::{fail, obj, run};
-    use super::super::Target;
     use super::anthropic_request_warnings;
+    use crate::dialect::Dialect;
 
     #[test]
     fn anthropic_flattens_a_root_all_of_and_refuses_root_unions() {
@@ -268,7 +268,7 @@ mod tests {
             ],
             "$defs": {"B": {"type": "object", "properties": {"b": {"type": "integer"}}}}
         });
-        let out = run(Target::Anthropic, false, s);
+        let out = run(Dialect::Anthropic, false, s);
         assert_eq!(
             out.schema,
             json!({
@@ -280,20 +280,20 @@ mod tests {
         );
         for strict in [false, true] {
             let e = fail(
-                Target::Anthropic,
+                Dialect::Anthropic,
                 strict,
                 json!({"oneOf": [{"type": "object"}, {"type": "object"}]}),
             );
             assert_eq!(e.path, "");
             assert!(e.rule.contains("Anthropic rejects `oneOf` at the root"), "{e}");
             let e = fail(
-                Target::Anthropic,
+                Dialect::Anthropic,
                 strict,
                 json!({"type": "object", "properties": {}, "anyOf": [{"type": "object"}]}),
             );
             assert!(e.rule.contains("`anyOf` at the root"), "{e}");
             let e = fail(
-                Target::Anthropic,
+                Dialect::Anthropic,
                 strict,
                 json!({"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "properties": {"a": {"type": "integer"}}}]}),
             );
@@ -316,7 +316,7 @@ mod tests {
             },
             "required": ["n"]
         });
-        let out = run(Target::Anthropic, true, s);
+        let out = run(Dialect::Anthropic, true, s);
         assert_eq!(
             out.schema,
             json!({
@@ -345,7 +345,7 @@ mod tests {
         assert!(all.contains("`/properties/one`: removed `uniqueItems`"), "{all}");
         // Non-strict keeps all of it.
         let s = obj(json!({"n": {"type": "integer", "minimum": 0}}));
-        assert_eq!(run(Target::Anthropic, false, s).schema["properties"]["n"]["minimum"], 0);
+        assert_eq!(run(Dialect::Anthropic, false, s).schema["properties"]["n"]["minimum"], 0);
     }
 
     #[test]
@@ -355,10 +355,10 @@ mod tests {
             "properties": {"root": {"$ref": "#/$defs/N"}},
             "$defs": {"N": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/N"}}}}}
         });
-        let e = fail(Target::Anthropic, true, rec.clone());
+        let e = fail(Dialect::Anthropic, true, rec.clone());
         assert_eq!(e.path, "/$defs/N/properties/kids/items");
         assert!(e.rule.contains("recursive"), "{e}");
-        run(Target::Anthropic, false, rec);
+        run(Dialect::Anthropic, false, rec);
         let cases = [
             (
                 obj(json!({"m": {"type": "object", "additionalProperties": {"type": "string"}}})),
@@ -385,7 +385,7 @@ mod tests {
             ),
         ];
         for (schema, path, rule) in cases {
-            let e = fail(Target::Anthropic, true, schema);
+            let e = fail(Dialect::Anthropic, true, schema);
             assert_eq!(e.path, path, "{e}");
             assert!(e.rule.contains(rule), "{e}");
         }

@@ -311,7 +311,7 @@ mod tests {
     use serde_json::json;
 
     use super::super::tests::{fail, obj, run};
-    use super::super::Target;
+    use crate::dialect::Dialect;
 
     #[test]
     fn gemini_openapi_inlines_and_rewrites_nullability() {
@@ -336,7 +336,7 @@ mod tests {
                 "C": {"type": "string", "enum": ["r", "g"]}
             }
         });
-        let out = run(Target::GeminiOpenApi, false, s);
+        let out = run(Dialect::GeminiOpenApi, false, s);
         let p = json!({"type": "object", "properties": {"x": {"type": "number", "format": "double"}}, "required": ["x"]});
         let mut p_nullable = p.clone();
         p_nullable["description"] = json!("maybe");
@@ -382,7 +382,7 @@ mod tests {
             "set": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
             "multi": {"type": ["string", "integer", "null"]}
         }));
-        let out = run(Target::GeminiOpenApi, false, s);
+        let out = run(Dialect::GeminiOpenApi, false, s);
         assert_eq!(
             out.schema["properties"],
             json!({
@@ -412,11 +412,11 @@ mod tests {
             "properties": {"root": {"$ref": "#/$defs/N"}},
             "$defs": {"N": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/N"}}}}}
         });
-        let e = fail(Target::GeminiOpenApi, false, rec.clone());
+        let e = fail(Dialect::GeminiOpenApi, false, rec.clone());
         assert_eq!(e.path, "/$defs/N/properties/kids/items");
         assert!(e.rule.contains("recursive") && e.rule.contains("gemini-json-schema"), "{e}");
         // The JSON Schema flavour keeps references, recursion included.
-        assert_eq!(run(Target::GeminiJsonSchema, false, rec.clone()).schema, rec);
+        assert_eq!(run(Dialect::GeminiJsonSchema, false, rec.clone()).schema, rec);
         let cases = [
             (obj(json!({"n": {"type": "null"}})), "/properties/n", "only be `null`"),
             (
@@ -437,13 +437,13 @@ mod tests {
             (obj(json!({"n": false})), "/properties/n", "accepts no value"),
         ];
         for (schema, path, rule) in cases {
-            let e = fail(Target::GeminiOpenApi, false, schema);
+            let e = fail(Dialect::GeminiOpenApi, false, schema);
             assert_eq!(e.path, path, "{e}");
             assert!(e.rule.contains(rule), "{e}");
         }
         // `serde_json::Value` is an untyped OpenAPI schema.
         assert_eq!(
-            run(Target::GeminiOpenApi, false, obj(json!({"v": true}))).schema["properties"]["v"],
+            run(Dialect::GeminiOpenApi, false, obj(json!({"v": true}))).schema["properties"]["v"],
             json!({})
         );
     }

@@ -3,7 +3,7 @@
 //!
 //! Owns merging `allOf` parts (and the definitions their `$ref`s name) into one schema when the
 //! meaning allows it: objects with distinct properties, or parts that agree. Anything else is an
-//! error naming the keyword that differs. Must not apply a target's keyword rules: the merged
+//! error naming the keyword that differs. Must not apply a dialect's keyword rules: the merged
 //! node goes back to its pass.
 
 use std::borrow::Cow;
@@ -37,7 +37,7 @@ impl Pass<'_> {
                     format!(
                         "{} does not support `allOf`, and this `allOf` cannot be merged into one schema (`{key}` differs between its parts); \
                          use one struct (or `#[serde(flatten)]` of structs with distinct fields)",
-                        self.target.as_str()
+                        self.dialect.as_str()
                     ),
                 )
             })?;

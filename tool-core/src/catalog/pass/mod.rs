@@ -1,21 +1,21 @@
-//! Schema passes: one per target, turning a tool's canonical JSON Schema (2020-12, from
-//! schemars) into what that target accepts, or an error naming the tool, the path and the rule.
+//! Schema passes: one per dialect, turning a tool's canonical JSON Schema (2020-12, from
+//! schemars) into what that dialect accepts, or an error naming the tool, the path and the rule.
 //!
 //! The canonical schema stays the contract: the runtime validates every call against it (with
 //! its forgiveness: a `null` for an optional field reads as absent). A pass may therefore drop
-//! what a target cannot express when it is only a *constraint* on values the target's schema
+//! what a dialect cannot express when it is only a *constraint* on values the dialect's schema
 //! still describes (a length bound, `uniqueItems`, a numeric bound for Anthropic strict): the
 //! model may be told a little less, the tool still gets only valid input, and each removal is
 //! reported in [`PassOutput::warnings`]. What changes the *shape* of the accepted values (a map
 //! under strict mode, a tuple, recursion where it is not allowed, an untyped value, `not`,
 //! `if`/`then`/`else`, …) is a [`PassError`]: never a silent downgrade.
 //!
-//! Annotations a target does not take (`default`, `examples`, schemars' numeric `format`s such
+//! Annotations a dialect does not take (`default`, `examples`, schemars' numeric `format`s such
 //! as `uint32` or `double`, `$schema` everywhere but MCP) are dropped without a warning: they
 //! constrain nothing the runtime does not already enforce (numeric ranges come as
 //! `minimum`/`maximum`).
 //!
-//! Per target:
+//! Per dialect:
 //! - **OpenAI chat / responses, non-strict**: `$schema` dropped; the root must be `type: object`.
 //! - **OpenAI strict**: `additionalProperties: false` on every object (a map is an error);
 //!   every property required, the optional ones made nullable (`type: [T, "null"]`, or
@@ -53,13 +53,13 @@
 //!   `example`. No root rule (it also serves `response` schemas).
 //! - **Gemini JSON Schema** (`parametersJsonSchema`): only `$schema` dropped; no root rule.
 //! - **MCP**: the schema as it is, `$schema` included (MCP schemas are JSON Schema 2020-12 and
-//!   keep the dialect they name, SEP-1613); the root must be an object.
+//!   keep the JSON Schema dialect they name, SEP-1613); the root must be an object.
 //!
-//! `strict` only matters for the OpenAI and Anthropic targets.
+//! `strict` only matters for the OpenAI and Anthropic dialects.
 //!
 //! This module owns the passes' interface ([`apply`], [`rewrite`], [`PassOutput`],
 //! [`PassError`]), the walk's context (`Pass`: the tool, the root, the warnings) and the choice
-//! of pass per target. The rules above are carried out one module per target (`openai` and
+//! of pass per dialect. The rules above are carried out one module per dialect (`openai` and
 //! `openai_limits`, `anthropic`, `gemini`), each keyword rule a small function; what several
 //! share is in `walk` (paths and traversal), `merge` (`allOf` flattening), `refuse` (object
 //! roots, structural keywords) and `strict` (what both strict modes refuse or rewrite alike).
@@ -78,69 +78,24 @@ use serde_json::{Map, Value};
 
 pub use anthropic::anthropic_request_warnings;
 
+use crate::dialect::Dialect;
 use walk::without;
 
-/// The targets a catalog is exported to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Target {
-    /// OpenAI Chat Completions `tools[].function.parameters`.
-    // kebab-case alone would say `open-ai-chat`; the names are those of `as_str`.
-    #[serde(rename = "openai-chat")]
-    OpenAiChat,
-    /// OpenAI Responses `tools[].parameters`.
-    #[serde(rename = "openai-responses")]
-    OpenAiResponses,
-    /// Anthropic Messages `tools[].input_schema`.
-    Anthropic,
-    /// Gemini `functionDeclarations[].parameters` (OpenAPI 3.0 subset).
-    #[serde(rename = "gemini-openapi")]
-    GeminiOpenApi,
-    /// Gemini `functionDeclarations[].parametersJsonSchema` (JSON Schema).
-    GeminiJsonSchema,
-    /// MCP `tools/list` `inputSchema` / `outputSchema`.
-    Mcp,
-}
-
-impl Target {
-    /// Every target, in declaration order.
-    pub const ALL: [Target; 6] = [
-        Target::OpenAiChat,
-        Target::OpenAiResponses,
-        Target::Anthropic,
-        Target::GeminiOpenApi,
-        Target::GeminiJsonSchema,
-        Target::Mcp,
-    ];
-
-    /// The kebab-case name (as serialized).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Target::OpenAiChat => "openai-chat",
-            Target::OpenAiResponses => "openai-responses",
-            Target::Anthropic => "anthropic",
-            Target::GeminiOpenApi => "gemini-openapi",
-            Target::GeminiJsonSchema => "gemini-json-schema",
-            Target::Mcp => "mcp",
-        }
-    }
-}
-
-/// A schema that cannot be made valid for a target: never a silent downgrade.
+/// A schema that cannot be made valid for a dialect: never a silent downgrade.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tool `{tool}`: {target} schema at `{path}`: {rule}")]
+#[error("tool `{tool}`: {dialect} schema at `{path}`: {rule}")]
 pub struct PassError {
     /// The tool id.
     pub tool: String,
-    /// The target's name ([`Target::as_str`]).
-    pub target: &'static str,
+    /// The dialect (named in the message by [`Dialect::as_str`]).
+    pub dialect: Dialect,
     /// JSON pointer into the input schema; `""` is the root.
     pub path: String,
     /// What rule is broken and how to fix it.
     pub rule: String,
 }
 
-/// A schema rewritten for a target, with what was removed or loosened on the way.
+/// A schema rewritten for a dialect, with what was removed or loosened on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassOutput {
     /// The schema to send.
@@ -150,24 +105,25 @@ pub struct PassOutput {
     pub warnings: Vec<String>,
 }
 
-/// Runs the pass for `target` over a tool's canonical input (or output) schema.
+/// Runs the pass for `dialect` over a tool's canonical input (or output) schema.
 ///
-/// `strict` = the tool asked for strict mode; only the OpenAI and Anthropic targets use it.
+/// `strict` = the tool asked for strict mode; only the OpenAI and Anthropic dialects use it.
 ///
 /// ```
-/// use tool_core::catalog::pass::{apply, Target};
+/// use tool_core::catalog::pass::apply;
+/// use tool_core::Dialect;
 /// let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": ["string", "null"]}}});
-/// let out = apply(Target::OpenAiResponses, true, "search", &schema).unwrap();
+/// let out = apply(Dialect::OpenAiResponses, true, "search", &schema).unwrap();
 /// assert_eq!(out.schema["required"], serde_json::json!(["q"]));
 /// assert_eq!(out.schema["additionalProperties"], false);
-/// let out = apply(Target::GeminiOpenApi, false, "search", &schema).unwrap();
+/// let out = apply(Dialect::GeminiOpenApi, false, "search", &schema).unwrap();
 /// assert_eq!(out.schema["properties"]["q"], serde_json::json!({"type": "string", "nullable": true}));
 /// ```
-pub fn apply(target: Target, strict: bool, tool: &str, schema: &Value) -> Result<PassOutput, PassError> {
-    let (rewritten, warnings) = rewrite(target, strict, tool, schema)?;
+pub fn apply(dialect: Dialect, strict: bool, tool: &str, schema: &Value) -> Result<PassOutput, PassError> {
+    let (rewritten, warnings) = rewrite(dialect, strict, tool, schema)?;
     let schema = match rewritten {
         Rewritten::Unchanged => match schema {
-            Value::Object(m) if target != Target::Mcp => Value::Object(without(m, &["$schema"])),
+            Value::Object(m) if dialect != Dialect::Mcp => Value::Object(without(m, &["$schema"])),
             other => other.clone(),
         },
         Rewritten::New(v) => v,
@@ -179,31 +135,31 @@ pub fn apply(target: Target, strict: bool, tool: &str, schema: &Value) -> Result
 /// new schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rewritten {
-    /// The input schema, minus its `$schema` keyword, is what the target takes.
+    /// The input schema, minus its `$schema` keyword, is what the dialect takes.
     Unchanged,
     /// The rewritten schema.
     New(Value),
 }
 
-/// Like [`apply`], without copying a schema the target takes as it is: the catalog serialises
+/// Like [`apply`], without copying a schema the dialect takes as it is: the catalog serialises
 /// the original directly in that case.
-pub fn rewrite(target: Target, strict: bool, tool: &str, schema: &Value) -> Result<(Rewritten, Vec<String>), PassError> {
+pub fn rewrite(dialect: Dialect, strict: bool, tool: &str, schema: &Value) -> Result<(Rewritten, Vec<String>), PassError> {
     let mut pass = Pass {
         tool,
-        target,
+        dialect,
         root: schema,
         warnings: Vec::new(),
         mute: 0,
     };
-    let rewritten = match target {
-        Target::OpenAiChat | Target::OpenAiResponses if strict => Rewritten::New(pass.openai_strict_root()?),
-        Target::OpenAiChat | Target::OpenAiResponses | Target::Mcp => {
+    let rewritten = match dialect {
+        Dialect::OpenAiChat | Dialect::OpenAiResponses if strict => Rewritten::New(pass.openai_strict_root()?),
+        Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Mcp => {
             pass.check_object_root(pass.root_map()?)?;
             Rewritten::Unchanged
         }
-        Target::Anthropic => pass.anthropic(strict)?,
-        Target::GeminiOpenApi => Rewritten::New(pass.gemini(schema, "", &mut Vec::new())?),
-        Target::GeminiJsonSchema => Rewritten::Unchanged,
+        Dialect::Anthropic => pass.anthropic(strict)?,
+        Dialect::GeminiOpenApi => Rewritten::New(pass.gemini(schema, "", &mut Vec::new())?),
+        Dialect::GeminiJsonSchema => Rewritten::Unchanged,
     };
     let mut warnings = Vec::with_capacity(pass.warnings.len());
     for w in pass.warnings {
@@ -217,7 +173,7 @@ pub fn rewrite(target: Target, strict: bool, tool: &str, schema: &Value) -> Resu
 // ---------------------------------------------------------------------------------------------
 // Keyword tables every pass reads.
 
-/// Keywords that change which shapes are valid and that no strict / OpenAPI target expresses.
+/// Keywords that change which shapes are valid and that no strict / OpenAPI dialect expresses.
 const STRUCTURAL: [&str; 8] = [
     "not",
     "if",
@@ -229,7 +185,7 @@ const STRUCTURAL: [&str; 8] = [
     "unevaluatedProperties",
 ];
 
-/// Annotations dropped without a word where a target does not take them.
+/// Annotations dropped without a word where a dialect does not take them.
 const ANNOTATIONS: [&str; 11] = [
     "$schema",
     "$id",
@@ -256,7 +212,7 @@ const NUMERIC_FORMATS: [&str; 14] = [
 /// report.
 struct Pass<'a> {
     tool: &'a str,
-    target: Target,
+    dialect: Dialect,
     root: &'a Value,
     warnings: Vec<String>,
     /// Above zero while re-walking an inlined definition that was already walked (and warned
@@ -272,7 +228,7 @@ impl<'a> Pass<'a> {
     fn err(&self, path: &str, rule: impl Into<String>) -> PassError {
         PassError {
             tool: self.tool.to_owned(),
-            target: self.target.as_str(),
+            dialect: self.dialect,
             path: path.to_owned(),
             rule: rule.into(),
         }
@@ -284,7 +240,7 @@ impl<'a> Pass<'a> {
             self.warnings.push(format!(
                 "tool `{}`: {} schema at `{path}`: {message}",
                 self.tool,
-                self.target.as_str()
+                self.dialect.as_str()
             ));
         }
     }
@@ -328,15 +284,15 @@ mod tests {
 
     use super::*;
 
-    pub(super) fn run(target: Target, strict: bool, schema: Value) -> PassOutput {
-        apply(target, strict, "t", &schema).unwrap_or_else(|e| panic!("{e}"))
+    pub(super) fn run(dialect: Dialect, strict: bool, schema: Value) -> PassOutput {
+        apply(dialect, strict, "t", &schema).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    pub(super) fn fail(target: Target, strict: bool, schema: Value) -> PassError {
-        let e = apply(target, strict, "tool_x", &schema).expect_err("the pass should refuse this schema");
+    pub(super) fn fail(dialect: Dialect, strict: bool, schema: Value) -> PassError {
+        let e = apply(dialect, strict, "tool_x", &schema).expect_err("the pass should refuse this schema");
         let msg = e.to_string();
         assert!(msg.contains("tool `tool_x`"), "{msg}");
-        assert!(msg.contains(target.as_str()), "{msg}");
+        assert!(msg.contains(dialect.as_str()), "{msg}");
         assert!(msg.contains(&format!("at `{}`", e.path)), "{msg}");
         assert!(msg.contains(&e.rule), "{msg}");
         e
@@ -347,29 +303,20 @@ mod tests {
     }
 
     #[test]
-    fn targets_have_kebab_names_matching_serde() {
-        for t in Target::ALL {
-            assert_eq!(serde_json::to_value(t).unwrap(), json!(t.as_str()));
-            assert_eq!(serde_json::from_value::<Target>(json!(t.as_str())).unwrap(), t);
-        }
-        assert_eq!(Target::GeminiJsonSchema.as_str(), "gemini-json-schema");
-    }
-
-    #[test]
     fn every_target_but_mcp_drops_dollar_schema() {
         let s = obj(json!({"a": {"type": "string"}}));
-        for t in Target::ALL {
+        for t in Dialect::ALL {
             for strict in [false, true] {
                 let out = run(t, strict, s.clone());
                 // MCP schemas are JSON Schema 2020-12 and keep the dialect they name (SEP-1613).
-                assert_eq!(out.schema.get("$schema").is_some(), t == Target::Mcp, "{t:?} {strict}");
+                assert_eq!(out.schema.get("$schema").is_some(), t == Dialect::Mcp, "{t:?} {strict}");
             }
         }
     }
 
     #[test]
     fn object_roots_are_required_where_providers_require_them() {
-        for t in [Target::OpenAiChat, Target::OpenAiResponses, Target::Anthropic, Target::Mcp] {
+        for t in [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::Anthropic, Dialect::Mcp] {
             for strict in [false, true] {
                 let e = fail(t, strict, json!({"type": "number"}));
                 assert_eq!(e.path, "");
@@ -381,11 +328,11 @@ mod tests {
         }
         // Gemini also serves `response` schemas: any root goes.
         assert_eq!(
-            run(Target::GeminiOpenApi, false, json!({"type": "number", "format": "double"})).schema["format"],
+            run(Dialect::GeminiOpenApi, false, json!({"type": "number", "format": "double"})).schema["format"],
             "double"
         );
         assert_eq!(
-            run(Target::GeminiJsonSchema, false, json!({"type": "number"})).schema,
+            run(Dialect::GeminiJsonSchema, false, json!({"type": "number"})).schema,
             json!({"type": "number"})
         );
     }
@@ -398,18 +345,23 @@ mod tests {
         });
         let mut expected = s.clone();
         expected.as_object_mut().unwrap().remove("$schema");
-        for t in [Target::OpenAiChat, Target::OpenAiResponses, Target::Mcp, Target::GeminiJsonSchema] {
+        for t in [
+            Dialect::OpenAiChat,
+            Dialect::OpenAiResponses,
+            Dialect::Mcp,
+            Dialect::GeminiJsonSchema,
+        ] {
             let out = run(t, false, s.clone());
-            assert_eq!(&out.schema, if t == Target::Mcp { &s } else { &expected }, "{t:?}");
+            assert_eq!(&out.schema, if t == Dialect::Mcp { &s } else { &expected }, "{t:?}");
             assert!(out.warnings.is_empty());
         }
-        assert_eq!(run(Target::Anthropic, false, s).schema, expected);
+        assert_eq!(run(Dialect::Anthropic, false, s).schema, expected);
     }
 
     #[test]
     fn strict_flag_is_ignored_where_it_means_nothing() {
         let s = obj(json!({"m": {"type": "object", "additionalProperties": {"type": "string"}}}));
-        for t in [Target::GeminiJsonSchema, Target::Mcp, Target::GeminiOpenApi] {
+        for t in [Dialect::GeminiJsonSchema, Dialect::Mcp, Dialect::GeminiOpenApi] {
             assert_eq!(run(t, true, s.clone()), run(t, false, s.clone()), "{t:?}");
         }
     }

@@ -265,7 +265,7 @@ mod tests {
 
     use super::super::apply;
     use super::super::tests::{fail, obj, run};
-    use super::super::Target;
+    use crate::dialect::Dialect;
 
     #[test]
     fn openai_strict_requires_everything_and_makes_optional_nullable() {
@@ -283,7 +283,7 @@ mod tests {
             "required": ["a"],
             "$defs": {"P": {"type": "object", "properties": {"x": {"type": "number", "format": "double"}}, "required": ["x"]}}
         });
-        let out = run(Target::OpenAiChat, true, s);
+        let out = run(Dialect::OpenAiChat, true, s);
         assert_eq!(
             out.schema,
             json!({
@@ -313,7 +313,7 @@ mod tests {
             "required": ["p"],
             "$defs": {"P": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}
         });
-        let out = run(Target::OpenAiResponses, true, s);
+        let out = run(Dialect::OpenAiResponses, true, s);
         assert_eq!(
             out.schema,
             json!({
@@ -333,7 +333,7 @@ mod tests {
             "required": ["s"],
             "$defs": {"S": {"type": "string", "maxLength": 9}}
         });
-        let out = run(Target::OpenAiChat, true, s);
+        let out = run(Dialect::OpenAiChat, true, s);
         assert_eq!(out.schema["properties"]["s"], json!({"type": "string", "description": "d"}));
         assert!(out.schema.get("$defs").is_none());
         assert_eq!(out.warnings.len(), 2, "{:?}", out.warnings);
@@ -353,7 +353,7 @@ mod tests {
             "required": ["root"],
             "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N", "description": "Next"}}, "required": ["next"]}}
         });
-        let out = run(Target::OpenAiChat, true, s);
+        let out = run(Dialect::OpenAiChat, true, s);
         let root = &out.schema["properties"]["root"];
         assert_eq!(root["description"], "Root");
         assert_eq!(
@@ -378,7 +378,7 @@ mod tests {
             "required": ["u", "single", "both"],
             "$defs": {"E": {"type": "string", "enum": ["x"]}}
         });
-        let out = run(Target::OpenAiChat, true, s);
+        let out = run(Dialect::OpenAiChat, true, s);
         assert_eq!(
             out.schema["properties"]["u"],
             json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
@@ -402,7 +402,7 @@ mod tests {
             "p": {"type": "string", "pattern": "^(?!x)"},
             "ok": {"type": "string", "pattern": "^a+$", "format": "date"}
         }));
-        let out = run(Target::OpenAiChat, true, s);
+        let out = run(Dialect::OpenAiChat, true, s);
         let props = &out.schema["properties"];
         assert_eq!(props["s"], json!({"type": ["string", "null"]}));
         assert_eq!(
@@ -500,12 +500,12 @@ mod tests {
             ),
         ];
         for (schema, path, rule) in cases {
-            let e = fail(Target::OpenAiResponses, true, schema.clone());
+            let e = fail(Dialect::OpenAiResponses, true, schema.clone());
             assert_eq!(e.path, path, "{e}");
             assert!(e.rule.contains(rule), "{e}");
             // Non-strict OpenAI keeps what is not about the root.
             if !path.is_empty() {
-                apply(Target::OpenAiResponses, false, "t", &schema).unwrap();
+                apply(Dialect::OpenAiResponses, false, "t", &schema).unwrap();
             }
         }
     }
@@ -513,7 +513,7 @@ mod tests {
     #[test]
     fn openai_strict_drops_unevaluated_properties_false_on_plain_objects() {
         let s = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "unevaluatedProperties": false});
-        let out = run(Target::OpenAiChat, true, s);
+        let out = run(Dialect::OpenAiChat, true, s);
         assert_eq!(
             out.schema,
             json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false})

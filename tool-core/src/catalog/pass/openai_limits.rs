@@ -134,7 +134,7 @@ mod tests {
     use serde_json::{json, Map, Value};
 
     use super::super::tests::{fail, obj, run};
-    use super::super::Target;
+    use crate::dialect::Dialect;
 
     fn nested(levels: usize) -> Value {
         let mut s = json!({"type": "object", "properties": {"leaf": {"type": "string"}}, "required": ["leaf"]});
@@ -146,30 +146,30 @@ mod tests {
 
     #[test]
     fn openai_strict_limits() {
-        run(Target::OpenAiChat, true, nested(10));
-        let e = fail(Target::OpenAiChat, true, nested(11));
+        run(Dialect::OpenAiChat, true, nested(10));
+        let e = fail(Dialect::OpenAiChat, true, nested(11));
         assert_eq!(e.path, format!("{}", "/properties/n".repeat(10)));
         assert!(e.rule.contains("11 levels") && e.rule.contains("at most 10"), "{e}");
         // Non-strict has no such limit here.
-        run(Target::OpenAiChat, false, nested(11));
+        run(Dialect::OpenAiChat, false, nested(11));
 
         let values: Vec<Value> = (0..1001).map(|i| json!(format!("v{i}"))).collect();
-        let e = fail(Target::OpenAiChat, true, obj(json!({"e": {"type": "string", "enum": values}})));
+        let e = fail(Dialect::OpenAiChat, true, obj(json!({"e": {"type": "string", "enum": values}})));
         assert_eq!(e.path, "/properties/e");
         assert!(e.rule.contains("1001 enum values"), "{e}");
         let values: Vec<Value> = (0..1000).map(|i| json!(format!("v{i}"))).collect();
-        run(Target::OpenAiChat, true, obj(json!({"e": {"type": "string", "enum": values}})));
+        run(Dialect::OpenAiChat, true, obj(json!({"e": {"type": "string", "enum": values}})));
 
         let props: Map<String, Value> = (0..5001).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
-        let e = fail(Target::OpenAiChat, true, obj(Value::Object(props)));
+        let e = fail(Dialect::OpenAiChat, true, obj(Value::Object(props)));
         assert!(e.rule.contains("5000 properties"), "{e}");
 
         let long: Vec<Value> = (0..300).map(|i| json!(format!("{i:0>60}"))).collect();
-        let e = fail(Target::OpenAiChat, true, obj(json!({"e": {"type": "string", "enum": long}})));
+        let e = fail(Dialect::OpenAiChat, true, obj(json!({"e": {"type": "string", "enum": long}})));
         assert!(e.rule.contains("15,000 characters"), "{e}");
 
         let props: Map<String, Value> = (0..200).map(|i| (format!("{i:0>700}"), json!({"type": "string"}))).collect();
-        let e = fail(Target::OpenAiChat, true, obj(Value::Object(props)));
+        let e = fail(Dialect::OpenAiChat, true, obj(Value::Object(props)));
         assert!(e.rule.contains("120000"), "{e}");
     }
 
@@ -181,7 +181,7 @@ mod tests {
             "required": ["t"],
             "$defs": {"T": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}}}, "required": ["kids"]}}
         });
-        run(Target::OpenAiChat, true, s);
+        run(Dialect::OpenAiChat, true, s);
         let mut defs = Map::new();
         for i in 0..11 {
             let next = if i == 10 {
@@ -195,7 +195,7 @@ mod tests {
             );
         }
         let s = json!({"type": "object", "properties": {"n": {"$ref": "#/$defs/L0"}}, "required": ["n"], "$defs": defs});
-        let e = fail(Target::OpenAiChat, true, s);
+        let e = fail(Dialect::OpenAiChat, true, s);
         assert_eq!(e.path, "/$defs/L9");
     }
 }

@@ -2,17 +2,17 @@
 //!
 //! Owns the object-root rule (OpenAI, Anthropic, MCP) and the keywords that change which values
 //! are valid and that no strict or OpenAPI schema expresses (`not`, `if`/`then`/`else`, …). It
-//! only refuses: rewriting is each target's pass, and what only strict mode refuses is
+//! only refuses: rewriting is each dialect's pass, and what only strict mode refuses is
 //! `strict`'s.
 
 use serde_json::{json, Map, Value};
 
 use super::walk::is_object_schema;
-use super::Target;
 use super::{Pass, PassError, STRUCTURAL};
+use crate::dialect::Dialect;
 
 impl Pass<'_> {
-    /// The root must be `type: "object"` (and not a union), as the target's tool input is.
+    /// The root must be `type: "object"` (and not a union), as the dialect's tool input is.
     pub(super) fn check_object_root(&self, root: &Map<String, Value>) -> Result<(), PassError> {
         if let Some(k) = ["anyOf", "oneOf"].into_iter().find(|k| root.contains_key(*k)) {
             if !is_object_schema(root) {
@@ -21,7 +21,7 @@ impl Pass<'_> {
                     format!(
                         "the root is a union (`{k}`, e.g. an enum as the whole input) but {} needs an object root; \
                          put the enum in a named field of a struct",
-                        self.target.as_str()
+                        self.dialect.as_str()
                     ),
                 ));
             }
@@ -38,7 +38,7 @@ impl Pass<'_> {
                 "",
                 format!(
                     "the root has {found} but {} needs `type: \"object\"` at the root; use a struct (or plain fn parameters) as the input",
-                    self.target.as_str()
+                    self.dialect.as_str()
                 ),
             ));
         }
@@ -58,9 +58,13 @@ impl Pass<'_> {
                 format!(
                     "`{k}` is not supported by {}{}; it cannot be expressed there without changing which inputs are valid: \
                      simplify the type{}",
-                    self.target.as_str(),
-                    if self.target == Target::GeminiOpenApi { "" } else { " strict mode" },
-                    if self.target == Target::GeminiOpenApi {
+                    self.dialect.as_str(),
+                    if self.dialect == Dialect::GeminiOpenApi {
+                        ""
+                    } else {
+                        " strict mode"
+                    },
+                    if self.dialect == Dialect::GeminiOpenApi {
                         " or use the gemini-json-schema target"
                     } else {
                         ", or export this tool with strict off"

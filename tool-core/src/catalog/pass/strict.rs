@@ -9,15 +9,15 @@
 use serde_json::{Map, Value};
 
 use super::walk::{is_object_schema, ptr};
-use super::Target;
 use super::{Pass, PassError, NUMERIC_FORMATS};
+use crate::dialect::Dialect;
 
 impl Pass<'_> {
     /// The strict mode's name in messages.
     pub(super) fn strict_mode(&self) -> &'static str {
-        match self.target {
-            Target::OpenAiChat | Target::OpenAiResponses => "OpenAI",
-            Target::Anthropic => "Anthropic",
+        match self.dialect {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => "OpenAI",
+            Dialect::Anthropic => "Anthropic",
             other => other.as_str(),
         }
     }
@@ -113,7 +113,7 @@ impl Pass<'_> {
     }
 }
 
-/// `format: v` kept when the target lists it, dropped silently when it is schemars' numeric
+/// `format: v` kept when the dialect lists it, dropped silently when it is schemars' numeric
 /// hint, else removed (and reported).
 pub(super) fn keep_format(v: &Value, listed: &[&str], out: &mut Map<String, Value>, removed: &mut Vec<String>) {
     match v.as_str() {

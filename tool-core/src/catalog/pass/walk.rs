@@ -2,7 +2,7 @@
 //!
 //! Owns the JSON-pointer spelling of paths, the list of a node's subschemas and the walks over
 //! them (every subschema, live `$defs`, reference cycles). It knows keywords only as places where
-//! subschemas sit: no target's rules, no messages.
+//! subschemas sit: no dialect's rules, no messages.
 
 use serde_json::{Map, Value};
 
