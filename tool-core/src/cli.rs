@@ -16,11 +16,10 @@ use serde_json::{json, Value};
 use crate::call::CallOptions;
 use crate::catalog::{Catalog, Strictness};
 use crate::dialect::Dialect;
-use crate::model_output::{ModelOutput, ResultTarget};
+use crate::model_output::ModelOutput;
 use crate::registry::Registry;
 use crate::runtime::{Event, EventStream, PendingCall, PendingStore, RegistryRef, RunEvent, Runtime, SqliteStore, StoreError};
 use crate::spec::TransformTarget;
-use crate::stream::StreamFormat;
 
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
@@ -391,19 +390,21 @@ fn conclude(last: Option<Final>, model_output: bool, result_as: Option<ResultFor
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(format) = result_as {
-        let target = match format {
-            ResultFormat::Openai => ResultTarget::OpenAiChat,
-            ResultFormat::OpenaiResponses => ResultTarget::OpenAiResponses,
-            ResultFormat::Anthropic => ResultTarget::Anthropic,
-            ResultFormat::Mcp => ResultTarget::Mcp,
+        let dialect = match format {
+            ResultFormat::Openai => Dialect::OpenAiChat,
+            ResultFormat::OpenaiResponses => Dialect::OpenAiResponses,
+            ResultFormat::Anthropic => Dialect::Anthropic,
+            ResultFormat::Mcp => Dialect::Mcp,
         };
         let model = match &last {
             Final::Result { result, model_output } => model_output.clone().unwrap_or_else(|| ModelOutput::Json(result.clone())),
             Final::Error(e) => ModelOutput::ErrorText(e["message"].as_str().unwrap_or_default().to_owned()),
             Final::Waiting(_) => unreachable!("handled above"),
         };
-        let mut message = model.to_tool_result(target, "call_cli");
-        if let (ResultTarget::Mcp, Final::Result { result, .. }) = (target, &last) {
+        let mut message = model
+            .to_tool_result(dialect, "call_cli")
+            .ok_or_else(|| format!("{dialect} tool results cannot be written"))?;
+        if let (Dialect::Mcp, Final::Result { result, .. }) = (dialect, &last) {
             // MCP carries the raw output as structuredContent when it is an object.
             if result.is_object() {
                 message["structuredContent"] = result.clone();
@@ -542,12 +543,12 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
             };
             if let Some(file) = stream {
                 let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-                let format = match format {
-                    Some(StreamFormatArg::Openai) => StreamFormat::OpenAiChat,
-                    Some(StreamFormatArg::OpenaiResponses) => StreamFormat::OpenAiResponses,
-                    _ => StreamFormat::Anthropic,
+                let dialect = match format {
+                    Some(StreamFormatArg::Openai) => Dialect::OpenAiChat,
+                    Some(StreamFormatArg::OpenaiResponses) => Dialect::OpenAiResponses,
+                    _ => Dialect::Anthropic,
                 };
-                let (mut run, events) = runtime.stream(format, options);
+                let (mut run, events) = runtime.stream(dialect, options);
                 let fed = run.push(&bytes).and_then(|()| run.finish());
                 let outcome = drain(events, true, out).await?;
                 fed.map_err(|e| format!("the stream in {} is not usable: {e}", file.display()))?;

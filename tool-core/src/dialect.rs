@@ -2,17 +2,23 @@
 //! really differs, and what each can do.
 //!
 //! Owns [`Dialect`], its names and its capabilities as methods: strict mode, the tool-name
-//! rule. Each capability is carried out where it belongs, by one exhaustive `match` on the
-//! dialect: the schema passes in [`catalog::pass`](crate::catalog::pass), the entry layouts in
-//! [`catalog`](crate::catalog). A new provider is a new variant, and the compiler lists every
-//! place it needs an answer.
+//! rule, whether tool results are written and streamed responses read. Each capability is
+//! carried out where it belongs, by one exhaustive `match` on the dialect: the schema passes in
+//! [`catalog::pass`](crate::catalog::pass), the entry layouts in [`catalog`](crate::catalog),
+//! the tool-result shapes here ([`ModelOutput::to_tool_result`]), the stream decoders in
+//! [`stream`](crate::stream). A new provider is a new variant, and the compiler lists every place
+//! it needs an answer.
 //!
 //! Must not import `runtime`, `mcp` or `cli`: the edges map their own spellings onto a dialect
 //! (the command line's `--format openai`, say), never the other way round.
 
+mod result;
+
 use std::fmt;
 
 use crate::catalog::names::NameRule;
+#[cfg(doc)]
+use crate::model_output::ModelOutput;
 
 /// A model provider's way of writing tool definitions, tool results and streamed tool calls.
 ///
@@ -31,6 +37,7 @@ use crate::catalog::names::NameRule;
 /// // OpenAI forbids dots in tool names, MCP does not.
 /// assert!(!Dialect::OpenAiChat.name_rule().accepts("github.create_issue"));
 /// assert!(Dialect::Mcp.name_rule().accepts("github.create_issue"));
+/// assert!(Dialect::Anthropic.supports_streaming() && !Dialect::Mcp.supports_streaming());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Dialect {
@@ -97,6 +104,18 @@ impl Dialect {
             Dialect::Mcp => NameRule::MCP,
         }
     }
+
+    /// Whether [`ModelOutput::to_tool_result`] writes this dialect's tool results (all but
+    /// Gemini's, whose `functionResponse` needs the function's name).
+    pub fn supports_tool_results(self) -> bool {
+        result::Shape::of(self).is_some()
+    }
+
+    /// Whether a [`StreamDecoder`](crate::stream::StreamDecoder) reads this dialect's streamed
+    /// responses: OpenAI Chat and Responses, Anthropic.
+    pub fn supports_streaming(self) -> bool {
+        crate::stream::decodes(self)
+    }
 }
 
 impl fmt::Display for Dialect {
@@ -124,5 +143,12 @@ mod tests {
     fn capabilities() {
         let strict: Vec<Dialect> = Dialect::ALL.into_iter().filter(|d| d.supports_strict()).collect();
         assert_eq!(strict, [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::Anthropic]);
+        let streams: Vec<Dialect> = Dialect::ALL.into_iter().filter(|d| d.supports_streaming()).collect();
+        assert_eq!(streams, [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::Anthropic]);
+        let results: Vec<Dialect> = Dialect::ALL.into_iter().filter(|d| d.supports_tool_results()).collect();
+        assert_eq!(
+            results,
+            [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::Anthropic, Dialect::Mcp]
+        );
     }
 }

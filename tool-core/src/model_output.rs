@@ -1,8 +1,9 @@
 //! What the model sees of a tool's result, as opposed to what the application receives.
 //!
 //! Owns [`ModelOutput`] and [`ContentPart`], the provider-neutral shapes a `to_model_output`
-//! function returns. Mapping them onto each provider's tool-result format belongs to the
-//! catalog/runtime layer, not here.
+//! function returns, and their plain-text reading. Mapping them onto each provider's tool-result
+//! format belongs to the dialect layer ([`ModelOutput::to_tool_result`], in
+//! [`dialect`](crate::dialect)), not here: this module must not name a provider.
 
 use serde::{Deserialize, Serialize};
 
@@ -126,25 +127,6 @@ impl ContentPart {
     }
 }
 
-/// Where a tool result goes back to the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResultTarget {
-    /// OpenAI Chat Completions: a `{role: "tool"}` message.
-    OpenAiChat,
-    /// OpenAI Responses: a `function_call_output` item.
-    OpenAiResponses,
-    /// Anthropic Messages: a `tool_result` content block.
-    Anthropic,
-    /// MCP: a `tools/call` result.
-    Mcp,
-}
-
-/// A resource link's name: the last path segment of its URL (the URL itself if it has none).
-fn link_name(url: &str) -> &str {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    path.rsplit('/').find(|s| !s.is_empty() && !s.contains(':')).unwrap_or(url)
-}
-
 fn json_text(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::String(s) => s.clone(),
@@ -153,8 +135,8 @@ fn json_text(value: &serde_json::Value) -> String {
 }
 
 impl ContentPart {
-    /// A text stand-in for targets that cannot carry this part (names what it was).
-    fn as_text(&self) -> String {
+    /// A text stand-in for dialects that cannot carry this part (names what it was).
+    pub(crate) fn as_text(&self) -> String {
         match self {
             ContentPart::Text { text } => text.clone(),
             ContentPart::ImageUrl { url } => format!("[image: {url}]"),
@@ -166,89 +148,6 @@ impl ContentPart {
             ContentPart::FileId { file_id } => format!("[file: {file_id}]"),
             ContentPart::ImageFileId { file_id } => format!("[image: {file_id}]"),
             ContentPart::Custom { provider_options } => provider_options.to_string(),
-        }
-    }
-
-    fn openai_responses(&self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            ContentPart::Text { text } => json!({"type": "input_text", "text": text}),
-            ContentPart::ImageUrl { url } => json!({"type": "input_image", "image_url": url, "detail": "auto"}),
-            ContentPart::ImageData { data, media_type } => {
-                json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}"), "detail": "auto"})
-            }
-            ContentPart::ImageFileId { file_id } => json!({"type": "input_image", "file_id": file_id, "detail": "auto"}),
-            ContentPart::FileUrl { url, .. } => json!({"type": "input_file", "file_url": url}),
-            ContentPart::FileData {
-                data,
-                media_type,
-                filename,
-            } => json!({
-                "type": "input_file",
-                "file_data": format!("data:{media_type};base64,{data}"),
-                "filename": filename.clone().unwrap_or_else(|| "file".into()),
-            }),
-            ContentPart::FileId { file_id } => json!({"type": "input_file", "file_id": file_id}),
-            ContentPart::Custom { .. } => json!({"type": "input_text", "text": self.as_text()}),
-        }
-    }
-
-    fn anthropic(&self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            ContentPart::Text { text } => json!({"type": "text", "text": text}),
-            ContentPart::ImageUrl { url } => json!({"type": "image", "source": {"type": "url", "url": url}}),
-            ContentPart::ImageData { data, media_type } => {
-                json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
-            }
-            ContentPart::ImageFileId { file_id } => json!({"type": "image", "source": {"type": "file", "file_id": file_id}}),
-            ContentPart::FileUrl { url, .. } => json!({"type": "document", "source": {"type": "url", "url": url}}),
-            ContentPart::FileData { data, media_type, .. } if media_type == "text/plain" => {
-                json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": data}})
-            }
-            ContentPart::FileData { data, media_type, .. } => {
-                json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
-            }
-            ContentPart::FileId { file_id } => json!({"type": "document", "source": {"type": "file", "file_id": file_id}}),
-            ContentPart::Custom { provider_options } => provider_options
-                .get("anthropic")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "text", "text": self.as_text()})),
-        }
-    }
-
-    fn mcp(&self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            ContentPart::Text { text } => json!({"type": "text", "text": text}),
-            ContentPart::ImageData { data, media_type } if media_type.starts_with("audio/") => {
-                json!({"type": "audio", "data": data, "mimeType": media_type})
-            }
-            ContentPart::ImageData { data, media_type } => json!({"type": "image", "data": data, "mimeType": media_type}),
-            ContentPart::ImageUrl { url } => json!({"type": "resource_link", "uri": url, "name": link_name(url)}),
-            ContentPart::FileUrl { url, media_type } => {
-                let mut link = json!({"type": "resource_link", "uri": url, "name": link_name(url)});
-                if let Some(m) = media_type {
-                    link["mimeType"] = json!(m);
-                }
-                link
-            }
-            ContentPart::FileData {
-                data,
-                media_type,
-                filename,
-            } => json!({
-                "type": "resource",
-                "resource": {"uri": format!("file:///{}", filename.as_deref().unwrap_or("inline")), "mimeType": media_type, "blob": data}
-            }),
-            // An MCP block given as is (`{"mcp": {"type": "resource", ...}}`), e.g. an embedded
-            // text resource.
-            ContentPart::Custom { provider_options } if provider_options.get("mcp").is_some_and(serde_json::Value::is_object) => {
-                provider_options["mcp"].clone()
-            }
-            ContentPart::FileId { .. } | ContentPart::ImageFileId { .. } | ContentPart::Custom { .. } => {
-                json!({"type": "text", "text": self.as_text()})
-            }
         }
     }
 }
@@ -266,143 +165,5 @@ impl ModelOutput {
             ModelOutput::Json(v) | ModelOutput::ErrorJson(v) => json_text(v),
             ModelOutput::Content(parts) => parts.iter().map(ContentPart::as_text).collect::<Vec<_>>().join("\n"),
         }
-    }
-
-    /// The tool-result message or block a provider takes for this output.
-    ///
-    /// - OpenAI Chat: `{role: "tool", tool_call_id, content}` (text; the chat API has no media in
-    ///   tool messages, so media parts appear as `[image: url]` stand-ins).
-    /// - OpenAI Responses: `{type: "function_call_output", call_id, output}` (text, or
-    ///   `input_text` / `input_image` / `input_file` parts).
-    /// - Anthropic: `{type: "tool_result", tool_use_id, content, is_error?}` with `text`, `image`
-    ///   and `document` blocks (base64, URL or file sources).
-    /// - MCP: a `tools/call` result `{content, isError?}` with `text`, `image`, `audio`,
-    ///   `resource_link` and `resource` blocks (`structuredContent` is added by the server from
-    ///   the raw output).
-    ///
-    /// ```
-    /// use tool_core::model_output::{ContentPart, ModelOutput, ResultTarget};
-    /// let out = ModelOutput::content([ContentPart::text("Radar:"), ContentPart::image_url("https://x/r.png")]);
-    /// let block = out.to_tool_result(ResultTarget::Anthropic, "toolu_1");
-    /// assert_eq!(block["content"][1]["source"], serde_json::json!({"type": "url", "url": "https://x/r.png"}));
-    /// let msg = out.to_tool_result(ResultTarget::OpenAiChat, "call_1");
-    /// assert_eq!(msg["content"], "Radar:\n[image: https://x/r.png]");
-    /// ```
-    pub fn to_tool_result(&self, target: ResultTarget, tool_call_id: &str) -> serde_json::Value {
-        use serde_json::json;
-        let error = self.is_error();
-        match target {
-            ResultTarget::OpenAiChat => json!({"role": "tool", "tool_call_id": tool_call_id, "content": self.to_text()}),
-            ResultTarget::OpenAiResponses => {
-                let output = match self {
-                    ModelOutput::Content(parts) => json!(parts.iter().map(ContentPart::openai_responses).collect::<Vec<_>>()),
-                    other => json!(other.to_text()),
-                };
-                json!({"type": "function_call_output", "call_id": tool_call_id, "output": output})
-            }
-            ResultTarget::Anthropic => {
-                let content = match self {
-                    ModelOutput::Content(parts) => json!(parts.iter().map(ContentPart::anthropic).collect::<Vec<_>>()),
-                    other => json!(other.to_text()),
-                };
-                let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content});
-                if error {
-                    block["is_error"] = json!(true);
-                }
-                block
-            }
-            ResultTarget::Mcp => {
-                let content = match self {
-                    ModelOutput::Content(parts) => parts.iter().map(ContentPart::mcp).collect::<Vec<_>>(),
-                    other => vec![json!({"type": "text", "text": other.to_text()})],
-                };
-                let mut result = json!({ "content": content });
-                if error {
-                    result["isError"] = json!(true);
-                }
-                result
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn all_parts() -> ModelOutput {
-        ModelOutput::content([
-            ContentPart::text("Seattle: 21°C"),
-            ContentPart::image_url("https://example.com/radar.png"),
-            ContentPart::ImageData {
-                data: "iVBOR".into(),
-                media_type: "image/png".into(),
-            },
-            ContentPart::FileData {
-                data: "JVBER".into(),
-                media_type: "application/pdf".into(),
-                filename: Some("r.pdf".into()),
-            },
-            ContentPart::FileId { file_id: "file-1".into() },
-        ])
-    }
-
-    #[test]
-    fn text_and_json_outputs() {
-        let out = ModelOutput::json(json!({"a": 1}));
-        assert_eq!(
-            out.to_tool_result(ResultTarget::OpenAiChat, "c"),
-            json!({"role": "tool", "tool_call_id": "c", "content": "{\"a\":1}"})
-        );
-        assert_eq!(
-            out.to_tool_result(ResultTarget::OpenAiResponses, "c"),
-            json!({"type": "function_call_output", "call_id": "c", "output": "{\"a\":1}"})
-        );
-        let err = ModelOutput::ErrorText("boom".into());
-        assert_eq!(
-            err.to_tool_result(ResultTarget::Anthropic, "t"),
-            json!({"type": "tool_result", "tool_use_id": "t", "content": "boom", "is_error": true})
-        );
-        assert_eq!(
-            err.to_tool_result(ResultTarget::Mcp, "t"),
-            json!({"content": [{"type": "text", "text": "boom"}], "isError": true})
-        );
-    }
-
-    #[test]
-    fn content_parts_per_target() {
-        let out = all_parts();
-        let a = out.to_tool_result(ResultTarget::Anthropic, "t");
-        assert_eq!(a["content"][0], json!({"type": "text", "text": "Seattle: 21°C"}));
-        assert_eq!(
-            a["content"][2]["source"],
-            json!({"type": "base64", "media_type": "image/png", "data": "iVBOR"})
-        );
-        assert_eq!(a["content"][3]["type"], "document");
-        assert_eq!(a["content"][4]["source"], json!({"type": "file", "file_id": "file-1"}));
-        assert!(a.get("is_error").is_none());
-
-        let r = out.to_tool_result(ResultTarget::OpenAiResponses, "c");
-        assert_eq!(
-            r["output"][1],
-            json!({"type": "input_image", "image_url": "https://example.com/radar.png", "detail": "auto"})
-        );
-        assert_eq!(r["output"][2]["image_url"], "data:image/png;base64,iVBOR");
-        assert_eq!(r["output"][3]["filename"], "r.pdf");
-
-        let m = out.to_tool_result(ResultTarget::Mcp, "c");
-        assert_eq!(m["content"][2], json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"}));
-        assert_eq!(
-            m["content"][1],
-            json!({"type": "resource_link", "uri": "https://example.com/radar.png", "name": "radar.png"})
-        );
-        assert_eq!(m["content"][3]["resource"]["blob"], "JVBER");
-
-        let c = out.to_tool_result(ResultTarget::OpenAiChat, "c");
-        assert_eq!(
-            c["content"],
-            "Seattle: 21°C\n[image: https://example.com/radar.png]\n[image: image/png, inline]\n[file: r.pdf, application/pdf]\n[file: file-1]"
-        );
     }
 }

@@ -36,7 +36,7 @@ use tokio::sync::Semaphore;
 use crate::call::CallOptions;
 use crate::catalog::Catalog;
 use crate::dialect::Dialect;
-use crate::model_output::{ModelOutput, ResultTarget};
+use crate::model_output::ModelOutput;
 use crate::registry::Registry;
 use crate::runtime::{Continuation, Event, EventStream, RunEvent, Runtime};
 use crate::spec::TransformTarget;
@@ -472,7 +472,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Value::String(s) => ModelOutput::Text(s.clone()),
             other => ModelOutput::Json(other.clone()),
         });
-        let mut message = model.to_tool_result(ResultTarget::Mcp, "");
+        let mut message = model.to_tool_result(Dialect::Mcp, "").unwrap_or_default();
         if structured {
             if model_output.is_some() {
                 if let Some(content) = message["content"].as_array_mut() {
