@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
@@ -54,8 +55,8 @@ enum Command {
     /// Export the tool catalog in a provider's format (warnings go to standard error).
     Catalog {
         /// The format.
-        #[arg(long, value_enum, default_value_t = Format::Mcp)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
+        format: DialectArg,
         /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
         #[arg(long)]
         strict: bool,
@@ -99,8 +100,8 @@ enum Command {
         #[arg(long, value_name = "FILE.sse", requires = "format")]
         stream: Option<PathBuf>,
         /// The provider format of --stream.
-        #[arg(long, value_enum)]
-        format: Option<StreamFormatArg>,
+        #[arg(long, value_parser = DialectArg::parser(Dialect::supports_streaming))]
+        format: Option<DialectArg>,
         /// Print every event of the call (display view) as JSON lines instead of the result.
         #[arg(long)]
         events: bool,
@@ -112,8 +113,8 @@ enum Command {
         model_output: bool,
         /// Print the tool-result message a provider takes (errors included, as the model
         /// would see them) instead of the raw value.
-        #[arg(long = "as", value_enum)]
-        result_as: Option<ResultFormat>,
+        #[arg(long = "as", value_parser = DialectArg::parser(Dialect::supports_tool_results))]
+        result_as: Option<DialectArg>,
     },
     /// Resume a suspended call with data matching its resume schema (or answer an approval
     /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
@@ -181,42 +182,49 @@ enum Command {
     },
 }
 
+/// A provider as the command line names it, for `catalog --format`, `call --stream --format`
+/// and `call --as`; each option accepts the names whose dialect can do what it asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum StreamFormatArg {
+enum DialectArg {
     /// OpenAI Chat Completions.
     Openai,
     /// OpenAI Responses.
     OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ResultFormat {
-    /// OpenAI Chat `{role: "tool"}` message.
-    Openai,
-    /// OpenAI Responses `function_call_output` item.
-    OpenaiResponses,
-    /// Anthropic `tool_result` block.
-    Anthropic,
-    /// MCP `tools/call` result.
-    Mcp,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// OpenAI Chat Completions `tools`.
-    Openai,
-    /// OpenAI Responses `tools`.
-    OpenaiResponses,
-    /// Anthropic Messages `tools`.
-    Anthropic,
-    /// Gemini `{functionDeclarations}`.
+    /// Gemini `{functionDeclarations}` (`--gemini-schema` picks the schema field).
     Gemini,
-    /// MCP `tools/list` result.
+    /// MCP `tools/list` and `tools/call` results.
     Mcp,
-    /// Toolsmith's own versioned catalog (every target, metadata, content hashes).
+    /// Toolsmith's own versioned catalog (every dialect, metadata, content hashes).
     Toolsmith,
+}
+
+impl DialectArg {
+    /// The dialect named (Gemini's in the `gemini` flavour); `None` for `toolsmith`, which is
+    /// no provider's.
+    fn dialect(self, gemini: GeminiSchema) -> Option<Dialect> {
+        match self {
+            DialectArg::Openai => Some(Dialect::OpenAiChat),
+            DialectArg::OpenaiResponses => Some(Dialect::OpenAiResponses),
+            DialectArg::Anthropic => Some(Dialect::Anthropic),
+            DialectArg::Gemini => Some(match gemini {
+                GeminiSchema::Openapi => Dialect::GeminiOpenApi,
+                GeminiSchema::JsonSchema => Dialect::GeminiJsonSchema,
+            }),
+            DialectArg::Mcp => Some(Dialect::Mcp),
+            DialectArg::Toolsmith => None,
+        }
+    }
+
+    /// A parser of the names whose dialect has the capability `can`.
+    fn parser(can: fn(Dialect) -> bool) -> impl TypedValueParser<Value = DialectArg> {
+        let names = DialectArg::value_variants()
+            .iter()
+            .filter(|arg| arg.dialect(GeminiSchema::JsonSchema).is_some_and(can))
+            .filter_map(ValueEnum::to_possible_value);
+        PossibleValuesParser::new(names).try_map(|name| DialectArg::from_str(&name, false))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -372,7 +380,7 @@ async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Res
 }
 
 /// Prints what a call ended with, like a plain call would.
-fn conclude(last: Option<Final>, model_output: bool, result_as: Option<ResultFormat>, out: &mut dyn Write) -> Result<ExitCode, String> {
+fn conclude(last: Option<Final>, model_output: bool, result_as: Option<DialectArg>, out: &mut dyn Write) -> Result<ExitCode, String> {
     let io = |e: std::io::Error| format!("cannot write the output: {e}");
     let last = last.ok_or("the call ended without a result")?;
     if let Final::Waiting(event) = &last {
@@ -389,13 +397,7 @@ fn conclude(last: Option<Final>, model_output: bool, result_as: Option<ResultFor
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(format) = result_as {
-        let dialect = match format {
-            ResultFormat::Openai => Dialect::OpenAiChat,
-            ResultFormat::OpenaiResponses => Dialect::OpenAiResponses,
-            ResultFormat::Anthropic => Dialect::Anthropic,
-            ResultFormat::Mcp => Dialect::Mcp,
-        };
+    if let Some(dialect) = result_as.and_then(|arg| arg.dialect(GeminiSchema::JsonSchema)) {
         let model = match &last {
             Final::Result { result, model_output } => model_output.clone().unwrap_or_else(|| ModelOutput::Json(result.clone())),
             Final::Error(e) => ModelOutput::ErrorText(e["message"].as_str().unwrap_or_default().to_owned()),
@@ -499,17 +501,9 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 all.only(ids.iter().map(String::as_str))
             };
             let strictness = if strict { Strictness::All } else { Strictness::AsDeclared };
-            let text = match format {
-                Format::Toolsmith => pretty(&catalog.to_toolsmith()),
-                other => {
-                    let dialect = match other {
-                        Format::Openai => Dialect::OpenAiChat,
-                        Format::OpenaiResponses => Dialect::OpenAiResponses,
-                        Format::Anthropic => Dialect::Anthropic,
-                        Format::Gemini if gemini_schema == GeminiSchema::Openapi => Dialect::GeminiOpenApi,
-                        Format::Gemini => Dialect::GeminiJsonSchema,
-                        _ => Dialect::Mcp,
-                    };
+            let text = match format.dialect(gemini_schema) {
+                None => pretty(&catalog.to_toolsmith()),
+                Some(dialect) => {
                     let export = catalog.export_with(dialect, strictness).map_err(|e| e.to_string())?;
                     for w in &export.warnings {
                         eprintln!("warning: {w}");
@@ -543,11 +537,9 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
             };
             if let Some(file) = stream {
                 let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-                let dialect = match format {
-                    Some(StreamFormatArg::Openai) => Dialect::OpenAiChat,
-                    Some(StreamFormatArg::OpenaiResponses) => Dialect::OpenAiResponses,
-                    _ => Dialect::Anthropic,
-                };
+                let dialect = format
+                    .and_then(|arg| arg.dialect(GeminiSchema::JsonSchema))
+                    .ok_or("--stream needs --format")?;
                 let (mut run, events) = runtime.stream(dialect, options);
                 let fed = run.push(&bytes).and_then(|()| run.finish());
                 let outcome = drain(events, true, out).await?;
