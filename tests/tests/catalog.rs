@@ -5,11 +5,11 @@ extern crate examples;
 extern crate toolsmith_tests;
 
 use serde_json::{json, Value};
-use tool_core::catalog::pass::{self, Target};
+use tool_core::catalog::pass;
 use tool_core::catalog::toolsmith::{self, dispatcher};
-use tool_core::catalog::{Catalog, Format, Strictness};
+use tool_core::catalog::{Catalog, Strictness};
 use tool_core::prelude::*;
-use tool_core::ErrorKind;
+use tool_core::{Dialect, ErrorKind};
 
 fn examples() -> Catalog {
     Catalog::from_registry()
@@ -21,7 +21,7 @@ fn examples() -> Catalog {
 #[test]
 fn golden_files_per_format() {
     let catalog = examples();
-    for format in Format::ALL {
+    for format in Dialect::ALL {
         let export = catalog.export(format).unwrap();
         insta::assert_json_snapshot!(format!("{format:?}"), export.document());
     }
@@ -30,7 +30,7 @@ fn golden_files_per_format() {
         examples()
             .tagged("weather")
             .only(["weather-tool", "weather-mcp"])
-            .export_with(Format::OpenAi, Strictness::All)
+            .export_with(Dialect::OpenAiChat, Strictness::All)
             .unwrap()
             .document()
     );
@@ -43,8 +43,8 @@ fn every_registered_tool_passes_every_target() {
         if spec.source.crate_name != "examples" {
             continue;
         }
-        for target in Target::ALL {
-            let strict = spec.strict && matches!(target, Target::OpenAiChat | Target::OpenAiResponses | Target::Anthropic);
+        for target in Dialect::ALL {
+            let strict = spec.strict && matches!(target, Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic);
             pass::apply(target, strict, &spec.id, &spec.input_schema).unwrap_or_else(|e| panic!("{e}"));
             if let Some(out) = &spec.output_schema {
                 pass::apply(target, false, &spec.id, out).unwrap_or_else(|e| panic!("{e}"));
@@ -70,7 +70,7 @@ fn selection_by_tag_id_and_module() {
 #[test]
 fn strict_flags_per_target() {
     let c = examples().only(["weather-tool", "calculate"]);
-    let chat = c.export(Format::OpenAi).unwrap().document();
+    let chat = c.export(Dialect::OpenAiChat).unwrap().document();
     let by_name = |doc: &Value, key: &str, name: &str| {
         doc.as_array()
             .unwrap()
@@ -82,33 +82,33 @@ fn strict_flags_per_target() {
     assert_eq!(by_name(&chat, "/function/name", "weather-tool")["function"]["strict"], true);
     assert!(by_name(&chat, "/function/name", "calculate")["function"].get("strict").is_none());
     // The Responses API defaults to strict: every tool says which it is.
-    let responses = c.export(Format::OpenAiResponses).unwrap().document();
+    let responses = c.export(Dialect::OpenAiResponses).unwrap().document();
     assert_eq!(by_name(&responses, "/name", "weather-tool")["strict"], true);
     assert_eq!(by_name(&responses, "/name", "calculate")["strict"], false);
     let strict_params = &by_name(&responses, "/name", "weather-tool")["parameters"];
     assert_eq!(strict_params["additionalProperties"], false);
-    let anthropic = c.export(Format::Anthropic).unwrap().document();
+    let anthropic = c.export(Dialect::Anthropic).unwrap().document();
     assert_eq!(by_name(&anthropic, "/name", "weather-tool")["strict"], true);
     assert!(by_name(&anthropic, "/name", "calculate").get("strict").is_none());
     // A tool that cannot be strict is an error naming it, never a silent downgrade.
-    let err = c.export_with(Format::OpenAi, Strictness::All).unwrap_err();
+    let err = c.export_with(Dialect::OpenAiChat, Strictness::All).unwrap_err();
     assert!(err.0.iter().any(|e| e.tool == "calculate" && e.path.contains("variables")), "{err}");
 }
 
 #[test]
 fn provider_options_and_examples_go_only_to_their_provider() {
     let c = examples().only(["json-query", "calculate"]);
-    let anthropic = c.export(Format::Anthropic).unwrap().document();
+    let anthropic = c.export(Dialect::Anthropic).unwrap().document();
     let jq = anthropic.as_array().unwrap().iter().find(|t| t["name"] == "json-query").unwrap();
     assert_eq!(jq["cache_control"], json!({"type": "ephemeral"}));
     let calc = anthropic.as_array().unwrap().iter().find(|t| t["name"] == "calculate").unwrap();
     assert_eq!(calc["input_examples"][0], json!({"expression": "(2.5 + 3) * 4"}));
     for format in [
-        Format::OpenAi,
-        Format::OpenAiResponses,
-        Format::GeminiJsonSchema,
-        Format::GeminiOpenApi,
-        Format::Mcp,
+        Dialect::OpenAiChat,
+        Dialect::OpenAiResponses,
+        Dialect::GeminiJsonSchema,
+        Dialect::GeminiOpenApi,
+        Dialect::Mcp,
     ] {
         let text = c.export(format).unwrap().document().to_string();
         assert!(
@@ -122,7 +122,7 @@ fn provider_options_and_examples_go_only_to_their_provider() {
 fn mcp_annotations_only_what_was_set() {
     let doc = examples()
         .only(["weather-mcp", "weather-tool", "text-stats"])
-        .export(Format::Mcp)
+        .export(Dialect::Mcp)
         .unwrap()
         .document();
     let tools = doc["tools"].as_array().unwrap();
@@ -161,7 +161,7 @@ fn dotted_catalog() -> Catalog {
 #[tokio::test]
 async fn dotted_names_are_mapped_and_routed_back() {
     let c = dotted_catalog();
-    for format in [Format::OpenAi, Format::OpenAiResponses, Format::Anthropic] {
+    for format in [Dialect::OpenAiChat, Dialect::OpenAiResponses, Dialect::Anthropic] {
         let doc = c.export(format).unwrap().document();
         let names: Vec<String> = doc
             .as_array()
@@ -191,9 +191,9 @@ async fn dotted_names_are_mapped_and_routed_back() {
         assert_eq!(names.len(), 3);
     }
     // MCP and Gemini accept dots.
-    assert_eq!(c.provider_name(Format::Mcp, "Github.CreateIssue"), Some("Github.CreateIssue"));
+    assert_eq!(c.provider_name(Dialect::Mcp, "Github.CreateIssue"), Some("Github.CreateIssue"));
     let e = c
-        .dispatch(Format::OpenAi, "Github.CreateIssue", "{}", CallOptions::default())
+        .dispatch(Dialect::OpenAiChat, "Github.CreateIssue", "{}", CallOptions::default())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnknownTool);
@@ -203,12 +203,17 @@ async fn dotted_names_are_mapped_and_routed_back() {
 async fn strict_null_for_an_optional_field_means_absent() {
     let c = dotted_catalog();
     // Under strict, `label` became required-but-nullable; the model sends null.
-    let doc = c.export_with(Format::OpenAi, Strictness::All).unwrap().document();
+    let doc = c.export_with(Dialect::OpenAiChat, Strictness::All).unwrap().document();
     let params = &doc[0]["function"]["parameters"];
     assert!(params["required"].as_array().unwrap().contains(&json!("label")));
-    let name = c.provider_name(Format::OpenAi, "Github.CreateIssue").unwrap().to_owned();
+    let name = c.provider_name(Dialect::OpenAiChat, "Github.CreateIssue").unwrap().to_owned();
     let out = c
-        .dispatch(Format::OpenAi, &name, r#"{"repo": "a/b", "label": null}"#, CallOptions::default())
+        .dispatch(
+            Dialect::OpenAiChat,
+            &name,
+            r#"{"repo": "a/b", "label": null}"#,
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out.value()["input"], json!({"repo": "a/b"}));
@@ -232,12 +237,12 @@ async fn toolsmith_format_round_trips_and_detects_tampering() {
         dispatcher(|id, args, _cx| async move { Registry::global().call(&id, args, CallOptions::default()).await.map(|o| o.value()) });
     let loaded = Catalog::from_toolsmith(&doc, remote).unwrap();
     assert_eq!(loaded.name(), "examples");
-    for format in Format::ALL {
+    for format in Dialect::ALL {
         assert_eq!(loaded.export(format).unwrap(), original.export(format).unwrap(), "{format:?}");
     }
     let out = loaded
         .dispatch(
-            Format::OpenAi,
+            Dialect::OpenAiChat,
             "convert-units",
             json!({"value": 100, "from": "C", "to": "F"}),
             CallOptions::default(),
@@ -247,14 +252,14 @@ async fn toolsmith_format_round_trips_and_detects_tampering() {
     assert_eq!(out.value()["result"], json!(212.0));
     // The loaded tool validates against the original contract before dispatching.
     let e = loaded
-        .dispatch(Format::OpenAi, "convert-units", json!({"value": "x"}), CallOptions::default())
+        .dispatch(Dialect::OpenAiChat, "convert-units", json!({"value": "x"}), CallOptions::default())
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     // A loaded tool whose approval was a predicate asks every time (fail closed).
     let cx = CallOptions::with_context(json!({"root": std::env::temp_dir()}));
     let e = loaded
-        .dispatch(Format::OpenAi, "write-file", json!({"path": "a", "content": "b"}), cx)
+        .dispatch(Dialect::OpenAiChat, "write-file", json!({"path": "a", "content": "b"}), cx)
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ApprovalRequired);

@@ -4,8 +4,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
-use tool_core::catalog::{Catalog, Format};
-use tool_core::{DynamicTool, Registry};
+use tool_core::catalog::Catalog;
+use tool_core::{Dialect, DynamicTool, Registry};
 
 /// A realistic input schema: nested object, optional and nullable fields, an enum, an array
 /// of objects through `$defs`.
@@ -54,7 +54,7 @@ fn catalog_export(c: &mut Criterion) {
     group.bench_function("baseline_to_vec_schemas_x6", |b| {
         b.iter(|| {
             let mut bytes = 0;
-            for _ in Format::ALL {
+            for _ in Dialect::ALL {
                 bytes += serde_json::to_vec(std::hint::black_box(&schemas)).unwrap().len();
             }
             bytes
@@ -63,7 +63,7 @@ fn catalog_export(c: &mut Criterion) {
     group.bench_function("export_six_formats_warm", |b| {
         b.iter(|| {
             let mut bytes = 0;
-            for format in Format::ALL {
+            for format in Dialect::ALL {
                 let export = catalog.export(format).unwrap();
                 bytes += serde_json::to_vec(&export).unwrap().len();
             }
@@ -77,7 +77,7 @@ fn catalog_export(c: &mut Criterion) {
             || Catalog::new("bench", "1", Registry::try_from_tools(all_tools.clone()).unwrap()),
             |catalog: &mut Catalog| {
                 let mut bytes = 0;
-                for format in Format::ALL {
+                for format in Dialect::ALL {
                     bytes += serde_json::to_vec(&catalog.export(format).unwrap()).unwrap().len();
                 }
                 bytes

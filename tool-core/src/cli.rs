@@ -10,18 +10,19 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
 use crate::call::CallOptions;
-use crate::catalog::{Catalog, Format as CatalogFormat, Strictness};
+use crate::catalog::{Catalog, Strictness};
 use crate::context::CallData;
+use crate::dialect::Dialect;
 use crate::error::ToolError;
-use crate::model_output::{ModelOutput, ResultTarget};
+use crate::model_output::ModelOutput;
 use crate::registry::Registry;
 use crate::runtime::{EventStream, Outcome, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, Waiting};
 use crate::spec::TransformTarget;
-use crate::stream::StreamFormat;
 
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
@@ -56,8 +57,8 @@ enum Command {
     /// Export the tool catalog in a provider's format (warnings go to standard error).
     Catalog {
         /// The format.
-        #[arg(long, value_enum, default_value_t = Format::Mcp)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
+        format: DialectArg,
         /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
         #[arg(long)]
         strict: bool,
@@ -101,8 +102,8 @@ enum Command {
         #[arg(long, value_name = "FILE.sse", requires = "format")]
         stream: Option<PathBuf>,
         /// The provider format of --stream.
-        #[arg(long, value_enum)]
-        format: Option<StreamFormatArg>,
+        #[arg(long, value_parser = DialectArg::parser(Dialect::supports_streaming))]
+        format: Option<DialectArg>,
         /// Print every event of the call (display view) as JSON lines instead of the result.
         #[arg(long)]
         events: bool,
@@ -114,8 +115,8 @@ enum Command {
         model_output: bool,
         /// Print the tool-result message a provider takes (errors included, as the model
         /// would see them) instead of the raw value.
-        #[arg(long = "as", value_enum)]
-        result_as: Option<ResultFormat>,
+        #[arg(long = "as", value_parser = DialectArg::parser(Dialect::supports_tool_results))]
+        result_as: Option<DialectArg>,
     },
     /// Resume a suspended call with data matching its resume schema (or answer an approval
     /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
@@ -183,42 +184,49 @@ enum Command {
     },
 }
 
+/// A provider as the command line names it, for `catalog --format`, `call --stream --format`
+/// and `call --as`; each option accepts the names whose dialect can do what it asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum StreamFormatArg {
+enum DialectArg {
     /// OpenAI Chat Completions.
     Openai,
     /// OpenAI Responses.
     OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ResultFormat {
-    /// OpenAI Chat `{role: "tool"}` message.
-    Openai,
-    /// OpenAI Responses `function_call_output` item.
-    OpenaiResponses,
-    /// Anthropic `tool_result` block.
-    Anthropic,
-    /// MCP `tools/call` result.
-    Mcp,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// OpenAI Chat Completions `tools`.
-    Openai,
-    /// OpenAI Responses `tools`.
-    OpenaiResponses,
-    /// Anthropic Messages `tools`.
-    Anthropic,
-    /// Gemini `{functionDeclarations}`.
+    /// Gemini `{functionDeclarations}` (`--gemini-schema` picks the schema field).
     Gemini,
-    /// MCP `tools/list` result.
+    /// MCP `tools/list` and `tools/call` results.
     Mcp,
-    /// Toolsmith's own versioned catalog (every target, metadata, content hashes).
+    /// Toolsmith's own versioned catalog (every dialect, metadata, content hashes).
     Toolsmith,
+}
+
+impl DialectArg {
+    /// The dialect named (Gemini's in the `gemini` flavour); `None` for `toolsmith`, which is
+    /// no provider's.
+    fn dialect(self, gemini: GeminiSchema) -> Option<Dialect> {
+        match self {
+            DialectArg::Openai => Some(Dialect::OpenAiChat),
+            DialectArg::OpenaiResponses => Some(Dialect::OpenAiResponses),
+            DialectArg::Anthropic => Some(Dialect::Anthropic),
+            DialectArg::Gemini => Some(match gemini {
+                GeminiSchema::Openapi => Dialect::GeminiOpenApi,
+                GeminiSchema::JsonSchema => Dialect::GeminiJsonSchema,
+            }),
+            DialectArg::Mcp => Some(Dialect::Mcp),
+            DialectArg::Toolsmith => None,
+        }
+    }
+
+    /// A parser of the names whose dialect has the capability `can`.
+    fn parser(can: fn(Dialect) -> bool) -> impl TypedValueParser<Value = DialectArg> {
+        let names = DialectArg::value_variants()
+            .iter()
+            .filter(|arg| arg.dialect(GeminiSchema::JsonSchema).is_some_and(can))
+            .filter_map(ValueEnum::to_possible_value);
+        PossibleValuesParser::new(names).try_map(|name| DialectArg::from_str(&name, false))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -355,12 +363,7 @@ async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Res
 }
 
 /// Prints what a call ended with, like a plain call would.
-fn conclude(
-    outcome: Option<Outcome>,
-    model_output: bool,
-    result_as: Option<ResultFormat>,
-    out: &mut dyn Write,
-) -> Result<ExitCode, String> {
+fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<DialectArg>, out: &mut dyn Write) -> Result<ExitCode, String> {
     let io = |e: std::io::Error| format!("cannot write the output: {e}");
     let waiting = |w: &Waiting, out: &mut dyn Write, hint: String| {
         let view = w.display().cloned().unwrap_or_else(|| w.event.raw.shown());
@@ -387,19 +390,15 @@ fn conclude(
             return waiting(&w, out, hint);
         }
     };
-    if let Some(format) = result_as {
-        let target = match format {
-            ResultFormat::Openai => ResultTarget::OpenAiChat,
-            ResultFormat::OpenaiResponses => ResultTarget::OpenAiResponses,
-            ResultFormat::Anthropic => ResultTarget::Anthropic,
-            ResultFormat::Mcp => ResultTarget::Mcp,
-        };
+    if let Some(dialect) = result_as.and_then(|arg| arg.dialect(GeminiSchema::JsonSchema)) {
         let model = match &ended {
             Ok(output) => output.for_model(),
             Err(e) => ModelOutput::ErrorText(e.message().to_owned()),
         };
-        let mut message = model.to_tool_result(target, "call_cli");
-        if let (ResultTarget::Mcp, Ok(output)) = (target, &ended) {
+        let mut message = model
+            .to_tool_result(dialect, "call_cli")
+            .ok_or_else(|| format!("{dialect} tool results cannot be written"))?;
+        if let (Dialect::Mcp, Ok(output)) = (dialect, &ended) {
             // MCP carries the raw output as structuredContent when it is an object.
             let result = output.value();
             if result.is_object() {
@@ -494,18 +493,10 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 all.only(ids.iter().map(String::as_str))
             };
             let strictness = if strict { Strictness::All } else { Strictness::AsDeclared };
-            let text = match format {
-                Format::Toolsmith => pretty(&catalog.to_toolsmith()),
-                other => {
-                    let format = match other {
-                        Format::Openai => CatalogFormat::OpenAi,
-                        Format::OpenaiResponses => CatalogFormat::OpenAiResponses,
-                        Format::Anthropic => CatalogFormat::Anthropic,
-                        Format::Gemini if gemini_schema == GeminiSchema::Openapi => CatalogFormat::GeminiOpenApi,
-                        Format::Gemini => CatalogFormat::GeminiJsonSchema,
-                        _ => CatalogFormat::Mcp,
-                    };
-                    let export = catalog.export_with(format, strictness).map_err(|e| e.to_string())?;
+            let text = match format.dialect(gemini_schema) {
+                None => pretty(&catalog.to_toolsmith()),
+                Some(dialect) => {
+                    let export = catalog.export_with(dialect, strictness).map_err(|e| e.to_string())?;
                     for w in &export.warnings {
                         eprintln!("warning: {w}");
                     }
@@ -541,12 +532,10 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
             };
             if let Some(file) = stream {
                 let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-                let format = match format {
-                    Some(StreamFormatArg::Openai) => StreamFormat::OpenAiChat,
-                    Some(StreamFormatArg::OpenaiResponses) => StreamFormat::OpenAiResponses,
-                    _ => StreamFormat::Anthropic,
-                };
-                let (mut run, events) = runtime.stream(format, options);
+                let dialect = format
+                    .and_then(|arg| arg.dialect(GeminiSchema::JsonSchema))
+                    .ok_or("--stream needs --format")?;
+                let (mut run, events) = runtime.stream(dialect, options);
                 let fed = run.push(&bytes).and_then(|()| run.finish());
                 let outcome = drain(events, true, out).await?;
                 fed.map_err(|e| format!("the stream in {} is not usable: {e}", file.display()))?;

@@ -35,10 +35,11 @@
 //!
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
 //! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
-//! (the set of tools), [`context`] (what a tool receives), [`catalog`] (provider formats),
-//! [`stream`] and [`partial_json`] (streamed model output), `runtime` (calls as runs of
-//! typed events ending in one outcome: approval, suspension, background tasks, views), `mcp`
-//! (the MCP server) and `cli` (the `toolsmith` command line).
+//! (the set of tools), [`context`] (what a tool receives), [`dialect`] (which model provider,
+//! and what it can do), [`catalog`] (provider formats), [`stream`] and [`partial_json`]
+//! (streamed model output), `runtime` (calls as runs of typed events ending in one outcome:
+//! approval, suspension, background tasks, views), `mcp` (the MCP server) and `cli` (the
+//! `toolsmith` command line).
 //!
 //! ## Features
 //!
@@ -57,6 +58,7 @@ pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;
+pub mod dialect;
 pub mod error;
 pub mod json;
 #[cfg(feature = "mcp")]
@@ -80,6 +82,7 @@ pub mod __private;
 
 pub use call::{CallArgs, CallOptions, Finished, Limits, Suspension};
 pub use context::{CallData, CallEnv, LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
+pub use dialect::Dialect;
 pub use error::{ErrorKind, Issue, ToolError};
 pub use model_output::{ContentPart, ModelOutput};
 pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};

@@ -16,8 +16,8 @@ use serde_json::json;
 use tool_core::prelude::*;
 use tool_core::runtime::{placeholder, Event, EventStream, RedactSecrets, RunEventKind, Runtime, ShownEvent, TransformPolicy};
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
-use tool_core::stream::StreamFormat;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
+use tool_core::Dialect;
 
 use TransformPhase as P;
 use TransformTarget as T;
@@ -28,7 +28,7 @@ use TransformTarget as T;
 
 /// Streams one call whose input arrives in `pieces` and collects every event of the run.
 async fn streamed(runtime: &Runtime, id: &str, tool: &str, pieces: &[&str]) -> Vec<Event> {
-    let (mut run, events) = runtime.stream(StreamFormat::Anthropic, CallOptions::default());
+    let (mut run, events) = runtime.stream(Dialect::Anthropic, CallOptions::default());
     run.push(anthropic_sse(&[(id, tool, pieces)]).as_bytes()).unwrap();
     run.finish().unwrap();
     events.collect().await

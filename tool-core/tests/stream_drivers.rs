@@ -5,7 +5,8 @@
 //! sequence and each call's expected arguments.
 
 use serde_json::{json, Value};
-use tool_core::stream::{StreamDecoder, StreamError, StreamFormat, ToolCallEvent};
+use tool_core::stream::{StreamDecoder, StreamError, ToolCallEvent};
+use tool_core::Dialect;
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/sse/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -19,7 +20,7 @@ struct Outcome {
 }
 
 /// Feeds `bytes` cut at `sizes` (cycled), then finishes; stops at the first error.
-fn run(format: StreamFormat, bytes: &[u8], mut next_size: impl FnMut() -> usize) -> Outcome {
+fn run(format: Dialect, bytes: &[u8], mut next_size: impl FnMut() -> usize) -> Outcome {
     let mut decoder = StreamDecoder::new(format);
     let mut events = Vec::new();
     let mut rest = bytes;
@@ -68,7 +69,7 @@ impl Rng {
 }
 
 /// The outcome of `bytes`, checked to be the same for every chunking.
-fn decode_every_way(format: StreamFormat, name: &str) -> Outcome {
+fn decode_every_way(format: Dialect, name: &str) -> Outcome {
     let bytes = fixture(name);
     let whole = run(format, &bytes, || usize::MAX);
     for size in 1..=64 {
@@ -224,7 +225,7 @@ fn search() -> Value {
 
 #[test]
 fn openai_chat_parallel_interleaved() {
-    let out = decode_every_way(StreamFormat::OpenAiChat, "openai_chat_parallel.sse");
+    let out = decode_every_way(Dialect::OpenAiChat, "openai_chat_parallel.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), expand("S0 D0 S1 D1 (D0 D1)x5 D1 D1 A0 A1"));
     check_calls(
@@ -252,7 +253,7 @@ fn openai_chat_parallel_interleaved() {
 fn openai_chat_compatible_server_quirks() {
     // BOM, bare CR line endings, `data:` without a space, one chunk over two data lines, id/retry/
     // unknown fields, both calls at index 0 with their own ids, no finish_reason and no [DONE].
-    let out = decode_every_way(StreamFormat::OpenAiChat, "openai_chat_compat.sse");
+    let out = decode_every_way(Dialect::OpenAiChat, "openai_chat_compat.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), expand("S0 D0 S1 D1x8 A0 A1"));
     check_calls(
@@ -263,7 +264,7 @@ fn openai_chat_compatible_server_quirks() {
 
 #[test]
 fn openai_responses_parallel_interleaved() {
-    let out = decode_every_way(StreamFormat::OpenAiResponses, "openai_responses_parallel.sse");
+    let out = decode_every_way(Dialect::OpenAiResponses, "openai_responses_parallel.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), expand("S0 S1 (D0 D1)x6 D1 D1 A0 A1"));
     check_calls(
@@ -279,7 +280,7 @@ fn openai_responses_parallel_interleaved() {
 fn openai_responses_done_restates_arguments() {
     // `.done` extending the deltas sends the rest as a delta; `.done` contradicting them wins;
     // `output_item.done` with empty arguments completes a call with `{}`; unknown kinds ignored.
-    let out = decode_every_way(StreamFormat::OpenAiResponses, "openai_responses_edge.sse");
+    let out = decode_every_way(Dialect::OpenAiResponses, "openai_responses_edge.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), "S0 D0 D0 A0 S1 D1 A1 S2 D2 A2");
     check_calls(
@@ -302,7 +303,7 @@ fn openai_responses_done_restates_arguments() {
 
 #[test]
 fn anthropic_parallel_interleaved() {
-    let out = decode_every_way(StreamFormat::Anthropic, "anthropic_parallel.sse");
+    let out = decode_every_way(Dialect::Anthropic, "anthropic_parallel.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), expand("S0 S1 (D1 D0)x6 D1 D1 A1 A0"));
     check_calls(
@@ -318,7 +319,7 @@ fn anthropic_parallel_interleaved() {
 fn anthropic_sequential_blocks() {
     // Thinking and server-tool blocks (with their own input_json_delta) are not tool calls; an
     // empty input becomes `{}`.
-    let out = decode_every_way(StreamFormat::Anthropic, "anthropic_sequential.sse");
+    let out = decode_every_way(Dialect::Anthropic, "anthropic_sequential.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), expand("S0 D0 A0 S1 D1x8 A1"));
     check_calls(
@@ -332,7 +333,7 @@ fn anthropic_sequential_blocks() {
 
 #[test]
 fn anthropic_unknown_events_ignored() {
-    let out = decode_every_way(StreamFormat::Anthropic, "anthropic_unknown_events.sse");
+    let out = decode_every_way(Dialect::Anthropic, "anthropic_unknown_events.sse");
     assert_eq!(out.error, None);
     assert_eq!(skeleton(&out.events), "S0 D0 A0");
     check_calls(&out.events, &[call("toolu_ok", "get_weather", weather())]);
@@ -344,14 +345,14 @@ fn error_message(out: &Outcome) -> &str {
 
 #[test]
 fn truncated_streams_fail_at_finish() {
-    let out = decode_every_way(StreamFormat::Anthropic, "anthropic_truncated.sse");
+    let out = decode_every_way(Dialect::Anthropic, "anthropic_truncated.sse");
     assert_eq!(skeleton(&out.events), "S0 D0 D0");
     assert_eq!(
         error_message(&out),
         "the stream ended before the input of tool call `toolu_cut` (get_weather) was complete"
     );
 
-    let out = decode_every_way(StreamFormat::OpenAiChat, "openai_chat_truncated.sse");
+    let out = decode_every_way(Dialect::OpenAiChat, "openai_chat_truncated.sse");
     assert_eq!(skeleton(&out.events), "S0 D0");
     assert_eq!(
         error_message(&out),
@@ -361,7 +362,7 @@ fn truncated_streams_fail_at_finish() {
 
 #[test]
 fn malformed_json_names_the_line() {
-    let out = decode_every_way(StreamFormat::OpenAiChat, "openai_chat_malformed.sse");
+    let out = decode_every_way(Dialect::OpenAiChat, "openai_chat_malformed.sse");
     assert_eq!(skeleton(&out.events), "S0 D0");
     let message = error_message(&out);
     assert!(
@@ -372,7 +373,7 @@ fn malformed_json_names_the_line() {
 
     // When the bad event comes in the same chunk as good ones, the good ones come first and the
     // error from the next call.
-    let mut decoder = StreamDecoder::new(StreamFormat::OpenAiChat);
+    let mut decoder = StreamDecoder::new(Dialect::OpenAiChat);
     let events = decoder.push(&fixture("openai_chat_malformed.sse")).unwrap();
     assert_eq!(skeleton(&events), "S0 D0");
     assert_eq!(decoder.finish().unwrap_err().message, message);
@@ -380,21 +381,21 @@ fn malformed_json_names_the_line() {
 
 #[test]
 fn provider_error_events() {
-    let out = decode_every_way(StreamFormat::Anthropic, "anthropic_error.sse");
+    let out = decode_every_way(Dialect::Anthropic, "anthropic_error.sse");
     assert_eq!(skeleton(&out.events), "S0 D0");
     assert_eq!(
         error_message(&out),
         "line 11: the provider sent an error: overloaded_error: Overloaded"
     );
 
-    let out = decode_every_way(StreamFormat::OpenAiChat, "openai_chat_error.sse");
+    let out = decode_every_way(Dialect::OpenAiChat, "openai_chat_error.sse");
     assert_eq!(skeleton(&out.events), "S0");
     assert_eq!(
         error_message(&out),
         "line 3: the provider sent an error: server_error: The server had an error while processing your request. Sorry about that!"
     );
 
-    let out = decode_every_way(StreamFormat::OpenAiResponses, "openai_responses_failed.sse");
+    let out = decode_every_way(Dialect::OpenAiResponses, "openai_responses_failed.sse");
     assert_eq!(skeleton(&out.events), "S0");
     assert_eq!(
         error_message(&out),
@@ -404,12 +405,12 @@ fn provider_error_events() {
 
 #[test]
 fn small_shapes() {
-    fn events(format: StreamFormat, body: &str) -> Outcome {
+    fn events(format: Dialect, body: &str) -> Outcome {
         run(format, body.as_bytes(), || 3)
     }
     // OpenAI chat: the first fragment carrying arguments gives start + delta; finish_reason closes.
     let out = events(
-        StreamFormat::OpenAiChat,
+        Dialect::OpenAiChat,
         concat!(
             r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}"#,
             "\n\n",
@@ -446,7 +447,7 @@ fn small_shapes() {
     );
     // Two choices (n = 2): calls tracked per choice, each closed by its own finish_reason.
     let out = events(
-        StreamFormat::OpenAiChat,
+        Dialect::OpenAiChat,
         concat!(
             r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":""}}]}},{"index":1,"delta":{"tool_calls":[{"index":0,"id":"y","function":{"name":"g","arguments":"{}"}}]}}]}"#,
             "\n\n",
@@ -460,7 +461,7 @@ fn small_shapes() {
     assert_eq!(skeleton(&out.events), "S0 S1 D1 A1 D0 A0");
     // A start without a name is an error naming the line.
     let out = events(
-        StreamFormat::OpenAiChat,
+        Dialect::OpenAiChat,
         "\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\"}]}}]}\n\n",
     );
     assert_eq!(
@@ -469,7 +470,7 @@ fn small_shapes() {
     );
     // Anthropic: a non-empty start input with no deltas is the input.
     let out = events(
-        StreamFormat::Anthropic,
+        Dialect::Anthropic,
         concat!(
             "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{\"q\":1}}}\n\n",
             "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
@@ -485,31 +486,31 @@ fn small_shapes() {
         }
     );
     // Anthropic: an `error` event whose data is not JSON still fails with its text.
-    let out = events(StreamFormat::Anthropic, "event: error\ndata: upstream connect error\n\n");
+    let out = events(Dialect::Anthropic, "event: error\ndata: upstream connect error\n\n");
     assert_eq!(
         error_message(&out),
         "line 2: the provider sent an error: \"upstream connect error\""
     );
     // Responses: an `error` event.
-    let out = events(StreamFormat::OpenAiResponses, "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down\",\"param\":null,\"sequence_number\":3}\n\n");
+    let out = events(Dialect::OpenAiResponses, "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down\",\"param\":null,\"sequence_number\":3}\n\n");
     assert_eq!(
         error_message(&out),
         "line 2: the provider sent `error`: rate_limit_exceeded: Slow down"
     );
     // Responses: a delta for an item nobody started.
     let out = events(
-        StreamFormat::OpenAiResponses,
+        Dialect::OpenAiResponses,
         "data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_x\",\"output_index\":0,\"delta\":\"{\"}\n\n",
     );
     assert!(error_message(&out).starts_with("line 1: a `response.function_call_arguments.delta` event refers to item `fc_x`"));
     // [DONE] closes the chat calls still open; for Responses a call still open there is truncated.
     let out = events(
-        StreamFormat::OpenAiChat,
+        Dialect::OpenAiChat,
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\ndata: [DONE]\n\n",
     );
     assert_eq!((skeleton(&out.events), out.error), ("S0 D0 A0".to_owned(), None));
     let out = events(
-        StreamFormat::OpenAiResponses,
+        Dialect::OpenAiResponses,
         "data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc\",\"call_id\":\"c\",\"name\":\"f\",\"arguments\":\"\"}}\n\ndata: [DONE]\n\n",
     );
     assert_eq!(skeleton(&out.events), "S0");
@@ -518,7 +519,7 @@ fn small_shapes() {
         "the stream ended before the input of tool call `c` (f) was complete"
     );
     // Everything after [DONE] is ignored, even a cut-off event.
-    let out = events(StreamFormat::OpenAiChat, "data: [DONE]\n\ndata: {not json\n\ndata: {\"cho");
+    let out = events(Dialect::OpenAiChat, "data: [DONE]\n\ndata: {not json\n\ndata: {\"cho");
     assert_eq!(
         out,
         Outcome {
@@ -555,29 +556,30 @@ fn events_serialize_with_kebab_case_tags() {
 }
 
 /// A stream with two calls whose arguments are each a string of about `half` bytes, in pieces.
-fn large_stream(format: StreamFormat, half: usize) -> (Vec<u8>, [String; 2]) {
+fn large_stream(format: Dialect, half: usize) -> (Vec<u8>, [String; 2]) {
     let piece = "lorem ipsum \\\"dolor\\\" sit amet, café ☕ \\u00e9 \\\\ consectetur adipiscing elit ";
     let mut args = [String::from("{\"blob\": \""), String::from("{\"blob\": \"")];
     let mut body = String::new();
     let esc = |s: &str| serde_json::to_string(s).unwrap();
     match format {
-        StreamFormat::OpenAiChat => {
+        Dialect::OpenAiChat => {
             for (i, id) in ["call_0", "call_1"].iter().enumerate() {
                 body += &format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"id\":\"{id}\",\"type\":\"function\",\"function\":{{\"name\":\"big\",\"arguments\":{}}}}}]}}}}]}}\n\n", esc(&args[i]));
             }
         }
-        StreamFormat::OpenAiResponses => {
+        Dialect::OpenAiResponses => {
             for (i, id) in ["call_0", "call_1"].iter().enumerate() {
                 body += &format!("event: response.output_item.added\ndata: {{\"type\":\"response.output_item.added\",\"output_index\":{i},\"item\":{{\"type\":\"function_call\",\"id\":\"fc_{i}\",\"call_id\":\"{id}\",\"name\":\"big\",\"arguments\":\"\"}}}}\n\n");
                 body += &format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{}}}\n\n", esc(&args[i]));
             }
         }
-        StreamFormat::Anthropic => {
+        Dialect::Anthropic => {
             for (i, id) in ["call_0", "call_1"].iter().enumerate() {
                 body += &format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"big\",\"input\":{{}}}}}}\n\n");
                 body += &format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{}}}}}\n\n", esc(&args[i]));
             }
         }
+        other => panic!("no stream is written for {other}"),
     }
     let mut n = 0;
     while args[1].len() < half {
@@ -589,20 +591,22 @@ fn large_stream(format: StreamFormat, half: usize) -> (Vec<u8>, [String; 2]) {
         args[i].push_str(piece);
         let delta = esc(piece);
         body += &match format {
-            StreamFormat::OpenAiChat => format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":{delta}}}}}]}}}}]}}\n\n"),
-            StreamFormat::OpenAiResponses => format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{delta}}}\n\n"),
-            StreamFormat::Anthropic => format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{delta}}}}}\n\n"),
+            Dialect::OpenAiChat => format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":{delta}}}}}]}}}}]}}\n\n"),
+            Dialect::OpenAiResponses => format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{delta}}}\n\n"),
+            Dialect::Anthropic => format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{delta}}}}}\n\n"),
+            other => panic!("no stream is written for {other}"),
         };
     }
     for (i, a) in args.iter_mut().enumerate() {
         a.push_str("\"}");
         body += &match format {
-            StreamFormat::OpenAiChat => format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":\"\\\"}}\"}}}}]}}}}]}}\n\n"),
-            StreamFormat::OpenAiResponses => format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":\"\\\"}}\"}}\n\nevent: response.function_call_arguments.done\ndata: {{\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"arguments\":{}}}\n\n", esc(a)),
-            StreamFormat::Anthropic => format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"}}\"}}}}\n\nevent: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"),
+            Dialect::OpenAiChat => format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":\"\\\"}}\"}}}}]}}}}]}}\n\n"),
+            Dialect::OpenAiResponses => format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":\"\\\"}}\"}}\n\nevent: response.function_call_arguments.done\ndata: {{\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"arguments\":{}}}\n\n", esc(a)),
+            Dialect::Anthropic => format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"}}\"}}}}\n\nevent: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"),
+            other => panic!("no stream is written for {other}"),
         };
     }
-    if format == StreamFormat::OpenAiChat {
+    if format == Dialect::OpenAiChat {
         body += "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
     }
     (body.into_bytes(), args)
@@ -610,11 +614,7 @@ fn large_stream(format: StreamFormat, half: usize) -> (Vec<u8>, [String; 2]) {
 
 #[test]
 fn large_streams_keep_only_the_open_inputs() {
-    for (format, chunk) in [
-        (StreamFormat::OpenAiChat, 4096),
-        (StreamFormat::OpenAiResponses, 1),
-        (StreamFormat::Anthropic, 61),
-    ] {
+    for (format, chunk) in [(Dialect::OpenAiChat, 4096), (Dialect::OpenAiResponses, 1), (Dialect::Anthropic, 61)] {
         let (bytes, args) = large_stream(format, 2_500_000);
         assert!(bytes.len() > 5_000_000, "{format:?}: {} bytes", bytes.len());
         let mut decoder = StreamDecoder::new(format);
@@ -668,7 +668,7 @@ fn large_streams_keep_only_the_open_inputs() {
 
 #[test]
 fn oversized_event_fails_instead_of_growing() {
-    let mut decoder = StreamDecoder::new(StreamFormat::OpenAiChat).with_max_event_bytes(1024);
+    let mut decoder = StreamDecoder::new(Dialect::OpenAiChat).with_max_event_bytes(1024);
     assert!(decoder.push(b"data: {\"choices\":[]}\n\n").unwrap().is_empty());
     let mut error = None;
     for _ in 0..100 {

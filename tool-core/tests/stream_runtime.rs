@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use serde_json::json;
 use tool_core::prelude::*;
 use tool_core::runtime::{RunEventKind as K, Runtime, ShownEvent, ShownOutput};
-use tool_core::stream::StreamFormat;
+use tool_core::Dialect;
 
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -74,7 +74,7 @@ async fn hooks_fire_in_order_and_calls_run() {
         ("toolu_d", "rt-delete", &[r#"{"scope": "all"}"#]),
     ]);
     let runtime = Runtime::new(Registry::global());
-    let (mut run, stream) = runtime.stream(StreamFormat::Anthropic, CallOptions::default());
+    let (mut run, stream) = runtime.stream(Dialect::Anthropic, CallOptions::default());
     // Feed in small chunks, checking the live preview on the way.
     let mut saw_partial_preview = false;
     for chunk in sse.as_bytes().chunks(7) {

@@ -17,8 +17,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tool_core::catalog::pass::{apply, Target};
+use tool_core::catalog::pass::apply;
 use tool_core::schema::receive_schema;
+use tool_core::Dialect;
 
 // ---------------------------------------------------------------------------------------------
 // The shapes. Fields are only read through their schemas.
@@ -967,7 +968,7 @@ fn openai_strict_table() {
     assert!(rows.len() >= 25, "{} rows", rows.len());
     let mut failures = Vec::new();
     for Row { name, schema, expect } in rows {
-        for target in [Target::OpenAiChat, Target::OpenAiResponses] {
+        for target in [Dialect::OpenAiChat, Dialect::OpenAiResponses] {
             let result = apply(target, true, "table_tool", &schema);
             match (&expect, result) {
                 (Schema(expected, warnings), Ok(out)) => {
@@ -1025,10 +1026,15 @@ fn openai_strict_table() {
 fn refused_shapes_still_export_without_strict() {
     for Row { name, schema, expect } in table() {
         if let Error(..) = expect {
-            for target in [Target::OpenAiChat, Target::OpenAiResponses, Target::GeminiJsonSchema, Target::Mcp] {
+            for target in [
+                Dialect::OpenAiChat,
+                Dialect::OpenAiResponses,
+                Dialect::GeminiJsonSchema,
+                Dialect::Mcp,
+            ] {
                 let out = apply(target, false, "t", &schema).unwrap_or_else(|e| panic!("{name} ({target:?}): {e}"));
                 // MCP keeps the dialect a schema names (SEP-1613); the others drop it.
-                assert_eq!(out.schema.get("$schema").is_some(), target == Target::Mcp, "{name} ({target:?})");
+                assert_eq!(out.schema.get("$schema").is_some(), target == Dialect::Mcp, "{name} ({target:?})");
             }
         }
     }
@@ -1071,7 +1077,7 @@ fn gemini_openapi_over_the_table() {
         }
     }
     for Row { name, schema, .. } in table() {
-        match apply(Target::GeminiOpenApi, false, "t", &schema) {
+        match apply(Dialect::GeminiOpenApi, false, "t", &schema) {
             Ok(out) => {
                 let mut problems = Vec::new();
                 check(&out.schema, "", &mut problems);
@@ -1106,7 +1112,7 @@ async fn strict_nulls_validate_against_the_original_schema() {
     use tool_core::{CallOptions, DynamicTool, Registry};
 
     let original = receive_schema::<Query>();
-    let strict = apply(Target::OpenAiResponses, true, "search", &original).unwrap().schema;
+    let strict = apply(Dialect::OpenAiResponses, true, "search", &original).unwrap().schema;
     // What a strict model sends when it has nothing to say: every field present, `null` for the
     // ones that were optional (and for the defaulted nested one).
     let args = json!({"text": "rust", "limit": null, "lang": null, "near": null, "filter": {"max": null}});

@@ -10,11 +10,12 @@ use serde_json::{json, Map, Value};
 use tool_core::context::ToolCallInfo;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
-use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents, ResultTarget};
+use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents};
 use tool_core::provider::{ResolveOptions, ToolProvider};
 use tool_core::runtime::Runtime;
 use tool_core::spec::ToolSpec;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
+use tool_core::Dialect;
 use tool_core::{CallOptions, CancellationToken, Registry, Tool, ToolError};
 use tool_providers::mcp::McpToolProvider;
 
@@ -119,7 +120,7 @@ async fn every_kind_of_content_reaches_the_caller_as_content_parts() {
     assert_eq!(out.value()[1]["type"], "image", "the value is still the blocks");
     assert_eq!(out.value()[2]["type"], "resource_link");
     // Passed on to an MCP client (a gateway), the parts are the server's blocks again.
-    let again = out.for_model().to_tool_result(ResultTarget::Mcp, "");
+    let again = out.for_model().to_tool_result(Dialect::Mcp, "").expect("MCP has a result shape");
     assert_eq!(again["content"][1], json!({"type": "image", "data": PNG, "mimeType": "image/png"}));
     assert_eq!(
         again["content"][2],
@@ -187,7 +188,10 @@ async fn an_image_and_a_resource_link_from_another_server_reach_the_caller() {
         ]))
     );
     // A model provider that cannot take the link still learns of it.
-    let anthropic = out.for_model().to_tool_result(ResultTarget::Anthropic, "toolu_1");
+    let anthropic = out
+        .for_model()
+        .to_tool_result(Dialect::Anthropic, "toolu_1")
+        .expect("Anthropic has a result shape");
     assert_eq!(anthropic["content"][1]["source"]["type"], "base64");
     assert_eq!(
         anthropic["content"][2],

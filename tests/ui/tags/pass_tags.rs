@@ -1,5 +1,6 @@
 // `tags = [...]` is stored in the spec and selects tools into catalogs.
-use tool_core::catalog::{Catalog, Format};
+use tool_core::catalog::Catalog;
+use tool_core::Dialect;
 use tool_core::prelude::*;
 
 /// Get the weather
@@ -18,7 +19,7 @@ fn main() {
     let spec = Registry::global().get("weather").unwrap().spec().clone();
     assert_eq!(spec.tags, ["weather", "read-only"]);
     let catalog = Catalog::from_registry().tagged("read-only");
-    let doc = catalog.export(Format::Mcp).unwrap().document();
+    let doc = catalog.export(Dialect::Mcp).unwrap().document();
     assert_eq!(doc["tools"].as_array().unwrap().len(), 1);
     assert_eq!(doc["tools"][0]["name"], "weather");
 }

@@ -1,15 +1,17 @@
-//! One tool entry per target, in that target's exact shape, written straight to JSON text.
+//! One tool entry per dialect, in that dialect's exact shape, written straight to JSON text.
 //!
 //! Owns the field layout of each provider's tool object (OpenAI Chat and Responses, Anthropic,
-//! Gemini, MCP). Schemas arrive rewritten by [`pass`](super::pass) (or untouched, when the
-//! target takes them as they are: then they are serialised from the tool's own schema, never
-//! copied); names arrive mapped by [`names`](super::names).
+//! Gemini, MCP) and of the document around them. Schemas arrive rewritten by [`pass`] (or
+//! untouched, when the dialect takes them as they are: then they are serialised from the tool's
+//! own schema, never copied); names arrive mapped by [`names`](super::names). Must not rewrite
+//! schemas or choose names.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use super::pass::{self, PassError, Rewritten, Target};
+use super::pass::{self, PassError, Rewritten};
+use crate::dialect::Dialect;
 use crate::spec::ToolSpec;
 
 /// A tool's entry for one target, plus what the passes warned about.
@@ -112,99 +114,49 @@ impl Serialize for Fields<'_> {
 }
 
 fn run_pass<'a>(
-    target: Target,
+    dialect: Dialect,
     strict: bool,
     spec: &ToolSpec,
     schema: &'a Value,
     warnings: &mut Vec<String>,
 ) -> Result<Schema<'a>, PassError> {
-    let (rewritten, w) = pass::rewrite(target, strict, &spec.id, schema)?;
+    let (rewritten, w) = pass::rewrite(dialect, strict, &spec.id, schema)?;
     warnings.extend(w);
     Ok(match rewritten {
-        Rewritten::Unchanged if target == Target::Mcp => Schema::Verbatim(schema),
+        Rewritten::Unchanged if dialect == Dialect::Mcp => Schema::Verbatim(schema),
         Rewritten::Unchanged => Schema::Original(schema),
         Rewritten::New(v) => Schema::New(v),
     })
 }
 
-/// Builds the entry of `spec` for `target` under `name`, strict or not.
-pub(crate) fn entry(target: Target, spec: &ToolSpec, name: &str, strict: bool) -> Result<Entry, PassError> {
+/// Builds the entry of `spec` for `dialect` under `name`, strict or not.
+pub(crate) fn entry(dialect: Dialect, spec: &ToolSpec, name: &str, strict: bool) -> Result<Entry, PassError> {
     let mut warnings = Vec::new();
-    let input = run_pass(target, strict, spec, &spec.input_schema, &mut warnings)?;
-    let description = Field::Str(&spec.description);
-    let output = match target {
-        Target::GeminiOpenApi | Target::GeminiJsonSchema => spec.output_schema.as_ref(),
+    let input = run_pass(dialect, strict, spec, &spec.input_schema, &mut warnings)?;
+    let output = match dialect {
+        Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => spec.output_schema.as_ref(),
         // MCP requires an object output schema (structuredContent is an object).
-        Target::Mcp => spec.output_schema.as_ref().filter(|s| s.get("type") == Some(&json!("object"))),
-        _ => None,
+        Dialect::Mcp => spec.output_schema.as_ref().filter(|s| s.get("type") == Some(&json!("object"))),
+        Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic => None,
     };
-    let output = output.map(|o| run_pass(target, false, spec, o, &mut warnings)).transpose()?;
-    let annotations = if target == Target::Mcp { spec.mcp.annotations() } else { None };
+    let output = output.map(|o| run_pass(dialect, false, spec, o, &mut warnings)).transpose()?;
     let examples = Value::Array(spec.input_examples.clone());
-
-    let fields = match target {
-        Target::OpenAiChat => {
-            let function = Fields::default()
-                .with("name", Field::Str(name))
-                .with("description", description)
-                .with("parameters", Field::Schema(&input))
-                .with_if(strict, "strict", || Field::Bool(true));
-            Fields::default()
-                .with("type", Field::Str("function"))
-                .with("function", Field::Object(function))
-                .with_options(spec, &["openai"])
-        }
-        // The Responses API defaults to strict: always say which.
-        Target::OpenAiResponses => Fields::default()
-            .with("type", Field::Str("function"))
-            .with("name", Field::Str(name))
-            .with("description", description)
-            .with("parameters", Field::Schema(&input))
-            .with("strict", Field::Bool(strict))
-            .with_options(spec, &["openai"]),
-        Target::Anthropic => Fields::default()
-            .with("name", Field::Str(name))
-            .with("description", description)
-            .with("input_schema", Field::Schema(&input))
-            .with_if(strict, "strict", || Field::Bool(true))
-            .with_if(!spec.input_examples.is_empty(), "input_examples", || Field::Json(&examples))
-            .with_options(spec, &["anthropic"]),
-        Target::GeminiOpenApi | Target::GeminiJsonSchema => {
-            let (params, response) = match target {
-                Target::GeminiOpenApi => ("parameters", "response"),
-                _ => ("parametersJsonSchema", "responseJsonSchema"),
-            };
-            Fields::default()
-                .with("name", Field::Str(name))
-                .with("description", description)
-                .with(params, Field::Schema(&input))
-                .with_if(output.is_some(), response, || Field::Schema(output.as_ref().unwrap_or(&input)))
-                .with_options(spec, &["google", "gemini"])
-        }
-        Target::Mcp => Fields::default()
-            .with("name", Field::Str(name))
-            .with_if(spec.title.is_some() || spec.mcp.title.is_some(), "title", || {
-                Field::Str(spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or_default())
-            })
-            .with("description", description)
-            .with("inputSchema", Field::Schema(&input))
-            .with_if(output.as_ref().is_some_and(Schema::is_object_root), "outputSchema", || {
-                Field::Schema(output.as_ref().unwrap_or(&input))
-            })
-            .with_if(annotations.is_some(), "annotations", || {
-                Field::Json(annotations.as_ref().unwrap_or(&Value::Null))
-            })
-            .with_if(spec.mcp.meta.is_some(), "_meta", || {
-                Field::Json(spec.mcp.meta.as_ref().unwrap_or(&Value::Null))
-            }),
+    let annotations = (dialect == Dialect::Mcp).then(|| spec.mcp.annotations()).flatten();
+    let fields = match dialect {
+        Dialect::OpenAiChat => openai_chat(spec, name, &input, strict),
+        Dialect::OpenAiResponses => openai_responses(spec, name, &input, strict),
+        Dialect::Anthropic => anthropic(spec, name, &input, strict, &examples),
+        Dialect::GeminiOpenApi => gemini(spec, name, ("parameters", "response"), &input, output.as_ref()),
+        Dialect::GeminiJsonSchema => gemini(spec, name, ("parametersJsonSchema", "responseJsonSchema"), &input, output.as_ref()),
+        Dialect::Mcp => mcp(spec, name, &input, output.as_ref(), annotations.as_ref()),
     };
     let json = serde_json::value::to_raw_value(&fields).map_err(|e| PassError {
         tool: spec.id.clone(),
-        target: target.as_str(),
+        dialect,
         path: String::new(),
         rule: format!("the entry could not be serialised: {e}"),
     })?;
-    let strict_input = (target == Target::Anthropic && strict).then(|| match input {
+    let strict_input = (dialect == Dialect::Anthropic && strict).then(|| match input {
         Schema::Original(v) | Schema::Verbatim(v) => v.clone(),
         Schema::New(v) => v,
     });
@@ -215,11 +167,93 @@ pub(crate) fn entry(target: Target, spec: &ToolSpec, name: &str, strict: bool) -
     })
 }
 
-/// Wraps a target's entries into the document that target takes.
-pub(crate) fn document(target: Target, entries: Vec<Value>) -> Value {
-    match target {
-        Target::OpenAiChat | Target::OpenAiResponses | Target::Anthropic => Value::Array(entries),
-        Target::GeminiOpenApi | Target::GeminiJsonSchema => json!({ "functionDeclarations": entries }),
-        Target::Mcp => json!({ "tools": entries }),
+fn openai_chat<'a>(spec: &'a ToolSpec, name: &'a str, input: &'a Schema<'a>, strict: bool) -> Fields<'a> {
+    let function = Fields::default()
+        .with("name", Field::Str(name))
+        .with("description", Field::Str(&spec.description))
+        .with("parameters", Field::Schema(input))
+        .with_if(strict, "strict", || Field::Bool(true));
+    Fields::default()
+        .with("type", Field::Str("function"))
+        .with("function", Field::Object(function))
+        .with_options(spec, &["openai"])
+}
+
+/// The Responses API defaults to strict: always say which.
+fn openai_responses<'a>(spec: &'a ToolSpec, name: &'a str, input: &'a Schema<'a>, strict: bool) -> Fields<'a> {
+    Fields::default()
+        .with("type", Field::Str("function"))
+        .with("name", Field::Str(name))
+        .with("description", Field::Str(&spec.description))
+        .with("parameters", Field::Schema(input))
+        .with("strict", Field::Bool(strict))
+        .with_options(spec, &["openai"])
+}
+
+fn anthropic<'a>(spec: &'a ToolSpec, name: &'a str, input: &'a Schema<'a>, strict: bool, examples: &'a Value) -> Fields<'a> {
+    Fields::default()
+        .with("name", Field::Str(name))
+        .with("description", Field::Str(&spec.description))
+        .with("input_schema", Field::Schema(input))
+        .with_if(strict, "strict", || Field::Bool(true))
+        .with_if(!spec.input_examples.is_empty(), "input_examples", || Field::Json(examples))
+        .with_options(spec, &["anthropic"])
+}
+
+/// Gemini's declaration; `params` and `response` name the schema fields of the flavour.
+fn gemini<'a>(
+    spec: &'a ToolSpec,
+    name: &'a str,
+    (params, response): (&'a str, &'a str),
+    input: &'a Schema<'a>,
+    output: Option<&'a Schema<'a>>,
+) -> Fields<'a> {
+    Fields::default()
+        .with("name", Field::Str(name))
+        .with("description", Field::Str(&spec.description))
+        .with(params, Field::Schema(input))
+        .with_if(output.is_some(), response, || Field::Schema(output.unwrap_or(input)))
+        .with_options(spec, &["google", "gemini"])
+}
+
+fn mcp<'a>(
+    spec: &'a ToolSpec,
+    name: &'a str,
+    input: &'a Schema<'a>,
+    output: Option<&'a Schema<'a>>,
+    annotations: Option<&'a Value>,
+) -> Fields<'a> {
+    Fields::default()
+        .with("name", Field::Str(name))
+        .with_if(spec.title.is_some() || spec.mcp.title.is_some(), "title", || {
+            Field::Str(spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or_default())
+        })
+        .with("description", Field::Str(&spec.description))
+        .with("inputSchema", Field::Schema(input))
+        .with_if(output.is_some_and(Schema::is_object_root), "outputSchema", || {
+            Field::Schema(output.unwrap_or(input))
+        })
+        .with_if(annotations.is_some(), "annotations", || {
+            Field::Json(annotations.unwrap_or(&Value::Null))
+        })
+        .with_if(spec.mcp.meta.is_some(), "_meta", || {
+            Field::Json(spec.mcp.meta.as_ref().unwrap_or(&Value::Null))
+        })
+}
+
+/// The key a dialect's document wraps its entries in; `None`: the document is the array.
+pub(crate) fn wrapper(dialect: Dialect) -> Option<&'static str> {
+    match dialect {
+        Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic => None,
+        Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => Some("functionDeclarations"),
+        Dialect::Mcp => Some("tools"),
+    }
+}
+
+/// Wraps a dialect's entries into the document that dialect takes.
+pub(crate) fn document(dialect: Dialect, entries: Vec<Value>) -> Value {
+    match wrapper(dialect) {
+        None => Value::Array(entries),
+        Some(key) => Value::Object(Map::from_iter([(key.to_owned(), Value::Array(entries))])),
     }
 }

@@ -1,13 +1,14 @@
 //! Catalogs: named, versioned selections of tools, exported in each provider's exact format
 //! and dispatching the model's tool calls back.
 //!
-//! Owns [`Catalog`] (selection, export, name mapping, dispatch), [`Format`] and
-//! [`CatalogError`]. The schema rewrites per target are [`pass`]'s, the field layouts
-//! `format`'s, the name rules [`names`]', and our own versioned JSON [`toolsmith`]'s.
+//! Owns [`Catalog`] (selection, export, name mapping, dispatch), [`Export`] and
+//! [`CatalogError`]. Which provider is a [`Dialect`]; the schema rewrites per dialect are
+//! [`pass`]'s, the field layouts `format`'s, the name rules [`names`]', and our own versioned
+//! JSON [`toolsmith`]'s. Must not know tool results or streams (the dialect layer's others).
 //!
 //! ```
-//! use tool_core::catalog::{Catalog, Format};
-//! use tool_core::{DynamicTool, Registry};
+//! use tool_core::catalog::Catalog;
+//! use tool_core::{Dialect, DynamicTool, Registry};
 //! use serde_json::json;
 //!
 //! let echo = DynamicTool::builder("text.echo", "Echo the text back")
@@ -15,12 +16,12 @@
 //!     .handler(|input, _| async move { Ok(input["text"].clone()) })
 //!     .unwrap();
 //! let catalog = Catalog::new("demo", "1.0.0", Registry::from_iter([echo]));
-//! let tools = catalog.export(Format::OpenAi).unwrap().document();
+//! let tools = catalog.export(Dialect::OpenAiChat).unwrap().document();
 //! // OpenAI forbids dots in names: the name is mapped, and calls are routed back.
 //! let name = tools[0]["function"]["name"].as_str().unwrap();
 //! assert!(name.starts_with("text_echo"));
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let out = catalog.dispatch(Format::OpenAi, name, r#"{"text": "hi"}"#, Default::default()).await.unwrap();
+//! let out = catalog.dispatch(Dialect::OpenAiChat, name, r#"{"text": "hi"}"#, Default::default()).await.unwrap();
 //! assert_eq!(out.value(), json!("hi"));
 //! # });
 //! ```
@@ -38,56 +39,12 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::call::{CallArgs, CallOptions};
+use crate::dialect::Dialect;
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::Registry;
 use crate::tool::{Tool, ToolOutput};
 use names::NameMap;
-use pass::{PassError, Target};
-
-/// An export format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// OpenAI Chat Completions: `[{type: "function", function: {...}}]`.
-    OpenAi,
-    /// OpenAI Responses: `[{type: "function", name, parameters, strict}]`.
-    OpenAiResponses,
-    /// Anthropic Messages: `[{name, description, input_schema, ...}]`.
-    Anthropic,
-    /// Gemini `{functionDeclarations: [...]}` with `parameters` in the OpenAPI 3.0 subset.
-    GeminiOpenApi,
-    /// Gemini `{functionDeclarations: [...]}` with `parametersJsonSchema`.
-    GeminiJsonSchema,
-    /// MCP `tools/list` result: `{tools: [...]}`.
-    Mcp,
-}
-
-impl Format {
-    /// Every format.
-    pub const ALL: [Format; 6] = [
-        Format::OpenAi,
-        Format::OpenAiResponses,
-        Format::Anthropic,
-        Format::GeminiOpenApi,
-        Format::GeminiJsonSchema,
-        Format::Mcp,
-    ];
-
-    /// The schema target behind the format.
-    pub fn target(self) -> Target {
-        match self {
-            Format::OpenAi => Target::OpenAiChat,
-            Format::OpenAiResponses => Target::OpenAiResponses,
-            Format::Anthropic => Target::Anthropic,
-            Format::GeminiOpenApi => Target::GeminiOpenApi,
-            Format::GeminiJsonSchema => Target::GeminiJsonSchema,
-            Format::Mcp => Target::Mcp,
-        }
-    }
-
-    fn strict_capable(self) -> bool {
-        matches!(self, Format::OpenAi | Format::OpenAiResponses | Format::Anthropic)
-    }
-}
+use pass::PassError;
 
 /// How strictness is decided at export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -99,13 +56,13 @@ pub enum Strictness {
     All,
 }
 
-/// A format's tool list for one request, and what the passes warned about.
+/// A dialect's tool list for one request, and what the passes warned about.
 ///
-/// It serialises as the document in the format's exact shape, straight from the catalog's
+/// It serialises as the document in the dialect's exact shape, straight from the catalog's
 /// cached entries; [`Export::document`] builds it as a value.
 #[derive(Debug, Clone)]
 pub struct Export {
-    target: Target,
+    dialect: Dialect,
     entries: Vec<Arc<CachedEntry>>,
     /// Warnings (constraints removed for a target, per-request limits passed).
     pub warnings: Vec<String>,
@@ -113,7 +70,7 @@ pub struct Export {
 
 impl PartialEq for Export {
     fn eq(&self, other: &Self) -> bool {
-        self.target == other.target && self.warnings == other.warnings && self.document() == other.document()
+        self.dialect == other.dialect && self.warnings == other.warnings && self.document() == other.document()
     }
 }
 
@@ -121,23 +78,16 @@ impl Export {
     /// The document as a JSON value.
     pub fn document(&self) -> Value {
         let parse = |e: &Arc<CachedEntry>| serde_json::from_str(e.json.get()).unwrap_or(Value::Null);
-        format::document(self.target, self.entries.iter().map(parse).collect())
+        format::document(self.dialect, self.entries.iter().map(parse).collect())
     }
 }
 
 impl serde::Serialize for Export {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        match self.target {
-            Target::OpenAiChat | Target::OpenAiResponses | Target::Anthropic => {
-                serializer.collect_seq(self.entries.iter().map(|e| &*e.json))
-            }
-            Target::GeminiOpenApi | Target::GeminiJsonSchema | Target::Mcp => {
-                let key = if self.target == Target::Mcp {
-                    "tools"
-                } else {
-                    "functionDeclarations"
-                };
+        match format::wrapper(self.dialect) {
+            None => serializer.collect_seq(self.entries.iter().map(|e| &*e.json)),
+            Some(key) => {
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry(key, &EntriesSeq(&self.entries))?;
                 map.end()
@@ -154,7 +104,7 @@ impl serde::Serialize for EntriesSeq<'_> {
     }
 }
 
-/// One tool's entry for one target and strictness, computed once per catalog: as a value and
+/// One tool's entry for one dialect and strictness, computed once per catalog: as a value and
 /// already serialised, so exports after the first only copy bytes.
 #[derive(Debug)]
 struct CachedEntry {
@@ -165,12 +115,12 @@ struct CachedEntry {
 
 type Cached = Result<Arc<CachedEntry>, PassError>;
 
-/// Slots per tool: every target, strict and not.
-const SLOTS: usize = 12;
+/// Slots per tool: every dialect, strict and not.
+const SLOTS: usize = Dialect::ALL.len() * 2;
 
-fn slot(target: Target, strict: bool) -> usize {
-    let t = Target::ALL.iter().position(|x| *x == target).unwrap_or(0);
-    t * 2 + usize::from(strict)
+fn slot(dialect: Dialect, strict: bool) -> usize {
+    let d = Dialect::ALL.iter().position(|x| *x == dialect).unwrap_or(0);
+    d * 2 + usize::from(strict)
 }
 
 /// Every tool that could not be exported, each with its path and rule.
@@ -194,7 +144,7 @@ pub struct Catalog {
     version: String,
     registry: Arc<Registry>,
     tools: Vec<Arc<dyn Tool>>,
-    names: BTreeMap<Target, NameMap>,
+    names: BTreeMap<Dialect, NameMap>,
     entries: Vec<[OnceLock<Cached>; SLOTS]>,
 }
 
@@ -214,9 +164,9 @@ impl Catalog {
         let registry = Arc::new(registry);
         let tools = registry.tools();
         let ids: Vec<&str> = tools.iter().map(|t| t.spec().id.as_str()).collect();
-        let names = pass::Target::ALL
+        let names = Dialect::ALL
             .into_iter()
-            .map(|t| (t, NameMap::build(t, ids.iter().copied())))
+            .map(|d| (d, NameMap::build(d, ids.iter().copied())))
             .collect();
         let entries = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
         Catalog {
@@ -303,36 +253,35 @@ impl Catalog {
         &self.registry
     }
 
-    /// The name a tool has in a format.
-    pub fn provider_name(&self, format: Format, id: &str) -> Option<&str> {
-        self.names.get(&format.target())?.name(id)
+    /// The name a tool has in a dialect.
+    pub fn provider_name(&self, dialect: Dialect, id: &str) -> Option<&str> {
+        self.names.get(&dialect)?.name(id)
     }
 
-    /// The tool id behind a name a model used in a format.
-    pub fn resolve(&self, format: Format, name: &str) -> Option<&str> {
-        self.names.get(&format.target())?.id(name)
+    /// The tool id behind a name a model used in a dialect.
+    pub fn resolve(&self, dialect: Dialect, name: &str) -> Option<&str> {
+        self.names.get(&dialect)?.id(name)
     }
 
-    /// The tool list in `format`, each tool strict as it declares.
-    pub fn export(&self, format: Format) -> Result<Export, CatalogError> {
-        self.export_with(format, Strictness::AsDeclared)
+    /// The tool list in `dialect`, each tool strict as it declares.
+    pub fn export(&self, dialect: Dialect) -> Result<Export, CatalogError> {
+        self.export_with(dialect, Strictness::AsDeclared)
     }
 
-    /// The tool list in `format` with the given strictness. Every tool that cannot be
+    /// The tool list in `dialect` with the given strictness. Every tool that cannot be
     /// exported is reported (tool, path, rule); nothing is silently downgraded.
-    pub fn export_with(&self, format: Format, strictness: Strictness) -> Result<Export, CatalogError> {
-        let target = format.target();
+    pub fn export_with(&self, dialect: Dialect, strictness: Strictness) -> Result<Export, CatalogError> {
         let mut entries = Vec::with_capacity(self.tools.len());
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
         let mut strict_inputs = Vec::new();
         for (i, tool) in self.tools.iter().enumerate() {
             let spec = tool.spec();
-            let strict = format.strict_capable() && (spec.strict || strictness == Strictness::All);
-            match self.entry(i, target, strict) {
+            let strict = dialect.supports_strict() && (spec.strict || strictness == Strictness::All);
+            match self.entry(i, dialect, strict) {
                 Ok(entry) => {
                     warnings.extend(entry.warnings.iter().cloned());
-                    if target == Target::Anthropic {
+                    if dialect == Dialect::Anthropic {
                         strict_inputs.push((strict, entry.clone()));
                     }
                     entries.push(entry.clone());
@@ -343,22 +292,26 @@ impl Catalog {
         if !errors.is_empty() {
             return Err(CatalogError(errors));
         }
-        if target == Target::Anthropic {
+        if dialect == Dialect::Anthropic {
             let refs: Vec<(bool, &Value)> = strict_inputs
                 .iter()
                 .filter_map(|(s, e)| e.strict_input.as_ref().map(|v| (*s, v)))
                 .collect();
             warnings.extend(pass::anthropic_request_warnings(&refs));
         }
-        Ok(Export { target, entries, warnings })
+        Ok(Export {
+            dialect,
+            entries,
+            warnings,
+        })
     }
 
-    /// The cached entry of tool `i` for a target and strictness.
-    fn entry(&self, i: usize, target: Target, strict: bool) -> &Cached {
-        self.entries[i][slot(target, strict)].get_or_init(|| {
+    /// The cached entry of tool `i` for a dialect and strictness.
+    fn entry(&self, i: usize, dialect: Dialect, strict: bool) -> &Cached {
+        self.entries[i][slot(dialect, strict)].get_or_init(|| {
             let spec = self.tools[i].spec();
-            let name = self.names[&target].name(&spec.id).unwrap_or(&spec.id);
-            format::entry(target, spec, name, strict).map(|e| {
+            let name = self.names[&dialect].name(&spec.id).unwrap_or(&spec.id);
+            format::entry(dialect, spec, name, strict).map(|e| {
                 Arc::new(CachedEntry {
                     json: e.json,
                     warnings: e.warnings,
@@ -368,20 +321,20 @@ impl Catalog {
         })
     }
 
-    /// Routes a model's tool call (by the name it has in `format`) to the tool and calls it
+    /// Routes a model's tool call (by the name it has in `dialect`) to the tool and calls it
     /// with the registry's validation against the tool's original contract (so a strict-mode
     /// `null` for an optional field counts as absent).
     pub async fn dispatch<'a>(
         &self,
-        format: Format,
+        dialect: Dialect,
         name: &str,
         args: impl Into<CallArgs<'a>>,
         options: CallOptions,
     ) -> Result<ToolOutput, ToolError> {
-        match self.resolve(format, name) {
+        match self.resolve(dialect, name) {
             Some(id) => self.registry.call(id, args, options).await,
             None => {
-                let known: Vec<&str> = self.names[&format.target()].names().collect();
+                let known: Vec<&str> = self.names[&dialect].names().collect();
                 Err(ToolError::with_details(
                     format!(
                         "There is no tool `{name}` in catalog `{}`. Available tools: {}",

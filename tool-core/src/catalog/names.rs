@@ -1,14 +1,15 @@
-//! Tool-name rules per target and the reversible mapping for names a target forbids.
+//! Tool-name rules and the reversible mapping for names a dialect forbids.
 //!
-//! Owns [`NameRule`] and [`NameMap`]. A valid id is used as is; another is mapped to a valid
-//! name (invalid characters to `_`, shortened, and suffixed with a hash of the id when needed
-//! to stay unique), and the map routes a model's tool call back to the id.
+//! Owns [`NameRule`] (which dialect follows which rule is [`Dialect::name_rule`]) and
+//! [`NameMap`]. A valid id is used as is; another is mapped to a valid name (invalid characters
+//! to `_`, shortened, and suffixed with a hash of the id when needed to stay unique), and the
+//! map routes a model's tool call back to the id. Must not touch schemas or entries.
 
 use std::collections::BTreeMap;
 
-use super::pass::Target;
+use crate::dialect::Dialect;
 
-/// A target's tool-name rule.
+/// A dialect's tool-name rule.
 #[derive(Debug, Clone, Copy)]
 pub struct NameRule {
     /// Longest accepted name.
@@ -35,29 +36,27 @@ fn mcp(c: char) -> bool {
 }
 
 impl NameRule {
-    /// The rule of a target.
-    pub fn of(target: Target) -> NameRule {
-        match target {
-            Target::OpenAiChat | Target::OpenAiResponses | Target::Anthropic => NameRule {
-                max_len: 64,
-                allowed: common,
-                first: common,
-                pattern: "^[a-zA-Z0-9_-]{1,64}$",
-            },
-            Target::GeminiOpenApi | Target::GeminiJsonSchema => NameRule {
-                max_len: 64,
-                allowed: gemini,
-                first: gemini_first,
-                pattern: "^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
-            },
-            Target::Mcp => NameRule {
-                max_len: 128,
-                allowed: mcp,
-                first: mcp,
-                pattern: "^[A-Za-z0-9_.-]{1,128}$",
-            },
-        }
-    }
+    /// Letters, digits, `_` and `-`, up to 64: OpenAI (Chat and Responses) and Anthropic.
+    pub(crate) const PLAIN: NameRule = NameRule {
+        max_len: 64,
+        allowed: common,
+        first: common,
+        pattern: "^[a-zA-Z0-9_-]{1,64}$",
+    };
+    /// Gemini: also `.` and `:`, starting with a letter or `_`, up to 64.
+    pub(crate) const GEMINI: NameRule = NameRule {
+        max_len: 64,
+        allowed: gemini,
+        first: gemini_first,
+        pattern: "^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
+    };
+    /// MCP: also `.`, up to 128.
+    pub(crate) const MCP: NameRule = NameRule {
+        max_len: 128,
+        allowed: mcp,
+        first: mcp,
+        pattern: "^[A-Za-z0-9_.-]{1,128}$",
+    };
 
     /// Whether a name satisfies the rule.
     pub fn accepts(&self, name: &str) -> bool {
@@ -72,7 +71,7 @@ fn fnv(text: &str) -> u32 {
         .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
-/// Provider names of one target, both ways.
+/// Provider names of one dialect, both ways.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NameMap {
     to_name: BTreeMap<String, String>,
@@ -80,10 +79,10 @@ pub struct NameMap {
 }
 
 impl NameMap {
-    /// Maps every id for a target. Ids the target accepts keep their spelling; the others get
+    /// Maps every id for a dialect. Ids the dialect accepts keep their spelling; the others get
     /// a valid, unique name.
-    pub fn build<'a>(target: Target, ids: impl IntoIterator<Item = &'a str>) -> NameMap {
-        let rule = NameRule::of(target);
+    pub fn build<'a>(dialect: Dialect, ids: impl IntoIterator<Item = &'a str>) -> NameMap {
+        let rule = dialect.name_rule();
         let ids: Vec<&str> = ids.into_iter().collect();
         let mut map = NameMap::default();
         // Valid ids first, so a mapped name never takes an id's own spelling.
@@ -136,7 +135,7 @@ mod tests {
     #[test]
     fn valid_ids_keep_their_spelling_and_dotted_ones_map_back() {
         let ids = ["weather", "Github.CreateIssue", "Github_CreateIssue", "Slack.Send@1.2"];
-        let m = NameMap::build(Target::OpenAiChat, ids);
+        let m = NameMap::build(Dialect::OpenAiChat, ids);
         assert_eq!(m.name("weather"), Some("weather"));
         assert_eq!(m.name("Github_CreateIssue"), Some("Github_CreateIssue"));
         let dotted = m.name("Github.CreateIssue").unwrap();
@@ -144,16 +143,16 @@ mod tests {
         assert!(dotted.starts_with("Github_CreateIssue_"), "{dotted}");
         for id in ids {
             let name = m.name(id).unwrap();
-            assert!(NameRule::of(Target::OpenAiChat).accepts(name), "{name}");
+            assert!(Dialect::OpenAiChat.name_rule().accepts(name), "{name}");
             assert_eq!(m.id(name), Some(id));
         }
         // Gemini and MCP accept dots: no mapping there.
         assert_eq!(
-            NameMap::build(Target::GeminiJsonSchema, ids).name("Github.CreateIssue"),
+            NameMap::build(Dialect::GeminiJsonSchema, ids).name("Github.CreateIssue"),
             Some("Github.CreateIssue")
         );
         assert_eq!(
-            NameMap::build(Target::Mcp, ids).name("Github.CreateIssue"),
+            NameMap::build(Dialect::Mcp, ids).name("Github.CreateIssue"),
             Some("Github.CreateIssue")
         );
     }
@@ -161,10 +160,10 @@ mod tests {
     #[test]
     fn long_and_badly_started_names_are_shortened_and_fixed() {
         let long = format!("toolkit.{}", "x".repeat(100));
-        let m = NameMap::build(Target::Anthropic, [long.as_str()]);
+        let m = NameMap::build(Dialect::Anthropic, [long.as_str()]);
         let name = m.name(&long).unwrap();
-        assert!(name.len() <= 64 && NameRule::of(Target::Anthropic).accepts(name), "{name}");
-        let g = NameMap::build(Target::GeminiOpenApi, ["1password-lookup"]);
+        assert!(name.len() <= 64 && Dialect::Anthropic.name_rule().accepts(name), "{name}");
+        let g = NameMap::build(Dialect::GeminiOpenApi, ["1password-lookup"]);
         assert_eq!(g.name("1password-lookup"), Some("_1password-lookup"));
         assert_eq!(g.id("_1password-lookup"), Some("1password-lookup"));
     }

@@ -1,4 +1,4 @@
-//! Our own versioned catalog file: every target's schema, the spec metadata and a content hash
+//! Our own versioned catalog file: every dialect's schema, the spec metadata and a content hash
 //! per tool, from which a [`Catalog`] is loaded back and served or dispatched remotely.
 //!
 //! Owns the `toolsmith-catalog` document (format version 1): writing it from a catalog,
@@ -12,9 +12,9 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::pass::Target;
 use super::Catalog;
 use crate::context::{RequestContext, ToolContext};
+use crate::dialect::Dialect;
 use crate::error::ToolError;
 use crate::registry::Registry;
 use crate::spec::{ApprovalRule, BackgroundSpec, McpSpec, ToolSpec};
@@ -70,8 +70,9 @@ fn spec_json(spec: &ToolSpec) -> Value {
     })
 }
 
-/// Writes the document for a catalog. Each target's result is recorded per tool: its name,
-/// its entry, or the error that keeps the tool out of that target.
+/// Writes the document for a catalog. Each dialect's result is recorded per tool (under the
+/// dialect's name, in the document's `targets`): its name, its entry, or the error that keeps
+/// the tool out of that dialect.
 pub fn to_document(catalog: &Catalog) -> Value {
     let tools: Vec<Value> = catalog
         .tools()
@@ -80,16 +81,16 @@ pub fn to_document(catalog: &Catalog) -> Value {
         .map(|(i, tool)| {
             let spec = tool.spec();
             let mut entry = spec_json(spec);
-            let targets: Map<String, Value> = Target::ALL
+            let targets: Map<String, Value> = Dialect::ALL
                 .into_iter()
-                .map(|target| {
-                    let name = catalog.names[&target].name(&spec.id).unwrap_or(&spec.id);
-                    let strict = spec.strict && matches!(target, Target::OpenAiChat | Target::OpenAiResponses | Target::Anthropic);
-                    let result = match catalog.entry(i, target, strict) {
+                .map(|dialect| {
+                    let name = catalog.names[&dialect].name(&spec.id).unwrap_or(&spec.id);
+                    let strict = spec.strict && dialect.supports_strict();
+                    let result = match catalog.entry(i, dialect, strict) {
                         Ok(entry) => json!({ "name": name, "strict": strict, "entry": entry.json, "warnings": entry.warnings }),
                         Err(e) => json!({ "name": name, "error": e.to_string() }),
                     };
-                    (target.as_str().to_owned(), result)
+                    (dialect.as_str().to_owned(), result)
                 })
                 .collect();
             entry["targets"] = Value::Object(targets);

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
 
-use crate::catalog::pass::{self, PassError, Rewritten, Target};
+use crate::catalog::pass::{self, PassError, Rewritten};
+use crate::dialect::Dialect;
 use crate::model_output::{link_name, ContentPart, ModelOutput};
 use crate::spec::ToolSpec;
 use crate::tool::ToolOutput;
@@ -64,7 +65,7 @@ pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> 
 /// A schema as MCP takes it: checked by the MCP pass (an object root), kept verbatim (MCP
 /// schemas are JSON Schema 2020-12 and keep their `$schema`).
 fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError> {
-    let (rewritten, _) = pass::rewrite(Target::Mcp, false, &spec.id, schema)?;
+    let (rewritten, _) = pass::rewrite(Dialect::Mcp, false, &spec.id, schema)?;
     let rewritten = match rewritten {
         Rewritten::Unchanged => None,
         Rewritten::New(v) => Some(v),
@@ -73,7 +74,7 @@ fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError>
         Value::Object(map) => Ok(Arc::new(map.clone())),
         _ => Err(PassError {
             tool: spec.id.clone(),
-            target: Target::Mcp.as_str(),
+            dialect: Dialect::Mcp,
             path: String::new(),
             rule: "the schema must be a JSON object".into(),
         }),
@@ -203,8 +204,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::catalog::{Catalog, Format};
-    use crate::model_output::ResultTarget;
+    use crate::catalog::Catalog;
+    use crate::dialect::Dialect;
     use crate::spec::McpSpec;
     use crate::tool::Tool;
     use crate::{DynamicTool, Registry};
@@ -254,14 +255,14 @@ mod tests {
     fn listed_tools_are_what_the_catalog_exports_for_mcp() {
         let registry = specs();
         let catalog = Catalog::new("t", "1", Registry::try_from_tools(registry.tools()).unwrap());
-        let exported = catalog.export(Format::Mcp).unwrap().document()["tools"].clone();
+        let exported = catalog.export(Dialect::Mcp).unwrap().document()["tools"].clone();
         let exported: Vec<McpTool> = serde_json::from_value(exported).unwrap();
         let typed: Vec<McpTool> = registry
             .tools()
             .iter()
             .map(|t| {
                 let spec = t.spec();
-                tool(spec, catalog.provider_name(Format::Mcp, &spec.id).unwrap()).unwrap()
+                tool(spec, catalog.provider_name(Dialect::Mcp, &spec.id).unwrap()).unwrap()
             })
             .collect();
         assert_eq!(typed, exported);
@@ -362,7 +363,7 @@ mod tests {
             ModelOutput::ErrorJson(json!({"code": 7})),
         ];
         for output in outputs {
-            let shape: CallToolResult = serde_json::from_value(output.to_tool_result(ResultTarget::Mcp, "")).unwrap();
+            let shape: CallToolResult = serde_json::from_value(output.to_tool_result(Dialect::Mcp, "").unwrap()).unwrap();
             assert_eq!(content(&output).unwrap(), shape.content, "{output:?}");
             let typed = call_result(&shown(json!(null), output.clone()), false).unwrap();
             assert_eq!(typed.is_error, shape.is_error, "{output:?}");

@@ -18,7 +18,7 @@ use rmcp::{ErrorData, ServerHandler};
 use super::convert::{self, NotListable};
 use super::server::McpServer;
 use crate::catalog::names::NameMap;
-use crate::catalog::pass::Target;
+use crate::dialect::Dialect;
 use crate::registry::Registry;
 use crate::tool::Tool;
 
@@ -103,7 +103,7 @@ impl ListingCache {
         }
         self.current = None;
         let tools = registry.tools();
-        let names = NameMap::build(Target::Mcp, tools.iter().map(|t| t.spec().id.as_str()));
+        let names = NameMap::build(Dialect::Mcp, tools.iter().map(|t| t.spec().id.as_str()));
         let mut previous = std::mem::take(&mut self.entries);
         let (mut listed, mut unlistable) = (Vec::with_capacity(tools.len()), Vec::new());
         for tool in tools {

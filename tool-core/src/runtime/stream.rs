@@ -17,8 +17,9 @@ use super::outcome::{EventStream, Sink};
 use super::{log_hook, Runtime};
 use crate::call::{CallArgs, CallOptions};
 use crate::context::ToolCallInfo;
+use crate::dialect::Dialect;
 use crate::partial_json::PartialJson;
-use crate::stream::{StreamDecoder, StreamError, StreamFormat, ToolCallEvent};
+use crate::stream::{StreamDecoder, StreamError, ToolCallEvent};
 use crate::tool::{InputHook, Tool};
 
 struct Open {
@@ -37,15 +38,15 @@ pub struct StreamRun {
 }
 
 impl Runtime {
-    /// A run for a model response streamed in `format`; `options` (request context, messages,
+    /// A run for a model response streamed in `dialect`; `options` (request context, messages,
     /// thread, cancellation, timeout) apply to every call. Feed it with [`StreamRun::push`];
     /// the events arrive on the returned stream, which ends once the response is finished and
     /// every call is done. Must be used inside a Tokio runtime.
-    pub fn stream(&self, format: StreamFormat, options: CallOptions) -> (StreamRun, EventStream) {
+    pub fn stream(&self, dialect: Dialect, options: CallOptions) -> (StreamRun, EventStream) {
         let (sink, events) = Sink::channel();
         let run = StreamRun {
             runtime: self.clone(),
-            decoder: StreamDecoder::new(format),
+            decoder: StreamDecoder::new(dialect),
             options,
             open: HashMap::new(),
             sink,
@@ -69,7 +70,7 @@ impl StreamRun {
 
     /// Ends the response; starts the calls still open.
     pub fn finish(mut self) -> Result<(), StreamError> {
-        let decoder = std::mem::replace(&mut self.decoder, StreamDecoder::new(StreamFormat::OpenAiChat));
+        let decoder = std::mem::replace(&mut self.decoder, StreamDecoder::new(Dialect::OpenAiChat));
         let events = decoder.finish()?;
         self.handle(events);
         Ok(())

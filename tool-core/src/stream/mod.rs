@@ -1,13 +1,14 @@
 //! Streamed model responses: server-sent event bytes in, tool-call lifecycle events out.
 //!
 //! Owns [`StreamDecoder`] (one per streamed response), the [`ToolCallEvent`]s it emits and the
-//! per-provider drivers that read each format's events: [`StreamFormat::OpenAiChat`] (Chat
-//! Completions chunks), [`StreamFormat::OpenAiResponses`] (Responses API events) and
-//! [`StreamFormat::Anthropic`] (Messages API events). The byte-level SSE parsing is in [`sse`].
-//! It must not know about tools, hooks or execution: a later layer maps `InputStart →
-//! InputDelta* → InputAvailable` onto each tool's hooks and runs the call.
+//! per-provider drivers that read each dialect's events: [`Dialect::OpenAiChat`] (Chat
+//! Completions chunks), [`Dialect::OpenAiResponses`] (Responses API events) and
+//! [`Dialect::Anthropic`] (Messages API events); the other dialects have no decoder
+//! ([`Dialect::supports_streaming`]). The byte-level SSE parsing is in [`sse`]. It must not know
+//! about tools, hooks or execution: a later layer maps `InputStart → InputDelta* →
+//! InputAvailable` onto each tool's hooks and runs the call.
 //!
-//! Guarantees, for every format and any chunking of the bytes:
+//! Guarantees, for every dialect and any chunking of the bytes:
 //! - each call emits exactly one `InputStart`, then its `InputDelta`s, then one `InputAvailable`
 //!   (unless the stream fails first); calls of one response may interleave;
 //! - `index` is the call's 0-based position among the tool calls of the response, in the order
@@ -21,7 +22,8 @@
 //!   to the call layer, which can answer the model with an error).
 //!
 //! ```
-//! use tool_core::stream::{StreamDecoder, StreamFormat, ToolCallEvent};
+//! use tool_core::stream::{StreamDecoder, ToolCallEvent};
+//! use tool_core::Dialect;
 //!
 //! let body = concat!(
 //!     "event: content_block_start\n",
@@ -33,7 +35,7 @@
 //!     "event: content_block_stop\n",
 //!     r#"data: {"type":"content_block_stop","index":0}"#, "\n\n",
 //! );
-//! let mut decoder = StreamDecoder::new(StreamFormat::Anthropic);
+//! let mut decoder = StreamDecoder::new(Dialect::Anthropic);
 //! let mut events = Vec::new();
 //! for chunk in body.as_bytes().chunks(7) {
 //!     events.extend(decoder.push(chunk).unwrap());
@@ -59,17 +61,7 @@ pub mod sse;
 use serde::Serialize;
 
 use self::sse::{SseEvent, SseParser};
-
-/// A provider's streaming format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamFormat {
-    /// OpenAI Chat Completions (`stream: true`): `data:` chunks with `choices[].delta.tool_calls`, ended by `[DONE]`.
-    OpenAiChat,
-    /// OpenAI Responses (`stream: true`): typed events such as `response.function_call_arguments.delta`.
-    OpenAiResponses,
-    /// Anthropic Messages (`stream: true`): `content_block_start/delta/stop` events.
-    Anthropic,
-}
+use crate::dialect::Dialect;
 
 /// One lifecycle event of one tool call in a streamed response.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -194,20 +186,21 @@ fn excerpt(text: &str) -> String {
 /// Incremental decoder: push raw bytes as they arrive (any chunking, even splitting a UTF-8
 /// character or an SSE line), get events in order.
 ///
-/// After the format's end sentinel (`data: [DONE]` for the OpenAI formats) the rest of the
+/// After the dialect's end sentinel (`data: [DONE]` for the OpenAI dialects) the rest of the
 /// stream is ignored.
 ///
 /// Errors: when a chunk yields events and then fails, [`StreamDecoder::push`] returns those
 /// events and the error comes from the next `push` or [`StreamDecoder::finish`]; so the events
 /// before a failure never depend on how the bytes were chunked. After an error the decoder is
-/// failed for good and returns the same error from every call.
+/// failed for good and returns the same error from every call. A decoder for a dialect without
+/// one ([`Dialect::supports_streaming`]) is failed from the start.
 #[derive(Debug)]
 pub struct StreamDecoder {
-    format: StreamFormat,
+    dialect: Dialect,
     sse: SseParser,
     driver: Driver,
     calls: Calls,
-    /// The format's end sentinel (`[DONE]`) was read: the rest of the stream is ignored.
+    /// The dialect's end sentinel (`[DONE]`) was read: the rest of the stream is ignored.
     done: bool,
     error: Option<StreamError>,
 }
@@ -217,6 +210,8 @@ enum Driver {
     OpenAiChat(openai_chat::ChatDriver),
     OpenAiResponses(openai_responses::ResponsesDriver),
     Anthropic(anthropic::AnthropicDriver),
+    /// A dialect without a driver: the decoder is failed from the start and reads nothing.
+    Unsupported,
 }
 
 /// What a driver says after an event.
@@ -227,21 +222,30 @@ pub(crate) enum Flow {
     Done,
 }
 
+/// Whether a dialect's streamed responses are decoded here (see [`Dialect::supports_streaming`]).
+pub(crate) fn decodes(dialect: Dialect) -> bool {
+    Driver::of(dialect).is_some()
+}
+
 impl StreamDecoder {
-    /// A decoder at the start of a response in `format`.
-    pub fn new(format: StreamFormat) -> Self {
-        let driver = match format {
-            StreamFormat::OpenAiChat => Driver::OpenAiChat(Default::default()),
-            StreamFormat::OpenAiResponses => Driver::OpenAiResponses(Default::default()),
-            StreamFormat::Anthropic => Driver::Anthropic(Default::default()),
+    /// A decoder at the start of a response in `dialect`; for a dialect without a decoder, one
+    /// whose every call fails with an error that says so.
+    pub fn new(dialect: Dialect) -> Self {
+        let (driver, error) = match Driver::of(dialect) {
+            Some(driver) => (driver, None),
+            None => {
+                let known: Vec<&str> = Dialect::ALL.into_iter().filter(|d| decodes(*d)).map(Dialect::as_str).collect();
+                let message = format!("there is no stream decoder for {dialect} (there is one for {})", known.join(", "));
+                (Driver::Unsupported, Some(StreamError::new(message)))
+            }
         };
         StreamDecoder {
-            format,
+            dialect,
             sse: SseParser::new(),
             driver,
             calls: Calls::default(),
             done: false,
-            error: None,
+            error,
         }
     }
 
@@ -252,9 +256,9 @@ impl StreamDecoder {
         self
     }
 
-    /// The format this decoder reads.
-    pub fn format(&self) -> StreamFormat {
-        self.format
+    /// The dialect this decoder reads.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// Bytes held between pushes: the SSE parser's unfinished line and event, plus the input
@@ -326,11 +330,22 @@ impl StreamDecoder {
 }
 
 impl Driver {
+    /// The driver that reads a dialect's events, if there is one.
+    fn of(dialect: Dialect) -> Option<Driver> {
+        match dialect {
+            Dialect::OpenAiChat => Some(Driver::OpenAiChat(Default::default())),
+            Dialect::OpenAiResponses => Some(Driver::OpenAiResponses(Default::default())),
+            Dialect::Anthropic => Some(Driver::Anthropic(Default::default())),
+            Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema | Dialect::Mcp => None,
+        }
+    }
+
     fn event(&mut self, event: &SseEvent, calls: &mut Calls, out: &mut Vec<ToolCallEvent>) -> Result<Flow, StreamError> {
         match self {
             Driver::OpenAiChat(d) => d.event(event, calls, out),
             Driver::OpenAiResponses(d) => d.event(event, calls, out),
             Driver::Anthropic(d) => d.event(event, calls, out),
+            Driver::Unsupported => Ok(Flow::Done),
         }
     }
 
@@ -347,6 +362,7 @@ impl Driver {
                 ))),
                 None => Ok(()),
             },
+            Driver::Unsupported => Ok(()),
         }
     }
 }
