@@ -49,9 +49,15 @@ fn module_of(src: &Path, file: &Path) -> String {
     first.trim_end_matches(".rs").to_owned()
 }
 
-/// Every top-level module the file names through `crate::`, outside its `#[cfg(test)]` part.
+/// Every top-level module the file names through `crate::` in code (comments and doc links
+/// are not imports), outside its `#[cfg(test)]` part.
 fn named_modules(text: &str) -> BTreeSet<String> {
     let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let code: String = code
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
     let mut names = BTreeSet::new();
     for (i, _) in code.match_indices("crate::") {
