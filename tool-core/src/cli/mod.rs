@@ -1,0 +1,409 @@
+//! The `toolsmith` command line, for any binary that links tools.
+//!
+//! Owns argument parsing (clap) and printing. `main` of a user binary is just
+//! `fn main() -> std::process::ExitCode { tool_core::cli::run() }`; every command works on the
+//! tools linked into *that* binary.
+
+mod commands;
+mod run;
+mod serve;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::Value;
+
+use crate::dialect::Dialect;
+use crate::registry::Registry;
+use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError};
+
+/// The `toolsmith` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "toolsmith",
+    about = "List, inspect, export and call the tools linked into this binary",
+    version
+)]
+pub struct Cli {
+    /// The SQLite file where calls waiting for approval or resume data are kept (default:
+    /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
+    /// directory under `toolsmith/`).
+    #[arg(long, global = true)]
+    store: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools: id, title, description.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a tool's input and output schemas (and suspend, resume, context when set).
+    Schema {
+        /// The tool id.
+        id: String,
+    },
+    /// Export the tool catalog in a provider's format (warnings go to standard error).
+    Catalog {
+        /// The format.
+        #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
+        format: DialectArg,
+        /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
+        #[arg(long)]
+        strict: bool,
+        /// Only tools with this tag (repeatable: a tool needs any of them).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Gemini only: `parameters` in the OpenAPI 3.0 subset, or `parametersJsonSchema`.
+        #[arg(long, value_enum, default_value_t = GeminiSchema::JsonSchema)]
+        gemini_schema: GeminiSchema,
+        /// The catalog's name (recorded in the `toolsmith` format).
+        #[arg(long, default_value = "default")]
+        name: String,
+        /// The catalog's version (recorded in the `toolsmith` format).
+        #[arg(long = "catalog-version", default_value = "0.0.0")]
+        catalog_version: String,
+        /// Write to this file instead of standard output.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Call a tool with JSON arguments and print its result; or approve or decline a pending
+    /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or replay a captured
+    /// model stream (`call --stream FILE.sse --format anthropic`).
+    ///
+    /// A call that needs approval or suspends prints its event and waits in the store (see
+    /// `pending`).
+    Call(CallCommand),
+    /// Resume a suspended call with data matching its resume schema (or answer an approval
+    /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
+    Resume {
+        /// The pending call's id.
+        id: String,
+        /// The resume data, as JSON text.
+        data: String,
+        /// Print every event (display view) as JSON lines instead of the result.
+        #[arg(long)]
+        events: bool,
+    },
+    /// Serve the tools over MCP: `--stdio`, or Streamable HTTP at `http://ADDR/mcp`.
+    Serve(ServeCommand),
+    /// List the calls waiting for approval or resume data.
+    Pending {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The arguments of `call`.
+#[derive(Debug, clap::Args)]
+struct CallCommand {
+    /// The tool id (or, with --approve/--decline, the pending call's id).
+    #[arg(required_unless_present = "stream")]
+    id: Option<String>,
+    /// The arguments, as JSON text.
+    #[arg(default_value = "{}")]
+    args: String,
+    /// Approve the pending call ID and run it.
+    #[arg(long, conflicts_with_all = ["decline", "stream"])]
+    approve: bool,
+    /// Decline the pending call ID with this reason (the tool never runs).
+    #[arg(long, value_name = "REASON", conflicts_with = "stream")]
+    decline: Option<String>,
+    /// Replay a captured model response (server-sent events) through the tools' hooks and
+    /// run its calls, printing every display event as a JSON line.
+    #[arg(long, value_name = "FILE.sse", requires = "format")]
+    stream: Option<PathBuf>,
+    /// The provider format of --stream.
+    #[arg(long, value_parser = DialectArg::parser(Dialect::supports_streaming))]
+    format: Option<DialectArg>,
+    /// Print every event of the call (display view) as JSON lines instead of the result.
+    #[arg(long)]
+    events: bool,
+    /// The request context, as a JSON object.
+    #[arg(long)]
+    context: Option<String>,
+    /// Print the model output (from `to_model_output`) alongside the raw value.
+    #[arg(long)]
+    model_output: bool,
+    /// Print the tool-result message a provider takes (errors included, as the model
+    /// would see them) instead of the raw value.
+    #[arg(long = "as", value_parser = DialectArg::parser(Dialect::supports_tool_results))]
+    result_as: Option<DialectArg>,
+}
+
+/// The arguments of `serve`.
+#[derive(Debug, clap::Args)]
+struct ServeCommand {
+    /// Serve on standard input and output.
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    stdio: bool,
+    /// Serve Streamable HTTP on this address (path `/mcp`), e.g. `127.0.0.1:8931`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    auth_token_env: Option<String>,
+    /// Accept this `Origin` too (local origins always are; `*` as the port matches any).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// Accept this `Host` name too (local names always are).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
+    /// Calls that may run at once per session (with `--stateless`, per request: no limit
+    /// across requests).
+    #[arg(long, default_value_t = 16)]
+    max_concurrent_calls: usize,
+    /// Tools per `tools/list` page.
+    #[arg(long, default_value_t = 100)]
+    page_size: usize,
+    /// Largest accepted HTTP request body, in bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    max_body_bytes: usize,
+    /// The request context every call gets, as a JSON object.
+    #[arg(long)]
+    context: Option<String>,
+    /// Seconds a call whose tool asked the client something mid-call (MCP 2026-07-28)
+    /// waits for the client to come back with the answer.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    input_timeout: u64,
+    /// HTTP without sessions, for load-balanced or serverless deployments: no
+    /// `Mcp-Session-Id`, each request served on its own, no GET stream. Clients before
+    /// MCP 2026-07-28 then cannot be asked anything mid-call: approval and suspension
+    /// answer with the waiting call's id (`toolsmith pending`), and a tool's elicitation or
+    /// sampling fails.
+    #[arg(long, conflicts_with = "stdio")]
+    stateless: bool,
+    /// Answer a call whose first message is its result as `application/json` instead of
+    /// an SSE stream (one that reports progress or logs first still streams). Requires
+    /// `--stateless`.
+    #[arg(long, requires = "stateless")]
+    json_response: bool,
+}
+
+/// A provider as the command line names it, for `catalog --format`, `call --stream --format`
+/// and `call --as`; each option accepts the names whose dialect can do what it asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DialectArg {
+    /// OpenAI Chat Completions.
+    Openai,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `{functionDeclarations}` (`--gemini-schema` picks the schema field).
+    Gemini,
+    /// MCP `tools/list` and `tools/call` results.
+    Mcp,
+    /// Toolsmith's own versioned catalog (every dialect, metadata, content hashes).
+    Toolsmith,
+}
+
+impl DialectArg {
+    /// The dialect named (Gemini's in the `gemini` flavour); `None` for `toolsmith`, which is
+    /// no provider's.
+    fn dialect(self, gemini: GeminiSchema) -> Option<Dialect> {
+        match self {
+            DialectArg::Openai => Some(Dialect::OpenAiChat),
+            DialectArg::OpenaiResponses => Some(Dialect::OpenAiResponses),
+            DialectArg::Anthropic => Some(Dialect::Anthropic),
+            DialectArg::Gemini => Some(match gemini {
+                GeminiSchema::Openapi => Dialect::GeminiOpenApi,
+                GeminiSchema::JsonSchema => Dialect::GeminiJsonSchema,
+            }),
+            DialectArg::Mcp => Some(Dialect::Mcp),
+            DialectArg::Toolsmith => None,
+        }
+    }
+
+    /// A parser of the names whose dialect has the capability `can`.
+    fn parser(can: fn(Dialect) -> bool) -> impl TypedValueParser<Value = DialectArg> {
+        let names = DialectArg::value_variants()
+            .iter()
+            .filter(|arg| arg.dialect(GeminiSchema::JsonSchema).is_some_and(can))
+            .filter_map(ValueEnum::to_possible_value);
+        PossibleValuesParser::new(names).try_map(|name| DialectArg::from_str(&name, false))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GeminiSchema {
+    /// `parameters` (OpenAPI 3.0 subset).
+    Openapi,
+    /// `parametersJsonSchema` (JSON Schema).
+    JsonSchema,
+}
+
+/// Parses the process arguments and runs against [`Registry::global`].
+pub fn run() -> ExitCode {
+    run_from(std::env::args_os())
+}
+
+/// Parses the given arguments (the first is the program name) and runs against
+/// [`Registry::global`], writing to standard output and standard error.
+pub fn run_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    run_parsed(args, |cli: Cli, mut out| async move {
+        match Registry::try_global() {
+            Ok(registry) => execute(cli, RegistryRef::Static(registry), &mut out).await,
+            Err(e) => {
+                eprintln!("error: {e}");
+                Ok(ExitCode::from(2))
+            }
+        }
+    })
+}
+
+/// Parses the given arguments as `C` and runs `exec` on a multi-threaded Tokio runtime with
+/// standard output: a bad command line prints clap's message and exits with 2 (help and
+/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. What
+/// [`run_from`] does for [`Cli`], for a command line that extends it (one that flattens
+/// [`Cli`] and adds its own options, then calls [`execute`]).
+pub fn run_parsed<C, I, T, F, Fut>(args: I, exec: F) -> ExitCode
+where
+    C: Parser,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+    F: FnOnce(C, std::io::Stdout) -> Fut,
+    Fut: std::future::Future<Output = Result<ExitCode, String>>,
+{
+    let parsed = match C::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Not locked for the whole command: `serve --stdio` writes through Tokio's stdout.
+    match runtime.block_on(exec(parsed, std::io::stdout())) {
+        Ok(code) => code,
+        Err(message) => {
+            let _ = writeln!(std::io::stderr(), "error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+/// The pending-call store, opened on first use (plain calls never touch the disk).
+struct LazyStore {
+    path: Option<PathBuf>,
+    store: OnceLock<Result<SqliteStore, String>>,
+}
+
+impl LazyStore {
+    fn get(&self) -> Result<&SqliteStore, StoreError> {
+        self.store
+            .get_or_init(|| {
+                let path = self
+                    .path
+                    .clone()
+                    .or_else(SqliteStore::default_path)
+                    .ok_or("no data directory is known; pass --store FILE or set TOOLSMITH_DATA_DIR")?;
+                SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .as_ref()
+            .map_err(|e| StoreError::Storage(e.clone()))
+    }
+}
+
+impl PendingStore for LazyStore {
+    fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        self.get()?.save(call)
+    }
+    fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.get()?.claim(id)
+    }
+    fn release(&self, id: &str) -> Result<(), StoreError> {
+        self.get()?.release(id)
+    }
+    fn remove(&self, id: &str) -> Result<(), StoreError> {
+        // Resolving a call that was never stored needs no store.
+        match self.store.get() {
+            None => Ok(()),
+            Some(_) => self.get()?.remove(id),
+        }
+    }
+    fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        LazyStore::get(self)?.get(id)
+    }
+    fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        self.get()?.list()
+    }
+}
+
+/// Runs a parsed command against a registry, writing results to `out`; errors are returned as
+/// readable text.
+pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
+        path: cli.store.clone(),
+        store: OnceLock::new(),
+    });
+    let runtime = Runtime::builder(registry).shared_store(store).build();
+    match cli.command {
+        Command::List { json } => commands::list(runtime.registry(), json, out),
+        Command::Schema { id } => commands::schema(runtime.registry(), &id, out),
+        Command::Catalog {
+            format,
+            strict,
+            tags,
+            gemini_schema,
+            name,
+            catalog_version,
+            out: file,
+        } => {
+            let export = commands::CatalogExport {
+                format,
+                strict,
+                tags,
+                gemini_schema,
+                name,
+                catalog_version,
+                file,
+            };
+            commands::catalog(runtime.registry(), export, out)
+        }
+        Command::Call(call) => run::call(&runtime, call, out).await,
+        Command::Resume { id, data, events } => run::resume(&runtime, &id, &data, events, out).await,
+        Command::Serve(serve) => serve::serve(&runtime, serve).await,
+        Command::Pending { json } => commands::pending(&runtime, json, out),
+    }
+}
+
+/// The title shown in listings: the tool's title, else its MCP title, else `-`.
+fn title_of(spec: &crate::ToolSpec) -> &str {
+    spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or("-")
+}
+
+impl Cli {
+    /// Parses arguments (the first is the program name).
+    pub fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Cli::try_parse_from(args)
+    }
+}

@@ -1,0 +1,152 @@
+//! The commands that run tools: `call` (and approving, declining, replaying a stream) and
+//! `resume`. Each maps the run's one [`Outcome`] to what it prints.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use super::{pretty, CallCommand, DialectArg, GeminiSchema};
+use crate::call::CallOptions;
+use crate::context::CallData;
+use crate::dialect::Dialect;
+use crate::error::ToolError;
+use crate::model_output::ModelOutput;
+use crate::runtime::{EventStream, Outcome, Runtime, Waiting};
+use crate::spec::TransformTarget;
+
+/// `call`: a tool call, an approval or decline of a waiting call, or a replayed model stream.
+pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let CallCommand {
+        id,
+        args,
+        approve,
+        decline,
+        stream,
+        format,
+        events,
+        context,
+        model_output,
+        result_as,
+    } = call;
+    let context = context
+        .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
+        .transpose()?;
+    let options = CallOptions {
+        data: CallData {
+            context,
+            ..CallData::default()
+        },
+        ..CallOptions::default()
+    };
+    if let Some(file) = stream {
+        let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let dialect = format
+            .and_then(|arg| arg.dialect(GeminiSchema::JsonSchema))
+            .ok_or("--stream needs --format")?;
+        let (mut run, events) = runtime.stream(dialect, options);
+        let fed = run.push(&bytes).and_then(|()| run.finish());
+        let outcome = drain(events, true, out).await?;
+        fed.map_err(|e| format!("the stream in {} is not usable: {e}", file.display()))?;
+        return Ok(if matches!(outcome, Some(Outcome::Failed(_))) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let id = id.unwrap_or_default();
+    let stream = if approve {
+        runtime.approve(&id).await.map_err(|e| e.to_string())?
+    } else if let Some(reason) = decline {
+        runtime.decline(&id, &reason).await.map_err(|e| e.to_string())?
+    } else {
+        runtime.call(&id, args, options)
+    };
+    let last = drain(stream, events, out).await?;
+    if events {
+        return Ok(ExitCode::SUCCESS);
+    }
+    conclude(last, model_output, result_as, out)
+}
+
+/// `resume`: a waiting call continued with data.
+pub(super) async fn resume(runtime: &Runtime, id: &str, data: &str, events: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let data = serde_json::from_str::<Value>(data).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
+    let stream = runtime.resume(id, data).await.map_err(|e| e.to_string())?;
+    let last = drain(stream, events, out).await?;
+    if events {
+        return Ok(ExitCode::SUCCESS);
+    }
+    conclude(last, false, None, out)
+}
+
+/// Prints events as they come (with `--events`) and returns how the run ended: the result
+/// (a background task's real one), the error, or the call it waits on.
+async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Outcome>, String> {
+    while let Some(e) = events.next().await {
+        if print {
+            if let Some(view) = e.view(TransformTarget::Display) {
+                writeln!(out, "{}", serde_json::to_string(view).unwrap_or_default())
+                    .map_err(|e| format!("cannot write the output: {e}"))?;
+            }
+        }
+    }
+    Ok(events.take_outcome())
+}
+
+/// Prints what a call ended with, like a plain call would.
+fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<DialectArg>, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let io = |e: std::io::Error| format!("cannot write the output: {e}");
+    let waiting = |w: &Waiting, out: &mut dyn Write, hint: String| {
+        let view = w.display().cloned().unwrap_or_else(|| w.event.raw.shown());
+        writeln!(out, "{}", pretty(&serde_json::to_value(view).unwrap_or_default())).map_err(io)?;
+        eprintln!("{hint}");
+        Ok(ExitCode::SUCCESS)
+    };
+    let ended = match outcome.ok_or("the call ended without a result")? {
+        Outcome::Done(output) => Ok(output),
+        Outcome::Declined { reason } => Ok(Outcome::declined_output(&reason)),
+        Outcome::Failed(error) => Err(error),
+        Outcome::Backgrounded(task) => Err(ToolError::new(format!("background task {} ended without a result", task.task_id))),
+        Outcome::AwaitingApproval(w) => {
+            let id = w.id();
+            let hint =
+                format!("waiting for approval: `toolsmith call {id} --approve` runs it, `toolsmith call {id} --decline REASON` refuses it");
+            return waiting(&w, out, hint);
+        }
+        Outcome::Suspended(w) => {
+            let hint = format!(
+                "suspended: `toolsmith resume {} 'JSON'` continues it with data matching its resume schema",
+                w.id()
+            );
+            return waiting(&w, out, hint);
+        }
+    };
+    if let Some(dialect) = result_as.and_then(|arg| arg.dialect(GeminiSchema::JsonSchema)) {
+        let model = match &ended {
+            Ok(output) => output.for_model(),
+            Err(e) => ModelOutput::ErrorText(e.message().to_owned()),
+        };
+        let mut message = model
+            .to_tool_result(dialect, "call_cli")
+            .ok_or_else(|| format!("{dialect} tool results cannot be written"))?;
+        if let (Dialect::Mcp, Ok(output)) = (dialect, &ended) {
+            // MCP carries the raw output as structuredContent when it is an object.
+            let result = output.value();
+            if result.is_object() {
+                message["structuredContent"] = result;
+            }
+        }
+        writeln!(out, "{}", pretty(&message)).map_err(io)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match ended {
+        Ok(output) if model_output => {
+            let shown = json!({"value": output.value(), "modelOutput": output.for_model()});
+            writeln!(out, "{}", pretty(&shown)).map_err(io)?
+        }
+        Ok(output) => writeln!(out, "{}", pretty(&output.value())).map_err(io)?,
+        Err(e) => return Err(e.message().to_owned()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
