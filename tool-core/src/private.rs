@@ -1,7 +1,9 @@
 //! What `#[tool]`'s generated code uses. Not a public API: it changes without notice.
 //!
-//! Generated code names nothing but `::tool_core::__private::…`, so it works whatever the
-//! user has in scope (or renamed).
+//! Generated code names nothing but this module, under its versioned name
+//! (`::tool_core::__private_v0_1` for every 0.1.x), so it works whatever the user has in scope
+//! (or renamed), and a `tool-macros` of another version than this `tool-core` cannot compile
+//! against it.
 
 use std::fmt::Display;
 
@@ -17,9 +19,42 @@ pub use crate::registry::ToolDef;
 pub use crate::schema::{empty_object_schema, SchemaError};
 pub use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, McpSpec, SourceLocation, TransformPhase, TransformTarget};
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
+pub use std::default::Default;
+pub use std::future::Future;
+pub use std::marker::Send;
 pub use std::sync::{Arc, OnceLock};
 pub use std::{concat, env, file, line, module_path, stringify, vec};
 pub use std::{option::Option, result::Result, string::String, vec::Vec};
+
+// The module's name carries the version (see the module docs); renaming it is part of a
+// version bump, and this fails to compile until it is done.
+const _: () = assert!(
+    same_str(
+        module_path!(),
+        concat!(
+            "tool_core::__private_v",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR")
+        ),
+    ),
+    "rename `__private_v…` in tool-core's lib.rs to `__private_v{{MAJOR}}_{{MINOR}}` of the crate's version"
+);
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// Payload type of a tool with no `suspend`/`resume` type.
 pub type NoPayload = ();

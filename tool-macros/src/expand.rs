@@ -1,7 +1,7 @@
 //! Writes the tokens: the original function, a same-named marker type that implements
 //! `TypedTool`, the generated input struct, and the `inventory` registration.
 //!
-//! Generated code names the runtime only through `<tool_core>::__private`.
+//! Generated code names the runtime only through the versioned path `facade` resolves.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -11,6 +11,7 @@ use syn::{ItemFn, Path, Type};
 use crate::ast::{self, Input, Output, Param, ToolFn};
 use crate::attr::{self, Approval, ToolAttrs, Transforms};
 use crate::ctxt::Ctxt;
+use crate::facade;
 use crate::valid::{self, Names};
 
 /// Entry point: parse → validate → expand. On error, the function is re-emitted unchanged
@@ -38,17 +39,6 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The path generated code uses for `tool_core`, honouring a renamed dependency.
-fn core_path() -> TokenStream {
-    match proc_macro_crate::crate_name("tool-core") {
-        Ok(proc_macro_crate::FoundCrate::Name(name)) => {
-            let ident = format_ident!("{}", name);
-            quote!(::#ident)
-        }
-        _ => quote!(::tool_core),
-    }
-}
-
 fn opt<T: ToTokens>(v: &Option<T>, pr: &TokenStream) -> TokenStream {
     match v {
         Some(v) => quote!(#pr::Option::Some(#v)),
@@ -64,8 +54,7 @@ fn opt_lit_int(v: &Option<syn::LitInt>, pr: &TokenStream) -> TokenStream {
 }
 
 fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
-    let core = core_path();
-    let pr = quote!(#core::__private);
+    let pr = facade::private();
     let item = &f.item;
     let vis = &item.vis;
     let name = &item.sig.ident;
@@ -174,7 +163,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
         let meta = opt(&m.meta.as_ref().map(|e| quote_spanned!(e.span()=> #pr::to_json(#e))), &pr);
         quote! { #pr::McpSpec { title: #title, read_only_hint: #r, destructive_hint: #d, idempotent_hint: #i, open_world_hint: #o, meta: #meta } }
     });
-    let mcp = mcp.unwrap_or_else(|| quote!(::core::default::Default::default()));
+    let mcp = mcp.unwrap_or_else(|| quote!(#pr::Default::default()));
     let provider_options = attrs.provider_options.iter().flatten().map(|(k, e)| {
         let k = k.to_string();
         quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
@@ -330,7 +319,7 @@ fn expand(attrs: &ToolAttrs, f: &ToolFn, names: &Names) -> TokenStream {
                 #input_schema_override
                 #examples
 
-                fn execute(__toolsmith_input: Self::Input, __toolsmith_cx: #pr::ToolContext<Self::Context>) -> impl ::core::future::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + ::core::marker::Send + 'static {
+                fn execute(__toolsmith_input: Self::Input, __toolsmith_cx: #pr::ToolContext<Self::Context>) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
                     let _ = &__toolsmith_cx;
                     async move {
                         #destructure

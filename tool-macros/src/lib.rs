@@ -3,13 +3,14 @@
 //! Use it through `tool_core` (`use tool_core::prelude::*;`), which documents the attribute.
 //! The crate is parse → validate → expand: `attr` parses the attribute's arguments,
 //! `ast` reads the function, `valid` checks what neither parser can, `expand` writes the
-//! tokens. Every mistake is collected in a `ctxt::Ctxt` and reported at its own token, and
+//! tokens through the one versioned path `facade` resolves. Every mistake is collected in a `ctxt::Ctxt` and reported at its own token, and
 //! the original function is always re-emitted so one mistake does not cascade.
 
 mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+mod facade;
 mod valid;
 
 #[cfg(test)]
