@@ -60,6 +60,10 @@ pub struct ToolFn {
     pub params: Vec<Param>,
     /// The return type (`()` when there is none).
     pub output: Type,
+    /// Whether the parameter and return types can be named in generated code: not after a
+    /// mistake in a parameter, nor in a generic function. The stubs emitted beside errors use
+    /// them only then.
+    pub types_sound: bool,
 }
 
 /// Doc text of `#[doc = "..."]` attributes, one line each, the leading space rustdoc adds removed.
@@ -115,7 +119,10 @@ fn owned_type_text(referent: &Type) -> String {
 
 /// Reads the function, recording every mistake in `cx`.
 pub fn parse(cx: &mut Ctxt, mut item: ItemFn) -> ToolFn {
-    let mut r = Reader { cx };
+    let mut r = Reader {
+        cx,
+        sound: item.sig.generics.params.is_empty(),
+    };
     let docs = doc_text(&item.attrs);
     let mut inputs = Vec::new();
     let mut params = Vec::new();
@@ -130,12 +137,14 @@ pub fn parse(cx: &mut Ctxt, mut item: ItemFn) -> ToolFn {
     }
     let input = r.gather(inputs, &mut params);
     let output = r.output(&item.sig.output);
+    let types_sound = r.sound;
     ToolFn {
         item,
         docs,
         input,
         params,
         output,
+        types_sound,
     }
 }
 
@@ -150,11 +159,13 @@ struct Raw {
 
 struct Reader<'a> {
     cx: &'a mut Ctxt,
+    sound: bool,
 }
 
 impl Reader<'_> {
     /// Records a mistake in the function's parameters or return type.
     fn error<T: quote::ToTokens, M: std::fmt::Display>(&mut self, tokens: T, message: M) {
+        self.sound = false;
         self.cx.error_spanned_by(tokens, message);
     }
 

@@ -107,6 +107,34 @@ fn marked_whole_input() {
 }
 
 #[test]
+fn errors_keep_the_function_and_stub_what_is_named() {
+    insta::assert_snapshot!(expand(
+        quote!(titel = "Weather"),
+        quote! {
+            /// Get the weather
+            pub async fn weather(city: String, days: Option<u8>) -> String {
+                city
+            }
+        }
+    ));
+}
+
+#[test]
+fn errors_in_a_method_keep_only_the_function() {
+    let out = expand(
+        quote!(),
+        quote! {
+            /// Get the weather
+            pub async fn weather(&self, city: String) -> String {
+                city
+            }
+        },
+    );
+    assert!(out.contains("remove the `self` receiver"), "{out}");
+    assert!(!out.contains("struct weather"), "{out}");
+}
+
+#[test]
 fn errors_keep_the_function() {
     let out = expand(
         quote!(idd = "x"),

@@ -4,7 +4,8 @@
 //! The crate is parse → validate → expand: `attr` parses the attribute's arguments, `ast`
 //! reads the function, `valid` checks what neither parser can, `expand` writes the tokens
 //! (one module per part) through the path `facade` resolves. Every mistake is collected in a
-//! `ctxt::Ctxt` and reported at its own token, and the function is always re-emitted.
+//! `ctxt::Ctxt` and reported at its own token; after one, the function and stubs of what
+//! other code names are emitted beside the errors, so one mistake is one error.
 
 mod ast;
 mod attr;

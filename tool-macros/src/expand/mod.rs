@@ -1,15 +1,16 @@
 //! Writes the tokens: the original function, a same-named marker type that implements
 //! `TypedTool`, the generated input struct and the `inventory` registration; after a mistake,
-//! the function beside the errors.
+//! the function and the same nameable items as stubs, beside the errors.
 //!
 //! One part per module: `input` (the input type and how the function receives it), `output`
 //! (the output type and how the function's return becomes the tool's result), `context` (the
 //! request-context type and the `#[ctx]` parameter), `typed` (the `TypedTool` impl), `meta`
 //! (`ToolMeta`), `user_fns` (the functions the attribute names), `register` (`name::tool()`
-//! and the link-time registration).
+//! and the link-time registration), `fallback` (the stubs).
 //! Generated code names the runtime only through [`crate::facade::private`].
 
 mod context;
+mod fallback;
 mod input;
 mod meta;
 mod output;
@@ -46,7 +47,7 @@ impl Tool<'_> {
 }
 
 /// Entry point: parse → validate → expand, or, after any mistake, the errors beside the
-/// function.
+/// function and stubs of what other code names (`fallback`), so one mistake is one error.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
@@ -67,11 +68,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     match cx.check() {
         Ok(()) => expand(&tool, &names),
-        Err(errors) => {
-            let mut out = errors.to_compile_error();
-            f.item.to_tokens(&mut out);
-            out
-        }
+        Err(errors) => fallback::expand(&tool, errors),
     }
 }
 
