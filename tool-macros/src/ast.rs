@@ -1,6 +1,6 @@
 //! Reads the annotated function into small typed structs: its parameters (input fields, a
-//! single parameter, an `#[input]` whole input, the `#[ctx]` parameter), its return type and
-//! its doc text.
+//! single parameter, an `#[input]` whole input, a `#[field]`, the `#[ctx]` parameter), its
+//! return type and its doc text.
 //!
 //! Nothing here looks at how a type is spelled: whether a single parameter is one field or the
 //! whole input, and whether the return type is a `Result`, is decided by the types themselves
@@ -20,7 +20,8 @@ pub struct Field {
 }
 
 /// The only input parameter, unmarked: one field if its type is a plain value (a scalar, a
-/// string, a collection, `Option`, …), the whole input otherwise.
+/// string, a collection, `Option`, …), the whole input otherwise. (Marked `#[field]`, it is
+/// one of [`Input::Fields`]; marked `#[input]`, [`Input::Whole`].)
 pub struct Single {
     pub ty: Type,
     /// Its name, `None` for a pattern (which only the whole input may be).
@@ -38,7 +39,7 @@ pub enum Input {
     Whole(Type),
     /// One unmarked parameter (see [`Single`]).
     Single(Single),
-    /// Several parameters, gathered into a generated struct.
+    /// Several parameters (or one marked `#[field]`), gathered into a generated struct.
     Fields(Vec<Field>),
 }
 
@@ -155,6 +156,17 @@ struct Raw {
     docs: Vec<Attribute>,
     /// Its `#[input]` attribute.
     whole: Option<Attribute>,
+    /// Whether it is marked `#[field]`.
+    field: bool,
+}
+
+/// A parameter's tool-only attributes, taken off it: at most one marker, and its docs.
+#[derive(Default)]
+struct Marks {
+    ctx: Option<Attribute>,
+    input: Option<Attribute>,
+    field: Option<Attribute>,
+    docs: Vec<Attribute>,
 }
 
 struct Reader<'a> {
@@ -169,52 +181,58 @@ impl Reader<'_> {
         self.cx.error_spanned_by(tokens, message);
     }
 
-    /// One typed parameter: `#[ctx]`, or an input parameter (its tool-only attributes removed).
+    /// One typed parameter: `#[ctx]`, or an input parameter.
     fn param(&mut self, pt: &mut PatType, inputs: &mut Vec<Raw>, params: &mut Vec<Param>) {
-        let mut ctx = Vec::new();
-        let mut whole = Vec::new();
-        let mut docs = Vec::new();
-        for attr in std::mem::take(&mut pt.attrs) {
-            let slot = if attr.path().is_ident("ctx") {
-                &mut ctx
-            } else if attr.path().is_ident("input") {
-                &mut whole
-            } else if attr.path().is_ident("doc") {
-                &mut docs
-            } else {
-                &mut pt.attrs
-            };
-            slot.push(attr);
-        }
-        for extra in ctx.iter().skip(1).chain(whole.iter().skip(1)) {
-            self.error(extra, "this attribute is repeated: remove it");
-        }
-        for marker in ctx.iter().chain(&whole).filter(|a| !matches!(a.meta, Meta::Path(_))) {
-            self.error(
-                &marker.meta,
-                "`#[ctx]` and `#[input]` take no arguments: write `#[ctx]` or `#[input]`",
-            );
-        }
-        if let Some(mark) = ctx.first() {
-            if let Some(input) = whole.first() {
-                self.error(
-                    input,
-                    "a parameter is either `#[ctx]` (the context) or `#[input]` (the whole input): remove one",
-                );
-            }
-            self.context(mark, &docs, &pt.ty, params);
+        let marks = self.marks(pt);
+        if let Some(mark) = &marks.ctx {
+            self.context(mark, &marks.docs, &pt.ty, params);
             return;
         }
         if self.owned(&pt.ty) {
             params.push(Param::Field(inputs.len()));
-            let whole = whole.into_iter().next();
             inputs.push(Raw {
                 pat: (*pt.pat).clone(),
                 ty: (*pt.ty).clone(),
-                docs,
-                whole,
+                docs: marks.docs,
+                whole: marks.input,
+                field: marks.field.is_some(),
             });
         }
+    }
+
+    /// Takes `#[ctx]`, `#[input]`, `#[field]` and doc comments off a parameter; a marker is
+    /// written bare, and a parameter has at most one.
+    fn marks(&mut self, pt: &mut PatType) -> Marks {
+        let mut marks = Marks::default();
+        for attr in std::mem::take(&mut pt.attrs) {
+            let path = attr.path();
+            if path.is_ident("doc") {
+                marks.docs.push(attr);
+                continue;
+            }
+            if !["ctx", "input", "field"].iter().any(|m| path.is_ident(m)) {
+                pt.attrs.push(attr);
+                continue;
+            }
+            if !matches!(attr.meta, Meta::Path(_)) {
+                self.error(
+                    &attr.meta,
+                    "`#[ctx]`, `#[input]` and `#[field]` take no arguments: write the name alone",
+                );
+            }
+            let taken = [&marks.ctx, &marks.input, &marks.field].into_iter().flatten().next();
+            match taken {
+                Some(first) if first.path() == attr.path() => self.error(&attr, "this attribute is repeated: remove it"),
+                Some(_) => self.error(
+                    &attr,
+                    "a parameter is one of `#[ctx]` (the context), `#[input]` (the whole input) or `#[field]` (one field of the input): keep one",
+                ),
+                None if attr.path().is_ident("ctx") => marks.ctx = Some(attr),
+                None if attr.path().is_ident("input") => marks.input = Some(attr),
+                None => marks.field = Some(attr),
+            }
+        }
+        marks
     }
 
     /// The `#[ctx]` parameter.
@@ -257,6 +275,9 @@ impl Reader<'_> {
         if inputs.len() > 1 {
             return Input::Fields(self.fields(inputs));
         }
+        if inputs.first().is_some_and(|p| p.field) {
+            return Input::Fields(self.fields(inputs));
+        }
         let Some(p) = inputs.pop() else { return Input::Empty };
         for param in params.iter_mut().filter(|p| matches!(p, Param::Field(_))) {
             *param = Param::Input;
@@ -279,7 +300,8 @@ impl Reader<'_> {
         Input::Whole(p.ty)
     }
 
-    /// Several input parameters: each one named field of the generated struct.
+    /// Several input parameters, or one marked `#[field]`: each one named field of the
+    /// generated struct.
     fn fields(&mut self, inputs: Vec<Raw>) -> Vec<Field> {
         let count = inputs.len();
         let mut fields = Vec::new();
@@ -298,7 +320,7 @@ impl Reader<'_> {
                 }),
                 None => self.error(
                     &p.pat,
-                    "with several parameters each is one input field: use a plain name (`location: String`), not a pattern",
+                    "each parameter here is one field of the input, and a field needs a plain name (`location: String`), not a pattern",
                 ),
             }
         }

@@ -25,8 +25,9 @@ use proc_macro::TokenStream;
 /// generated input struct (`InputOf<name>`), each parameter's doc comment its description. A
 /// single parameter is one field too when its type is a plain value (a number, string,
 /// collection, map or `Option`, or an alias of one), and the whole input otherwise (a struct);
-/// mark it `#[input]` to make it the whole input whatever its type. A parameter marked
-/// `#[ctx]` receives the `ToolContext`. The return type is the output, or, for any
+/// mark it `#[input]` to make it the whole input, or `#[field]` to make it one field, whatever
+/// its type (a map as a free-form object input, an enum or a newtype as a field). A parameter
+/// marked `#[ctx]` receives the `ToolContext`. The return type is the output, or, for any
 /// `Result<T, E>` (aliases too), `T` with `E: Into<ToolError>` as the error.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -4,7 +4,8 @@
 //! the whole input otherwise. The macro cannot see what `T` is, so the generated code asks the
 //! type: `Probe::<T>::IS_PLAIN` is a constant the compiler computes from `T`'s impls (an alias
 //! answers like what it names), and `Shape<{IS_PLAIN}>` picks the input type, the generated
-//! one-field struct or `T`. `#[input]` makes `T` the whole input without asking.
+//! one-field struct or `T`. `#[input]` makes `T` the whole input without asking, `#[field]` one
+//! field (`ast` then reads the parameter as one of `Input::Fields`).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -155,7 +156,7 @@ fn single(t: &Tool, s: &Single) -> Input {
 fn single_checks(pr: &TokenStream, s: &Single) -> TokenStream {
     let ty = ast::type_text(&s.ty).replace('{', "{{").replace('}', "}}");
     let doc = s.docs.first().map(|doc: &Attribute| {
-        let message = format!("this parameter is the whole input, as `{ty}` is not a plain value (a number, string, collection or `Option`): document the fields of `{ty}` instead, they are what the model sees");
+        let message = format!("this parameter is the whole input, as `{ty}` is not a plain value (a number, string, collection or `Option`): document the fields of `{ty}` instead, they are what the model sees, or mark the parameter `#[field]` to make it one field of the input");
         respan(quote!(const _: () = #pr::assert!(__TOOLSMITH_PLAIN, #message);), doc.span())
     });
     let name = s.ident.is_none().then(|| {
