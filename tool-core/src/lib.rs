@@ -75,10 +75,11 @@ pub mod spec;
 pub mod stream;
 pub mod tool;
 
-// Hidden: the path the code `#[tool]` generates names, not an API.
+/// What `#[tool]`'s generated code uses; the name carries the version (`__private_v{MAJOR}_{MINOR}`)
+/// so that only the `tool-macros` of the same version compiles against it.
 #[doc(hidden)]
 #[path = "private.rs"]
-pub mod __private;
+pub mod __private_v0_1;
 
 pub use call::{CallArgs, CallOptions, Finished, Limits, Suspension};
 pub use context::{CallData, CallEnv, LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};

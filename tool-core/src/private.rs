@@ -1,9 +1,21 @@
 //! What `#[tool]`'s generated code uses. Not a public API: it changes without notice.
 //!
-//! Generated code names nothing but `::tool_core::__private::…`, so it works whatever the
-//! user has in scope (or renamed).
+//! Generated code names nothing but this module, under its versioned name
+//! (`::tool_core::__private_v0_1` for every 0.1.x), so it works whatever the user has in scope
+//! (or renamed), and a `tool-macros` of another version than this `tool-core` cannot compile
+//! against it. What a tool's types are is decided here, by trait, never by their spelling:
+//! `Probe` answers "is this a `Result`?", "is this a plain value?" and "is this a
+//! `ToolContext`?", `Shape` turns the answer into the tool's `Input`, `Output` and `Context`
+//! types and the way the function receives its parameters.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
+use std::marker::PhantomData;
+use std::num::{
+    NonZeroI128, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroI8, NonZeroIsize, NonZeroU128, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroU8,
+    NonZeroUsize,
+};
+use std::path::PathBuf;
 
 pub use inventory;
 pub use schemars;
@@ -17,34 +29,230 @@ pub use crate::registry::ToolDef;
 pub use crate::schema::{empty_object_schema, SchemaError};
 pub use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, McpSpec, SourceLocation, TransformPhase, TransformTarget};
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
+pub use std::default::Default;
+pub use std::future::Future;
+pub use std::marker::Send;
 pub use std::sync::{Arc, OnceLock};
-pub use std::{concat, env, file, line, module_path, stringify, vec};
+pub use std::{assert, concat, env, file, line, module_path, stringify, vec};
 pub use std::{option::Option, result::Result, string::String, vec::Vec};
+
+// The module's name carries the version (see the module docs); renaming it is part of a
+// version bump, and this fails to compile until it is done.
+const _: () = assert!(
+    same_str(
+        module_path!(),
+        concat!(
+            "tool_core::__private_v",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR")
+        ),
+    ),
+    "rename `__private_v…` in tool-core's lib.rs to `__private_v{{MAJOR}}_{{MINOR}}` of the crate's version"
+);
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// Payload type of a tool with no `suspend`/`resume` type.
 pub type NoPayload = ();
 
-/// A tool body's `Result<Output, E>` return type, split into its parts. Implemented for every
-/// `Result` so that `Output` is always known; `E` is checked by [`tool_result`], where a wrong
-/// error type is reported once, with [`IntoToolError`]'s message.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a `std::result::Result`: a `#[tool]` whose return type is named `Result` must return `Result<T, E>`",
-    label = "this return type is not a `Result<T, E>`"
-)]
-pub trait IntoToolResult {
-    /// The output type.
-    type Output;
-    /// The error type.
-    type Error;
-    /// The result itself.
-    fn into_result(self) -> Result<Self::Output, Self::Error>;
+/// Stands in for a value in the stubs `#[tool]` emits beside its errors (so that code naming
+/// the tool still resolves); those never compile, so it is never called.
+pub fn stub<T>() -> T {
+    unreachable!("a `#[tool]` with errors does not compile")
 }
 
-impl<T, E> IntoToolResult for Result<T, E> {
+/// Asks what a type is, by trait: `Probe::<T>::IS_RESULT` is `true` when `T` is a `Result`,
+/// `IS_PLAIN` when it is a [`PlainValue`], `IS_CONTEXT` when it is a `ToolContext`. Each is an
+/// inherent constant where that holds and [`ProbeFallback`]'s `false` otherwise (inherent
+/// items win over trait items for a concrete type), so an alias answers like the type it names.
+pub struct Probe<T: ?Sized>(PhantomData<T>);
+
+impl<T, E> Probe<Result<T, E>> {
+    /// `T` is a `Result`.
+    pub const IS_RESULT: bool = true;
+}
+
+impl<C> Probe<ToolContext<C>> {
+    /// `T` is a `ToolContext`.
+    pub const IS_CONTEXT: bool = true;
+}
+
+impl<T: PlainValue + ?Sized> Probe<T> {
+    /// `T` is a plain value.
+    pub const IS_PLAIN: bool = true;
+
+    /// Whether a plain value is left out of a serialised example (`None`).
+    pub fn is_absent(value: &T) -> bool {
+        value.is_absent()
+    }
+}
+
+/// The answers of [`Probe`] where its inherent items do not apply. Generated code brings it
+/// into scope (`use …::ProbeFallback as _;`).
+pub trait ProbeFallback {
+    /// The probed type.
+    type Of: ?Sized;
+    /// Not a `Result`.
+    const IS_RESULT: bool = false;
+    /// Not a plain value.
+    const IS_PLAIN: bool = false;
+    /// Not a `ToolContext`.
+    const IS_CONTEXT: bool = false;
+    /// Never left out of a serialised example.
+    fn is_absent(value: &Self::Of) -> bool {
+        let _ = value;
+        false
+    }
+}
+
+impl<T: ?Sized> ProbeFallback for Probe<T> {
+    type Of = T;
+}
+
+/// A value that is one field of a tool's input, never the whole input: a single parameter of
+/// such a type is a field (`fn square(x: f64)` takes `{"x": …}`), any other single parameter
+/// is the whole input. Scalars, strings, collections, maps, `Option`, `Box`, tuples, arrays,
+/// `serde_json::Value`, `PathBuf`; an alias of one of them is one of them.
+pub trait PlainValue {
+    /// Whether the value is left out of a serialised example (`None`).
+    fn is_absent(&self) -> bool {
+        false
+    }
+}
+
+macro_rules! plain_values {
+    ($($ty:ty),* $(,)?) => { $(impl PlainValue for $ty {})* };
+}
+
+plain_values!(
+    bool,
+    char,
+    String,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    NonZeroI8,
+    NonZeroI16,
+    NonZeroI32,
+    NonZeroI64,
+    NonZeroI128,
+    NonZeroIsize,
+    NonZeroU8,
+    NonZeroU16,
+    NonZeroU32,
+    NonZeroU64,
+    NonZeroU128,
+    NonZeroUsize,
+    PathBuf,
+    serde_json::Value,
+    (),
+);
+
+impl<T> PlainValue for Option<T> {
+    fn is_absent(&self) -> bool {
+        self.is_none()
+    }
+}
+impl<T: ?Sized> PlainValue for Box<T> {}
+impl<T> PlainValue for Vec<T> {}
+impl<T> PlainValue for VecDeque<T> {}
+impl<T> PlainValue for BTreeSet<T> {}
+impl<T, S> PlainValue for HashSet<T, S> {}
+impl<K, V> PlainValue for BTreeMap<K, V> {}
+impl<K, V, S> PlainValue for HashMap<K, V, S> {}
+impl<T, const N: usize> PlainValue for [T; N] {}
+
+macro_rules! plain_tuples {
+    ($(($($t:ident),+))*) => { $(impl<$($t),+> PlainValue for ($($t,)+) {})* };
+}
+
+plain_tuples!((A)(A, B)(A, B, C)(A, B, C, D)(A, B, C, D, E)(A, B, C, D, E, F)(A, B, C, D, E, F, G)(A, B, C, D, E, F, G, H));
+
+/// A choice made from a [`Probe`] answer: `Shape<true>` / `Shape<false>` implement
+/// [`SingleParam`] and [`Returned`] differently.
+pub struct Shape<const YES: bool>;
+
+/// The struct `#[tool]` generates around a single plain parameter (`{"x": …}`).
+pub trait OneField {
+    /// The parameter's type.
+    type Value;
+    /// The parameter.
+    fn into_value(self) -> Self::Value;
+}
+
+/// How a tool with one unmarked parameter of type `T` receives its input: through the
+/// generated one-field struct `F` when `T` is a plain value (`Shape<true>`), as `T` itself,
+/// the whole input, otherwise.
+pub trait SingleParam<T, F> {
+    /// The tool's input type.
+    type Input;
+    /// The parameter, out of the input.
+    fn param(input: Self::Input) -> T;
+}
+
+impl<T, F: OneField<Value = T>> SingleParam<T, F> for Shape<true> {
+    type Input = F;
+    fn param(input: F) -> T {
+        input.into_value()
+    }
+}
+
+impl<T, F> SingleParam<T, F> for Shape<false> {
+    type Input = T;
+    fn param(input: T) -> T {
+        input
+    }
+}
+
+/// What a tool function returns, `R`, split into the tool's output and error: a `Result<T, E>`
+/// (`Shape<true>`) is `T` or `E`; anything else (`Shape<false>`) is the output itself.
+pub trait Returned<R> {
+    /// The tool's output type.
+    type Output;
+    /// The error type (`ToolError` when the function cannot fail).
+    type Error;
+    /// Splits a returned value.
+    fn split(returned: R) -> Result<Self::Output, Self::Error>;
+}
+
+impl<T, E> Returned<Result<T, E>> for Shape<true> {
     type Output = T;
     type Error = E;
-    fn into_result(self) -> Result<T, E> {
-        self
+    fn split(returned: Result<T, E>) -> Result<T, E> {
+        returned
+    }
+}
+
+impl<R> Returned<R> for Shape<false> {
+    type Output = R;
+    type Error = ToolError;
+    fn split(returned: R) -> Result<R, ToolError> {
+        Ok(returned)
     }
 }
 
@@ -65,12 +273,13 @@ impl<E: Into<ToolError>> IntoToolError for E {
     }
 }
 
-/// Converts a tool body's `Result<T, E>` into the tool's result.
-pub fn tool_result<R: IntoToolResult>(r: R) -> Result<R::Output, ToolError>
+/// Converts what a tool function returned (`R`, split by `S`: see [`Returned`]) into the
+/// tool's result.
+pub fn tool_result<S: Returned<R>, R>(returned: R) -> Result<S::Output, ToolError>
 where
-    R::Error: IntoToolError,
+    S::Error: IntoToolError,
 {
-    r.into_result().map_err(IntoToolError::into_tool_error)
+    S::split(returned).map_err(IntoToolError::into_tool_error)
 }
 
 /// What a transform may return.
@@ -208,23 +417,28 @@ pub fn approval<R: ApprovalReturn>(r: R) -> Result<bool, String> {
     r.into_approval()
 }
 
-/// Wraps a plain output as a successful result.
-pub fn ok<T>(value: T) -> Result<T, ToolError> {
-    Ok(value)
-}
-
-/// The `#[ctx]` parameter's type: a [`ToolContext<C>`]; `C` is the tool's request-context type
-/// unless `context = T` says otherwise.
-#[diagnostic::on_unimplemented(
-    message = "the `#[ctx]` parameter must be a `ToolContext<C>`; found `{Self}`",
-    label = "not a `ToolContext`",
-    note = "write `#[ctx] cx: ToolContext` (untyped request context) or `#[ctx] cx: ToolContext<MyContext>`"
-)]
-pub trait ContextParam {
+/// How the `#[ctx]` parameter, of type `T`, receives the call's context: when `T` is a
+/// `ToolContext<C>` (`Shape<true>`, from `Probe::<T>::IS_CONTEXT`), as it is, `C` being the
+/// request-context type unless `context = …` says otherwise. For any other `T` the check beside
+/// it has already failed (once, at the parameter's type); `Shape<false>` only keeps the rest of
+/// the expansion free of further errors.
+pub trait ContextParam<T> {
     /// The request-context type.
     type Context;
+    /// The parameter.
+    fn param(cx: ToolContext<Self::Context>) -> T;
 }
 
-impl<C> ContextParam for ToolContext<C> {
+impl<C> ContextParam<ToolContext<C>> for Shape<true> {
     type Context = C;
+    fn param(cx: ToolContext<C>) -> ToolContext<C> {
+        cx
+    }
+}
+
+impl<T> ContextParam<T> for Shape<false> {
+    type Context = RequestContext;
+    fn param(_: ToolContext<RequestContext>) -> T {
+        stub()
+    }
 }

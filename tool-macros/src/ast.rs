@@ -1,7 +1,14 @@
 //! Reads the annotated function into small typed structs: its parameters (input fields, a
-//! whole-input argument, the `#[ctx]` parameter), its return type and its doc text.
+//! single parameter, an `#[input]` whole input, a `#[field]`, the `#[ctx]` parameter), its
+//! return type and its doc text.
+//!
+//! Nothing here looks at how a type is spelled: whether a single parameter is one field or the
+//! whole input, and whether the return type is a `Result`, is decided by the types themselves
+//! in the generated code (see `expand::input` and `expand::output`).
 
-use syn::{Attribute, FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Attribute, FnArg, Ident, ItemFn, Meta, Pat, PatType, ReturnType, Type};
 
 use crate::ctxt::Ctxt;
 
@@ -12,28 +19,38 @@ pub struct Field {
     pub docs: Vec<Attribute>,
 }
 
+/// The only input parameter, unmarked: one field if its type is a plain value (a scalar, a
+/// string, a collection, `Option`, …), the whole input otherwise. (Marked `#[field]`, it is
+/// one of [`Input::Fields`]; marked `#[input]`, [`Input::Whole`].)
+pub struct Single {
+    pub ty: Type,
+    /// Its name, `None` for a pattern (which only the whole input may be).
+    pub ident: Option<Ident>,
+    /// Where its name or pattern is.
+    pub pat_span: Span,
+    pub docs: Vec<Attribute>,
+}
+
 /// How the function receives its input.
 pub enum Input {
     /// No input parameters: the input is an empty object.
     Empty,
-    /// One parameter whose type is the whole input (a struct).
+    /// `#[input] p: T`: `T` is the whole input, whatever it is.
     Whole(Type),
-    /// Plain parameters, gathered into a generated struct.
+    /// One unmarked parameter (see [`Single`]).
+    Single(Single),
+    /// Several parameters (or one marked `#[field]`), gathered into a generated struct.
     Fields(Vec<Field>),
 }
 
 /// What one parameter is, in call order.
 pub enum Param {
+    /// The input itself (`#[input]`, or the single parameter).
     Input,
+    /// The `n`th field of the generated struct.
     Field(usize),
+    /// The `#[ctx]` parameter.
     Context(Box<Type>),
-}
-
-/// What the function returns.
-pub enum Output {
-    Unit,
-    Plain(Type),
-    Result(Type),
 }
 
 pub struct ToolFn {
@@ -42,11 +59,12 @@ pub struct ToolFn {
     pub docs: String,
     pub input: Input,
     pub params: Vec<Param>,
-    pub output: Output,
-}
-
-fn is_ctx_marker(attr: &Attribute) -> bool {
-    attr.path().is_ident("ctx")
+    /// The return type (`()` when there is none).
+    pub output: Type,
+    /// Whether the parameter and return types can be named in generated code: not after a
+    /// mistake in a parameter, nor in a generic function. The stubs emitted beside errors use
+    /// them only then.
+    pub types_sound: bool,
 }
 
 /// Doc text of `#[doc = "..."]` attributes, one line each, the leading space rustdoc adds removed.
@@ -68,60 +86,6 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
         })
         .collect();
     lines.join("\n").trim().to_owned()
-}
-
-/// Whether a type is spelled `Option<...>` (used only to leave `None` out of serialised
-/// examples; serde and schemars decide optionality themselves).
-pub fn is_option(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
-}
-
-/// Types whose schema is never an object: a single parameter of such a type is a plain
-/// parameter (`fn square(x: f64)` takes `{"x": …}`), not the whole input.
-fn is_plain_value_type(ty: &Type) -> bool {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => {
-            let Some(last) = p.path.segments.last() else { return false };
-            matches!(
-                last.ident.to_string().as_str(),
-                "bool"
-                    | "char"
-                    | "str"
-                    | "String"
-                    | "i8"
-                    | "i16"
-                    | "i32"
-                    | "i64"
-                    | "i128"
-                    | "isize"
-                    | "u8"
-                    | "u16"
-                    | "u32"
-                    | "u64"
-                    | "u128"
-                    | "usize"
-                    | "f32"
-                    | "f64"
-                    | "Option"
-                    | "Vec"
-                    | "VecDeque"
-                    | "HashSet"
-                    | "BTreeSet"
-                    | "HashMap"
-                    | "BTreeMap"
-                    | "Value"
-                    | "Box"
-                    | "NonZeroU8"
-                    | "NonZeroU16"
-                    | "NonZeroU32"
-                    | "NonZeroU64"
-                    | "NonZeroUsize"
-                    | "PathBuf"
-            )
-        }
-        Type::Array(_) | Type::Slice(_) | Type::Tuple(_) | Type::Reference(_) | Type::Paren(_) => true,
-        _ => false,
-    }
 }
 
 /// A type as source text, for messages (`Vec<u8>`, not `Vec < u8 >`).
@@ -154,114 +118,238 @@ fn owned_type_text(referent: &Type) -> String {
     }
 }
 
-/// `Result<T, E>` (any path ending in `Result` with a type argument): returns `T`.
-fn result_ok_type(ty: &Type) -> Option<Type> {
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    args.args.iter().find_map(|a| match a {
-        GenericArgument::Type(t) => Some(t.clone()),
-        _ => None,
-    })
-}
-
+/// Reads the function, recording every mistake in `cx`.
 pub fn parse(cx: &mut Ctxt, mut item: ItemFn) -> ToolFn {
+    let mut r = Reader {
+        cx,
+        sound: item.sig.generics.params.is_empty(),
+    };
     let docs = doc_text(&item.attrs);
-    let mut fields = Vec::new();
+    let mut inputs = Vec::new();
     let mut params = Vec::new();
-    let mut plain: Vec<(Pat, Type, Vec<Attribute>)> = Vec::new();
-    let mut seen_ctx = false;
-
     for arg in item.sig.inputs.iter_mut() {
-        let FnArg::Typed(pt) = arg else {
-            cx.error_spanned_by(
+        match arg {
+            FnArg::Typed(pt) => r.param(pt, &mut inputs, &mut params),
+            FnArg::Receiver(_) => r.error(
                 &*arg,
                 "a `#[tool]` must be a free function: remove the `self` receiver (move the function out of the `impl` block)",
-            );
-            continue;
-        };
-        let (ctx_marks, rest): (Vec<_>, Vec<_>) = pt.attrs.drain(..).partition(is_ctx_marker);
-        let (docs, rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(|a| a.path().is_ident("doc"));
-        pt.attrs = rest;
-        if let Some(mark) = ctx_marks.first() {
-            if seen_ctx {
-                cx.error_spanned_by(mark, "only one parameter can be `#[ctx]`");
-            }
-            if !docs.is_empty() {
-                cx.error_spanned_by(&docs[0], "the `#[ctx]` parameter is not part of the input: remove its doc comment");
-            }
-            seen_ctx = true;
-            params.push(Param::Context(pt.ty.clone()));
-            continue;
+            ),
         }
-        if let Type::Reference(r) = &*pt.ty {
-            let owned = owned_type_text(&r.elem);
-            let found = type_text(&Type::Reference(r.clone()));
-            cx.error_spanned_by(
-                r,
-                format!("tool parameters must be owned types, the input is deserialised into them: take `{owned}` instead of `{found}`"),
-            );
-            continue;
-        }
-        if let Type::ImplTrait(t) = &*pt.ty {
-            cx.error_spanned_by(t, "tool parameters need concrete types: `impl Trait` has no JSON Schema");
-            continue;
-        }
-        params.push(Param::Field(plain.len()));
-        plain.push(((*pt.pat).clone(), (*pt.ty).clone(), docs));
     }
-
-    let input = match plain.len() {
-        0 => Input::Empty,
-        1 if !is_plain_value_type(&plain[0].1) => {
-            for p in &mut params {
-                if let Param::Field(_) = p {
-                    *p = Param::Input;
-                }
-            }
-            if let Some(d) = plain[0].2.first() {
-                cx.error_spanned_by(
-                    d,
-                    "this parameter is the whole input (its type is a struct): document the struct's fields instead",
-                );
-            }
-            Input::Whole(plain[0].1.clone())
-        }
-        _ => {
-            for (pat, ty, docs) in plain {
-                match pat {
-                    Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                        let ident = Ident::new(pi.ident.to_string().trim_start_matches("r#"), pi.ident.span());
-                        fields.push(Field { ident, ty, docs });
-                    }
-                    other => cx.error_spanned_by(
-                        other,
-                        "with several parameters each is one input field: use a plain name (`location: String`), not a pattern",
-                    ),
-                }
-            }
-            Input::Fields(fields)
-        }
-    };
-
-    let output = match &item.sig.output {
-        ReturnType::Default => Output::Unit,
-        ReturnType::Type(_, ty) => match result_ok_type(ty) {
-            Some(_) => Output::Result((**ty).clone()),
-            None => Output::Plain((**ty).clone()),
-        },
-    };
-
+    let input = r.gather(inputs, &mut params);
+    let output = r.output(&item.sig.output);
+    let types_sound = r.sound;
     ToolFn {
         item,
         docs,
         input,
         params,
         output,
+        types_sound,
+    }
+}
+
+/// An input parameter as written, before it is known to be one field or the whole input.
+struct Raw {
+    pat: Pat,
+    ty: Type,
+    docs: Vec<Attribute>,
+    /// Its `#[input]` attribute.
+    whole: Option<Attribute>,
+    /// Whether it is marked `#[field]`.
+    field: bool,
+}
+
+/// A parameter's tool-only attributes, taken off it: at most one marker, and its docs.
+#[derive(Default)]
+struct Marks {
+    ctx: Option<Attribute>,
+    input: Option<Attribute>,
+    field: Option<Attribute>,
+    docs: Vec<Attribute>,
+}
+
+struct Reader<'a> {
+    cx: &'a mut Ctxt,
+    sound: bool,
+}
+
+impl Reader<'_> {
+    /// Records a mistake in the function's parameters or return type.
+    fn error<T: quote::ToTokens, M: std::fmt::Display>(&mut self, tokens: T, message: M) {
+        self.sound = false;
+        self.cx.error_spanned_by(tokens, message);
+    }
+
+    /// One typed parameter: `#[ctx]`, or an input parameter.
+    fn param(&mut self, pt: &mut PatType, inputs: &mut Vec<Raw>, params: &mut Vec<Param>) {
+        let marks = self.marks(pt);
+        if let Some(mark) = &marks.ctx {
+            self.context(mark, &marks.docs, &pt.ty, params);
+            return;
+        }
+        if self.owned(&pt.ty) {
+            params.push(Param::Field(inputs.len()));
+            inputs.push(Raw {
+                pat: (*pt.pat).clone(),
+                ty: (*pt.ty).clone(),
+                docs: marks.docs,
+                whole: marks.input,
+                field: marks.field.is_some(),
+            });
+        }
+    }
+
+    /// Takes `#[ctx]`, `#[input]`, `#[field]` and doc comments off a parameter; a marker is
+    /// written bare, and a parameter has at most one.
+    fn marks(&mut self, pt: &mut PatType) -> Marks {
+        let mut marks = Marks::default();
+        for attr in std::mem::take(&mut pt.attrs) {
+            let path = attr.path();
+            if path.is_ident("doc") {
+                marks.docs.push(attr);
+                continue;
+            }
+            if !["ctx", "input", "field"].iter().any(|m| path.is_ident(m)) {
+                pt.attrs.push(attr);
+                continue;
+            }
+            if !matches!(attr.meta, Meta::Path(_)) {
+                self.error(
+                    &attr.meta,
+                    "`#[ctx]`, `#[input]` and `#[field]` take no arguments: write the name alone",
+                );
+            }
+            let taken = [&marks.ctx, &marks.input, &marks.field].into_iter().flatten().next();
+            match taken {
+                Some(first) if first.path() == attr.path() => self.error(&attr, "this attribute is repeated: remove it"),
+                Some(_) => self.error(
+                    &attr,
+                    "a parameter is one of `#[ctx]` (the context), `#[input]` (the whole input) or `#[field]` (one field of the input): keep one",
+                ),
+                None if attr.path().is_ident("ctx") => marks.ctx = Some(attr),
+                None if attr.path().is_ident("input") => marks.input = Some(attr),
+                None => marks.field = Some(attr),
+            }
+        }
+        marks
+    }
+
+    /// The `#[ctx]` parameter.
+    fn context(&mut self, mark: &Attribute, docs: &[Attribute], ty: &Type, params: &mut Vec<Param>) {
+        if params.iter().any(|p| matches!(p, Param::Context(_))) {
+            self.error(mark, "only one parameter can be `#[ctx]`: remove this one");
+        }
+        if let Some(doc) = docs.first() {
+            self.error(doc, "the `#[ctx]` parameter is not part of the input: remove its doc comment");
+        }
+        params.push(Param::Context(Box::new(ty.clone())));
+    }
+
+    /// Whether an input parameter's type can be deserialised into; reports it otherwise.
+    fn owned(&mut self, ty: &Type) -> bool {
+        match ty {
+            Type::Reference(r) => {
+                let (owned, found) = (owned_type_text(&r.elem), type_text(ty));
+                self.error(
+                    r,
+                    format!(
+                        "tool parameters must be owned types, the input is deserialised into them: take `{owned}` instead of `{found}`"
+                    ),
+                );
+                false
+            }
+            Type::ImplTrait(t) => {
+                self.error(
+                    t,
+                    "tool parameters need concrete types: `impl Trait` has no JSON Schema; name the type",
+                );
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// The input parameters, as the tool's input.
+    fn gather(&mut self, mut inputs: Vec<Raw>, params: &mut [Param]) -> Input {
+        if inputs.len() > 1 {
+            return Input::Fields(self.fields(inputs));
+        }
+        if inputs.first().is_some_and(|p| p.field) {
+            return Input::Fields(self.fields(inputs));
+        }
+        let Some(p) = inputs.pop() else { return Input::Empty };
+        for param in params.iter_mut().filter(|p| matches!(p, Param::Field(_))) {
+            *param = Param::Input;
+        }
+        if p.whole.is_none() {
+            return Input::Single(Single {
+                ident: plain_name(&p.pat),
+                pat_span: p.pat.span(),
+                ty: p.ty,
+                docs: p.docs,
+            });
+        }
+        if let Some(doc) = p.docs.first() {
+            let ty = type_text(&p.ty);
+            self.error(
+                doc,
+                format!("this parameter is the whole input (`#[input]`): document the fields of `{ty}` instead"),
+            );
+        }
+        Input::Whole(p.ty)
+    }
+
+    /// Several input parameters, or one marked `#[field]`: each one named field of the
+    /// generated struct.
+    fn fields(&mut self, inputs: Vec<Raw>) -> Vec<Field> {
+        let count = inputs.len();
+        let mut fields = Vec::new();
+        for p in inputs {
+            if let Some(mark) = &p.whole {
+                self.error(
+                    mark,
+                    format!("`#[input]` marks the only input parameter as the whole input, but this tool has {count}, each one field of the input: remove `#[input]`, or take one struct"),
+                );
+            }
+            match plain_name(&p.pat) {
+                Some(ident) => fields.push(Field {
+                    ident,
+                    ty: p.ty,
+                    docs: p.docs,
+                }),
+                None => self.error(
+                    &p.pat,
+                    "each parameter here is one field of the input, and a field needs a plain name (`location: String`), not a pattern",
+                ),
+            }
+        }
+        fields
+    }
+
+    /// The return type; `impl Trait` is refused (the output needs a schema).
+    fn output(&mut self, output: &ReturnType) -> Type {
+        match output {
+            ReturnType::Default => syn::parse_quote_spanned!(output.span()=> ()),
+            ReturnType::Type(_, ty) => {
+                if let Type::ImplTrait(t) = &**ty {
+                    self.error(
+                        t,
+                        "a `#[tool]` must return a concrete type: `impl Trait` has no JSON Schema; name the type",
+                    );
+                }
+                (**ty).clone()
+            }
+        }
+    }
+}
+
+/// The field name a parameter pattern gives (`r#type` → `type`), if it is a plain name.
+fn plain_name(pat: &Pat) -> Option<Ident> {
+    match pat {
+        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+            Some(Ident::new(pi.ident.to_string().trim_start_matches("r#"), pi.ident.span()))
+        }
+        _ => None,
     }
 }

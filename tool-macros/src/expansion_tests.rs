@@ -78,6 +78,63 @@ fn no_parameters_and_unit_output() {
 }
 
 #[test]
+fn single_parameter_decided_by_its_type() {
+    insta::assert_snapshot!(expand(
+        quote!(),
+        quote! {
+            /// Convert to Fahrenheit
+            pub async fn to_fahrenheit(
+                /// Degrees Celsius
+                celsius: Celsius,
+            ) -> Outcome<f64> {
+                Ok(celsius * 1.8 + 32.0)
+            }
+        }
+    ));
+}
+
+#[test]
+fn marked_whole_input() {
+    insta::assert_snapshot!(expand(
+        quote!(),
+        quote! {
+            /// Set labels
+            pub async fn set_labels(#[input] labels: HashMap<String, String>) -> usize {
+                labels.len()
+            }
+        }
+    ));
+}
+
+#[test]
+fn errors_keep_the_function_and_stub_what_is_named() {
+    insta::assert_snapshot!(expand(
+        quote!(titel = "Weather"),
+        quote! {
+            /// Get the weather
+            pub async fn weather(city: String, days: Option<u8>) -> String {
+                city
+            }
+        }
+    ));
+}
+
+#[test]
+fn errors_in_a_method_keep_only_the_function() {
+    let out = expand(
+        quote!(),
+        quote! {
+            /// Get the weather
+            pub async fn weather(&self, city: String) -> String {
+                city
+            }
+        },
+    );
+    assert!(out.contains("remove the `self` receiver"), "{out}");
+    assert!(!out.contains("struct weather"), "{out}");
+}
+
+#[test]
 fn errors_keep_the_function() {
     let out = expand(
         quote!(idd = "x"),

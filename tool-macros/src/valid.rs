@@ -2,7 +2,7 @@
 //! rules of every provider, a description, `async`, no generics.
 
 use heck::ToKebabCase;
-use syn::LitStr;
+use syn::{LitStr, Signature};
 
 use crate::ast::ToolFn;
 use crate::attr::ToolAttrs;
@@ -28,7 +28,15 @@ fn id_problem(id: &str) -> Option<String> {
 }
 
 pub fn check(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) -> Names {
-    let sig = &f.item.sig;
+    signature(cx, &f.item.sig);
+    Names {
+        id: id(cx, attrs, &f.item.sig),
+        description: description(cx, attrs, f),
+    }
+}
+
+/// What a tool function cannot be: sync, generic, variadic, `unsafe`.
+fn signature(cx: &mut Ctxt, sig: &Signature) {
     if sig.asyncness.is_none() {
         cx.error_spanned_by(
             sig.fn_token,
@@ -47,39 +55,37 @@ pub fn check(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) -> Names {
     if let Some(u) = &sig.unsafety {
         cx.error_spanned_by(u, "`#[tool]` functions cannot be `unsafe`: a model decides when they run");
     }
+}
 
-    let fn_name = sig.ident.to_string();
-    let id = match &attrs.id {
-        Some(lit) => {
-            let id = lit.value();
-            if let Some(problem) = id_problem(&id) {
-                cx.error_spanned_by(lit, format!("invalid tool id `{id}`: {problem}; ids must be 1 to 64 characters from a-z, A-Z, 0-9, `_` and `-`, the rule every provider accepts"));
-            }
-            id
+/// `id = "..."`, else the function's name in kebab-case; either must suit every provider.
+fn id(cx: &mut Ctxt, attrs: &ToolAttrs, sig: &Signature) -> String {
+    if let Some(lit) = &attrs.id {
+        let id = lit.value();
+        if let Some(problem) = id_problem(&id) {
+            cx.error_spanned_by(lit, format!("invalid tool id `{id}`: {problem}; ids must be 1 to 64 characters from a-z, A-Z, 0-9, `_` and `-`, the rule every provider accepts"));
         }
-        None => {
-            let id = fn_name.trim_start_matches("r#").to_kebab_case();
-            if let Some(problem) = id_problem(&id) {
-                cx.error_spanned_by(&sig.ident, format!("the id derived from this name, `{id}`, is invalid: {problem}; set `id = \"...\"` with at most 64 characters from a-z, A-Z, 0-9, `_` and `-`"));
-            }
-            id
-        }
-    };
+        return id;
+    }
+    let id = sig.ident.to_string().trim_start_matches("r#").to_kebab_case();
+    if let Some(problem) = id_problem(&id) {
+        cx.error_spanned_by(&sig.ident, format!("the id derived from this name, `{id}`, is invalid: {problem}; set `id = \"...\"` with at most 64 characters from a-z, A-Z, 0-9, `_` and `-`"));
+    }
+    id
+}
 
-    let description = match &attrs.description {
-        Some(lit) => nonempty(cx, lit),
-        None => {
-            if f.docs.is_empty() {
-                cx.error_spanned_by(
-                    &sig.ident,
-                    format!("tool `{fn_name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What it does`) or `description = \"...\"`"),
-                );
-            }
-            f.docs.clone()
-        }
-    };
-
-    Names { id, description }
+/// `description = "..."`, else the doc comment; one of them, not empty.
+fn description(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) -> String {
+    if let Some(lit) = &attrs.description {
+        return nonempty(cx, lit);
+    }
+    if f.docs.is_empty() {
+        let name = &f.item.sig.ident;
+        cx.error_spanned_by(
+            name,
+            format!("tool `{name}` has no description: the model reads it to decide when to call the tool; add a doc comment (`/// What it does`) or `description = \"...\"`"),
+        );
+    }
+    f.docs.clone()
 }
 
 fn nonempty(cx: &mut Ctxt, lit: &LitStr) -> String {

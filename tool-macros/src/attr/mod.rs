@@ -1,0 +1,189 @@
+//! Parses `#[tool(...)]`'s arguments into [`ToolAttrs`]: one strict grammar (`grammar`), every
+//! token matched or reported at itself; the keys with a shape of their own are in `nested`.
+
+mod grammar;
+mod nested;
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitBool, LitInt, LitStr, Path, Token, Type};
+
+use crate::ctxt::Ctxt;
+use grammar::{fn_path, parse_fn_path, set, set_some, unknown};
+
+pub enum Approval {
+    Always,
+    Predicate(Path),
+}
+
+#[derive(Default)]
+pub struct Transforms {
+    pub input: Option<Path>,
+    pub input_delta: Option<Path>,
+    pub output: Option<Path>,
+    pub error: Option<Path>,
+    pub approval: Option<Path>,
+    pub suspend: Option<Path>,
+    pub resume: Option<Path>,
+}
+
+impl Transforms {
+    /// `(phase name, path)` for every configured phase.
+    pub fn entries(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("input", &self.input),
+            ("input_delta", &self.input_delta),
+            ("output", &self.output),
+            ("error", &self.error),
+            ("approval", &self.approval),
+            ("suspend", &self.suspend),
+            ("resume", &self.resume),
+        ]
+        .into_iter()
+        .filter_map(|(k, p)| p.as_ref().map(|p| (k, p)))
+        .collect()
+    }
+}
+
+#[derive(Default)]
+pub struct Mcp {
+    pub title: Option<LitStr>,
+    pub read_only_hint: Option<LitBool>,
+    pub destructive_hint: Option<LitBool>,
+    pub idempotent_hint: Option<LitBool>,
+    pub open_world_hint: Option<LitBool>,
+    pub meta: Option<Expr>,
+}
+
+#[derive(Default)]
+pub struct Background {
+    pub enabled: Option<LitBool>,
+    pub timeout_ms: Option<LitInt>,
+    pub max_retries: Option<LitInt>,
+    pub wait_timeout_ms: Option<LitInt>,
+}
+
+/// Everything `#[tool(...)]` can say.
+#[derive(Default)]
+pub struct ToolAttrs {
+    pub id: Option<LitStr>,
+    pub description: Option<LitStr>,
+    pub title: Option<LitStr>,
+    pub strict: Option<Span>,
+    pub require_approval: Option<Approval>,
+    pub to_model_output: Option<Path>,
+    pub display: Option<Transforms>,
+    pub transcript: Option<Transforms>,
+    pub suspend: Option<Type>,
+    pub resume: Option<Type>,
+    pub context: Option<Type>,
+    pub mcp: Option<Mcp>,
+    pub provider_options: Option<Vec<(Ident, Expr)>>,
+    pub tags: Option<Vec<LitStr>>,
+    pub input_examples: Option<Vec<Expr>>,
+    pub background: Option<Background>,
+    pub on_input_start: Option<Path>,
+    pub on_input_delta: Option<Path>,
+    pub on_input_available: Option<Path>,
+    pub on_output: Option<Path>,
+}
+
+const TOP_KEYS: &str = "id, description, title, strict, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, on_input_start, on_input_delta, on_input_available, on_output";
+
+/// Parses `#[tool(...)]`, recording every problem in `cx`.
+pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
+    let mut attrs = ToolAttrs::default();
+    let parser = syn::meta::parser(|meta| parse_key(cx, &mut attrs, meta));
+    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
+        cx.syn_error(e);
+    }
+    attrs
+}
+
+/// One top-level key and its value.
+fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Result<()> {
+    let Some(key) = meta.path.get_ident().map(Ident::to_string) else {
+        return unknown(cx, &meta, "`#[tool]`", TOP_KEYS);
+    };
+    match key.as_str() {
+        "id" => set(cx, &meta, &mut a.id, meta.value()?.parse()?),
+        "description" => set(cx, &meta, &mut a.description, meta.value()?.parse()?),
+        "title" => set(cx, &meta, &mut a.title, meta.value()?.parse()?),
+        "suspend" => set(cx, &meta, &mut a.suspend, meta.value()?.parse()?),
+        "resume" => set(cx, &meta, &mut a.resume, meta.value()?.parse()?),
+        "context" => set(cx, &meta, &mut a.context, meta.value()?.parse()?),
+        "strict" => strict(cx, a, &meta)?,
+        "require_approval" => require_approval(cx, a, &meta)?,
+        "to_model_output" => {
+            let v = parse_fn_path(cx, &meta, "to_model_output", "fn(&Output) -> ModelOutput")?;
+            set_some(cx, &meta, &mut a.to_model_output, v)
+        }
+        "on_input_start" | "on_input_delta" | "on_input_available" | "on_output" => hook(cx, a, &meta, &key)?,
+        "input_examples" => {
+            let arr: ExprArray = meta.value()?.parse()?;
+            set(cx, &meta, &mut a.input_examples, arr.elems.into_iter().collect())
+        }
+        "transform" => nested::transform(cx, a, &meta)?,
+        "mcp" => nested::mcp(cx, a, &meta)?,
+        "provider_options" => nested::provider_options(cx, a, &meta)?,
+        "tags" => nested::tags(cx, a, &meta)?,
+        "background" => nested::background(cx, a, &meta)?,
+        _ => return unknown(cx, &meta, "`#[tool]`", TOP_KEYS),
+    }
+    Ok(())
+}
+
+/// `strict`: a flag; a value (`strict = true`) is reported with the fix.
+fn strict(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    if !meta.input.peek(Token![=]) {
+        set(cx, meta, &mut a.strict, syn::spanned::Spanned::span(&meta.path));
+        return Ok(());
+    }
+    let value: Expr = meta.value()?.parse()?;
+    let fix = match &value {
+        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) if !b.value => "leave `strict` out, tools are not strict by default",
+        _ => "write `strict` alone to turn it on",
+    };
+    let path = &meta.path;
+    cx.error_spanned_by(
+        quote::quote!(#path = #value),
+        format!("`strict` is a flag and takes no value: {fix}"),
+    );
+    Ok(())
+}
+
+/// `require_approval` alone, or `require_approval = predicate`; `= true`/`= false` is reported
+/// with the fix.
+fn require_approval(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    if !meta.input.peek(Token![=]) {
+        set(cx, meta, &mut a.require_approval, Approval::Always);
+        return Ok(());
+    }
+    let value = match meta.value()?.parse::<Expr>()? {
+        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => {
+            let fix = if b.value {
+                "write `require_approval` alone to always require approval"
+            } else {
+                "leave `require_approval` out, tools need no approval by default"
+            };
+            cx.error_spanned_by(&b, format!("`require_approval` takes no `true`/`false`: {fix}, or name a predicate `fn(&Input, &Context) -> bool` with `require_approval = my_fn`"));
+            None
+        }
+        value => fn_path(cx, value, "require_approval", "fn(&Input, &Context) -> bool").map(Approval::Predicate),
+    };
+    set_some(cx, meta, &mut a.require_approval, value);
+    Ok(())
+}
+
+/// `on_input_start = f` and the other lifecycle hooks.
+fn hook(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta, key: &str) -> syn::Result<()> {
+    let (slot, signature) = match key {
+        "on_input_start" => (&mut a.on_input_start, "fn(&ToolCallInfo)"),
+        "on_input_delta" => (&mut a.on_input_delta, "fn(&ToolCallInfo, &str)"),
+        "on_input_available" => (&mut a.on_input_available, "fn(&ToolCallInfo, &Input)"),
+        _ => (&mut a.on_output, "fn(&ToolCallInfo, &Output)"),
+    };
+    let v = parse_fn_path(cx, meta, key, signature)?;
+    set_some(cx, meta, slot, v);
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! The keys with a value of their own shape: `transform(...)`, `mcp(...)`, `background(...)`,
+//! `provider_options(...)` and `tags = [...]`.
+
+use syn::meta::ParseNestedMeta;
+use syn::{Expr, ExprArray, Ident, LitStr};
+
+use super::grammar::{parse_bool, parse_fn_path, parse_int, set, set_some, skip_value, unknown};
+use super::{Background, Mcp, ToolAttrs, Transforms};
+use crate::ctxt::Ctxt;
+
+const PHASES: &str = "input, input_delta, output, error, approval, suspend, resume";
+const MCP_KEYS: &str = "title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, meta";
+const BACKGROUND_KEYS: &str = "enabled, timeout_ms, max_retries, wait_timeout_ms";
+
+/// `transform(display(phase = f, ...), transcript(...))`.
+pub fn transform(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    if a.display.is_some() || a.transcript.is_some() {
+        cx.error_spanned_by(
+            &meta.path,
+            "duplicate key `transform`: put `display(...)` and `transcript(...)` in one `transform(...)`",
+        );
+        return skip_value(meta);
+    }
+    meta.parse_nested_meta(|inner| {
+        let target = inner.path.get_ident().map(Ident::to_string).unwrap_or_default();
+        let slot = match target.as_str() {
+            "display" => &mut a.display,
+            "transcript" => &mut a.transcript,
+            _ => return unknown(cx, &inner, "transform target", "display, transcript"),
+        };
+        let mut t = Transforms::default();
+        inner.parse_nested_meta(|phase| parse_phase(cx, &mut t, phase))?;
+        set(cx, &inner, slot, t);
+        Ok(())
+    })
+}
+
+fn parse_phase(cx: &mut Ctxt, t: &mut Transforms, meta: ParseNestedMeta) -> syn::Result<()> {
+    let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+    let (slot, signature) = match key.as_str() {
+        "input" => (&mut t.input, "fn(&Input) -> Value"),
+        "input_delta" => (&mut t.input_delta, "fn(&str) -> Value"),
+        "output" => (&mut t.output, "fn(&Output) -> Value"),
+        "error" => (&mut t.error, "fn(&ToolError) -> Value"),
+        "approval" => (&mut t.approval, "fn(&Input) -> Value"),
+        "suspend" => (&mut t.suspend, "fn(&Suspend) -> Value"),
+        "resume" => (&mut t.resume, "fn(&Resume) -> Value"),
+        _ => return unknown(cx, &meta, "transform phase", PHASES),
+    };
+    let v = parse_fn_path(cx, &meta, &key, signature)?;
+    set_some(cx, &meta, slot, v);
+    Ok(())
+}
+
+/// `mcp(title = "...", read_only_hint = true, ..., meta = json!(...))`.
+pub fn mcp(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let mut m = Mcp::default();
+    meta.parse_nested_meta(|inner| parse_mcp(cx, &mut m, inner))?;
+    set(cx, meta, &mut a.mcp, m);
+    Ok(())
+}
+
+fn parse_mcp(cx: &mut Ctxt, m: &mut Mcp, meta: ParseNestedMeta) -> syn::Result<()> {
+    let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+    match key.as_str() {
+        "title" => {
+            let v = meta.value()?.parse()?;
+            set(cx, &meta, &mut m.title, v)
+        }
+        "meta" => {
+            let v = meta.value()?.parse()?;
+            set(cx, &meta, &mut m.meta, v)
+        }
+        "read_only_hint" | "destructive_hint" | "idempotent_hint" | "open_world_hint" => {
+            let v = parse_bool(cx, &meta, &key)?;
+            let slot = match key.as_str() {
+                "read_only_hint" => &mut m.read_only_hint,
+                "destructive_hint" => &mut m.destructive_hint,
+                "idempotent_hint" => &mut m.idempotent_hint,
+                _ => &mut m.open_world_hint,
+            };
+            set_some(cx, &meta, slot, v)
+        }
+        _ => return unknown(cx, &meta, "`mcp(...)`", MCP_KEYS),
+    }
+    Ok(())
+}
+
+/// `background`, `background()` and `background(enabled = true, ...)`: all opt in.
+pub fn background(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let mut b = Background::default();
+    if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let tokens: proc_macro2::TokenStream = content.parse()?;
+        if !tokens.is_empty() {
+            syn::parse::Parser::parse2(syn::meta::parser(|inner| parse_background(cx, &mut b, inner)), tokens)?;
+        }
+    }
+    set(cx, meta, &mut a.background, b);
+    Ok(())
+}
+
+fn parse_background(cx: &mut Ctxt, b: &mut Background, meta: ParseNestedMeta) -> syn::Result<()> {
+    let key = meta.path.get_ident().map(Ident::to_string).unwrap_or_default();
+    match key.as_str() {
+        "enabled" => {
+            let v = parse_bool(cx, &meta, "enabled")?;
+            set_some(cx, &meta, &mut b.enabled, v)
+        }
+        "timeout_ms" | "max_retries" | "wait_timeout_ms" => {
+            let (slot, example) = match key.as_str() {
+                "timeout_ms" => (&mut b.timeout_ms, "30_000"),
+                "max_retries" => (&mut b.max_retries, "3"),
+                _ => (&mut b.wait_timeout_ms, "500"),
+            };
+            let v = parse_int(cx, &meta, &key, example)?;
+            set_some(cx, &meta, slot, v)
+        }
+        _ => return unknown(cx, &meta, "`background(...)`", BACKGROUND_KEYS),
+    }
+    Ok(())
+}
+
+/// `provider_options(anthropic = json!(...), ...)`: one value per provider.
+pub fn provider_options(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let mut opts: Vec<(Ident, Expr)> = Vec::new();
+    meta.parse_nested_meta(|inner| {
+        let Some(name) = inner.path.get_ident().cloned() else {
+            return Err(inner.error("provider names are plain identifiers, e.g. `provider_options(anthropic = json!({...}))`"));
+        };
+        let value: Expr = inner.value()?.parse()?;
+        if opts.iter().any(|(n, _)| *n == name) {
+            cx.error_spanned_by(
+                &name,
+                format!("duplicate provider `{name}` in `provider_options`: merge its options into one value"),
+            );
+        } else {
+            opts.push((name, value));
+        }
+        Ok(())
+    })?;
+    set(cx, meta, &mut a.provider_options, opts);
+    Ok(())
+}
+
+/// `tags = ["weather", "read-only"]`: distinct string literals of a safe alphabet.
+pub fn tags(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let arr: ExprArray = meta.value()?.parse()?;
+    let mut tags: Vec<LitStr> = Vec::new();
+    for elem in arr.elems {
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit), ..
+        }) = elem
+        else {
+            cx.error_spanned_by(elem, "tags are string literals: `tags = [\"weather\", \"read-only\"]`");
+            continue;
+        };
+        let tag = lit.value();
+        if tag.is_empty() || !tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')) {
+            cx.error_spanned_by(
+                &lit,
+                format!("invalid tag `{tag}`: use 1 or more characters from a-z, A-Z, 0-9, `-`, `_`, `.`, `/`"),
+            );
+        } else if tags.iter().any(|t| t.value() == tag) {
+            cx.error_spanned_by(&lit, format!("duplicate tag `{tag}`: remove one of them"));
+        } else {
+            tags.push(lit);
+        }
+    }
+    set(cx, meta, &mut a.tags, tags);
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! The tool's input type and how `execute` hands it to the function.
+//!
+//! A single unmarked parameter `p: T` is one field (`{"p": …}`) when `T` is a plain value and
+//! the whole input otherwise. The macro cannot see what `T` is, so the generated code asks the
+//! type: `Probe::<T>::IS_PLAIN` is a constant the compiler computes from `T`'s impls (an alias
+//! answers like what it names), and `Shape<{IS_PLAIN}>` picks the input type, the generated
+//! one-field struct or `T`. `#[input]` makes `T` the whole input without asking, `#[field]` one
+//! field (`ast` then reads the parameter as one of `Input::Fields`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, Ident, Type};
+
+use super::{respan, Tool};
+use crate::ast::{self, Field, Single};
+
+/// The input side of the expansion.
+pub struct Input {
+    /// Items beside the impl: the generated struct, the probe's answer, checks on it.
+    pub items: TokenStream,
+    /// The `Input` type.
+    pub ty: TokenStream,
+    /// Statements at the start of `execute` (the generated struct taken apart).
+    pub receive: TokenStream,
+    /// The argument for `Param::Input`.
+    pub whole_arg: TokenStream,
+    /// The arguments for `Param::Field(i)`.
+    pub field_args: Vec<Ident>,
+    /// `fn input_schema` where the derived schema is not the one (no parameters).
+    pub schema_fn: TokenStream,
+    /// The input's name in messages (`ToolMeta::input_type`), an expression.
+    pub type_name: TokenStream,
+}
+
+impl Input {
+    pub fn new(t: &Tool) -> Input {
+        match &t.f.input {
+            ast::Input::Empty => empty(t),
+            ast::Input::Whole(ty) => whole(ty),
+            ast::Input::Single(single) => self::single(t, single),
+            ast::Input::Fields(fields) => self::fields(t, fields),
+        }
+    }
+
+    /// `fn input_examples`, each example typed as the input (a wrong one is reported at it).
+    pub fn examples_fn(&self, t: &Tool) -> TokenStream {
+        let Some(examples) = &t.attrs.input_examples else {
+            return TokenStream::new();
+        };
+        let (pr, ty) = (&t.pr, &self.ty);
+        let typed = examples
+            .iter()
+            .map(|e: &Expr| quote_spanned!(e.span()=> { let __example: #ty = #e; __example }));
+        quote! {
+            fn input_examples() -> #pr::Vec<#pr::serde_json::Value> { #pr::examples::<Self::Input>(#pr::vec![#(#typed),*]) }
+        }
+    }
+}
+
+/// `#[derive(...)]` and crate paths of a generated input struct.
+fn derives(t: &Tool) -> TokenStream {
+    let pr = &t.pr;
+    let flat = pr.to_string().replace(' ', "");
+    let (serde, schemars) = (format!("{flat}::serde"), format!("{flat}::schemars"));
+    quote! {
+        #[derive(#pr::serde::Deserialize, #pr::serde::Serialize, #pr::schemars::JsonSchema)]
+        #[serde(crate = #serde)]
+        #[schemars(crate = #schemars)]
+        #[doc(hidden)]
+    }
+}
+
+fn params_name(t: &Tool) -> TokenStream {
+    format!("{} parameters", t.name()).into_token_stream()
+}
+
+/// No parameters: an empty object that refuses extra keys.
+fn empty(t: &Tool) -> Input {
+    let (pr, vis, derives) = (&t.pr, t.vis(), derives(t));
+    Input {
+        items: quote! {
+            #derives
+            #[serde(deny_unknown_fields)]
+            #vis struct __ToolInput {}
+        },
+        ty: quote!(__ToolInput),
+        receive: quote!(let _ = __toolsmith_input;),
+        whole_arg: TokenStream::new(),
+        field_args: Vec::new(),
+        schema_fn: quote! {
+            fn input_schema() -> #pr::serde_json::Value { #pr::empty_object_schema() }
+        },
+        type_name: params_name(t),
+    }
+}
+
+/// `#[input] p: T`: `T` is the input.
+fn whole(ty: &Type) -> Input {
+    Input {
+        items: TokenStream::new(),
+        ty: quote_spanned!(ty.span()=> #ty),
+        receive: TokenStream::new(),
+        whole_arg: quote!(__toolsmith_input),
+        field_args: Vec::new(),
+        schema_fn: TokenStream::new(),
+        type_name: ast::type_text(ty).into_token_stream(),
+    }
+}
+
+/// One unmarked parameter: a field or the whole input, as its type says (see the module docs).
+fn single(t: &Tool, s: &Single) -> Input {
+    let (pr, ty) = (&t.pr, &s.ty);
+    let probe = quote_spanned!(ty.span()=> const __TOOLSMITH_PLAIN: bool = #pr::Probe::<#ty>::IS_PLAIN;);
+    let checks = single_checks(pr, s);
+    let Some(ident) = &s.ident else {
+        // A pattern can only be the whole input (`single_checks` says so if it is not).
+        let mut input = whole(ty);
+        input.items = quote!(#probe #checks);
+        return input;
+    };
+    let (vis, derives, docs) = (t.vis(), derives(t), &s.docs);
+    let flat = pr.to_string().replace(' ', "");
+    let absent = format!("{flat}::PlainValue::is_absent");
+    let bound = format!("__T: {flat}::serde::Serialize + {flat}::PlainValue");
+    let shape = quote_spanned!(ty.span()=> <#pr::Shape<{ __TOOLSMITH_PLAIN }> as #pr::SingleParam<#ty, __ToolInput<#ty>>>);
+    let type_name = ast::type_text(ty);
+    let params_name = params_name(t);
+    Input {
+        items: quote! {
+            #probe
+            #checks
+            #derives
+            #vis struct __ToolInput<__T> {
+                #(#docs)*
+                #[serde(skip_serializing_if = #absent, bound(serialize = #bound))]
+                pub #ident: __T,
+            }
+            impl<__T> #pr::OneField for __ToolInput<__T> {
+                type Value = __T;
+                fn into_value(self) -> __T { self.#ident }
+            }
+        },
+        ty: quote_spanned!(ty.span()=> #shape::Input),
+        receive: TokenStream::new(),
+        whole_arg: quote_spanned!(ty.span()=> #shape::param(__toolsmith_input)),
+        field_args: Vec::new(),
+        schema_fn: TokenStream::new(),
+        type_name: quote!(if __TOOLSMITH_PLAIN { #params_name } else { #type_name }),
+    }
+}
+
+/// What a single parameter's shape rules out, checked once its type is known: the whole input
+/// keeps no doc comment of its own (its fields carry them), one field needs a name. Each is a
+/// constant that fails to evaluate, reported at the doc comment or at the pattern.
+fn single_checks(pr: &TokenStream, s: &Single) -> TokenStream {
+    let ty = ast::type_text(&s.ty).replace('{', "{{").replace('}', "}}");
+    let doc = s.docs.first().map(|doc: &Attribute| {
+        let message = format!("this parameter is the whole input, as `{ty}` is not a plain value (a number, string, collection or `Option`): document the fields of `{ty}` instead, they are what the model sees, or mark the parameter `#[field]` to make it one field of the input");
+        respan(quote!(const _: () = #pr::assert!(__TOOLSMITH_PLAIN, #message);), doc.span())
+    });
+    let name = s.ident.is_none().then(|| {
+        let message = format!("this parameter is one field of the input, as `{ty}` is a plain value (not a struct), so it needs a name: write `name: {ty}` instead of a pattern");
+        respan(quote!(const _: () = #pr::assert!(!__TOOLSMITH_PLAIN, #message);), s.pat_span)
+    });
+    quote!(#doc #name)
+}
+
+/// Several parameters: a generated struct with one field each, taken apart for the call.
+fn fields(t: &Tool, fields: &[Field]) -> Input {
+    let (pr, vis, derives) = (&t.pr, t.vis(), derives(t));
+    let flat = pr.to_string().replace(' ', "");
+    let defs = fields.iter().map(|fl| {
+        let (id, ty, docs) = (&fl.ident, &fl.ty, &fl.docs);
+        // Examples leave an absent optional parameter out rather than write `null`.
+        let absent = format!("{flat}::Probe::<{}>::is_absent", ast::type_text(ty));
+        quote_spanned!(ty.span()=> #(#docs)* #[serde(skip_serializing_if = #absent)] pub #id: #ty)
+    });
+    let binds: Vec<_> = (0..fields.len()).map(|i| format_ident!("__p{}", i)).collect();
+    let ids = fields.iter().map(|fl| &fl.ident);
+    Input {
+        items: quote! {
+            #derives
+            #vis struct __ToolInput { #(#defs,)* }
+        },
+        ty: quote!(__ToolInput),
+        receive: quote!(let __ToolInput { #(#ids: #binds,)* } = __toolsmith_input;),
+        whole_arg: TokenStream::new(),
+        field_args: binds,
+        schema_fn: TokenStream::new(),
+        type_name: params_name(t),
+    }
+}

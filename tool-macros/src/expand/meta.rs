@@ -1,0 +1,109 @@
+//! `TypedTool::meta`: the id, description and every option of the attribute, as data.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::LitInt;
+
+use super::{opt, Tool};
+use crate::attr::{Approval, Transforms};
+use crate::valid::Names;
+
+/// `fn meta()`; `input_type` is the input's name for messages (an expression).
+pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream {
+    let (pr, attrs) = (&t.pr, t.attrs);
+    let (id, description) = (&names.id, &names.description);
+    let title = opt(&attrs.title, pr);
+    let strict = attrs.strict.is_some();
+    let approval = match &attrs.require_approval {
+        None => quote!(#pr::Option::None),
+        Some(Approval::Always) => quote!(#pr::Option::Some(#pr::ApprovalRule::Always)),
+        Some(Approval::Predicate(_)) => quote!(#pr::Option::Some(#pr::ApprovalRule::Predicate)),
+    };
+    let (mcp, background, hooks, transforms) = (mcp(t), background(t), hooks(t), transforms(t));
+    let provider_options = attrs.provider_options.iter().flatten().map(|(k, e)| {
+        let k = k.to_string();
+        quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
+    });
+    let tags = attrs.tags.iter().flatten();
+    let has_model_output = attrs.to_model_output.is_some();
+    let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
+    quote! {
+        fn meta() -> #pr::ToolMeta {
+            #pr::ToolMeta {
+                id: #id,
+                description: #description,
+                title: #title,
+                strict: #strict,
+                require_approval: #approval,
+                mcp: #mcp,
+                provider_options: #pr::vec![#(#provider_options),*],
+                tags: &[#(#tags),*],
+                background: #background,
+                hooks: #hooks,
+                transforms: #pr::vec![#(#transforms),*],
+                has_model_output: #has_model_output,
+                has_suspend: #has_suspend,
+                has_resume: #has_resume,
+                input_type: #input_type,
+                source: #pr::SourceLocation {
+                    crate_name: #pr::String::from(#pr::env!("CARGO_PKG_NAME")),
+                    module_path: #pr::String::from(#pr::module_path!()),
+                    file: #pr::String::from(#pr::file!()),
+                    line: #pr::line!(),
+                },
+            }
+        }
+    }
+}
+
+/// `McpSpec`: only the hints the author set.
+fn mcp(t: &Tool) -> TokenStream {
+    let pr = &t.pr;
+    let Some(m) = &t.attrs.mcp else {
+        return quote!(#pr::Default::default());
+    };
+    let title = opt(&m.title.as_ref().map(|t| quote!(#pr::String::from(#t))), pr);
+    let (r, d) = (opt(&m.read_only_hint, pr), opt(&m.destructive_hint, pr));
+    let (i, o) = (opt(&m.idempotent_hint, pr), opt(&m.open_world_hint, pr));
+    let meta = opt(&m.meta.as_ref().map(|e| quote_spanned!(e.span()=> #pr::to_json(#e))), pr);
+    quote! {
+        #pr::McpSpec { title: #title, read_only_hint: #r, destructive_hint: #d, idempotent_hint: #i, open_world_hint: #o, meta: #meta }
+    }
+}
+
+/// `BackgroundSpec`, when `background` is set.
+fn background(t: &Tool) -> TokenStream {
+    let pr = &t.pr;
+    let Some(b) = &t.attrs.background else {
+        return quote!(#pr::Option::None);
+    };
+    let enabled = b.enabled.as_ref().is_none_or(|l| l.value);
+    let int = |v: &Option<LitInt>| opt(v, pr);
+    let (timeout, retries, wait) = (int(&b.timeout_ms), int(&b.max_retries), int(&b.wait_timeout_ms));
+    quote! {
+        #pr::Option::Some(#pr::BackgroundSpec { enabled: #enabled, timeout_ms: #timeout, max_retries: #retries, wait_timeout_ms: #wait })
+    }
+}
+
+/// `HookSet`: which lifecycle hooks are set.
+fn hooks(t: &Tool) -> TokenStream {
+    let (pr, a) = (&t.pr, t.attrs);
+    let (s, d) = (a.on_input_start.is_some(), a.on_input_delta.is_some());
+    let (i, o) = (a.on_input_available.is_some(), a.on_output.is_some());
+    quote!(#pr::HookSet { on_input_start: #s, on_input_delta: #d, on_input_available: #i, on_output: #o })
+}
+
+/// `(TransformTarget, TransformPhase)` for every configured transform.
+fn transforms(t: &Tool) -> Vec<TokenStream> {
+    let pr = &t.pr;
+    [("Display", &t.attrs.display), ("Transcript", &t.attrs.transcript)]
+        .into_iter()
+        .flat_map(|(target, tr)| tr.iter().flat_map(Transforms::entries).map(move |(phase, _)| (target, phase)))
+        .map(|(target, phase)| {
+            let target = format_ident!("{}", target);
+            let phase = format_ident!("{}", heck::ToUpperCamelCase::to_upper_camel_case(phase));
+            quote!((#pr::TransformTarget::#target, #pr::TransformPhase::#phase))
+        })
+        .collect()
+}
