@@ -2,12 +2,11 @@
 //! Printing only; nothing here runs a tool.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::{pretty, title_of, DialectArg, GeminiSchema};
+use super::{pretty, title_of, CatalogCommand};
 use crate::catalog::{Catalog, Strictness};
 use crate::registry::Registry;
 use crate::runtime::Runtime;
@@ -59,28 +58,17 @@ pub(super) fn schema(registry: &Registry, id: &str, out: &mut dyn Write) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `catalog` exports, and where to.
-pub(super) struct CatalogExport {
-    pub(super) format: DialectArg,
-    pub(super) strict: bool,
-    pub(super) tags: Vec<String>,
-    pub(super) gemini_schema: GeminiSchema,
-    pub(super) name: String,
-    pub(super) catalog_version: String,
-    pub(super) file: Option<PathBuf>,
-}
-
 /// `catalog`: the tools in a provider's format (warnings to standard error).
-pub(super) fn catalog(registry: &Registry, export: CatalogExport, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let CatalogExport {
+pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let CatalogCommand {
         format,
         strict,
         tags,
         gemini_schema,
         name,
         catalog_version,
-        file,
-    } = export;
+        out: file,
+    } = catalog;
     let all = Catalog::new(
         &name,
         &catalog_version,

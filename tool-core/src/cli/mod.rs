@@ -53,29 +53,7 @@ enum Command {
         id: String,
     },
     /// Export the tool catalog in a provider's format (warnings go to standard error).
-    Catalog {
-        /// The format.
-        #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
-        format: DialectArg,
-        /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
-        #[arg(long)]
-        strict: bool,
-        /// Only tools with this tag (repeatable: a tool needs any of them).
-        #[arg(long = "tag")]
-        tags: Vec<String>,
-        /// Gemini only: `parameters` in the OpenAPI 3.0 subset, or `parametersJsonSchema`.
-        #[arg(long, value_enum, default_value_t = GeminiSchema::JsonSchema)]
-        gemini_schema: GeminiSchema,
-        /// The catalog's name (recorded in the `toolsmith` format).
-        #[arg(long, default_value = "default")]
-        name: String,
-        /// The catalog's version (recorded in the `toolsmith` format).
-        #[arg(long = "catalog-version", default_value = "0.0.0")]
-        catalog_version: String,
-        /// Write to this file instead of standard output.
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-    },
+    Catalog(CatalogCommand),
     /// Call a tool with JSON arguments and print its result; or approve or decline a pending
     /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or replay a captured
     /// model stream (`call --stream FILE.sse --format anthropic`).
@@ -102,6 +80,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The arguments of `catalog`.
+#[derive(Debug, clap::Args)]
+struct CatalogCommand {
+    /// The format.
+    #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
+    format: DialectArg,
+    /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
+    #[arg(long)]
+    strict: bool,
+    /// Only tools with this tag (repeatable: a tool needs any of them).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Gemini only: `parameters` in the OpenAPI 3.0 subset, or `parametersJsonSchema`.
+    #[arg(long, value_enum, default_value_t = GeminiSchema::JsonSchema)]
+    gemini_schema: GeminiSchema,
+    /// The catalog's name (recorded in the `toolsmith` format).
+    #[arg(long, default_value = "default")]
+    name: String,
+    /// The catalog's version (recorded in the `toolsmith` format).
+    #[arg(long = "catalog-version", default_value = "0.0.0")]
+    catalog_version: String,
+    /// Write to this file instead of standard output.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 /// The arguments of `call`.
@@ -365,26 +369,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
     match cli.command {
         Command::List { json } => commands::list(runtime.registry(), json, out),
         Command::Schema { id } => commands::schema(runtime.registry(), &id, out),
-        Command::Catalog {
-            format,
-            strict,
-            tags,
-            gemini_schema,
-            name,
-            catalog_version,
-            out: file,
-        } => {
-            let export = commands::CatalogExport {
-                format,
-                strict,
-                tags,
-                gemini_schema,
-                name,
-                catalog_version,
-                file,
-            };
-            commands::catalog(runtime.registry(), export, out)
-        }
+        Command::Catalog(catalog) => commands::catalog(runtime.registry(), catalog, out),
         Command::Call(call) => run::call(&runtime, call, out).await,
         Command::Resume { id, data, events } => run::resume(&runtime, &id, &data, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
