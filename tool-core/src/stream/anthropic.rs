@@ -100,83 +100,9 @@ impl AnthropicDriver {
         let parse_err =
             |err: serde_json::Error| StreamError::at(event, format!("a `{kind}` event does not have the documented shape: {err}"));
         match kind {
-            "content_block_start" => {
-                let start: BlockStart = serde_json::from_str(&event.data).map_err(parse_err)?;
-                if self
-                    .blocks
-                    .get(&start.index)
-                    .is_some_and(|b| matches!(b, Block::Tool { position, .. } if calls.get(*position).open))
-                {
-                    return Err(StreamError::at(
-                        event,
-                        format!("content block {} starts again before its stop", start.index),
-                    ));
-                }
-                let block = start.content_block;
-                if block.kind != "tool_use" {
-                    self.blocks.insert(start.index, Block::Other);
-                    return Ok(Flow::Continue);
-                }
-                let Some(id) = block.id.filter(|i| !i.is_empty()) else {
-                    return Err(StreamError::at(
-                        event,
-                        format!("the tool_use block at index {} has no id", start.index),
-                    ));
-                };
-                let Some(name) = block.name.filter(|n| !n.is_empty()) else {
-                    return Err(StreamError::at(event, format!("tool_use block `{id}` has no name")));
-                };
-                let start_input = block
-                    .input
-                    .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
-                    .map(|v| v.to_string());
-                let position = calls.start(id, name, out);
-                self.blocks.insert(start.index, Block::Tool { position, start_input });
-            }
-            "content_block_delta" => {
-                let delta: BlockDelta = serde_json::from_str(&event.data).map_err(parse_err)?;
-                match self.blocks.get(&delta.index) {
-                    Some(Block::Tool { position, .. }) => {
-                        let position = *position;
-                        if !calls.get(position).open {
-                            return Err(StreamError::at(
-                                event,
-                                format!("a delta for content block {} arrived after its stop", delta.index),
-                            ));
-                        }
-                        if delta.delta.kind == "input_json_delta" {
-                            calls.delta(position, delta.delta.partial_json.as_deref().unwrap_or_default(), out);
-                        }
-                    }
-                    Some(Block::Other) => {}
-                    None => {
-                        return Err(StreamError::at(
-                            event,
-                            format!("a delta for content block {} arrived before its start", delta.index),
-                        ));
-                    }
-                }
-            }
-            "content_block_stop" => {
-                let stop: BlockStop = serde_json::from_str(&event.data).map_err(parse_err)?;
-                match self.blocks.get_mut(&stop.index) {
-                    Some(Block::Tool { position, start_input }) => {
-                        let position = *position;
-                        if calls.get(position).open {
-                            // The start `input` stands only when no delta said anything.
-                            let fallback = start_input.take().filter(|_| calls.get(position).input.is_empty());
-                            calls.available(position, fallback, out);
-                        }
-                    }
-                    Some(Block::Other) => {}
-                    None => {
-                        return Err(StreamError::at(
-                            event,
-                            format!("content block {} stops without a start", stop.index),
-                        ))
-                    }
-                }
-            }
+            "content_block_start" => self.block_start(event, serde_json::from_str(&event.data).map_err(parse_err)?, calls, out)?,
+            "content_block_delta" => self.block_delta(event, serde_json::from_str(&event.data).map_err(parse_err)?, calls, out)?,
+            "content_block_stop" => self.block_stop(event, serde_json::from_str(&event.data).map_err(parse_err)?, calls, out)?,
             "error" => {
                 let body: ErrorBody = serde_json::from_str(&event.data).map_err(parse_err)?;
                 let detail = match body.error.as_ref() {
@@ -189,5 +115,102 @@ impl AnthropicDriver {
             _ => {}
         }
         Ok(Flow::Continue)
+    }
+
+    /// A content block starts: a `tool_use` block opens a call.
+    fn block_start(
+        &mut self,
+        event: &SseEvent,
+        start: BlockStart,
+        calls: &mut Calls,
+        out: &mut Vec<ToolCallEvent>,
+    ) -> Result<(), StreamError> {
+        if self
+            .blocks
+            .get(&start.index)
+            .is_some_and(|b| matches!(b, Block::Tool { position, .. } if calls.get(*position).open))
+        {
+            return Err(StreamError::at(
+                event,
+                format!("content block {} starts again before its stop", start.index),
+            ));
+        }
+        let block = start.content_block;
+        if block.kind != "tool_use" {
+            self.blocks.insert(start.index, Block::Other);
+            return Ok(());
+        }
+        let Some(id) = block.id.filter(|i| !i.is_empty()) else {
+            return Err(StreamError::at(
+                event,
+                format!("the tool_use block at index {} has no id", start.index),
+            ));
+        };
+        let Some(name) = block.name.filter(|n| !n.is_empty()) else {
+            return Err(StreamError::at(event, format!("tool_use block `{id}` has no name")));
+        };
+        let start_input = block
+            .input
+            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+            .map(|v| v.to_string());
+        let position = calls.start(id, name, out);
+        self.blocks.insert(start.index, Block::Tool { position, start_input });
+        Ok(())
+    }
+
+    /// A piece of a block: for a tool's block, a piece of its input.
+    fn block_delta(
+        &mut self,
+        event: &SseEvent,
+        delta: BlockDelta,
+        calls: &mut Calls,
+        out: &mut Vec<ToolCallEvent>,
+    ) -> Result<(), StreamError> {
+        match self.blocks.get(&delta.index) {
+            Some(Block::Tool { position, .. }) => {
+                let position = *position;
+                if !calls.get(position).open {
+                    return Err(StreamError::at(
+                        event,
+                        format!("a delta for content block {} arrived after its stop", delta.index),
+                    ));
+                }
+                if delta.delta.kind == "input_json_delta" {
+                    calls.delta(position, delta.delta.partial_json.as_deref().unwrap_or_default(), out);
+                }
+                Ok(())
+            }
+            Some(Block::Other) => Ok(()),
+            None => Err(StreamError::at(
+                event,
+                format!("a delta for content block {} arrived before its start", delta.index),
+            )),
+        }
+    }
+
+    /// A block stops: a tool's input is complete.
+    fn block_stop(
+        &mut self,
+        event: &SseEvent,
+        stop: BlockStop,
+        calls: &mut Calls,
+        out: &mut Vec<ToolCallEvent>,
+    ) -> Result<(), StreamError> {
+        match self.blocks.get_mut(&stop.index) {
+            Some(Block::Tool { position, start_input }) => {
+                let position = *position;
+                if calls.get(position).open {
+                    // The start `input` stands only when no delta said anything.
+                    let fallback = start_input.take().filter(|_| calls.get(position).input.is_empty());
+                    calls.available(position, fallback, out);
+                }
+                Ok(())
+            }
+            Some(Block::Other) => Ok(()),
+            None => Err(StreamError::at(
+                event,
+                format!("content block {} stops without a start", stop.index),
+            )),
+        }
     }
 }
