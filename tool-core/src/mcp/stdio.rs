@@ -7,7 +7,7 @@
 
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
 use super::McpServer;
@@ -31,20 +31,12 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (mut to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
-    let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
+    let (lines_tx, lines_rx) = mpsc::unbounded_channel::<String>();
 
     // One writer: every outgoing line, whole.
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(line) = lines_rx.recv().await {
-            output.write_all(line.as_bytes()).await?;
-            output.write_all(b"\n").await?;
-            output.flush().await?;
-        }
-        Ok::<_, std::io::Error>(())
-    });
+    let writer = tokio::spawn(write_lines(output, lines_rx));
     // rmcp's messages, a line at a time.
     let from_server = lines_tx.clone();
     let forward = tokio::spawn(async move {
@@ -56,50 +48,7 @@ where
         }
     });
     // The client's lines: valid messages to rmcp, the rest answered here.
-    let guard_errors = lines_tx;
-    let reader = tokio::spawn(async move {
-        let mut input = BufReader::new(input);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            let n = AsyncReadExt::take(&mut input, MAX_LINE as u64 + 1)
-                .read_until(b'\n', &mut buf)
-                .await?;
-            if n == 0 {
-                break;
-            }
-            if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
-                // Skip the rest of the oversized line.
-                let mut rest = Vec::new();
-                input.read_until(b'\n', &mut rest).await?;
-                let _ = guard_errors.send(error_line(
-                    Value::Null,
-                    -32600,
-                    format!("Invalid request: a message is longer than {MAX_LINE} bytes"),
-                ));
-                continue;
-            }
-            let line = String::from_utf8_lossy(&buf);
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
-            }
-            let answer = match serde_json::from_str::<Value>(line) {
-                Err(e) => Some(error_line(Value::Null, -32700, format!("Parse error: {e}"))),
-                Ok(v) => super::http::invalid_message(&v).map(|(id, why)| error_line(id, -32600, format!("Invalid request: {why}"))),
-            };
-            match answer {
-                Some(a) => {
-                    let _ = guard_errors.send(a);
-                }
-                None => {
-                    to_rmcp.write_all(line.as_bytes()).await?;
-                    to_rmcp.write_all(b"\n").await?;
-                }
-            }
-        }
-        to_rmcp.shutdown().await
-    });
+    let reader = tokio::spawn(read_client(input, to_rmcp, lines_tx));
 
     // Its own log level and call limit, even when clones of one server serve several streams.
     let running = server
@@ -115,4 +64,64 @@ where
         Ok(r) => r,
         Err(e) => Err(std::io::Error::other(e)),
     }
+}
+
+/// Writes every line it receives, whole, until every sender is gone.
+async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::UnboundedReceiver<String>) -> std::io::Result<()> {
+    while let Some(line) = lines.recv().await {
+        output.write_all(line.as_bytes()).await?;
+        output.write_all(b"\n").await?;
+        output.flush().await?;
+    }
+    Ok(())
+}
+
+/// Reads the client's lines: a valid message goes on to rmcp, anything else (too long, not
+/// JSON, not a JSON-RPC message) is answered with an error line at once.
+async fn read_client<R: AsyncRead + Unpin>(
+    input: R,
+    mut to_rmcp: DuplexStream,
+    errors: mpsc::UnboundedSender<String>,
+) -> std::io::Result<()> {
+    let mut input = BufReader::new(input);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = AsyncReadExt::take(&mut input, MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .await?;
+        if n == 0 {
+            break;
+        }
+        if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
+            // Skip the rest of the oversized line.
+            let mut rest = Vec::new();
+            input.read_until(b'\n', &mut rest).await?;
+            let _ = errors.send(error_line(
+                Value::Null,
+                -32600,
+                format!("Invalid request: a message is longer than {MAX_LINE} bytes"),
+            ));
+            continue;
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<Value>(line) {
+            Err(e) => Some(error_line(Value::Null, -32700, format!("Parse error: {e}"))),
+            Ok(v) => super::http::invalid_message(&v).map(|(id, why)| error_line(id, -32600, format!("Invalid request: {why}"))),
+        };
+        match answer {
+            Some(a) => {
+                let _ = errors.send(a);
+            }
+            None => {
+                to_rmcp.write_all(line.as_bytes()).await?;
+                to_rmcp.write_all(b"\n").await?;
+            }
+        }
+    }
+    to_rmcp.shutdown().await
 }
