@@ -379,7 +379,7 @@ impl Registry {
         let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
-        let context = call::validate_context(id, &entry.compiled, context)?;
+        let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
         Ok(Prepared { entry, input, context })
     }
 
@@ -397,8 +397,8 @@ pub(crate) struct Prepared<'a> {
     entry: Entry,
     /// The validated (and repaired) arguments.
     input: Validated<'a>,
-    /// The validated request context.
-    pub(crate) context: serde_json::Map<String, Value>,
+    /// The validated request context, shared (every run of the call hands it to the tool as is).
+    pub(crate) context: Arc<serde_json::Map<String, Value>>,
 }
 
 /// A prepared call that owns its arguments (the runtime keeps it across awaits and waits).

@@ -180,7 +180,17 @@ pub enum Finished {
     Suspended(Suspension),
 }
 
-/// The shared empty request context (most calls have none).
+/// A validated request context as every run of a call shares it (the empty one is allocated
+/// once per process: most calls have none).
+pub(crate) fn shared_context(context: Map<String, Value>) -> Arc<Map<String, Value>> {
+    if context.is_empty() {
+        empty_context()
+    } else {
+        Arc::new(context)
+    }
+}
+
+/// The shared empty request context.
 fn empty_context() -> Arc<Map<String, Value>> {
     static EMPTY: std::sync::OnceLock<Arc<Map<String, Value>>> = std::sync::OnceLock::new();
     EMPTY.get_or_init(|| Arc::new(Map::new())).clone()
@@ -208,7 +218,7 @@ pub(crate) fn new_call_id() -> String {
 pub(crate) async fn run(
     tool: &Arc<dyn Tool>,
     input: ToolInput<'_>,
-    context: Map<String, Value>,
+    context: Arc<Map<String, Value>>,
     (id, data): (String, &CallData),
     env: CallEnv,
     resume: Option<Value>,
@@ -228,7 +238,6 @@ pub(crate) async fn run(
         )
     };
     // Decoding the input and creating the future run synchronously: catch a panic there too.
-    let context = if context.is_empty() { empty_context() } else { Arc::new(context) };
     let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
         Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
         Err(payload) => return Err(panicked(&*payload).for_tool(tool_id)),

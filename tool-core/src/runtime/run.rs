@@ -136,7 +136,7 @@ impl Runtime {
             args: prepared.args().into_owned(),
             data: CallData {
                 tool_call_id: None,
-                context: Some(Value::Object(prepared.context.clone())),
+                context: Some(Value::Object((*prepared.context).clone())),
                 ..data.clone()
             },
             suspend_payload: suspended,
