@@ -4,6 +4,8 @@
 #   default - the same on tool-core with its default features
 #   rmcp    - the same tools with rmcp's `#[tool]` / `#[tool_router]` (rmcp 3.11, `server` +
 #             `macros` only)
+#   jsonschema - no tools: only the `jsonschema` crate that validates every call (the floor
+#             under `lean`, which must compile it)
 # Each is built from a clean target directory (dependencies fetched beforehand, so no network
 # time is counted), with the workspace's Cargo.lock for the same dependency versions. Prints
 # the wall time and the number of crates compiled for each.
@@ -100,12 +102,32 @@ RS
   } >"$dir/src/lib.rs"
 }
 
+make_jsonschema() { # dir
+  local dir=$1
+  mkdir -p "$dir/src"
+  cat >"$dir/Cargo.toml" <<TOML
+[package]
+name = "validator-only"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+jsonschema = { version = "0.61", default-features = false }
+serde_json = "1"
+
+[workspace]
+TOML
+  echo 'pub fn valid(schema: &serde_json::Value, v: &serde_json::Value) -> bool { jsonschema::validator_for(schema).is_ok_and(|s| s.is_valid(v)) }' >"$dir/src/lib.rs"
+}
+
 make_toolsmith "$work/lean" "tool-core = { path = \"$root/tool-core\", default-features = false }"
 make_toolsmith "$work/default" "tool-core = { path = \"$root/tool-core\" }"
 make_rmcp "$work/rmcp"
+make_jsonschema "$work/jsonschema"
 
-printf '%-8s %10s %8s\n' crate seconds crates
-for kind in lean default rmcp; do
+printf '%-10s %10s %8s\n' crate seconds crates
+for kind in ${KINDS:-lean default rmcp jsonschema}; do
   dir="$work/$kind"
   cp "$root/Cargo.lock" "$dir/Cargo.lock"
   (cd "$dir" && cargo fetch -q)
@@ -113,6 +135,6 @@ for kind in lean default rmcp; do
   compiled=$(cd "$dir" && CARGO_TARGET_DIR="$dir/target" CARGO_INCREMENTAL=0 cargo build 2>&1 | tee "$dir/build.log" | grep -c '^ *Compiling' || true)
   end=$(date +%s.%N)
   grep -q '^ *Finished' "$dir/build.log" || { cat "$dir/build.log"; exit 1; }
-  printf "%-8s %10.1f %8d\n" "$kind" "$(awk "BEGIN { print $end - $start }")" "$compiled"
+  printf "%-10s %10.1f %8d\n" "$kind" "$(awk "BEGIN { print $end - $start }")" "$compiled"
   rm -rf "$dir/target"
 done

@@ -12,6 +12,7 @@
 //! Must not import `runtime`, `mcp` or `cli`: the edges map their own spellings onto a dialect
 //! (the command line's `--format openai`, say), never the other way round.
 
+pub(crate) mod mcp_block;
 mod result;
 
 use std::fmt;

@@ -8,8 +8,9 @@
 
 use serde_json::{json, Value};
 
+use super::mcp_block::McpBlock;
 use super::Dialect;
-use crate::model_output::{link_name, ContentPart, ModelOutput, ResourceContents};
+use crate::model_output::{ContentPart, ModelOutput, ResourceContents};
 
 /// The result shapes written here, one per dialect that has one.
 pub(super) enum Shape {
@@ -83,7 +84,7 @@ impl ModelOutput {
             }
             Shape::CallToolResult => {
                 let content = match self {
-                    ModelOutput::Content(parts) => parts.iter().map(mcp).collect::<Vec<_>>(),
+                    ModelOutput::Content(parts) => parts.iter().map(|p| McpBlock::of(p).to_json()).collect::<Vec<_>>(),
                     other => vec![json!({"type": "text", "text": other.to_text()})],
                 };
                 let mut result = json!({ "content": content });
@@ -158,67 +159,6 @@ fn anthropic(part: &ContentPart) -> Value {
             .get("anthropic")
             .cloned()
             .unwrap_or_else(|| json!({"type": "text", "text": part.as_text()})),
-    }
-}
-
-fn mcp(part: &ContentPart) -> Value {
-    match part {
-        ContentPart::Text { text } => json!({"type": "text", "text": text}),
-        ContentPart::ImageData { data, media_type } if media_type.starts_with("audio/") => {
-            json!({"type": "audio", "data": data, "mimeType": media_type})
-        }
-        ContentPart::ImageData { data, media_type } => json!({"type": "image", "data": data, "mimeType": media_type}),
-        ContentPart::AudioData { data, media_type } => json!({"type": "audio", "data": data, "mimeType": media_type}),
-        ContentPart::ResourceLink {
-            uri,
-            name,
-            media_type,
-            title,
-            description,
-        } => {
-            let mut link = json!({"type": "resource_link", "uri": uri, "name": name});
-            for (key, value) in [("mimeType", media_type), ("title", title), ("description", description)] {
-                if let Some(v) = value {
-                    link[key] = json!(v);
-                }
-            }
-            link
-        }
-        ContentPart::Resource { uri, media_type, contents } => {
-            let mut resource = json!({"uri": uri});
-            if let Some(m) = media_type {
-                resource["mimeType"] = json!(m);
-            }
-            match contents {
-                ResourceContents::Text(text) => resource["text"] = json!(text),
-                ResourceContents::Blob(blob) => resource["blob"] = json!(blob),
-            }
-            json!({"type": "resource", "resource": resource})
-        }
-        ContentPart::ImageUrl { url } => json!({"type": "resource_link", "uri": url, "name": link_name(url)}),
-        ContentPart::FileUrl { url, media_type } => {
-            let mut link = json!({"type": "resource_link", "uri": url, "name": link_name(url)});
-            if let Some(m) = media_type {
-                link["mimeType"] = json!(m);
-            }
-            link
-        }
-        ContentPart::FileData {
-            data,
-            media_type,
-            filename,
-        } => json!({
-            "type": "resource",
-            "resource": {"uri": format!("file:///{}", filename.as_deref().unwrap_or("inline")), "mimeType": media_type, "blob": data}
-        }),
-        // An MCP block given as is (`{"mcp": {"type": "resource", ...}}`), e.g. an embedded
-        // text resource.
-        ContentPart::Custom { provider_options } if provider_options.get("mcp").is_some_and(Value::is_object) => {
-            provider_options["mcp"].clone()
-        }
-        ContentPart::FileId { .. } | ContentPart::ImageFileId { .. } | ContentPart::Custom { .. } => {
-            json!({"type": "text", "text": part.as_text()})
-        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Typed conversions of tool-core's values into `rmcp`'s protocol types.
 //!
-//! Owns how a [`ToolSpec`] becomes a `tools/list` entry ([`tool`]), how a [`ModelOutput`]
-//! becomes content blocks ([`content`]) and how a [`ToolOutput`] becomes a `tools/call` result
+//! Owns how a [`ToolSpec`] becomes a `tools/list` entry ([`tool`]), the copy of a
+//! [`ModelOutput`]'s blocks into `rmcp`'s ([`content`]; which block each part becomes is decided
+//! once, by the dialect layer's `McpBlock`, for this server and for JSON tool results alike) and how a [`ToolOutput`] becomes a `tools/call` result
 //! ([`call_result`]). Each value is built field by field in `rmcp`'s own types, never written as
 //! JSON and parsed back; the one JSON step left is a tool's own MCP block
 //! (`ContentPart::Custom` with an `mcp` object), which arrives as JSON. It holds no state and
@@ -13,8 +14,9 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource
 use serde_json::Value;
 
 use crate::catalog::pass::{self, PassError, Rewritten};
+use crate::dialect::mcp_block::{Contents, McpBlock};
 use crate::dialect::Dialect;
-use crate::model_output::{link_name, ContentPart, ModelOutput};
+use crate::model_output::{ContentPart, ModelOutput};
 use crate::spec::ToolSpec;
 use crate::tool::ToolOutput;
 
@@ -110,61 +112,46 @@ pub(super) fn content(output: &ModelOutput) -> Result<Vec<ContentBlock>, serde_j
     }
 }
 
+/// The `rmcp` block of a part, copied field by field from [`McpBlock::of`] (which decides
+/// what each part becomes).
 fn part(part: &ContentPart) -> Result<ContentBlock, serde_json::Error> {
-    Ok(match part {
-        ContentPart::Text { text } => ContentBlock::text(text.clone()),
-        ContentPart::ImageData { data, media_type } if media_type.starts_with("audio/") => {
-            ContentBlock::audio(data.clone(), media_type.clone())
-        }
-        ContentPart::ImageData { data, media_type } => ContentBlock::image(data.clone(), media_type.clone()),
-        ContentPart::AudioData { data, media_type } => ContentBlock::audio(data.clone(), media_type.clone()),
-        ContentPart::ResourceLink {
+    Ok(match McpBlock::of(part) {
+        McpBlock::Text { text } => ContentBlock::text(text.into_owned()),
+        McpBlock::Image { data, mime_type } => ContentBlock::image(data.to_owned(), mime_type.to_owned()),
+        McpBlock::Audio { data, mime_type } => ContentBlock::audio(data.to_owned(), mime_type.to_owned()),
+        McpBlock::ResourceLink {
             uri,
             name,
-            media_type,
+            mime_type,
             title,
             description,
         } => {
-            let mut link = Resource::new(uri.clone(), name.clone());
-            link.mime_type = media_type.clone();
-            link.title = title.clone();
-            link.description = description.clone();
+            let mut link = Resource::new(uri.to_owned(), name.to_owned());
+            link.mime_type = mime_type.map(str::to_owned);
+            link.title = title.map(str::to_owned);
+            link.description = description.map(str::to_owned);
             ContentBlock::resource_link(link)
         }
-        ContentPart::Resource { uri, media_type, contents } => ContentBlock::resource(match contents {
-            crate::model_output::ResourceContents::Text(text) => ResourceContents::TextResourceContents {
-                uri: uri.clone(),
-                mime_type: media_type.clone(),
-                text: text.clone(),
-                meta: None,
-            },
-            crate::model_output::ResourceContents::Blob(blob) => ResourceContents::BlobResourceContents {
-                uri: uri.clone(),
-                mime_type: media_type.clone(),
-                blob: blob.clone(),
-                meta: None,
-            },
-        }),
-        ContentPart::ImageUrl { url } => ContentBlock::resource_link(Resource::new(url.clone(), link_name(url))),
-        ContentPart::FileUrl { url, media_type } => {
-            let mut link = Resource::new(url.clone(), link_name(url));
-            link.mime_type = media_type.clone();
-            ContentBlock::resource_link(link)
+        McpBlock::Resource { resource } => {
+            let uri = resource.uri.into_owned();
+            let mime_type = resource.mime_type.map(str::to_owned);
+            ContentBlock::resource(match resource.contents {
+                Contents::Text(text) => ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text: text.to_owned(),
+                    meta: None,
+                },
+                Contents::Blob(blob) => ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob: blob.to_owned(),
+                    meta: None,
+                },
+            })
         }
-        ContentPart::FileData {
-            data,
-            media_type,
-            filename,
-        } => {
-            let uri = format!("file:///{}", filename.as_deref().unwrap_or("inline"));
-            ContentBlock::resource(ResourceContents::blob(data.clone(), uri).with_mime_type(media_type.clone()))
-        }
-        // An MCP block given as is (`{"mcp": {"type": "resource", ...}}`), e.g. an embedded
-        // text resource: it arrives as JSON, so it is read as one.
-        ContentPart::Custom { provider_options } if provider_options.get("mcp").is_some_and(Value::is_object) => {
-            serde_json::from_value(provider_options["mcp"].clone())?
-        }
-        ContentPart::FileId { .. } | ContentPart::ImageFileId { .. } | ContentPart::Custom { .. } => ContentBlock::text(part.as_text()),
+        // A tool's own MCP block arrives as JSON, so it is read as one.
+        McpBlock::Raw(block) => serde_json::from_value(block.clone())?,
     })
 }
 
