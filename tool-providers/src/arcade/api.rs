@@ -34,31 +34,24 @@ pub(super) struct Page<T> {
 
 /// `{name, description}` of a tool's toolkit.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub(super) struct ToolkitRef {
-    #[serde(default)]
     pub(super) name: Option<String>,
-    #[serde(default)]
     pub(super) description: Option<String>,
 }
 
 /// A tool, listed or fetched alone (`GET /v1/tools/{name}`): `{qualified_name, name,
 /// description, toolkit, input: {parameters}, output: {value_schema}, requirements:
 /// {authorization: {provider_id}}}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct ToolDefinition {
-    #[serde(default)]
     pub(super) qualified_name: Option<String>,
-    #[serde(default)]
     pub(super) name: Option<String>,
-    #[serde(default)]
     pub(super) description: Option<String>,
-    #[serde(default)]
     pub(super) toolkit: Option<ToolkitRef>,
-    #[serde(default)]
     pub(super) input: Option<Input>,
-    #[serde(default)]
     pub(super) output: Option<Output>,
-    #[serde(default)]
     pub(super) requirements: Option<Requirements>,
 }
 
@@ -166,61 +159,47 @@ pub(super) struct Execution {
 
 /// An execution's `output`: `{value?, error?, authorization?}`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(super) struct ExecutionOutput {
     /// The tool's result (free-form; the tool's output schema describes it).
-    #[serde(default)]
     pub(super) value: Option<Value>,
-    #[serde(default)]
     pub(super) error: Option<ExecutionError>,
-    #[serde(default)]
     pub(super) authorization: Option<Authorization>,
 }
 
 /// Why an execution failed: `{message, kind, can_retry, retry_after_ms?,
 /// additional_prompt_content?}`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(super) struct ExecutionError {
-    #[serde(default)]
     pub(super) message: Option<String>,
-    #[serde(default)]
     pub(super) kind: Option<String>,
-    #[serde(default)]
     pub(super) can_retry: Option<bool>,
-    #[serde(default)]
     pub(super) retry_after_ms: Option<serde_json::Number>,
-    #[serde(default)]
     pub(super) additional_prompt_content: Option<String>,
 }
 
 /// An authorization flow (`POST /v1/tools/authorize`, `GET /v1/auth/status`, an execution's
 /// `output.authorization`): `{id, status, url?, user_id?}`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(super) struct Authorization {
-    #[serde(default)]
     pub(super) id: Option<String>,
-    #[serde(default)]
     pub(super) status: Option<String>,
-    #[serde(default)]
     pub(super) url: Option<String>,
-    #[serde(default)]
     pub(super) user_id: Option<String>,
 }
 
 /// One user connection (`GET /v1/admin/user_connections`): `{id, connection_status,
 /// provider_id, user_id, created_at?}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct UserConnection {
-    #[serde(default)]
     pub(super) id: Option<String>,
-    #[serde(default)]
     pub(super) connection_status: Option<String>,
-    #[serde(default)]
     pub(super) provider_id: Option<String>,
-    #[serde(default)]
     pub(super) user_id: Option<String>,
-    #[serde(default)]
     pub(super) created_at: Option<String>,
-    #[serde(default)]
     pub(super) created: Option<String>,
 }
 

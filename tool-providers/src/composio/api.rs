@@ -65,44 +65,35 @@ pub(super) struct ToolkitRef {
 }
 
 /// A listed toolkit: `{slug, name, meta: {description, logo}}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct Toolkit {
-    #[serde(default)]
     pub(super) slug: Option<String>,
-    #[serde(default)]
     pub(super) name: Option<String>,
-    #[serde(default)]
     pub(super) meta: Option<ToolkitMeta>,
 }
 
 /// A toolkit's `meta`.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(super) struct ToolkitMeta {
-    #[serde(default)]
     pub(super) description: Option<String>,
-    #[serde(default)]
     pub(super) logo: Option<String>,
 }
 
 /// A tool, listed or fetched alone (`GET /tools/{slug}`): `{slug, name, description,
 /// toolkit: {slug}, input_parameters, output_parameters, version}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct Tool {
-    #[serde(default)]
     pub(super) slug: Option<String>,
-    #[serde(default)]
     pub(super) name: Option<String>,
-    #[serde(default)]
     pub(super) description: Option<String>,
-    #[serde(default)]
     pub(super) toolkit: Option<ToolkitRef>,
     /// The input JSON Schema (free-form).
-    #[serde(default)]
     pub(super) input_parameters: Option<Value>,
     /// The output JSON Schema (free-form; usually the `{data, error, successful}` envelope).
-    #[serde(default)]
     pub(super) output_parameters: Option<Value>,
-    #[serde(default)]
     pub(super) version: Option<String>,
 }
 
@@ -114,49 +105,37 @@ impl Tool {
 }
 
 /// The answer of `POST /tools/execute/{SLUG}`: `{data, error, successful, log_id}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct Execution {
     /// The tool's result (free-form).
-    #[serde(default)]
     pub(super) data: Value,
     /// Why it failed: usually text, sometimes an object (free-form).
-    #[serde(default)]
     pub(super) error: Value,
-    #[serde(default)]
     pub(super) successful: Option<bool>,
-    #[serde(default)]
     pub(super) log_id: Option<String>,
 }
 
 /// An auth config: `{id, status, toolkit: {slug}, auth_scheme, is_composio_managed}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct AuthConfig {
-    #[serde(default)]
     pub(super) id: Option<String>,
-    #[serde(default)]
     pub(super) status: Option<String>,
-    #[serde(default)]
     pub(super) toolkit: Option<ToolkitRef>,
-    #[serde(default)]
     pub(super) auth_scheme: Option<String>,
-    #[serde(default)]
     pub(super) is_composio_managed: Option<bool>,
 }
 
 /// A connected account: `{id, status, is_disabled, toolkit: {slug}, user_id, created_at}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct Account {
-    #[serde(default)]
     pub(super) id: Option<String>,
-    #[serde(default)]
     pub(super) status: Option<String>,
-    #[serde(default)]
     pub(super) is_disabled: Option<bool>,
-    #[serde(default)]
     pub(super) toolkit: Option<ToolkitRef>,
-    #[serde(default)]
     pub(super) user_id: Option<String>,
-    #[serde(default)]
     pub(super) created_at: Option<String>,
 }
 
@@ -179,13 +158,11 @@ impl Account {
 
 /// The answer of `POST /connected_accounts/link`: `{redirect_url, connected_account_id,
 /// expires_at, link_token}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct Link {
-    #[serde(default)]
     pub(super) redirect_url: Option<String>,
-    #[serde(default)]
     pub(super) connected_account_id: Option<String>,
-    #[serde(default)]
     pub(super) expires_at: Option<String>,
 }
 
@@ -256,11 +233,10 @@ pub(super) struct ToolkitDetail {
 
 /// One auth mode of a toolkit: `{mode, fields: {connected_account_initiation: {required,
 /// optional}}}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
 pub(super) struct AuthMode {
-    #[serde(default)]
     pub(super) mode: Option<String>,
-    #[serde(default)]
     pub(super) fields: Option<AuthModeFields>,
 }
 
