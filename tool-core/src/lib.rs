@@ -46,8 +46,9 @@
 //! All on by default. With `default-features = false` a crate that only defines tools gets the
 //! macro, the registry, validated calls, catalogs and the stream decoders, and none of the heavy
 //! parts: `runtime` (runs, approval, suspension, background tasks), `sqlite` (the SQLite store
-//! for waiting calls; bundled SQLite), `mcp` (the MCP server: rmcp, axum) and `cli` (the
-//! `toolsmith` command line: clap; implies the other three).
+//! for waiting calls; bundled SQLite), `mcp` (the MCP server: rmcp, axum), `check`
+//! ([`Registry::check`]: every tool tested against its own schemas) and `cli` (the `toolsmith`
+//! command line: clap; implies the others).
 
 #![warn(missing_docs)]
 
@@ -55,6 +56,8 @@ extern crate self as tool_core;
 
 pub mod call;
 pub mod catalog;
+#[cfg(feature = "check")]
+pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;

@@ -43,7 +43,46 @@ fn untitled(mut schema: Value) -> Value {
         obj.remove("title");
     }
     reflow_descriptions(&mut schema);
+    bound_integer_formats(&mut schema);
     schema
+}
+
+/// Gives every integer schema with a format narrower than 64 bits (`uint32`, `int8`, …) the
+/// bounds of its Rust type where schemars leaves them out (it writes `minimum: 0` for `u32` but
+/// no maximum), so the schema refuses what the type cannot hold instead of passing it on to
+/// fail later as "could not be read". 64-bit types keep their schemas as they are: their
+/// bounds are as wide as JSON numbers a model writes, and would only cost tokens.
+fn bound_integer_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            let range = obj.get("format").and_then(Value::as_str).and_then(integer_range);
+            let integer = match obj.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            if let Some((min, max)) = range.filter(|_| integer) {
+                obj.entry("minimum").or_insert(min);
+                obj.entry("maximum").or_insert(max);
+            }
+            obj.values_mut().for_each(bound_integer_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integer_formats),
+        _ => {}
+    }
+}
+
+/// The range of the Rust integer type narrower than 64 bits that a schemars `format` names.
+fn integer_range(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (json!(i8::MIN), json!(i8::MAX)),
+        "int16" => (json!(i16::MIN), json!(i16::MAX)),
+        "int32" => (json!(i32::MIN), json!(i32::MAX)),
+        "uint8" => (json!(0), json!(u8::MAX)),
+        "uint16" => (json!(0), json!(u16::MAX)),
+        "uint32" => (json!(0), json!(u32::MAX)),
+        _ => return None,
+    })
 }
 
 fn reflow_descriptions(schema: &mut Value) {

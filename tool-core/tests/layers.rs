@@ -11,7 +11,7 @@ fn layer(module: &str) -> Option<u8> {
     Some(match module {
         "spec" | "schema" | "error" | "model_output" | "json" | "panic" => 0,
         "tool" | "context" | "call" | "registry" => 1,
-        "dialect" | "catalog" | "stream" | "partial_json" => 2,
+        "dialect" | "catalog" | "stream" | "partial_json" | "check" => 2,
         "runtime" => 3,
         "mcp" | "cli" | "provider" => 4,
         _ => return None,

@@ -396,13 +396,14 @@ fn table() -> Vec<Row> {
             ),
         ),
         // Option<u32>: `format: uint32` is not a supported string format (and numeric formats
-        // are type hints), so it goes silently; `minimum: 0` is a supported numeric bound.
+        // are type hints), so it goes silently; `minimum: 0` and the `maximum` of a u32 (added
+        // by `receive_schema`) are supported numeric bounds.
         row::<OptU32>(
             "Option<u32>",
             Schema(
                 json!({
                     "type": "object",
-                    "properties": {"n": {"type": ["integer", "null"], "minimum": 0}},
+                    "properties": {"n": {"type": ["integer", "null"], "minimum": 0, "maximum": 4294967295u32}},
                     "required": ["n"],
                     "additionalProperties": false
                 }),
@@ -443,7 +444,7 @@ fn table() -> Vec<Row> {
             Schema(
                 json!({
                     "type": "object",
-                    "properties": {"v": {"type": "array", "items": {"type": ["integer", "null"]}}},
+                    "properties": {"v": {"type": "array", "items": {"type": ["integer", "null"], "minimum": i32::MIN, "maximum": i32::MAX}}},
                     "required": ["v"],
                     "additionalProperties": false
                 }),
@@ -627,7 +628,7 @@ fn table() -> Vec<Row> {
             Schema(
                 json!({
                     "type": "object",
-                    "properties": {"a": {"type": ["integer", "null"], "minimum": 0}, "b": {"type": ["string", "null"]}},
+                    "properties": {"a": {"type": ["integer", "null"], "minimum": 0, "maximum": u32::MAX}, "b": {"type": ["string", "null"]}},
                     "required": ["a", "b"],
                     "additionalProperties": false
                 }),

@@ -4,6 +4,7 @@
 //! `fn main() -> std::process::ExitCode { tool_core::cli::run() }`; every command works on the
 //! tools linked into *that* binary.
 
+mod check;
 mod commands;
 mod run;
 mod serve;
@@ -74,6 +75,10 @@ enum Command {
     },
     /// Serve the tools over MCP: `--stdio`, or Streamable HTTP at `http://ADDR/mcp`.
     Serve(ServeCommand),
+    /// Test every tool (or the given ones) against its own schemas: generated valid inputs
+    /// and deliberate mistakes, called through the registry; a failure is printed as a ready
+    /// `toolsmith call` command.
+    Check(check::CheckCommand),
     /// List the calls waiting for approval or resume data.
     Pending {
         /// Print JSON instead of a table.
@@ -374,6 +379,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Resume { id, data, events } => run::resume(&runtime, &id, &data, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
         Command::Pending { json } => commands::pending(&runtime, json, out),
+        Command::Check(command) => check::check(runtime.registry(), command, out).await,
     }
 }
 
