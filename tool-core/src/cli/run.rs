@@ -21,6 +21,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         id,
         args,
         approve,
+        rerun,
         decline,
         stream,
         format,
@@ -55,7 +56,10 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         });
     }
     let id = id.unwrap_or_default();
-    let stream = if approve {
+    let stream = if approve && rerun {
+        eprintln!("running call `{id}` again if an earlier run of it was interrupted, as asked (--rerun)");
+        runtime.approve_rerun(&id, Default::default()).await.map_err(|e| e.to_string())?
+    } else if approve {
         runtime.approve(&id).await.map_err(|e| e.to_string())?
     } else if let Some(reason) = decline {
         runtime.decline(&id, &reason).await.map_err(|e| e.to_string())?
@@ -69,10 +73,23 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
     conclude(last, model_output, result_as, out)
 }
 
-/// `resume`: a waiting call continued with data.
-pub(super) async fn resume(runtime: &Runtime, id: &str, data: &str, events: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
+/// `resume`: a waiting call continued with data (`rerun`: also one whose earlier run was
+/// interrupted).
+pub(super) async fn resume(
+    runtime: &Runtime,
+    (id, data): (&str, &str),
+    rerun: bool,
+    events: bool,
+    out: &mut dyn Write,
+) -> Result<ExitCode, String> {
     let data = serde_json::from_str::<Value>(data).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
-    let stream = runtime.resume(id, data).await.map_err(|e| e.to_string())?;
+    let stream = if rerun {
+        eprintln!("resuming call `{id}` again if an earlier run of it was interrupted, as asked (--rerun)");
+        runtime.resume_rerun(id, data, Default::default()).await
+    } else {
+        runtime.resume(id, data).await
+    };
+    let stream = stream.map_err(|e| e.to_string())?;
     let last = drain(stream, events, out).await?;
     if events {
         return Ok(ExitCode::SUCCESS);
