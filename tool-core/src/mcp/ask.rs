@@ -113,9 +113,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // Cancelling the request (or ending its session) while the user is asked declines the
         // call: nobody is left to answer for it, and it must not run later by surprise.
         let asked = tokio::select! {
+            biased;
+            () = ctx.ct.cancelled() => Asked::Cannot(CANCELLED.into()),
             asked = self.elicit(ctx, "approval", id, &message, approval_form()) => asked,
-            () = ctx.ct.cancelled() => return self.decline_cancelled(id).await,
         };
+        // The question may also fail because the session ended: its requests are cancelled first.
+        if ctx.ct.is_cancelled() {
+            return self.decline_cancelled(id).await;
+        }
         match asked {
             Asked::Answer(answer) => match self.decide(id, &answer, continuation.clone()).await {
                 Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
