@@ -45,8 +45,14 @@ async fn idempotent(
 
 async fn run_effect(path: &str, release: &str) -> Result<String, ToolError> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| ToolError::new(e.to_string()))?;
-    file.write_all(b"ran\n").and_then(|()| file.sync_all()).map_err(|e| ToolError::new(e.to_string()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    file.write_all(b"ran\n")
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ToolError::new(e.to_string()))?;
     while !Path::new(release).exists() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -72,7 +78,9 @@ impl Scene {
     }
 
     fn runtime(&self) -> Runtime {
-        Runtime::builder(Registry::global()).store(SqliteStore::open(&self.store).unwrap()).build()
+        Runtime::builder(Registry::global())
+            .store(SqliteStore::open(&self.store).unwrap())
+            .build()
     }
 
     fn runs(&self) -> usize {
@@ -98,7 +106,10 @@ impl Scene {
         let mut child = child_cli::spawn(&["--store", self.store(), "call", id, "--approve"]);
         let started = Instant::now();
         while self.runs() == before {
-            assert!(started.elapsed() < Duration::from_secs(10), "the approved tool did not run within 10 s");
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the approved tool did not run within 10 s"
+            );
             assert!(child.try_wait().unwrap().is_none(), "the child ended before its tool ran");
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -126,7 +137,9 @@ fn a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose() {
     assert_eq!(s.runs(), 1);
 
     // Listed as interrupted, with what is known: tool, owner, start.
-    let Some(CallState::Interrupted(claim)) = s.state("c1") else { panic!("{:?}", s.state("c1")) };
+    let Some(CallState::Interrupted(claim)) = s.state("c1") else {
+        panic!("{:?}", s.state("c1"))
+    };
     assert_eq!(claim.owner_pid, Some(pid));
     assert!(claim.claimed_at_ms.is_some());
     let listed = child_cli::run(&["--store", s.store(), "pending", "--json"]);
@@ -137,17 +150,31 @@ fn a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose() {
     assert_eq!(listed[0]["tool_name"], "once-effect");
     assert_eq!(listed[0]["owner_pid"], json!(pid));
     let table = child_cli::run(&["--store", s.store(), "pending"]);
-    assert!(table.stdout.contains("interrupted") && table.stdout.contains(&format!("process {pid}")), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("interrupted") && table.stdout.contains(&format!("process {pid}")),
+        "{}",
+        table.stdout
+    );
 
     // A second plain approval is refused, in another process and in this one.
     let again = child_cli::run(&["--store", s.store(), "call", "c1", "--approve"]);
     assert!(!again.ok, "{}", again.stdout);
-    assert!(again.stderr.contains("interrupted") && again.stderr.contains("--rerun"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("interrupted") && again.stderr.contains("--rerun"),
+        "{}",
+        again.stderr
+    );
     let rt = tokio::runtime::Runtime::new().unwrap();
     let refused = rt.block_on(s.runtime().approve("c1")).map(drop).unwrap_err();
-    assert!(matches!(&refused, RuntimeError::Store(StoreError::Interrupted(i)) if i.tool_name == "once-effect"), "{refused}");
+    assert!(
+        matches!(&refused, RuntimeError::Store(StoreError::Interrupted(i)) if i.tool_name == "once-effect"),
+        "{refused}"
+    );
     assert_eq!(s.runs(), 1, "nothing ran again");
-    assert!(matches!(s.state("c1"), Some(CallState::Interrupted(_))), "refusing keeps it interrupted");
+    assert!(
+        matches!(s.state("c1"), Some(CallState::Interrupted(_))),
+        "refusing keeps it interrupted"
+    );
 
     // The explicit decision runs it once more.
     std::fs::write(&s.release, b"").unwrap();

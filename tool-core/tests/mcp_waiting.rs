@@ -101,7 +101,9 @@ impl Stdio {
     }
 
     async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(PATIENCE, self.from_server.next_line()).await.expect("no message in time");
+        let line = tokio::time::timeout(PATIENCE, self.from_server.next_line())
+            .await
+            .expect("no message in time");
         serde_json::from_str(&line.unwrap().expect("the server closed its output")).unwrap()
     }
 
@@ -154,7 +156,10 @@ async fn http(addr: SocketAddr, method: &str, session: Option<&str>, body: &str)
     let mut lines = Vec::new();
     loop {
         let mut line = String::new();
-        tokio::time::timeout(PATIENCE, reader.read_line(&mut line)).await.expect("no response in time").unwrap();
+        tokio::time::timeout(PATIENCE, reader.read_line(&mut line))
+            .await
+            .expect("no response in time")
+            .unwrap();
         if line.trim().is_empty() {
             break;
         }
@@ -173,7 +178,10 @@ async fn read_until(reader: &mut BufReader<TcpStream>, needle: &str) {
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     while !String::from_utf8_lossy(&seen).contains(needle) {
-        let n = tokio::time::timeout(PATIENCE, reader.read(&mut buf)).await.expect("nothing in time").unwrap();
+        let n = tokio::time::timeout(PATIENCE, reader.read(&mut buf))
+            .await
+            .expect("nothing in time")
+            .unwrap();
         assert!(n > 0, "the body ended without {needle}: {}", String::from_utf8_lossy(&seen));
         seen.extend_from_slice(&buf[..n]);
     }
@@ -185,9 +193,15 @@ async fn deleting_an_http_session_declines_its_waiting_calls() {
     let shutdown = CancellationToken::new();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    tokio::spawn(tool_core::mcp::http::serve(server, addr, HttpOptions::default(), shutdown.clone(), move |a| {
-        let _ = tx.send(a);
-    }));
+    tokio::spawn(tool_core::mcp::http::serve(
+        server,
+        addr,
+        HttpOptions::default(),
+        shutdown.clone(),
+        move |a| {
+            let _ = tx.send(a);
+        },
+    ));
     let addr = tokio::time::timeout(PATIENCE, rx).await.unwrap().unwrap();
     let (status, session, mut init) = http(addr, "POST", None, &initialize(0).to_string()).await;
     assert_eq!(status, 200);

@@ -183,8 +183,14 @@ async fn effect(
     pause_ms: u64,
 ) -> Result<String, ToolError> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(|e| ToolError::new(e.to_string()))?;
-    file.write_all(b"ran\n").and_then(|()| file.sync_all()).map_err(|e| ToolError::new(e.to_string()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    file.write_all(b"ran\n")
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ToolError::new(e.to_string()))?;
     tokio::time::sleep(Duration::from_millis(pause_ms)).await;
     Ok("done".into())
 }
@@ -196,13 +202,18 @@ fn runs(path: &std::path::Path) -> usize {
 /// The call's state in the store; a row left `running` by a dead process, or a damaged one,
 /// fails the test.
 fn state_after_kill(store: &std::path::Path, id: &str) -> Option<CallState> {
-    let runtime = Runtime::builder(Registry::global()).store(SqliteStore::open(store).unwrap()).build();
+    let runtime = Runtime::builder(Registry::global())
+        .store(SqliteStore::open(store).unwrap())
+        .build();
     let entries = runtime.pending_entries().unwrap();
     let state = entries.into_iter().find(|e| e.tool_call_id() == id).map(|e| match e {
         StoredCall::Call { state, .. } => state,
         damaged => panic!("{id} is damaged: {damaged:?}"),
     });
-    assert!(!matches!(state, Some(CallState::Running(_))), "{id} is left running by a dead process");
+    assert!(
+        !matches!(state, Some(CallState::Running(_))),
+        "{id} is left running by a dead process"
+    );
     state
 }
 
@@ -223,7 +234,11 @@ fn settle(store: &str, id: &str, state: Option<CallState>, rerun: bool) -> bool 
         }
         Some(CallState::Interrupted(_)) => {
             let listed = child_cli::run(&["--store", store, "pending"]);
-            assert!(listed.stdout.contains(id) && listed.stdout.contains("interrupted"), "{}", listed.stdout);
+            assert!(
+                listed.stdout.contains(id) && listed.stdout.contains("interrupted"),
+                "{}",
+                listed.stdout
+            );
             let refused = child_cli::run(&["--store", store, "call", id, "--approve"]);
             assert!(!refused.ok && refused.stderr.contains("interrupted"), "{id}: {}", refused.stderr);
             let decided = if rerun {
@@ -244,7 +259,9 @@ fn call_approve_killed_30_times_never_runs_a_call_twice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pending.sqlite3");
     let store = path.to_str().unwrap();
-    let runtime = Runtime::builder(Registry::global()).store(SqliteStore::open(&path).unwrap()).build();
+    let runtime = Runtime::builder(Registry::global())
+        .store(SqliteStore::open(&path).unwrap())
+        .build();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let started = Instant::now();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -253,7 +270,12 @@ fn call_approve_killed_30_times_never_runs_a_call_twice() {
         assert!(started.elapsed() < Duration::from_secs(120), "the loop is bounded in time");
         let (id, effects) = (format!("a{round}"), dir.path().join(format!("effects-{round}")));
         let args = json!({"path": effects, "pause_ms": 20 + next(&mut seed) % 30});
-        let made = rt.block_on(async { runtime.call("kill-effect", args, CallOptions::default().id(id.clone())).finish().await });
+        let made = rt.block_on(async {
+            runtime
+                .call("kill-effect", args, CallOptions::default().id(id.clone()))
+                .finish()
+                .await
+        });
         assert!(matches!(made.outcome, Outcome::AwaitingApproval(_)), "{:?}", made.outcome);
         let mut child = child_cli::spawn(&["--store", store, "call", &id, "--approve"]);
         match next(&mut seed) % 3 {
@@ -272,7 +294,10 @@ fn call_approve_killed_30_times_never_runs_a_call_twice() {
             _ => {
                 let waiting = Instant::now();
                 while child.try_wait().unwrap().is_none() {
-                    assert!(waiting.elapsed() < Duration::from_secs(10), "the approval did not finish within 10 s");
+                    assert!(
+                        waiting.elapsed() < Duration::from_secs(10),
+                        "the approval did not finish within 10 s"
+                    );
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
@@ -338,7 +363,9 @@ impl Served {
     }
 
     fn recv(&self) -> Value {
-        self.lines.recv_timeout(Duration::from_secs(10)).expect("the server answers within 10 s")
+        self.lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the server answers within 10 s")
     }
 }
 
@@ -354,7 +381,8 @@ fn serve_with_a_waiting_call_killed_30_times_never_runs_it_twice() {
         let path = dir.path().join("pending.sqlite3");
         let (store, effects) = (path.to_str().unwrap(), dir.path().join("effects"));
         let mut served = Served::start(store);
-        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "kill", "version": "0"}});
+        let init =
+            json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "kill", "version": "0"}});
         served.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}));
         assert_eq!(served.recv()["id"], 0);
         served.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -379,7 +407,11 @@ fn serve_with_a_waiting_call_killed_30_times_never_runs_it_twice() {
         }
         let _ = served.child.kill(); // SIGKILL
         served.child.wait().unwrap();
-        let entries = Runtime::builder(Registry::global()).store(SqliteStore::open(&path).unwrap()).build().pending_entries().unwrap();
+        let entries = Runtime::builder(Registry::global())
+            .store(SqliteStore::open(&path).unwrap())
+            .build()
+            .pending_entries()
+            .unwrap();
         let id = entries.first().map(|e| e.tool_call_id().to_owned());
         let state = id.as_deref().and_then(|id| state_after_kill(&path, id));
         let ran = runs(&effects);

@@ -76,10 +76,15 @@ fn store_path() -> (tempfile::TempDir, PathBuf) {
 fn damaged_rows_are_listed_as_damaged_and_skipped() {
     let (_dir, path) = store_path();
     waiting_payments(&path, 4);
-    sql(&path, "UPDATE pending_calls SET call_json = '{\"tool_call_id\": \"p0\", \"token\": \"sk-secret' WHERE tool_call_id = 'p0'");
+    sql(
+        &path,
+        "UPDATE pending_calls SET call_json = '{\"tool_call_id\": \"p0\", \"token\": \"sk-secret' WHERE tool_call_id = 'p0'",
+    );
     sql(&path, "UPDATE pending_calls SET state = 'half-done' WHERE tool_call_id = 'p1'");
     // A call stored by a binary with other tools: unknown to this one.
-    let other = Runtime::builder(Registry::from_iter([pay::tool()])).store(SqliteStore::open(&path).unwrap()).build();
+    let other = Runtime::builder(Registry::from_iter([pay::tool()]))
+        .store(SqliteStore::open(&path).unwrap())
+        .build();
     let mut call = other.pending_call("p3").unwrap().unwrap();
     call.tool_call_id = "p9".into();
     call.tool_name = "gone-tool".into();
@@ -98,7 +103,11 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
     assert!(damaged[0].0 == "p0" && damaged[0].1.contains("JSON"), "{damaged:?}");
     assert!(damaged[1].0 == "p1" && damaged[1].1.contains("half-done"), "{damaged:?}");
     assert!(damaged[2].0 == "p9" && damaged[2].1.contains("gone-tool"), "{damaged:?}");
-    assert_eq!(runtime(&path).pending().unwrap().len(), 3, "the intact calls (p2, p3, p9) are still there");
+    assert_eq!(
+        runtime(&path).pending().unwrap().len(),
+        3,
+        "the intact calls (p2, p3, p9) are still there"
+    );
 
     // The command line lists them too, and goes on past them.
     let table = child_cli::run(&["--store", path.to_str().unwrap(), "pending"]);
@@ -119,7 +128,13 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
         .collect();
     assert_eq!(
         states,
-        [("p0", "damaged"), ("p1", "damaged"), ("p2", "waiting"), ("p3", "waiting"), ("p9", "damaged")],
+        [
+            ("p0", "damaged"),
+            ("p1", "damaged"),
+            ("p2", "waiting"),
+            ("p3", "waiting"),
+            ("p9", "damaged")
+        ],
         "{json}"
     );
 
@@ -127,7 +142,10 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let before = PAID.load(Ordering::SeqCst);
     let refused = rt.block_on(runtime(&path).approve("p0")).map(drop).unwrap_err();
-    assert!(matches!(&refused, RuntimeError::Store(StoreError::Damaged { id, .. }) if id == "p0"), "{refused}");
+    assert!(
+        matches!(&refused, RuntimeError::Store(StoreError::Damaged { id, .. }) if id == "p0"),
+        "{refused}"
+    );
     assert!(!refused.to_string().contains("sk-secret"), "{refused}");
     assert_eq!(PAID.load(Ordering::SeqCst), before);
 }
@@ -168,11 +186,18 @@ fn a_store_in_a_missing_directory_is_an_error_but_the_default_directory_is_made(
     let missing = dir.path().join("nonexistent/dir/x.sqlite3");
     let ran = child_cli::run(&["--store", missing.to_str().unwrap(), "pending"]);
     assert!(!ran.ok);
-    assert!(ran.stderr.contains("--store") && ran.stderr.contains("does not exist"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("--store") && ran.stderr.contains("does not exist"),
+        "{}",
+        ran.stderr
+    );
     assert!(!dir.path().join("nonexistent").exists(), "the directory was created");
 
     let data = dir.path().join("data/toolsmith");
-    let out = child_cli::toolsmith(&["pending", "--json"]).env("TOOLSMITH_DATA_DIR", &data).output().unwrap();
+    let out = child_cli::toolsmith(&["pending", "--json"])
+        .env("TOOLSMITH_DATA_DIR", &data)
+        .output()
+        .unwrap();
     let ran = child_cli::Ran::from(out);
     assert!(ran.ok, "{}", ran.stderr);
     assert_eq!(serde_json::from_str::<Value>(&ran.stdout).unwrap(), json!([]));
@@ -192,10 +217,19 @@ fn the_key_can_come_from_the_environment() {
     };
     let made = waits("a long secret kept by the deployment");
     assert!(made.ok, "{}", made.stderr);
-    let id = serde_json::from_str::<Value>(&made.stdout).unwrap()["tool_call_id"].as_str().unwrap().to_owned();
-    assert!(!Path::new(&format!("{store}.key")).exists(), "no key file when the environment gives the key");
+    let id = serde_json::from_str::<Value>(&made.stdout).unwrap()["tool_call_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        !Path::new(&format!("{store}.key")).exists(),
+        "no key file when the environment gives the key"
+    );
     let listed = |key: &str| {
-        let out = child_cli::toolsmith(&["--store", store, "pending", "--json"]).env("TOOLSMITH_STORE_KEY", key).output().unwrap();
+        let out = child_cli::toolsmith(&["--store", store, "pending", "--json"])
+            .env("TOOLSMITH_STORE_KEY", key)
+            .output()
+            .unwrap();
         serde_json::from_str::<Value>(&child_cli::Ran::from(out).stdout).unwrap()
     };
     assert_eq!(listed("a long secret kept by the deployment")[0]["state"], "waiting");

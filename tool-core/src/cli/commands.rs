@@ -113,22 +113,41 @@ pub(super) fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Res
         writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "{:24}  {:11}  {:10}  {:20}  ARGS OR DETAIL", "CALL ID", "STATE", "WAITS FOR", "TOOL").map_err(io)?;
+    writeln!(
+        out,
+        "{:24}  {:11}  {:10}  {:20}  ARGS OR DETAIL",
+        "CALL ID", "STATE", "WAITS FOR", "TOOL"
+    )
+    .map_err(io)?;
     for entry in &entries {
         let (id, state, kind, tool, detail) = match entry {
             StoredCall::Call { call, state } => {
                 let detail = match state {
                     CallState::Waiting => crate::call::quote(&call.args),
                     CallState::Running(claim) => format!("run by {claim}"),
-                    CallState::Interrupted(claim) => format!(
-                        "{claim}, ended mid-run: the tool may have had its effect; rerun with --rerun or decline it"
-                    ),
+                    CallState::Interrupted(claim) => {
+                        format!("{claim}, ended mid-run: the tool may have had its effect; rerun with --rerun or decline it")
+                    }
                 };
-                (call.tool_call_id.as_str(), state.as_str(), call.kind.as_str(), call.tool_name.as_str(), detail)
+                (
+                    call.tool_call_id.as_str(),
+                    state.as_str(),
+                    call.kind.as_str(),
+                    call.tool_name.as_str(),
+                    detail,
+                )
             }
-            StoredCall::Damaged { tool_call_id, tool_name, reason } => {
-                (tool_call_id.as_str(), "damaged", "-", tool_name.as_deref().unwrap_or("?"), format!("skipped: {reason}"))
-            }
+            StoredCall::Damaged {
+                tool_call_id,
+                tool_name,
+                reason,
+            } => (
+                tool_call_id.as_str(),
+                "damaged",
+                "-",
+                tool_name.as_deref().unwrap_or("?"),
+                format!("skipped: {reason}"),
+            ),
         };
         writeln!(out, "{id:24}  {state:11}  {kind:10}  {tool:20}  {detail}").map_err(io)?;
     }
@@ -149,7 +168,11 @@ fn entry_json(entry: &StoredCall) -> Value {
             }
             v
         }
-        StoredCall::Damaged { tool_call_id, tool_name, reason } => {
+        StoredCall::Damaged {
+            tool_call_id,
+            tool_name,
+            reason,
+        } => {
             json!({"tool_call_id": tool_call_id, "tool_name": tool_name, "state": "damaged", "reason": reason})
         }
     }

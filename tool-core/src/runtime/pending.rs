@@ -144,7 +144,12 @@ pub trait PendingStore: Send + Sync + 'static {
     /// tell states apart lists its calls as waiting).
     fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         let calls = self.list()?.into_iter();
-        Ok(calls.map(|call| StoredCall::Call { call, state: CallState::Waiting }).collect())
+        Ok(calls
+            .map(|call| StoredCall::Call {
+                call: Box::new(call),
+                state: CallState::Waiting,
+            })
+            .collect())
     }
 }
 
@@ -214,7 +219,7 @@ impl PendingStore for MemoryStore {
         let mut all: Vec<StoredCall> = calls
             .values()
             .map(|(call, claim)| StoredCall::Call {
-                call: call.clone(),
+                call: Box::new(call.clone()),
                 state: claim.map_or(CallState::Waiting, CallState::Running),
             })
             .collect();

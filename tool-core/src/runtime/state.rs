@@ -91,7 +91,11 @@ pub struct Interruption {
 
 impl std::fmt::Display for Interruption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Interruption { tool_call_id: id, tool_name, claim } = self;
+        let Interruption {
+            tool_call_id: id,
+            tool_name,
+            claim,
+        } = self;
         write!(
             f,
             "call `{id}` of tool `{tool_name}` was interrupted: {claim} was running it and ended before it finished, \
@@ -107,8 +111,8 @@ impl std::fmt::Display for Interruption {
 pub enum StoredCall {
     /// An intact call, and where it is in its life.
     Call {
-        /// The call.
-        call: PendingCall,
+        /// The call (boxed: it is much larger than a damaged row).
+        call: Box<PendingCall>,
         /// Its state.
         state: CallState,
     },

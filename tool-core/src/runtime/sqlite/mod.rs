@@ -123,7 +123,10 @@ fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
         tx.execute_batch("ALTER TABLE pending_calls ADD COLUMN tag BLOB")?;
         let old = read_rows(&tx, "")?;
         if !old.is_empty() {
-            tracing::warn!(rows = old.len(), "tagging pending calls stored before integrity tags (accepted this once)");
+            tracing::warn!(
+                rows = old.len(),
+                "tagging pending calls stored before integrity tags (accepted this once)"
+            );
         }
         for row in old {
             write_row(&tx, row, key)?;
@@ -151,8 +154,30 @@ fn read_row(conn: &Connection, id: &str) -> rusqlite::Result<Option<Row>> {
 fn write_row(conn: &Connection, mut row: Row, key: &Key) -> rusqlite::Result<()> {
     row.tag = Some(row.compute_tag(key));
     let sql = format!("INSERT OR REPLACE INTO pending_calls ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-    let Row { id, tool_name, kind, json, created_at_ms, state, owner_pid, owner_start, claimed_at_ms, tag } = row;
-    let values = params![id, tool_name, kind, json, created_at_ms, state, owner_pid, owner_start, claimed_at_ms, tag];
+    let Row {
+        id,
+        tool_name,
+        kind,
+        json,
+        created_at_ms,
+        state,
+        owner_pid,
+        owner_start,
+        claimed_at_ms,
+        tag,
+    } = row;
+    let values = params![
+        id,
+        tool_name,
+        kind,
+        json,
+        created_at_ms,
+        state,
+        owner_pid,
+        owner_start,
+        claimed_at_ms,
+        tag
+    ];
     conn.execute(&sql, values).map(drop)
 }
 
@@ -196,7 +221,7 @@ impl SqliteStore {
         Ok(Self { path, conn, key })
     }
 
-/// Where the store lives by default: `$TOOLSMITH_DATA_DIR/pending.sqlite3` when that is set,
+    /// Where the store lives by default: `$TOOLSMITH_DATA_DIR/pending.sqlite3` when that is set,
     /// else `toolsmith/pending.sqlite3` in the user's data directory; `None` when neither is known.
     pub fn default_path() -> Option<PathBuf> {
         let dir = match std::env::var_os("TOOLSMITH_DATA_DIR").filter(|d| !d.is_empty()) {
@@ -236,14 +261,20 @@ impl SqliteStore {
         const FAILED: &str = "cannot claim a call";
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else { return Ok(None) };
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else {
+            return Ok(None);
+        };
         let (call, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
         match state {
             CallState::Waiting => {}
             CallState::Running(_) => return Err(StoreError::Busy(tool_call_id.to_owned())),
             CallState::Interrupted(claim) if !again => {
                 let tool_name = call.tool_name;
-                let interruption = Interruption { tool_call_id: tool_call_id.to_owned(), tool_name, claim };
+                let interruption = Interruption {
+                    tool_call_id: tool_call_id.to_owned(),
+                    tool_name,
+                    claim,
+                };
                 return Err(StoreError::Interrupted(Box::new(interruption)));
             }
             CallState::Interrupted(claim) => {
@@ -305,7 +336,9 @@ impl PendingStore for SqliteStore {
         const FAILED: &str = "cannot release a call";
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else { return Ok(()) };
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else {
+            return Ok(());
+        };
         row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
         let waiting = Row {
             state: Some("waiting".into()),
@@ -319,21 +352,26 @@ impl PendingStore for SqliteStore {
     }
 
     fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
-        let removed = self.conn().execute("DELETE FROM pending_calls WHERE tool_call_id = ?1", [tool_call_id]);
+        let removed = self
+            .conn()
+            .execute("DELETE FROM pending_calls WHERE tool_call_id = ?1", [tool_call_id]);
         removed.or_storage("cannot remove a call").map(drop)
     }
 
     fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
         let row = read_row(&self.conn(), tool_call_id).or_storage("cannot read a call")?;
         let checked = row.map(|row| row.check(&self.key));
-        checked.transpose().map(|c| c.map(|(call, _)| call)).map_err(|reason| damaged(tool_call_id, reason))
+        checked
+            .transpose()
+            .map(|c| c.map(|(call, _)| call))
+            .map_err(|reason| damaged(tool_call_id, reason))
     }
 
     fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
         let entries = self.entries()?.into_iter();
         Ok(entries
             .filter_map(|e| match e {
-                StoredCall::Call { call, .. } => Some(call),
+                StoredCall::Call { call, .. } => Some(*call),
                 StoredCall::Damaged { .. } => None,
             })
             .collect())
@@ -342,10 +380,17 @@ impl PendingStore for SqliteStore {
     fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         let rows = read_rows(&self.conn(), "").or_storage("cannot list calls")?;
         let entries = rows.into_iter().map(|row| match row.check(&self.key) {
-            Ok((call, state)) => StoredCall::Call { call, state },
+            Ok((call, state)) => StoredCall::Call {
+                call: Box::new(call),
+                state,
+            },
             Err(reason) => {
                 tracing::warn!(tool_call_id = %row.id, %reason, "skipping a damaged pending call");
-                StoredCall::Damaged { tool_call_id: row.id, tool_name: row.tool_name, reason }
+                StoredCall::Damaged {
+                    tool_call_id: row.id,
+                    tool_name: row.tool_name,
+                    reason,
+                }
             }
         });
         Ok(entries.collect())

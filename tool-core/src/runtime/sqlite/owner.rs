@@ -47,4 +47,3 @@ fn process_alive(pid: u32, _start: Option<&str>) -> bool {
 fn process_alive(_pid: u32, _start: Option<&str>) -> bool {
     true
 }
-

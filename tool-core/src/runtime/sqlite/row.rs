@@ -44,7 +44,10 @@ fn int(v: Sql) -> Option<i64> {
 impl Row {
     /// Reads a row selected with [`COLUMNS`]; never fails on what the columns hold.
     pub(super) fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-        let mut values = (0..10).map(|i| r.get::<_, Sql>(i)).collect::<rusqlite::Result<Vec<Sql>>>()?.into_iter();
+        let mut values = (0..10)
+            .map(|i| r.get::<_, Sql>(i))
+            .collect::<rusqlite::Result<Vec<Sql>>>()?
+            .into_iter();
         let mut next = || values.next().unwrap_or(Sql::Null);
         let id = match next() {
             Sql::Text(t) => t,
@@ -120,9 +123,7 @@ impl Row {
             return Err("it has no integrity tag (it was written outside toolsmith)".into());
         }
         if !self.tag_matches(key) {
-            return Err(
-                "its integrity tag does not match: it was changed outside toolsmith (or the store key changed)".into(),
-            );
+            return Err("its integrity tag does not match: it was changed outside toolsmith (or the store key changed)".into());
         }
         if !running {
             return Ok((call, CallState::Waiting));
@@ -132,7 +133,14 @@ impl Row {
             claimed_at_ms: self.claimed_at_ms.and_then(|t| u64::try_from(t).ok()),
         };
         let alive = owner_alive(self.owner_pid, self.owner_start.as_deref());
-        Ok((call, if alive { CallState::Running(claim) } else { CallState::Interrupted(claim) }))
+        Ok((
+            call,
+            if alive {
+                CallState::Running(claim)
+            } else {
+                CallState::Interrupted(claim)
+            },
+        ))
     }
 
     /// The stored call.

@@ -42,7 +42,9 @@ fn interrupted<T>(result: Result<T, StoreError>) -> bool {
 fn state_of(store: &SqliteStore, id: &str) -> CallState {
     let entries = store.entries().unwrap();
     let found = entries.into_iter().find(|e| e.tool_call_id() == id).unwrap();
-    let StoredCall::Call { state, .. } = found else { panic!("{found:?}") };
+    let StoredCall::Call { state, .. } = found else {
+        panic!("{found:?}")
+    };
     state
 }
 
@@ -121,7 +123,9 @@ fn a_claim_by_an_ended_process_is_interrupted_and_taken_again_only_on_purpose() 
     ended.wait().unwrap();
     for pid in [pid, ended_pid, -1, 0, i64::from(u32::MAX) + 1] {
         set_running(&s, "x", pid, None);
-        let Err(StoreError::Interrupted(what)) = s.claim("x") else { panic!("pid {pid}: not interrupted") };
+        let Err(StoreError::Interrupted(what)) = s.claim("x") else {
+            panic!("pid {pid}: not interrupted")
+        };
         assert_eq!((what.tool_call_id.as_str(), what.tool_name.as_str()), ("x", "write-file"));
         assert!(what.to_string().contains("--rerun"), "{what}");
         assert!(matches!(state_of(&s, "x"), CallState::Interrupted(_)), "pid {pid}");
@@ -159,7 +163,9 @@ fn edit(store: &SqliteStore, column: &str, value: impl rusqlite::ToSql) {
 }
 
 fn damage_of(err: StoreError) -> String {
-    let StoreError::Damaged { id, reason } = err else { panic!("not damaged: {err}") };
+    let StoreError::Damaged { id, reason } = err else {
+        panic!("not damaged: {err}")
+    };
     assert_eq!(id, "x");
     reason
 }
@@ -170,7 +176,9 @@ fn a_damaged_row_is_refused_listed_as_damaged_and_hides_its_text() {
     for bad in [r#"{"secret": "sk-1""#, r#"{"tool_call_id": "sk-1"}"#, r#"{"args": "sk-1"}"#] {
         s.save(&sample("x", 1)).unwrap();
         s.save(&sample("y", 2)).unwrap();
-        s.conn().execute("UPDATE pending_calls SET call_json = ?1 WHERE tool_call_id = 'x'", [bad]).unwrap();
+        s.conn()
+            .execute("UPDATE pending_calls SET call_json = ?1 WHERE tool_call_id = 'x'", [bad])
+            .unwrap();
         for err in [s.get("x").unwrap_err(), s.claim("x").unwrap_err(), s.claim_again("x").unwrap_err()] {
             let message = err.to_string();
             assert!(message.contains("`x`") && !message.contains("sk-1"), "{message}");
@@ -178,7 +186,14 @@ fn a_damaged_row_is_refused_listed_as_damaged_and_hides_its_text() {
         }
         assert_eq!(s.list().unwrap(), [sample("y", 2)], "the damaged row is skipped");
         let entries = s.entries().unwrap();
-        let StoredCall::Damaged { tool_call_id, tool_name, reason } = &entries[0] else { panic!("{entries:?}") };
+        let StoredCall::Damaged {
+            tool_call_id,
+            tool_name,
+            reason,
+        } = &entries[0]
+        else {
+            panic!("{entries:?}")
+        };
         assert_eq!((tool_call_id.as_str(), tool_name.as_deref()), ("x", Some("write-file")));
         assert!(!reason.contains("sk-1"), "{reason}");
         assert!(matches!(&entries[1], StoredCall::Call { call, state: CallState::Waiting } if call.tool_call_id == "y"));
@@ -253,7 +268,9 @@ fn rows_from_before_tags_are_accepted_once() {
 }
 
 fn damage_of_id(err: StoreError) -> String {
-    let StoreError::Damaged { reason, .. } = err else { panic!("not damaged: {err}") };
+    let StoreError::Damaged { reason, .. } = err else {
+        panic!("not damaged: {err}")
+    };
     reason
 }
 
