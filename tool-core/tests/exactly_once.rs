@@ -181,7 +181,11 @@ fn a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose() {
     let rerun = child_cli::run(&["--store", s.store(), "call", "c1", "--approve", "--rerun"]);
     assert!(rerun.ok, "{}", rerun.stderr);
     assert_eq!(rerun.stdout.trim(), "\"done\"");
-    assert!(rerun.stderr.contains("--rerun"), "the rerun is told: {}", rerun.stderr);
+    assert!(
+        rerun.stderr.contains("was interrupted") && rerun.stderr.contains("--rerun"),
+        "the rerun is told: {}",
+        rerun.stderr
+    );
     assert_eq!(s.runs(), 2);
     assert_eq!(s.state("c1"), None, "resolved");
 }
