@@ -43,6 +43,35 @@ async fn idempotent(
     run_effect(&path, &release).await
 }
 
+/// What the suspended tool asks.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Question {
+    /// The question.
+    pub question: String,
+}
+
+/// The answer it resumes with.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Go {
+    /// Whether to go on.
+    pub go: bool,
+}
+
+/// Suspends until told to go, then has the effect
+#[tool(id = "once-resume", suspend = Question, resume = Go)]
+async fn resumable(
+    /// The file that counts runs
+    path: String,
+    /// The file whose existence lets the tool finish
+    release: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    match cx.resume_data::<Go>()? {
+        Some(_) => run_effect(&path, &release).await,
+        None => Err(cx.suspend(Question { question: "go?".into() })),
+    }
+}
+
 async fn run_effect(path: &str, release: &str) -> Result<String, ToolError> {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new()
@@ -102,8 +131,13 @@ impl Scene {
     /// `toolsmith call ID --approve` in a child, SIGKILLed once its tool has had its effect.
     /// Returns the child's pid.
     fn approve_and_kill_mid_run(&self, id: &str) -> u32 {
+        self.kill_mid_run(&["--store", self.store(), "call", id, "--approve"])
+    }
+
+    /// `toolsmith ARGS` in a child, SIGKILLed once its tool has had its effect; its pid.
+    fn kill_mid_run(&self, args: &[&str]) -> u32 {
         let before = self.runs();
-        let mut child = child_cli::spawn(&["--store", self.store(), "call", id, "--approve"]);
+        let mut child = child_cli::spawn(args);
         let started = Instant::now();
         while self.runs() == before {
             assert!(
@@ -222,4 +256,34 @@ fn an_idempotent_tool_is_run_again_on_its_own() {
     assert!(again.ok, "{}", again.stderr);
     assert_eq!(s.runs(), 2);
     assert_eq!(s.state("i1"), None);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_resume_killed_mid_run_is_resumed_again_only_with_rerun() {
+    let s = Scene::new();
+    let args = json!({"path": s.effects, "release": s.release});
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let run = rt.block_on(async {
+        s.runtime()
+            .call("once-resume", args, CallOptions::default().id("r1"))
+            .finish()
+            .await
+    });
+    assert!(matches!(run.outcome, Outcome::Suspended(_)), "{:?}", run.outcome);
+    let pid = s.kill_mid_run(&["--store", s.store(), "resume", "r1", r#"{"go": true}"#]);
+    assert!(matches!(s.state("r1"), Some(CallState::Interrupted(c)) if c.owner_pid == Some(pid)));
+    let again = child_cli::run(&["--store", s.store(), "resume", "r1", r#"{"go": true}"#]);
+    assert!(!again.ok && again.stderr.contains("interrupted"), "{}", again.stderr);
+    // Data the tool refuses is refused before the interrupted call is taken: it stays so.
+    let bad = child_cli::run(&["--store", s.store(), "resume", "r1", r#"{"go": "yes"}"#, "--rerun"]);
+    assert!(!bad.ok, "{}", bad.stdout);
+    assert!(matches!(s.state("r1"), Some(CallState::Interrupted(_))), "{:?}", s.state("r1"));
+    assert_eq!(s.runs(), 1);
+    std::fs::write(&s.release, b"").unwrap();
+    let rerun = child_cli::run(&["--store", s.store(), "resume", "r1", r#"{"go": true}"#, "--rerun"]);
+    assert!(rerun.ok, "{}", rerun.stderr);
+    assert!(rerun.stderr.contains("was interrupted"), "{}", rerun.stderr);
+    assert_eq!(s.runs(), 2);
+    assert_eq!(s.state("r1"), None);
 }
