@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::{pretty, title_of, CatalogCommand};
 use crate::catalog::{Catalog, Strictness};
 use crate::registry::Registry;
-use crate::runtime::Runtime;
+use crate::runtime::{CallState, Runtime, StoredCall};
 
 fn io(e: std::io::Error) -> String {
     format!("cannot write the output: {e}")
@@ -103,26 +103,77 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pending`: the calls waiting in the store (their request context redacted).
+/// `pending`: every stored call with its state (request context redacted): waiting, running,
+/// interrupted (with its owner and start), and damaged rows (with their id and why). A damaged
+/// row never breaks the listing.
 pub(super) fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let pending = runtime.pending().map_err(|e| e.to_string())?;
+    let entries = runtime.pending_entries().map_err(|e| e.to_string())?;
     if json {
-        // The stored request context may hold credentials: list it redacted.
-        let list: Vec<Value> = pending
-            .iter()
-            .map(|p| {
-                let mut v = serde_json::to_value(p).unwrap_or_default();
-                v["context"] = crate::call::redact(&v["context"]);
-                v
-            })
-            .collect();
+        let list: Vec<Value> = entries.iter().map(entry_json).collect();
         writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
-    } else {
-        writeln!(out, "{:24}  {:10}  {:20}  ARGS", "CALL ID", "WAITS FOR", "TOOL").map_err(io)?;
-        for p in &pending {
-            let args = crate::call::quote(&p.args);
-            writeln!(out, "{:24}  {:10}  {:20}  {args}", p.tool_call_id, p.kind.as_str(), p.tool_name).map_err(io)?;
-        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{:24}  {:11}  {:10}  {:20}  ARGS OR DETAIL",
+        "CALL ID", "STATE", "WAITS FOR", "TOOL"
+    )
+    .map_err(io)?;
+    for entry in &entries {
+        let (id, state, kind, tool, detail) = match entry {
+            StoredCall::Call { call, state } => {
+                let detail = match state {
+                    CallState::Waiting => crate::call::quote(&call.args),
+                    CallState::Running(claim) => format!("run by {claim}"),
+                    CallState::Interrupted(claim) => {
+                        format!("{claim}, ended mid-run: the tool may have had its effect; rerun with --rerun or decline it")
+                    }
+                };
+                (
+                    call.tool_call_id.as_str(),
+                    state.as_str(),
+                    call.kind.as_str(),
+                    call.tool_name.as_str(),
+                    detail,
+                )
+            }
+            StoredCall::Damaged {
+                tool_call_id,
+                tool_name,
+                reason,
+            } => (
+                tool_call_id.as_str(),
+                "damaged",
+                "-",
+                tool_name.as_deref().unwrap_or("?"),
+                format!("skipped: {reason}"),
+            ),
+        };
+        writeln!(out, "{id:24}  {state:11}  {kind:10}  {tool:20}  {detail}").map_err(io)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One listed row as JSON: the call (its context redacted: it may hold credentials) with its
+/// `state` and claim, or a damaged row's id, tool and reason.
+fn entry_json(entry: &StoredCall) -> Value {
+    match entry {
+        StoredCall::Call { call, state } => {
+            let mut v = serde_json::to_value(call).unwrap_or_default();
+            v["context"] = crate::call::redact(&v["context"]);
+            v["state"] = json!(state.as_str());
+            if let Some(claim) = state.claim() {
+                v["owner_pid"] = json!(claim.owner_pid);
+                v["claimed_at_ms"] = json!(claim.claimed_at_ms);
+            }
+            v
+        }
+        StoredCall::Damaged {
+            tool_call_id,
+            tool_name,
+            reason,
+        } => {
+            json!({"tool_call_id": tool_call_id, "tool_name": tool_name, "state": "damaged", "reason": reason})
+        }
+    }
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::dialect::Dialect;
 use crate::registry::Registry;
-use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError};
+use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoredCall};
 
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
@@ -33,7 +33,9 @@ use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStor
 pub struct Cli {
     /// The SQLite file where calls waiting for approval or resume data are kept (default:
     /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
-    /// directory under `toolsmith/`).
+    /// directory under `toolsmith/`, created on demand). Its directory must exist. Rows are
+    /// tagged with the key in `$TOOLSMITH_STORE_KEY`, else in the file next to it with `.key`
+    /// appended (created, owner-only).
     #[arg(long, global = true)]
     store: Option<PathBuf>,
     #[command(subcommand)]
@@ -72,6 +74,10 @@ enum Command {
         /// Print every event (display view) as JSON lines instead of the result.
         #[arg(long)]
         events: bool,
+        /// Resume it even if an earlier run of it was interrupted (its process died, so the
+        /// tool may already have had its effect): an explicit decision, logged.
+        #[arg(long)]
+        rerun: bool,
     },
     /// Serve the tools over MCP: `--stdio`, or Streamable HTTP at `http://ADDR/mcp`.
     Serve(ServeCommand),
@@ -79,7 +85,9 @@ enum Command {
     /// and deliberate mistakes, called through the registry; a failure is printed as a ready
     /// `toolsmith call` command.
     Check(check::CheckCommand),
-    /// List the calls waiting for approval or resume data.
+    /// List the stored calls: waiting (for approval or resume data), running, interrupted
+    /// (their process died mid-run: rerun or decline them explicitly), and damaged rows
+    /// (skipped, with their id and why).
     Pending {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -125,6 +133,10 @@ struct CallCommand {
     /// Approve the pending call ID and run it.
     #[arg(long, conflicts_with_all = ["decline", "stream"])]
     approve: bool,
+    /// With --approve: run it even if an earlier run of it was interrupted (its process died,
+    /// so the tool may already have had its effect): an explicit decision, logged.
+    #[arg(long, requires = "approve")]
+    rerun: bool,
     /// Decline the pending call ID with this reason (the tool never runs).
     #[arg(long, value_name = "REASON", conflicts_with = "stream")]
     decline: Option<String>,
@@ -326,12 +338,14 @@ impl LazyStore {
     fn get(&self) -> Result<&SqliteStore, StoreError> {
         self.store
             .get_or_init(|| {
-                let path = self
-                    .path
-                    .clone()
-                    .or_else(SqliteStore::default_path)
-                    .ok_or("no data directory is known; pass --store FILE or set TOOLSMITH_DATA_DIR")?;
-                SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+                let Some(path) = &self.path else {
+                    // The default data directory is the one created on demand.
+                    return SqliteStore::open_default().map_err(|e| match e {
+                        StoreError::Storage(m) => format!("{m} (or pass --store FILE)"),
+                        other => other.to_string(),
+                    });
+                };
+                SqliteStore::open(path).map_err(|e| format!("--store {}: {e}", path.display()))
             })
             .as_ref()
             .map_err(|e| StoreError::Storage(e.clone()))
@@ -344,6 +358,9 @@ impl PendingStore for LazyStore {
     }
     fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
         self.get()?.claim(id)
+    }
+    fn claim_again(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.get()?.claim_again(id)
     }
     fn release(&self, id: &str) -> Result<(), StoreError> {
         self.get()?.release(id)
@@ -361,6 +378,9 @@ impl PendingStore for LazyStore {
     fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
         self.get()?.list()
     }
+    fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        self.get()?.entries()
+    }
 }
 
 /// Runs a parsed command against a registry, writing results to `out`; errors are returned as
@@ -376,7 +396,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Schema { id } => commands::schema(runtime.registry(), &id, out),
         Command::Catalog(catalog) => commands::catalog(runtime.registry(), catalog, out),
         Command::Call(call) => run::call(&runtime, call, out).await,
-        Command::Resume { id, data, events } => run::resume(&runtime, &id, &data, events, out).await,
+        Command::Resume { id, data, events, rerun } => run::resume(&runtime, (&id, &data), rerun, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
         Command::Pending { json } => commands::pending(&runtime, json, out),
         Command::Check(command) => check::check(runtime.registry(), command, out).await,

@@ -12,7 +12,7 @@ use crate::context::CallData;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
 use crate::model_output::ModelOutput;
-use crate::runtime::{EventStream, Outcome, Runtime, Waiting};
+use crate::runtime::{CallState, EventStream, Outcome, Runtime, StoredCall, Waiting};
 use crate::spec::TransformTarget;
 
 /// `call`: a tool call, an approval or decline of a waiting call, or a replayed model stream.
@@ -21,6 +21,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         id,
         args,
         approve,
+        rerun,
         decline,
         stream,
         format,
@@ -55,7 +56,10 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         });
     }
     let id = id.unwrap_or_default();
-    let stream = if approve {
+    let stream = if approve && rerun {
+        announce_rerun(runtime, &id);
+        runtime.approve_rerun(&id, Default::default()).await.map_err(|e| e.to_string())?
+    } else if approve {
         runtime.approve(&id).await.map_err(|e| e.to_string())?
     } else if let Some(reason) = decline {
         runtime.decline(&id, &reason).await.map_err(|e| e.to_string())?
@@ -69,15 +73,44 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
     conclude(last, model_output, result_as, out)
 }
 
-/// `resume`: a waiting call continued with data.
-pub(super) async fn resume(runtime: &Runtime, id: &str, data: &str, events: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
+/// `resume`: a waiting call continued with data (`rerun`: also one whose earlier run was
+/// interrupted).
+pub(super) async fn resume(
+    runtime: &Runtime,
+    (id, data): (&str, &str),
+    rerun: bool,
+    events: bool,
+    out: &mut dyn Write,
+) -> Result<ExitCode, String> {
     let data = serde_json::from_str::<Value>(data).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
-    let stream = runtime.resume(id, data).await.map_err(|e| e.to_string())?;
+    let stream = if rerun {
+        announce_rerun(runtime, id);
+        runtime.resume_rerun(id, data, Default::default()).await
+    } else {
+        runtime.resume(id, data).await
+    };
+    let stream = stream.map_err(|e| e.to_string())?;
     let last = drain(stream, events, out).await?;
     if events {
         return Ok(ExitCode::SUCCESS);
     }
     conclude(last, false, None, out)
+}
+
+/// Tells standard error that an interrupted call is run again, as decided (`--rerun`): the
+/// record of the decision.
+fn announce_rerun(runtime: &Runtime, id: &str) {
+    let entries = runtime.pending_entries().unwrap_or_default();
+    let interrupted = entries.iter().find_map(|e| match e {
+        StoredCall::Call {
+            call,
+            state: CallState::Interrupted(claim),
+        } if call.tool_call_id == id => Some(claim),
+        _ => None,
+    });
+    if let Some(claim) = interrupted {
+        eprintln!("call `{id}` was interrupted ({claim}): running it again, as asked (--rerun)");
+    }
 }
 
 /// Prints events as they come (with `--events`) and returns how the run ended: the result

@@ -33,6 +33,9 @@ enum Asked {
     Cannot(String),
 }
 
+/// Why a call waiting for approval is declined when the request asking for it is cancelled.
+pub(super) const CANCELLED: &str = "cancelled by the client";
+
 /// Rounds of questions one call may ask within one request before it is left waiting.
 const MAX_ROUNDS: u32 = 8;
 
@@ -107,7 +110,18 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls)."
             ))
         };
-        match self.elicit(ctx, "approval", id, &message, approval_form()).await {
+        // Cancelling the request (or ending its session) while the user is asked declines the
+        // call: nobody is left to answer for it, and it must not run later by surprise.
+        let asked = tokio::select! {
+            biased;
+            () = ctx.ct.cancelled() => Asked::Cannot(CANCELLED.into()),
+            asked = self.elicit(ctx, "approval", id, &message, approval_form()) => asked,
+        };
+        // The question may also fail because the session ended: its requests are cancelled first.
+        if ctx.ct.is_cancelled() {
+            return self.decline_cancelled(id).await;
+        }
+        match asked {
             Asked::Answer(answer) => match self.decide(id, &answer, continuation.clone()).await {
                 Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
                 Err(e) => error_result(format!("The approval of `{id}` could not be applied: {e}")),
@@ -146,7 +160,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             return waiting("it asked too many times in one call");
         }
         let message = format!("Tool `{name}` needs your input to continue:\n{payload}");
-        match self.elicit(ctx, "resume", id, &message, form).await {
+        // A cancelled request stops asking; the suspended call keeps waiting for its data.
+        let asked = tokio::select! {
+            asked = self.elicit(ctx, "resume", id, &message, form) => asked,
+            () = ctx.ct.cancelled() => return waiting("the request was cancelled"),
+        };
+        match asked {
             Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
                 let data = answer.content.unwrap_or(json!({}));
                 match self.shared.runtime.resume_with(id, data, continuation.clone()).await {
@@ -158,6 +177,17 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Asked::Deferred(r) => r,
             Asked::Cannot(why) => waiting(&why),
         }
+    }
+
+    /// Declines the call `id` whose request was cancelled while its user was asked for
+    /// approval (the client sent `notifications/cancelled`, or its session ended).
+    async fn decline_cancelled(&self, id: &str) -> CallToolResponse {
+        match self.shared.runtime.decline(id, CANCELLED).await {
+            Ok(stream) => drop(stream.finish().await),
+            // Already resolved (someone approved or declined it meanwhile): nothing to undo.
+            Err(e) => tracing::info!(tool_call_id = id, error = %e, "a cancelled request's waiting call was not declined"),
+        }
+        error_result(format!("The call `{id}` was declined: {CANCELLED}."))
     }
 
     /// Asks the client's user: a request on older revisions, an input-required result (the

@@ -4,6 +4,11 @@
 //! [`Slot`] (one running call's permit, its MCP handle and notification queue, and its
 //! cancellation, linked to whichever request currently carries the call). It does not run calls
 //! or answer them (`call`), and it does not keep parked calls (`parked`).
+//!
+//! When a session ends (stdio input closed, Streamable HTTP session deleted), its requests are
+//! cancelled: a call waiting for approval while its user is asked is then declined ("cancelled
+//! by the client", `ask`), as when the client cancels that one request. Calls handed to a person
+//! (`toolsmith call ID --approve`) are no longer the session's and keep waiting.
 
 use std::sync::{Arc, Mutex};
 

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
-use super::pending::{PendingCall, PendingKind};
+use super::pending::{PendingCall, PendingKind, StoreError};
 use super::{Runtime, RuntimeError};
 use crate::call::CallArgs;
 use crate::context::CallEnv;
@@ -52,6 +52,15 @@ impl Decision {
     }
 }
 
+/// How a call is taken from the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Take {
+    /// A waiting call only (an interrupted one only when its tool is declared idempotent).
+    Fresh,
+    /// A waiting or an interrupted call: the caller decided to run it again (or to decline it).
+    Again,
+}
+
 impl Runtime {
     /// Puts a claimed call back to waiting (nothing ran).
     fn release(&self, id: &str) {
@@ -60,51 +69,100 @@ impl Runtime {
         }
     }
 
-    /// Takes a waiting call of the expected kind and re-validates it against this process's
-    /// registry; anything wrong puts it back.
-    fn claim(&self, id: &str, asked: &'static str, kind: Option<PendingKind>) -> Result<(PendingCall, OwnedPrepared), RuntimeError> {
-        let call = self
-            .inner
-            .store
-            .claim(id)?
-            .ok_or_else(|| RuntimeError::UnknownCall(id.to_owned()))?;
-        let release = |e: RuntimeError| {
-            self.release(id);
-            Err(e)
+    /// Whether the tool declares that calling it twice has no extra effect (MCP's
+    /// `idempotentHint`).
+    fn idempotent(&self, tool: &str) -> bool {
+        let tool = self.inner.registry.get(tool);
+        tool.is_some_and(|t| t.spec().mcp.idempotent_hint == Some(true))
+    }
+
+    /// Takes a call from the store. A call whose earlier run was interrupted is taken only as
+    /// decided (`Take::Again`), or on its own when its tool is declared idempotent.
+    fn take(&self, id: &str, how: Take) -> Result<PendingCall, RuntimeError> {
+        let store = &self.inner.store;
+        let taken = match how {
+            Take::Again => store.claim_again(id),
+            Take::Fresh => match store.claim(id) {
+                Err(StoreError::Interrupted(i)) if self.idempotent(&i.tool_name) => {
+                    let (tool, claim) = (&i.tool_name, &i.claim);
+                    tracing::warn!(tool_call_id = id, %tool, %claim, "running an interrupted call again: its tool is declared idempotent");
+                    store.claim_again(id)
+                }
+                other => other,
+            },
         };
+        taken?.ok_or_else(|| RuntimeError::UnknownCall(id.to_owned()))
+    }
+
+    /// Takes a call of the expected kind and re-validates it (and the data it continues with)
+    /// against this process's registry; anything wrong puts it back. Taking an interrupted call
+    /// again, what would be refused is refused first, so a refusal leaves it interrupted.
+    fn claim(
+        &self,
+        id: &str,
+        (asked, kind): (&'static str, Option<PendingKind>),
+        data: Option<&Value>,
+        how: Take,
+    ) -> Result<(PendingCall, OwnedPrepared), RuntimeError> {
+        if how == Take::Again {
+            if let Some(call) = self.inner.store.get(id)? {
+                self.validate(id, &call, (asked, kind), data)?;
+            }
+        }
+        let call = self.take(id, how)?;
+        match self.validate(id, &call, (asked, kind), data) {
+            Ok(prepared) => Ok((call, prepared)),
+            Err(e) => {
+                self.release(id);
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the call can go on as asked: its kind, its tool, its arguments and context, and
+    /// the data it continues with.
+    fn validate(
+        &self,
+        id: &str,
+        call: &PendingCall,
+        (asked, kind): (&'static str, Option<PendingKind>),
+        data: Option<&Value>,
+    ) -> Result<OwnedPrepared, RuntimeError> {
         if let Some(kind) = kind.filter(|k| *k != call.kind) {
             let waits = match call.kind {
                 PendingKind::Approval => "approval",
                 PendingKind::Suspended => "resume data",
             };
             debug_assert_ne!(kind, call.kind);
-            return release(RuntimeError::WrongKind {
+            return Err(RuntimeError::WrongKind {
                 id: id.to_owned(),
                 waits,
                 asked,
             });
         }
         if self.inner.registry.get(&call.tool_name).is_none() {
-            return release(RuntimeError::ToolGone {
+            return Err(RuntimeError::ToolGone {
                 id: id.to_owned(),
                 tool: call.tool_name.clone(),
             });
         }
         let args = CallArgs::Value(call.args.clone());
         let context = Some(Value::Object(call.context()));
-        match self
-            .inner
-            .registry
-            .prepare(&call.tool_name, &args, context)
-            .and_then(|p| p.into_owned())
-        {
-            Ok(p) => Ok((call, p)),
-            Err(e) => release(RuntimeError::InvalidResume(e)),
+        let prepared = self.inner.registry.prepare(&call.tool_name, &args, context);
+        let prepared = prepared.and_then(|p| p.into_owned()).map_err(RuntimeError::InvalidResume)?;
+        if let Some(data) = data {
+            let checked = match call.kind {
+                PendingKind::Approval => Decision::read(id, data).map(drop),
+                PendingKind::Suspended => prepared.check_resume(data),
+            };
+            checked.map_err(RuntimeError::InvalidResume)?;
         }
+        Ok(prepared)
     }
 
     /// Approves a call waiting for approval and runs it. Bound to that call id: an unknown or
-    /// already resolved id is an error.
+    /// already resolved id is an error, and so is a call whose earlier run was interrupted
+    /// (see [`approve_rerun`](Self::approve_rerun)).
     pub async fn approve(&self, tool_call_id: &str) -> Result<EventStream, RuntimeError> {
         self.approve_with(tool_call_id, CallEnv::default()).await
     }
@@ -112,14 +170,28 @@ impl Runtime {
     /// [`approve`](Self::approve), the tool running with what the current request brings
     /// (its cancellation, its MCP client) instead of nothing.
     pub async fn approve_with(&self, tool_call_id: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(tool_call_id, "approval", Some(PendingKind::Approval))?;
+        self.approve_as(tool_call_id, env, Take::Fresh)
+    }
+
+    /// Approves and runs a call whose earlier run was interrupted (the process running it died,
+    /// so the tool may already have had its effect): the explicit, logged decision to run it
+    /// once more. A call that simply waits is approved as [`approve_with`](Self::approve_with)
+    /// does.
+    pub async fn approve_rerun(&self, tool_call_id: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
+        self.approve_as(tool_call_id, env, Take::Again)
+    }
+
+    fn approve_as(&self, tool_call_id: &str, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
+        let (call, prepared) = self.claim(tool_call_id, ("approval", Some(PendingKind::Approval)), None, how)?;
         Ok(self.continue_approval(call, prepared, (Decision::Approve, None), env))
     }
 
     /// Declines a call waiting for approval: it never runs; the model receives a "not
-    /// approved" result with the reason.
+    /// approved" result with the reason. A call whose earlier run was interrupted can be
+    /// declined too (it is not run again; the store forgets it).
     pub async fn decline(&self, tool_call_id: &str, reason: &str) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(tool_call_id, "a decline", Some(PendingKind::Approval))?;
+        let asked = ("a decline", Some(PendingKind::Approval));
+        let (call, prepared) = self.claim(tool_call_id, asked, None, Take::Again)?;
         // A declined tool never runs: nothing of the request needs to reach it.
         let decision = Decision::Decline(reason.to_owned());
         Ok(self.continue_approval(call, prepared, (decision, None), CallEnv::default()))
@@ -170,26 +242,29 @@ impl Runtime {
     /// Resumes a waiting call with data: for a suspended call, data matching the tool's
     /// `resume` schema (the tool runs again with it as `resume_data`); for a call waiting for
     /// approval, a decision `{approved, reason?}`. Data that does not match is refused and the
-    /// call keeps waiting.
+    /// call keeps waiting. A call whose earlier run was interrupted is refused (see
+    /// [`resume_rerun`](Self::resume_rerun)).
     pub async fn resume(&self, tool_call_id: &str, data: Value) -> Result<EventStream, RuntimeError> {
         self.resume_with(tool_call_id, data, CallEnv::default()).await
     }
 
     /// [`resume`](Self::resume), the tool running with what the current request brings.
     pub async fn resume_with(&self, tool_call_id: &str, data: Value, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(tool_call_id, "resume data", None)?;
-        let refuse = |e: ToolError| {
-            self.release(tool_call_id);
-            Err(RuntimeError::InvalidResume(e))
-        };
+        self.resume_as(tool_call_id, data, env, Take::Fresh)
+    }
+
+    /// [`resume_with`](Self::resume_with), also for a call whose earlier run was interrupted:
+    /// the explicit, logged decision to run it once more.
+    pub async fn resume_rerun(&self, tool_call_id: &str, data: Value, env: CallEnv) -> Result<EventStream, RuntimeError> {
+        self.resume_as(tool_call_id, data, env, Take::Again)
+    }
+
+    fn resume_as(&self, tool_call_id: &str, data: Value, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
+        let (call, prepared) = self.claim(tool_call_id, ("resume data", None), Some(&data), how)?;
         if call.kind == PendingKind::Approval {
-            return match Decision::read(tool_call_id, &data) {
-                Ok(decision) => Ok(self.continue_approval(call, prepared, (decision, Some(data)), env)),
-                Err(e) => refuse(e),
-            };
-        }
-        if let Err(e) = prepared.check_resume(&data) {
-            return refuse(e);
+            // Read by `claim` already: a decision that does not read was refused there.
+            let decision = Decision::read(tool_call_id, &data).unwrap_or(Decision::Decline(String::new()));
+            return Ok(self.continue_approval(call, prepared, (decision, Some(data)), env));
         }
         let (sink, stream) = Sink::channel();
         let this = self.clone();

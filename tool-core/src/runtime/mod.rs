@@ -6,6 +6,7 @@
 //! resuming a call can fail with). Its parts: `events` (typed events and their views'
 //! shape), `views` (what each view shows), `outcome` (how a run ends, and its stream), `run`
 //! (a new call), `decide` (approving, declining, resuming), `pending`/`sqlite` (waiting calls),
+//! `state` (a stored call's states: waiting, running, interrupted),
 //! `background` and `stream`. The registry validates and executes; the runtime decides *when*:
 //! after `on_input_available`, after approval, again after resume, in the background.
 //!
@@ -40,6 +41,7 @@ mod pending;
 mod run;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod state;
 mod stream;
 mod views;
 
@@ -54,6 +56,7 @@ pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{MemoryStore, PendingCall, PendingKind, PendingStore, StoreError};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+pub use state::{CallState, Claim, Interruption, StoredCall};
 pub use stream::StreamRun;
 pub use views::{placeholder, RedactSecrets, TransformPolicy};
 
@@ -247,9 +250,27 @@ impl Runtime {
         &self.inner.registry
     }
 
-    /// The calls waiting for approval or resume data, oldest first.
+    /// The intact calls of the store (waiting, running or interrupted), oldest first; damaged
+    /// rows are skipped (see [`pending_entries`](Self::pending_entries)).
     pub fn pending(&self) -> Result<Vec<PendingCall>, StoreError> {
         self.inner.store.list()
+    }
+
+    /// Every stored call with its state (waiting, running, interrupted: with its owner and
+    /// start), and every damaged row with its id and why, oldest first. A call of a tool this
+    /// process does not have is listed as damaged. Never fails on a bad row.
+    pub fn pending_entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        let entries = self.inner.store.entries()?.into_iter();
+        Ok(entries
+            .map(|entry| match entry {
+                StoredCall::Call { call, .. } if self.inner.registry.get(&call.tool_name).is_none() => StoredCall::Damaged {
+                    reason: format!("its tool `{}` is unknown to this process", call.tool_name),
+                    tool_call_id: call.tool_call_id,
+                    tool_name: Some(call.tool_name),
+                },
+                other => other,
+            })
+            .collect())
     }
 
     /// One waiting call, by id.

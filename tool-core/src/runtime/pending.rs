@@ -3,7 +3,8 @@
 //! Owns [`PendingCall`] (everything needed to continue a call in another process), the
 //! [`PendingStore`] trait (small on purpose, so a server database can implement it) and
 //! [`MemoryStore`] (for tests and for processes that need nothing to survive). The SQLite store
-//! is in `sqlite`. Nothing here runs tools: the runtime claims a call, runs it and removes it.
+//! is in `sqlite`; a call's states are `state`'s. Nothing here runs tools: the runtime claims a
+//! call, runs it and removes it.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -11,6 +12,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::state::{CallState, Claim, Interruption, StoredCall};
 use crate::context::CallData;
 
 /// Why a call is waiting.
@@ -87,6 +89,19 @@ pub enum StoreError {
     /// Another live process (or task) is already continuing this call.
     #[error("call `{0}` is already being continued by another process; wait for its result")]
     Busy(String),
+    /// The process that was running the call died before it finished: it may have had its
+    /// effect, so it is not run again without an explicit decision.
+    #[error("{0}")]
+    Interrupted(Box<Interruption>),
+    /// The stored row cannot be used (unreadable, edited outside toolsmith, unknown state);
+    /// nothing ran.
+    #[error("call `{id}` cannot be used: {reason}; it was not run")]
+    Damaged {
+        /// The row's id.
+        id: String,
+        /// What is wrong with it (never the stored text).
+        reason: String,
+    },
     /// The storage itself failed.
     #[error("the pending-call store failed: {0}")]
     Storage(String),
@@ -98,28 +113,50 @@ pub enum StoreError {
 /// A call is *waiting* after `save`; [`claim`](PendingStore::claim) moves it to *running* for
 /// the caller (exactly one claimer wins); [`release`](PendingStore::release) puts it back to
 /// waiting (the resume data was refused, nothing ran); [`remove`](PendingStore::remove) ends
-/// it. A call claimed by a process that died must be claimable again (the SQLite store checks
-/// whether the claiming process is still alive), so no pending call is ever lost.
+/// it. A call whose claiming process died is *interrupted* (the SQLite store checks whether the
+/// claiming process is still alive): it is never lost, and never claimed again by `claim`, only
+/// by [`claim_again`](PendingStore::claim_again), an explicit decision to run it once more
+/// (see `CallState`).
 pub trait PendingStore: Send + Sync + 'static {
     /// Inserts or replaces a waiting call.
     fn save(&self, call: &PendingCall) -> Result<(), StoreError>;
     /// Takes a waiting call for running it. `Ok(None)`: no such call (unknown, or already
-    /// resolved). `Err(Busy)`: another live process holds it.
+    /// resolved). `Err(Busy)`: another live process holds it. `Err(Interrupted)`: the process
+    /// that ran it died (see [`claim_again`](PendingStore::claim_again)). `Err(Damaged)`: the
+    /// row cannot be used.
     fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
+    /// [`claim`](PendingStore::claim), also taking an interrupted call: the caller decided to
+    /// run it again (or to decline it). A store that cannot tell interrupted calls apart
+    /// claims as `claim` does.
+    fn claim_again(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.claim(tool_call_id)
+    }
     /// Puts a claimed call back to waiting.
     fn release(&self, tool_call_id: &str) -> Result<(), StoreError>;
     /// Forgets a call (it was resolved).
     fn remove(&self, tool_call_id: &str) -> Result<(), StoreError>;
     /// One call, waiting or running.
     fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
-    /// Every call, waiting or running, oldest first.
+    /// Every intact call, waiting, running or interrupted, oldest first (damaged rows are
+    /// skipped; [`entries`](PendingStore::entries) shows them).
     fn list(&self) -> Result<Vec<PendingCall>, StoreError>;
+    /// Every row with its state, oldest first, damaged rows included (a store that cannot
+    /// tell states apart lists its calls as waiting).
+    fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        let calls = self.list()?.into_iter();
+        Ok(calls
+            .map(|call| StoredCall::Call {
+                call: Box::new(call),
+                state: CallState::Waiting,
+            })
+            .collect())
+    }
 }
 
 /// A store in memory: nothing survives the process. For tests and throwaway runtimes.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    calls: Mutex<BTreeMap<String, (PendingCall, bool)>>,
+    calls: Mutex<BTreeMap<String, (PendingCall, Option<Claim>)>>,
 }
 
 impl MemoryStore {
@@ -128,23 +165,27 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn calls(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (PendingCall, bool)>> {
+    fn calls(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (PendingCall, Option<Claim>)>> {
         self.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl PendingStore for MemoryStore {
     fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
-        self.calls().insert(call.tool_call_id.clone(), (call.clone(), false));
+        self.calls().insert(call.tool_call_id.clone(), (call.clone(), None));
         Ok(())
     }
 
     fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
         match self.calls().get_mut(tool_call_id) {
             None => Ok(None),
-            Some((_, true)) => Err(StoreError::Busy(tool_call_id.to_owned())),
+            Some((_, Some(_))) => Err(StoreError::Busy(tool_call_id.to_owned())),
             Some((call, running)) => {
-                *running = true;
+                let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                *running = Some(Claim {
+                    owner_pid: Some(std::process::id()),
+                    claimed_at_ms: at.ok().map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                });
                 Ok(Some(call.clone()))
             }
         }
@@ -152,7 +193,7 @@ impl PendingStore for MemoryStore {
 
     fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
         if let Some((_, running)) = self.calls().get_mut(tool_call_id) {
-            *running = false;
+            *running = None;
         }
         Ok(())
     }
@@ -169,6 +210,24 @@ impl PendingStore for MemoryStore {
     fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
         let mut all: Vec<PendingCall> = self.calls().values().map(|(c, _)| c.clone()).collect();
         all.sort_by(|a, b| (a.created_at_ms, &a.tool_call_id).cmp(&(b.created_at_ms, &b.tool_call_id)));
+        Ok(all)
+    }
+
+    /// Calls in memory are never interrupted: they end with the process that runs them.
+    fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        let calls = self.calls();
+        let mut all: Vec<StoredCall> = calls
+            .values()
+            .map(|(call, claim)| StoredCall::Call {
+                call: Box::new(call.clone()),
+                state: claim.map_or(CallState::Waiting, CallState::Running),
+            })
+            .collect();
+        let key = |e: &StoredCall| match e {
+            StoredCall::Call { call, .. } => (call.created_at_ms, call.tool_call_id.clone()),
+            StoredCall::Damaged { tool_call_id, .. } => (0, tool_call_id.clone()),
+        };
+        all.sort_by_key(key);
         Ok(all)
     }
 }

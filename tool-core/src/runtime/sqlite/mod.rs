@@ -1,0 +1,401 @@
+//! The SQLite pending-call store: pending calls in one file that outlives the process.
+//!
+//! Owns [`SqliteStore`], a [`PendingStore`] keeping one row per call in a SQLite file (WAL,
+//! `synchronous=FULL`, readable by its owner only) that several processes may share. A claim
+//! records the claiming process; a running call whose process has died is *interrupted*
+//! (listed with what is known, run again only by an explicit `claim_again`), so a call is never
+//! lost and never run twice silently. Every row carries an integrity tag checked before use
+//! (`integrity`); a row that fails a check is listed as damaged and skipped (`row`). The call
+//! itself is stored as JSON, so new [`PendingCall`] fields need no migration.
+//!
+//! Rows written before integrity tags (schema version 1) are accepted once: opening such a file
+//! tags them, with a warning, and from then on a row without a tag is damaged.
+
+mod integrity;
+mod owner;
+mod row;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::TransactionBehavior::Immediate;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::pending::{PendingCall, PendingStore, StoreError};
+use super::state::{CallState, Interruption, StoredCall};
+use integrity::Key;
+use owner::process_stat;
+use row::{Row, COLUMNS};
+
+/// The schema this build writes, kept in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 2;
+
+/// One row per call; `call_json` is the whole [`PendingCall`]. `owner_start` tells a claiming
+/// process from a later one given the same pid (Linux). Version 1's table; version 2 adds `tag`.
+const SCHEMA_V1: &str = "CREATE TABLE IF NOT EXISTS pending_calls (
+    tool_call_id TEXT PRIMARY KEY NOT NULL, tool_name TEXT NOT NULL, kind TEXT NOT NULL, call_json TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL, state TEXT NOT NULL DEFAULT 'waiting' CHECK (state IN ('waiting', 'running')),
+    owner_pid INTEGER, owner_start TEXT, claimed_at_ms INTEGER);
+CREATE INDEX IF NOT EXISTS pending_calls_by_age ON pending_calls (created_at_ms, tool_call_id);";
+
+/// Pending calls in a SQLite file shared by every process that opens it.
+///
+/// Each store holds one connection; stores on the same file, in one process or several,
+/// coordinate through SQLite's locks. Its rows are tagged with a key kept outside the file: the
+/// environment variable [`SqliteStore::KEY_ENV`], else a key file next to the database
+/// (`pending.sqlite3.key`, mode 0600, created on first open), or the key given to
+/// [`SqliteStore::open_with_key`].
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+    key: Key,
+}
+
+/// Turns a rusqlite error into [`StoreError::Storage`] saying what was being done. rusqlite's
+/// messages name columns and SQLite codes, never stored values.
+trait OrStorage<T> {
+    fn or_storage(self, what: &str) -> Result<T, StoreError>;
+}
+
+impl<T> OrStorage<T> for rusqlite::Result<T> {
+    fn or_storage(self, what: &str) -> Result<T, StoreError> {
+        self.map_err(|e| StoreError::Storage(format!("{what}: {e}")))
+    }
+}
+
+fn now_ms() -> i64 {
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Creates `path` if missing, readable by the owner only on unix (and makes an existing file so
+/// too). Its directory must exist: a mistyped path is an error, not a new directory tree.
+fn create_private_file(path: &Path) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(format!(
+                "the directory {} does not exist; create it first (only the default data directory is created on demand)",
+                dir.display()
+            ));
+        }
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let made = options.open(path).map(drop);
+    #[cfg(unix)]
+    let made = made.and_then(|()| std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600)));
+    made.map_err(|e| format!("cannot create {}: {e}", path.display()))
+}
+
+/// [`setup`], retried while another connection holds the lock: switching to WAL does not wait
+/// on the busy handler, so processes opening the file at once could otherwise fail.
+fn prepare(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match setup(conn, key) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Sets the connection up and creates or migrates the schema; returns the journal mode in force
+/// and the schema version found. Rows of version 1 (before integrity tags) are tagged once.
+fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
+    conn.busy_timeout(Duration::from_secs(5))?;
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    let tx = conn.transaction_with_behavior(Immediate)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version < 1 {
+        tx.execute_batch(SCHEMA_V1)?;
+    }
+    if version < 2 {
+        tx.execute_batch("ALTER TABLE pending_calls ADD COLUMN tag BLOB")?;
+        let old = read_rows(&tx, "")?;
+        if !old.is_empty() {
+            tracing::warn!(
+                rows = old.len(),
+                "tagging pending calls stored before integrity tags (accepted this once)"
+            );
+        }
+        for row in old {
+            write_row(&tx, row, key)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    tx.commit()?;
+    Ok((mode, version))
+}
+
+/// The rows, oldest first (`filter`: a `WHERE` clause binding nothing, or empty).
+fn read_rows(conn: &Connection, filter: &str) -> rusqlite::Result<Vec<Row>> {
+    let sql = format!("SELECT {COLUMNS} FROM pending_calls {filter} ORDER BY created_at_ms, tool_call_id");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], Row::read)?;
+    rows.collect()
+}
+
+fn read_row(conn: &Connection, id: &str) -> rusqlite::Result<Option<Row>> {
+    let sql = format!("SELECT {COLUMNS} FROM pending_calls WHERE tool_call_id = ?1");
+    conn.query_row(&sql, [id], Row::read).optional()
+}
+
+/// Writes a row (insert or replace) with its fresh tag.
+fn write_row(conn: &Connection, mut row: Row, key: &Key) -> rusqlite::Result<()> {
+    row.tag = Some(row.compute_tag(key));
+    let sql = format!("INSERT OR REPLACE INTO pending_calls ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    let Row {
+        id,
+        tool_name,
+        kind,
+        json,
+        created_at_ms,
+        state,
+        owner_pid,
+        owner_start,
+        claimed_at_ms,
+        tag,
+    } = row;
+    let values = params![
+        id,
+        tool_name,
+        kind,
+        json,
+        created_at_ms,
+        state,
+        owner_pid,
+        owner_start,
+        claimed_at_ms,
+        tag
+    ];
+    conn.execute(&sql, values).map(drop)
+}
+
+impl SqliteStore {
+    /// The environment variable that gives the integrity key (its bytes), instead of the key
+    /// file next to the database.
+    pub const KEY_ENV: &'static str = integrity::KEY_ENV;
+
+    /// Opens (creating it if missing) the store file at `path`, whose directory must exist:
+    /// owner-only permissions on unix, WAL, `synchronous=FULL`, a 5 s busy timeout, the schema,
+    /// and the integrity key ([`KEY_ENV`](Self::KEY_ENV), else the key file next to it,
+    /// created when missing).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_keyed(path.as_ref(), None)
+    }
+
+    /// [`open`](Self::open) with the integrity key given by the program (kept wherever it
+    /// keeps secrets) instead of the environment or a key file.
+    pub fn open_with_key(path: impl AsRef<Path>, key: &[u8]) -> Result<Self, StoreError> {
+        let key = Key::from_bytes(key).map_err(StoreError::Storage)?;
+        Self::open_keyed(path.as_ref(), Some(key))
+    }
+
+    fn open_keyed(path: &Path, key: Option<Key>) -> Result<Self, StoreError> {
+        let path = path.to_path_buf();
+        let shown = path.display();
+        create_private_file(&path).map_err(|e| StoreError::Storage(format!("cannot open {shown}: {e}")))?;
+        let mut conn = Connection::open(&path).or_storage(&format!("cannot open {shown}"))?;
+        let key = match key {
+            Some(key) => key,
+            None => Key::load(&path, &conn).map_err(StoreError::Storage)?,
+        };
+        let (mode, version) = prepare(&mut conn, &key).or_storage(&format!("cannot set up {shown}"))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Storage(format!("{shown} has a newer schema (version {version})")));
+        }
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %shown, journal_mode = %mode, "the pending-call store could not use WAL");
+        }
+        let conn = Mutex::new(conn);
+        Ok(Self { path, conn, key })
+    }
+
+    /// Where the store lives by default: `$TOOLSMITH_DATA_DIR/pending.sqlite3` when that is set,
+    /// else `toolsmith/pending.sqlite3` in the user's data directory; `None` when neither is known.
+    pub fn default_path() -> Option<PathBuf> {
+        let dir = match std::env::var_os("TOOLSMITH_DATA_DIR").filter(|d| !d.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => dirs::data_dir()?.join("toolsmith"),
+        };
+        Some(dir.join("pending.sqlite3"))
+    }
+
+    /// Opens the store at [`default_path`](Self::default_path), creating its directory (owner
+    /// only) when missing: the one directory the store creates on demand.
+    pub fn open_default() -> Result<Self, StoreError> {
+        let no_dir = || StoreError::Storage("no data directory is known; set TOOLSMITH_DATA_DIR".to_owned());
+        let path = Self::default_path().ok_or_else(no_dir)?;
+        if let Some(dir) = path.parent() {
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            let made = builder.create(dir);
+            made.map_err(|e| StoreError::Storage(format!("cannot create the data directory {}: {e}", dir.display())))?;
+        }
+        Self::open(path)
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes a call for this process: a waiting one, or (`again`) an interrupted one too.
+    fn take(&self, tool_call_id: &str, again: bool) -> Result<Option<PendingCall>, StoreError> {
+        const FAILED: &str = "cannot claim a call";
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else {
+            return Ok(None);
+        };
+        let (call, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
+        match state {
+            CallState::Waiting => {}
+            CallState::Running(_) => return Err(StoreError::Busy(tool_call_id.to_owned())),
+            CallState::Interrupted(claim) if !again => {
+                let tool_name = call.tool_name;
+                let interruption = Interruption {
+                    tool_call_id: tool_call_id.to_owned(),
+                    tool_name,
+                    claim,
+                };
+                return Err(StoreError::Interrupted(Box::new(interruption)));
+            }
+            CallState::Interrupted(claim) => {
+                tracing::warn!(tool_call_id, tool = %call.tool_name, %claim, "taking an interrupted call again, as decided");
+            }
+        }
+        let me = std::process::id();
+        let claimed = Row {
+            state: Some("running".into()),
+            owner_pid: Some(i64::from(me)),
+            owner_start: process_stat(me).map(|(_, start)| start),
+            claimed_at_ms: Some(now_ms()),
+            ..row
+        };
+        write_row(&tx, claimed, &self.key).or_storage(FAILED)?;
+        tx.commit().or_storage(FAILED)?;
+        Ok(Some(call))
+    }
+}
+
+fn damaged(id: &str, reason: String) -> StoreError {
+    StoreError::Damaged { id: id.to_owned(), reason }
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl PendingStore for SqliteStore {
+    fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        let id = &call.tool_call_id;
+        let encode_failed = |e: serde_json::Error| StoreError::Storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
+        let json = serde_json::to_string(call).map_err(encode_failed)?;
+        let row = Row {
+            id: id.clone(),
+            tool_name: Some(call.tool_name.clone()),
+            kind: Some(call.kind.as_str().to_owned()),
+            json: Some(json),
+            created_at_ms: Some(i64::try_from(call.created_at_ms).unwrap_or(i64::MAX)),
+            state: Some("waiting".into()),
+            ..Row::default()
+        };
+        write_row(&self.conn(), row, &self.key).or_storage("cannot save a call")
+    }
+
+    fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.take(tool_call_id, false)
+    }
+
+    fn claim_again(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.take(tool_call_id, true)
+    }
+
+    /// Puts a claimed call back to waiting; a row that fails its checks is left as it is (its
+    /// edit is not laundered by a fresh tag).
+    fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        const FAILED: &str = "cannot release a call";
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else {
+            return Ok(());
+        };
+        row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
+        let waiting = Row {
+            state: Some("waiting".into()),
+            owner_pid: None,
+            owner_start: None,
+            claimed_at_ms: None,
+            ..row
+        };
+        write_row(&tx, waiting, &self.key).or_storage(FAILED)?;
+        tx.commit().or_storage(FAILED)
+    }
+
+    fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        let removed = self
+            .conn()
+            .execute("DELETE FROM pending_calls WHERE tool_call_id = ?1", [tool_call_id]);
+        removed.or_storage("cannot remove a call").map(drop)
+    }
+
+    fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        let row = read_row(&self.conn(), tool_call_id).or_storage("cannot read a call")?;
+        let checked = row.map(|row| row.check(&self.key));
+        checked
+            .transpose()
+            .map(|c| c.map(|(call, _)| call))
+            .map_err(|reason| damaged(tool_call_id, reason))
+    }
+
+    fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        let entries = self.entries()?.into_iter();
+        Ok(entries
+            .filter_map(|e| match e {
+                StoredCall::Call { call, .. } => Some(*call),
+                StoredCall::Damaged { .. } => None,
+            })
+            .collect())
+    }
+
+    fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        let rows = read_rows(&self.conn(), "").or_storage("cannot list calls")?;
+        let entries = rows.into_iter().map(|row| match row.check(&self.key) {
+            Ok((call, state)) => StoredCall::Call {
+                call: Box::new(call),
+                state,
+            },
+            Err(reason) => {
+                tracing::warn!(tool_call_id = %row.id, %reason, "skipping a damaged pending call");
+                StoredCall::Damaged {
+                    tool_call_id: row.id,
+                    tool_name: row.tool_name,
+                    reason,
+                }
+            }
+        });
+        Ok(entries.collect())
+    }
+}
+
+#[cfg(test)]
+mod tests;
