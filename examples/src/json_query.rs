@@ -26,9 +26,11 @@ pub const MAX_DOCUMENT_NODES: usize = 1_000_000;
 /// Most node visits a query may need, estimated from its shape and the document's size before
 /// it runs.
 pub const MAX_QUERY_WORK: u64 = 2_000_000;
-/// What one `match`/`search` call counts in [`MAX_QUERY_WORK`] (at least: a call whose
-/// pattern may be a long document string counts that string's length).
-pub const REGEX_CALL_WORK: u64 = 1_000;
+/// What one `match`/`search` call counts in [`MAX_QUERY_WORK`] (each call compiles its
+/// pattern; a call on a document whose longest string is longer counts that length).
+pub const REGEX_CALL_WORK: u64 = 2_000;
+/// Largest compiled form of a `match`/`search` pattern, in bytes (`\w{100}` is far larger).
+pub const MAX_PATTERN_BYTES: usize = 1 << 16;
 /// Most bytes of JSON in the returned matches' values together.
 pub const MAX_OUTPUT_BYTES: usize = 1 << 20;
 
@@ -158,6 +160,29 @@ fn charge_output(value: &Value, used: &mut usize) -> Result<(), ToolError> {
     })
 }
 
+/// Refuses `match`/`search` patterns that are not string literals or whose compiled form is
+/// over [`MAX_PATTERN_BYTES`]: the functions compile their pattern on every call.
+fn check_patterns(patterns: &[Option<String>]) -> Result<(), ToolError> {
+    for pattern in patterns {
+        let Some(pattern) = pattern else {
+            return Err(ToolError::new(
+                "The pattern (second argument) of `match` and `search` must be a string literal such as 'ab.*', so its cost is known before the query runs.",
+            ));
+        };
+        // The form `match` compiles; `search`'s is no larger.
+        regex::RegexBuilder::new(&format!("(?R)^({pattern})$"))
+            .size_limit(MAX_PATTERN_BYTES)
+            .build()
+            .map_err(|e| match e {
+                regex::Error::CompiledTooBig(_) => ToolError::new(format!(
+                    "The pattern '{pattern}' is too complex: compiled, it is larger than {MAX_PATTERN_BYTES} bytes (the limit). Use a simpler one (e.g. `[a-z]` rather than `\\w`, fewer or smaller repetitions)."
+                )),
+                other => ToolError::new(format!("The pattern '{pattern}' is not a valid regular expression: {other}")),
+            })?;
+    }
+    Ok(())
+}
+
 /// Runs `query` over `document`, returning at most `max_results` matches.
 pub fn run_query(document: &Value, query: &str, max_results: usize) -> Result<JsonQueryResult, ToolError> {
     screen(query)?;
@@ -167,8 +192,9 @@ pub fn run_query(document: &Value, query: &str, max_results: usize) -> Result<Js
         ))
     })?;
     let shape = measure(document)?;
-    let work = cost::estimate(query, &shape)
+    let cost::Analysis { work, patterns } = cost::analyze(query, &shape)
         .ok_or_else(|| ToolError::new(format!("The cost of `{query}` cannot be estimated, so it is not run.")))?;
+    check_patterns(&patterns)?;
     if work > MAX_QUERY_WORK {
         return Err(ToolError::new(format!(
             "`{query}` could need up to {work} node visits on this document ({} values), more than the limit of {MAX_QUERY_WORK}. Use fewer `..` (descendant) segments, wildcards and nested filters, or a more specific path.",
@@ -208,9 +234,10 @@ pub fn run_query(document: &Value, query: &str, max_results: usize) -> Result<Js
 ///
 /// Limits: a query of at most 1000 characters nesting brackets and parentheses at most 10
 /// deep; a document of at most 1000000 values nested at most 64 deep; a query whose estimated
-/// work on the document (node visits, counting each `match`/`search` call as at least 1000)
-/// is at most 2000000; returned values totalling at most 1 MiB of JSON. Exceeding one is an
-/// error naming it.
+/// work on the document (node visits, counting each `match`/`search` call as at least 2000)
+/// is at most 2000000; `match`/`search` patterns are string literals compiling to at most
+/// 65536 bytes; returned values totalling at most 1 MiB of JSON. Exceeding one is an error
+/// naming it.
 #[tool(
     id = "json-query",
     tags = ["data", "offline"],
@@ -365,6 +392,22 @@ mod tests {
         assert_eq!(run_query(&wide, "$[*][*,*,*,*,*,*,*,*,*,*]", 1000).unwrap().count, 10);
         let e = message(&wide, "$[*][*,*,*,*,*,*,*,*,*,*,*]", 1000);
         assert!(e.contains("more than 1048576 bytes of JSON (the limit)"), "{e}");
+        // Regular expressions: literal patterns of bounded size, a bounded number of calls.
+        let names = json!({"items": (0..100).map(|i| json!({"name": format!("item{i}")})).collect::<Vec<_>>()});
+        assert_eq!(run_query(&names, "$.items[?match(@.name, 'item1.')].name", 100).unwrap().count, 10);
+        assert_eq!(
+            run_query(&names, "$.items[?search(@.name, '\\\\w+9$')].name", 100).unwrap().count,
+            10
+        );
+        let e = message(&names, "$.items[?match(@.name, '\\\\w{100}')]", 10);
+        assert!(e.contains("larger than 65536 bytes (the limit)"), "{e}");
+        let e = message(&names, "$.items[?match(@.name, @.pattern)]", 10);
+        assert!(e.contains("must be a string literal"), "{e}");
+        let e = message(&names, "$.items[?match(@.name, 'a(')]", 10);
+        assert!(e.contains("not a valid regular expression"), "{e}");
+        let many: Vec<Value> = (0..2_000).map(|i| json!(format!("s{i}"))).collect();
+        let e = message(&json!(many), "$[?match(@, 's1.*')]", 10);
+        assert!(e.contains("limit of 2000000"), "{e}");
         // Only the returned matches count.
         assert_eq!(run_query(&wide, "$[*][*,*,*,*,*,*,*,*,*,*,*]", 5).unwrap().count, 11);
     }
@@ -376,7 +419,7 @@ mod tests {
         for limit in [MAX_QUERY_CHARS, MAX_QUERY_NESTING, MAX_DOCUMENT_NODES, MAX_DOCUMENT_DEPTH] {
             assert!(text.contains(&format!(" {limit} ")), "{limit} is not in: {text}");
         }
-        for limit in [MAX_QUERY_WORK, REGEX_CALL_WORK] {
+        for limit in [MAX_QUERY_WORK, REGEX_CALL_WORK, MAX_PATTERN_BYTES as u64] {
             assert!(text.contains(&format!(" {limit}")), "{limit} is not in: {text}");
         }
         assert_eq!(MAX_OUTPUT_BYTES, 1 << 20, "the description says 1 MiB");

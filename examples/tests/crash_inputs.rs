@@ -262,6 +262,20 @@ fn json_query_bounds_query_nesting_and_work() {
             &["node visits", "limit of 2000000"],
         ));
     }
+    // Patterns compiled on every call: a huge one, and one taken from the document.
+    let strings: Vec<Value> = (0..500).map(|i| json!(format!("{i:0>100}"))).collect();
+    for (query, says) in [
+        (r"$[?match(@, '(\\w{100}){100}')]", &["larger than 65536 bytes (the limit)"][..]),
+        (r"$[?search(@, '\\w{1000}')]", &["larger than 65536 bytes (the limit)"]),
+        ("$[?match(@, @)]", &["must be a string literal"]),
+    ] {
+        cases.push(case(
+            format!("the query {query}"),
+            "json-query",
+            json!({ "document": strings, "query": query }),
+            says,
+        ));
+    }
     // A document sent as text nested deeper than the limit.
     let deep = nested("[", "1", "]", 100);
     cases.push(case(

@@ -40,6 +40,31 @@ struct QueryShape {
 struct Reader<'a> {
     text: &'a [u8],
     pos: usize,
+    /// The pattern of each `match`/`search` call, in the order read: `None` when it is not a
+    /// string literal.
+    patterns: Vec<Option<String>>,
+}
+
+/// The value of a string literal's text (between its quotes), or `None` if it is malformed.
+fn decode_literal(raw: &str) -> Option<String> {
+    // RFC 9535 literals escape like JSON strings, plus `\'` in single quotes.
+    let mut json = String::from("\"");
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                '\'' => json.push('\''),
+                escaped => {
+                    json.push('\\');
+                    json.push(escaped);
+                }
+            },
+            '"' => json.push_str("\\\""),
+            c => json.push(c),
+        }
+    }
+    json.push('"');
+    serde_json::from_str(&json).ok()
 }
 
 impl<'a> Reader<'a> {
@@ -56,11 +81,52 @@ impl<'a> Reader<'a> {
     fn skip_string(&mut self, quote: u8) {
         self.pos += 1;
         while let Some(b) = self.peek() {
-            self.pos += if b == b'\\' { 2 } else { 1 };
+            self.pos = (self.pos + if b == b'\\' { 2 } else { 1 }).min(self.text.len());
             if b == quote {
                 return;
             }
         }
+    }
+
+    /// The decoded pattern of a `match(…)`/`search(…)` call whose `(` is next, if its second
+    /// argument is a string literal. Reads ahead without moving.
+    fn pattern_argument(&self) -> Option<String> {
+        let mut r = Reader {
+            text: self.text,
+            pos: self.pos,
+            patterns: Vec::new(),
+        };
+        if r.peek()? != b'(' {
+            return None;
+        }
+        r.pos += 1;
+        let mut depth = 0usize;
+        loop {
+            match r.peek()? {
+                q @ (b'\'' | b'"') => r.skip_string(q),
+                b'(' | b'[' => {
+                    depth += 1;
+                    r.pos += 1;
+                }
+                b')' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    r.pos += 1;
+                }
+                b',' if depth == 0 => {
+                    r.pos += 1;
+                    break;
+                }
+                _ => r.pos += 1,
+            }
+        }
+        r.skip_blank();
+        let quote = r.peek().filter(|q| matches!(q, b'\'' | b'"'))?;
+        let start = r.pos;
+        r.skip_string(quote);
+        let raw = std::str::from_utf8(r.text.get(start + 1..r.pos.checked_sub(1)?)?).ok()?;
+        r.skip_blank();
+        (r.peek()? == b')').then_some(())?;
+        decode_literal(raw)
     }
 
     fn skip_word(&mut self) -> &'a [u8] {
@@ -82,7 +148,7 @@ impl<'a> Reader<'a> {
         loop {
             let before = self.pos;
             self.skip_blank();
-            let descendant = self.text[self.pos..].starts_with(b"..");
+            let descendant = self.text.get(self.pos..).is_some_and(|t| t.starts_with(b".."));
             let selectors = match self.peek() {
                 Some(b'.') if descendant => {
                     self.pos += 2;
@@ -198,6 +264,9 @@ impl<'a> Reader<'a> {
                     let word = self.skip_word();
                     if word == b"match" || word == b"search" {
                         shape.regex_calls += 1;
+                        self.skip_blank();
+                        let pattern = self.pattern_argument();
+                        self.patterns.push(pattern);
                     }
                     let literal = word.first().is_some_and(u8::is_ascii_digit) || matches!(word, b"true" | b"false" | b"null");
                     self.pos += usize::from(word.is_empty() && b != b'-');
@@ -215,23 +284,29 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Reads the shape of a query that `serde_json_path` has accepted; `None` if it cannot be read
-/// (which a valid query never is).
-fn shape(query: &str) -> Option<QueryShape> {
+/// What a query costs, read before it runs.
+pub(super) struct Analysis {
+    /// The most nodes the query could visit (and select).
+    pub(super) work: u64,
+    /// The pattern of each `match`/`search` call: `None` when it is not a string literal.
+    pub(super) patterns: Vec<Option<String>>,
+}
+
+/// Reads the shape of a query that `serde_json_path` has accepted and bounds its work on a
+/// document of `doc`'s shape; `None` if the shape cannot be read (which a valid query never is).
+pub(super) fn analyze(query: &str, doc: &DocumentShape) -> Option<Analysis> {
     let mut reader = Reader {
         text: query.as_bytes(),
         pos: 0,
+        patterns: Vec::new(),
     };
     reader.skip_blank();
     let shape = reader.query(0)?;
     reader.skip_blank();
-    (reader.pos == reader.text.len()).then_some(shape)
-}
-
-/// The most nodes `query` could visit (and select) on a document of `doc`'s shape, or `None`
-/// if its shape cannot be read.
-pub(super) fn estimate(query: &str, doc: &DocumentShape) -> Option<u64> {
-    shape(query).map(|q| query_cost(&q, doc, 1, true).0)
+    (reader.pos == reader.text.len()).then_some(Analysis {
+        work: query_cost(&shape, doc, 1, true).0,
+        patterns: reader.patterns,
+    })
 }
 
 /// Work and output size of `query` run from `input` nodes (`distinct`: no node twice).
@@ -279,6 +354,23 @@ fn filter_cost(filter: &FilterShape, doc: &DocumentShape) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn estimate(query: &str, doc: &DocumentShape) -> Option<u64> {
+        analyze(query, doc).map(|a| a.work)
+    }
+
+    #[test]
+    fn regex_patterns_are_read_and_decoded() {
+        let d = doc(10, 2);
+        let patterns = |q: &str| analyze(q, &d).unwrap().patterns;
+        assert_eq!(patterns("$[?match(@.a, 'x.*')]"), vec![Some("x.*".to_owned())]);
+        assert_eq!(
+            patterns(r#"$[?search(@[?match(@, "a\\d")], 'it\'s') && match(@.b, @.c)]"#),
+            vec![Some("it's".to_owned()), Some("a\\d".to_owned()), None]
+        );
+        assert_eq!(patterns("$[?match(value(@..x), '[a-z]\\u0041')]"), vec![Some("[a-z]A".to_owned())]);
+        assert_eq!(patterns("$.a"), Vec::<Option<String>>::new());
+    }
 
     fn doc(nodes: u64, fanout: u64) -> DocumentShape {
         DocumentShape {
