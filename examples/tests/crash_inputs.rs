@@ -265,8 +265,8 @@ fn json_query_bounds_query_nesting_and_work() {
     // Patterns compiled on every call: a huge one, and one taken from the document.
     let strings: Vec<Value> = (0..500).map(|i| json!(format!("{i:0>100}"))).collect();
     for (query, says) in [
-        (r"$[?match(@, '(\\w{100}){100}')]", &["larger than 65536 bytes (the limit)"][..]),
-        (r"$[?search(@, '\\w{1000}')]", &["larger than 65536 bytes (the limit)"]),
+        (r"$[?match(@, '(\\w{100}){100}')]", &["larger than 16384 bytes (the limit)"][..]),
+        (r"$[?search(@, '\\w{1000}')]", &["larger than 16384 bytes (the limit)"]),
         ("$[?match(@, @)]", &["must be a string literal"]),
     ] {
         cases.push(case(
