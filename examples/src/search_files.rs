@@ -582,6 +582,21 @@ mod tests {
         assert!(e.message().contains("the limit is 1000"), "{e}");
     }
 
+    #[test]
+    fn the_files_read_limit_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["a", "b"] {
+            fs::create_dir(dir.path().join(sub)).unwrap();
+            for n in 0..MAX_FILES_SCANNED / 2 + 1 {
+                fs::write(dir.path().join(sub).join(format!("{n:05}")), "hay\n").unwrap();
+            }
+        }
+        let r = search(dir.path(), &input("needle"), CancellationToken::new()).unwrap();
+        assert_eq!(r.files_scanned, MAX_FILES_SCANNED);
+        assert!(r.truncated);
+        assert!(r.stopped_by.as_deref().unwrap().starts_with("MAX_FILES_SCANNED"), "{r:?}");
+    }
+
     #[cfg(unix)]
     #[test]
     fn special_files_are_never_opened() {
