@@ -105,9 +105,11 @@ pub struct SearchResults {
     pub searched: String,
     /// The matches, in path order.
     pub matches: Vec<SearchMatch>,
-    /// Whether more matches exist than were returned (raise `max_results` or narrow `path`).
+    /// Whether the search ended early, so more matches may exist than were returned (raise
+    /// `max_results` or narrow `path`).
     pub truncated: bool,
-    /// The limit that ended the search early, if one did (then some files were not searched).
+    /// The limit that ended the search early, if one did: `max_results` or one of the limits
+    /// of the tool's description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
     /// Files whose contents were searched.
