@@ -18,9 +18,9 @@ mod bounded;
 pub const MAX_EXPRESSION_CHARS: usize = 2_000;
 /// Deepest accepted nesting of parentheses.
 pub const MAX_NESTING: usize = 64;
-/// Most unary (`-`, `!`), power (`^`) and assignment (`=`, `+=`, …) operators in one part of
-/// an expression (a statement, tuple item or parenthesised group): each of them nests the
-/// expression one level deeper.
+/// Most unary (`-`, `!`), power (`^`) and assignment (`=`, `+=`, …) operators and functions
+/// applied without parentheses (`floor x`) in one part of an expression (a statement, tuple
+/// item or parenthesised group): each of them nests the expression one level deeper.
 pub const MAX_CHAINED_OPERATORS: usize = 256;
 /// Most operations (operators, function calls, variable reads) evaluated for one expression.
 pub const MAX_OPERATIONS: usize = 1_500;
@@ -114,7 +114,8 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
 /// Note: integer division truncates (`7 / 2` is `3`); write `7.0 / 2` for `3.5`.
 ///
 /// Limits: at most 2000 characters, 64 levels of parentheses, 256 unary/power/assignment
-/// operators per statement or group, and 1500 operations; a value holds at most 10000 bytes of text and a tuple at most
+/// operators and functions applied without parentheses per statement or group, and 1500
+/// operations; a value holds at most 10000 bytes of text and a tuple at most
 /// 1000 items nested 16 deep; at most 100 variables. Exceeding one is an error naming it.
 #[tool(
     id = "calculate",
@@ -249,6 +250,14 @@ mod tests {
         assert_eq!(eval(&("-".repeat(MAX_CHAINED_OPERATORS) + "1")), json!(1));
         assert!(err(&("-".repeat(MAX_CHAINED_OPERATORS + 1) + "1")).contains("more than 256 unary"));
         assert!(err(&("2".to_owned() + &"^2".repeat(MAX_CHAINED_OPERATORS + 1))).contains("256"));
+        // A function applied without parentheses nests what follows, like a unary operator.
+        assert_eq!(eval(&("floor ".repeat(MAX_CHAINED_OPERATORS) + "1.5")), json!(1.0));
+        assert!(err(&("f ".repeat(MAX_CHAINED_OPERATORS + 1) + "1")).contains("256"));
+        // Variables and calls with parentheses are not chains.
+        let sum = (0..300).map(|i| format!("x{i}")).collect::<Vec<_>>().join("+");
+        let vars: BTreeMap<String, f64> = (0..100).map(|i| (format!("x{i}"), 1.0)).collect();
+        assert!(evaluate(&sum, &vars).unwrap_err().message().contains("x100"));
+        assert_eq!(eval("max(1,2)+".repeat(200).trim_end_matches('+')), json!(400));
         // Operations.
         let many = ("-".repeat(250) + "1;").repeat(7);
         assert!(err(&many).contains("more than 1500 operations"), "{}", err(&many));

@@ -179,6 +179,13 @@ fn calculate_bounds_nesting_operations_and_value_sizes() {
             says,
         ));
     }
+    // 990 functions applied without parentheses: `f f f … 1`.
+    cases.push(case(
+        "990 chained function applications",
+        "calculate",
+        json!({ "expression": "f ".repeat(990) + "1" }),
+        &["256", "limit"],
+    ));
     // Doubling a string: 31 times (2 GiB; 192 characters), 32 times (198 characters), 62 and
     // 310 times.
     for times in [31, 32, 62, 310] {
@@ -209,8 +216,8 @@ fn calculate_bounds_nesting_operations_and_value_sizes() {
         ));
     }
     assert_eq!(cases[0].args["expression"].as_str().unwrap().len(), 1_404);
-    assert_eq!(cases[3].args["expression"].as_str().unwrap().len(), 192);
-    assert_eq!(cases[4].args["expression"].as_str().unwrap().len(), 198);
+    assert_eq!(cases[4].args["expression"].as_str().unwrap().len(), 192);
+    assert_eq!(cases[5].args["expression"].as_str().unwrap().len(), 198);
     run_all(&cases);
 }
 

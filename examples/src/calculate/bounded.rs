@@ -21,8 +21,21 @@ fn ends_value(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '.' | ')' | '"')
 }
 
+/// Whether `c` may be part of an identifier or a number.
+fn in_word(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | ':')
+}
+
+/// Whether the text after a word starts a value, which makes the word a function applied to it
+/// (`f x`, `floor 2.5`, `f(1)`): like a unary operator, it nests what follows one level deeper.
+fn starts_value(rest: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    let mut rest = rest.clone().skip_while(|c| c.is_whitespace());
+    rest.next().is_some_and(|c| in_word(c) || matches!(c, '(' | '"'))
+}
+
 /// Screens the text before `evalexpr` builds a tree from it: the nesting of parentheses and
-/// the number of operators that make the tree's right edge deeper. `evalexpr` starts a new
+/// the number of operators that make the tree's right edge deeper (unary operators, function
+/// applications, assignments and powers). `evalexpr` starts a new
 /// tree for each parenthesised group, statement (`;`) and tuple item (`,`), so the operators
 /// are counted per part, with a counter per open parenthesis.
 pub(super) fn screen(expression: &str) -> Result<(), ToolError> {
@@ -42,18 +55,27 @@ pub(super) fn screen(expression: &str) -> Result<(), ToolError> {
             continue;
         }
         let next = chars.peek().copied();
+        let word_ends = in_word(c) && !next.is_some_and(in_word);
+        let deepens = match c {
+            '-' => !previous.is_some_and(ends_value),
+            '!' => next != Some('='),
+            '^' => true,
+            '=' => next != Some('=') && !previous.is_some_and(|p| matches!(p, '=' | '!' | '<' | '>')),
+            _ => word_ends && starts_value(&chars),
+        };
         match c {
             '"' => in_string = true,
             '(' => chained.push(0),
             ')' if chained.len() > 1 => drop(chained.pop()),
-            ';' | ',' => chained.last_mut().into_iter().for_each(|n| *n = 0),
-            '-' if !previous.is_some_and(ends_value) => chained.last_mut().into_iter().for_each(|n| *n += 1),
-            '!' if next != Some('=') => chained.last_mut().into_iter().for_each(|n| *n += 1),
-            '^' => chained.last_mut().into_iter().for_each(|n| *n += 1),
-            '=' if next != Some('=') && !previous.is_some_and(|p| matches!(p, '=' | '!' | '<' | '>')) => {
-                chained.last_mut().into_iter().for_each(|n| *n += 1)
+            ';' | ',' => {
+                if let Some(n) = chained.last_mut() {
+                    *n = 0;
+                }
             }
             _ => {}
+        }
+        if let Some(n) = chained.last_mut().filter(|_| deepens) {
+            *n += 1;
         }
         if chained.len() > MAX_NESTING + 1 {
             return Err(ToolError::new(format!(
@@ -62,7 +84,7 @@ pub(super) fn screen(expression: &str) -> Result<(), ToolError> {
         }
         if chained.last().is_some_and(|&n| n > MAX_CHAINED_OPERATORS) {
             return Err(ToolError::new(format!(
-                "A part of the expression (a statement, tuple item or parenthesised group) has more than {MAX_CHAINED_OPERATORS} unary (`-`, `!`), power (`^`) and assignment operators (the limit). Simplify it or split the calculation into smaller steps."
+                "A part of the expression (a statement, tuple item or parenthesised group) has more than {MAX_CHAINED_OPERATORS} unary (`-`, `!`), power (`^`) and assignment operators and functions applied without parentheses (the limit). Simplify it or split the calculation into smaller steps."
             )));
         }
         if !c.is_whitespace() {
