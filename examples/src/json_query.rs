@@ -381,6 +381,8 @@ mod tests {
         let deep = (0..MAX_DOCUMENT_DEPTH).fold(json!(1), |v, _| json!([v]));
         assert_eq!(run_query(&deep, "$", 1).unwrap().count, 1);
         assert!(message(&json!([deep]), "$", 1).contains("deeper than 64 levels"));
+        let wide = Value::Array(vec![json!(0); MAX_DOCUMENT_NODES]);
+        assert!(message(&wide, "$[0]", 1).contains("more than 1000000 values (the limit)"));
         // A large document: plain queries run, multiplying ones are refused.
         let items: Vec<Value> = (0..5_000).map(|i| json!({"id": i, "tags": ["a", "b"]})).collect();
         let big = json!({ "items": items });

@@ -296,6 +296,11 @@ fn open_regular(path: &Path) -> Option<fs::File> {
 
 /// Runs a search synchronously (the tool runs it on a blocking thread).
 pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) -> Result<SearchResults, ToolError> {
+    search_until(root, input, cancel, Instant::now() + Duration::from_secs(MAX_SEARCH_SECONDS))
+}
+
+/// [`search`], ending at `deadline` at the latest.
+fn search_until(root: &Path, input: &SearchFilesInput, cancel: CancellationToken, deadline: Instant) -> Result<SearchResults, ToolError> {
     if input.query.is_empty() {
         return Err(ToolError::new("The query is empty; give the text to look for."));
     }
@@ -336,7 +341,7 @@ pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) 
         include_hidden: input.include_hidden.unwrap_or(false),
         max_results: max_results as usize,
         cancel,
-        deadline: Instant::now() + Duration::from_secs(MAX_SEARCH_SECONDS),
+        deadline,
         visited: 0,
         out: SearchResults {
             searched: sandbox.relative(&start),
@@ -582,6 +587,17 @@ mod tests {
         assert_eq!((r.truncated, r.stopped_by), (false, None));
         let e = search(tree().path(), &input(&"x".repeat(1001)), CancellationToken::new()).unwrap_err();
         assert!(e.message().contains("the limit is 1000"), "{e}");
+    }
+
+    #[test]
+    fn the_time_limit_ends_the_walk_and_names_itself() {
+        let dir = tree();
+        let r = search_until(dir.path(), &input("config"), CancellationToken::new(), Instant::now()).unwrap();
+        assert_eq!((r.matches.len(), r.files_scanned, r.truncated), (0, 0, true));
+        assert_eq!(r.stopped_by.as_deref(), Some("MAX_SEARCH_SECONDS: a search runs at most 10 s"));
+        let later = Instant::now() + Duration::from_secs(60);
+        let r = search_until(dir.path(), &input("config"), CancellationToken::new(), later).unwrap();
+        assert_eq!((r.matches.len(), r.stopped_by), (5, None));
     }
 
     #[test]
