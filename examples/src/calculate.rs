@@ -2,16 +2,36 @@
 //!
 //! Shows plain parameters (`expression`, and an optional `variables` map) becoming the input
 //! object, with their doc comments as property descriptions.
+//!
+//! Every expression is bounded (the private `bounded` module does the work): its length, its
+//! nesting, the number of operations evaluated and the size of every value, so no input can
+//! exhaust the stack, the memory or the time of the process.
 
 use std::collections::BTreeMap;
 
 use evalexpr::{ContextWithMutableVariables, DefaultNumericTypes, HashMapContext, Value as Expr};
 use tool_core::prelude::*;
 
+mod bounded;
+
 /// Longest accepted expression, in characters.
 pub const MAX_EXPRESSION_CHARS: usize = 2_000;
 /// Deepest accepted nesting of parentheses.
 pub const MAX_NESTING: usize = 64;
+/// Most unary (`-`, `!`), power (`^`) and assignment (`=`, `+=`, …) operators and functions
+/// applied without parentheses (`floor x`) in one part of an expression (a statement, tuple
+/// item or parenthesised group): each of them nests the expression one level deeper.
+pub const MAX_CHAINED_OPERATORS: usize = 256;
+/// Most operations (operators, function calls, variable reads) evaluated for one expression.
+pub const MAX_OPERATIONS: usize = 1_500;
+/// Most bytes of text in one value: a string, or all the strings of a tuple together.
+pub const MAX_TEXT_BYTES: usize = 10_000;
+/// Most items in one tuple value, the items of nested tuples included.
+pub const MAX_TUPLE_ITEMS: usize = 1_000;
+/// Deepest nesting of tuples in one value.
+pub const MAX_TUPLE_DEPTH: usize = 16;
+/// Most entries in `variables`.
+pub const MAX_VARIABLES: usize = 100;
 
 /// The value of an expression.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -52,19 +72,13 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
             "The expression is {chars} characters long; the limit is {MAX_EXPRESSION_CHARS}. Split the calculation into smaller steps."
         )));
     }
-    let mut depth = 0usize;
-    for c in expression.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > MAX_NESTING {
-            return Err(ToolError::new(format!(
-                "The expression nests parentheses deeper than {MAX_NESTING} levels."
-            )));
-        }
+    if variables.len() > MAX_VARIABLES {
+        return Err(ToolError::new(format!(
+            "{} variables were given; the limit is {MAX_VARIABLES}.",
+            variables.len()
+        )));
     }
+    bounded::screen(expression)?;
     if expression.trim().is_empty() {
         return Err(ToolError::new("The expression is empty."));
     }
@@ -80,8 +94,9 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
             .set_value(name.to_owned(), Expr::Float(value))
             .map_err(|e| ToolError::new(format!("Cannot bind the variable `{name}`: {e}")))?;
     }
-    let value = evalexpr::eval_with_context_mut(expression, &mut context)
+    let tree = evalexpr::build_operator_tree::<DefaultNumericTypes>(expression)
         .map_err(|e| ToolError::new(format!("Cannot evaluate `{expression}`: {e}")))?;
+    let value = bounded::evaluate_tree(tree, &mut context, expression)?;
     let (result, result_type) = to_json(&value)?;
     Ok(Calculation {
         expression: expression.to_owned(),
@@ -97,6 +112,11 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
 /// `if(cond, a, b)`, `math::sqrt`, `math::ln`, `math::log10`, `math::sin` (radians) and the other
 /// `math::` functions of evalexpr. Constants `pi` and `e` are predefined.
 /// Note: integer division truncates (`7 / 2` is `3`); write `7.0 / 2` for `3.5`.
+///
+/// Limits: at most 2000 characters, 64 levels of parentheses, 256 unary/power/assignment
+/// operators and functions applied without parentheses per statement or group, and 1500
+/// operations; a value holds at most 10000 bytes of text and a tuple at most
+/// 1000 items nested 16 deep; at most 100 variables. Exceeding one is an error naming it.
 #[tool(
     id = "calculate",
     tags = ["math", "offline"],
@@ -198,6 +218,90 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!(out.unwrap(), json!(MAX_EXPRESSION_CHARS / 2));
+    }
+
+    #[test]
+    fn bounded_evaluation_agrees_with_evalexpr() {
+        for expr in [
+            "a = 1; (a, (a = 2; a))",
+            "a = 2.0; b = a ^ 3; a += b; a",
+            "x = \"ab\"; x = x + x; (x, len(x), str::to_uppercase(x))",
+            "if(1 < 2, -3, 4) * max(1, 2, 3) % 5",
+            "!(true && false) || 1 == 2",
+            "f = 1.5; f *= 2; f -= 1; f",
+            "- - -1",
+            "2 ^ 3 ^ 2",
+            "(1, (2, 3), \"x\")",
+            "str::substring(\"héllo\", 0, 1)",
+        ] {
+            let mut context = HashMapContext::<DefaultNumericTypes>::new();
+            let expected = evalexpr::eval_with_context_mut(expr, &mut context).unwrap();
+            let (expected, _) = to_json(&expected).unwrap();
+            assert_eq!(eval(expr), expected, "{expr}");
+        }
+    }
+
+    #[test]
+    fn operator_chains_operations_and_values_are_bounded() {
+        let err = |expr: &str| evaluate(expr, &BTreeMap::new()).unwrap_err().message().to_owned();
+        // Chains are counted per statement: a long script of short statements is fine.
+        let script = "a = 1;".to_owned() + &"a = a + 1;".repeat(150) + "a";
+        assert_eq!(eval(&script), json!(151));
+        assert_eq!(eval(&("-".repeat(MAX_CHAINED_OPERATORS) + "1")), json!(1));
+        assert!(err(&("-".repeat(MAX_CHAINED_OPERATORS + 1) + "1")).contains("more than 256 unary"));
+        assert!(err(&("2".to_owned() + &"^2".repeat(MAX_CHAINED_OPERATORS + 1))).contains("256"));
+        // A function applied without parentheses nests what follows, like a unary operator.
+        assert_eq!(eval(&("floor ".repeat(MAX_CHAINED_OPERATORS) + "1.5")), json!(1.0));
+        assert!(err(&("f ".repeat(MAX_CHAINED_OPERATORS + 1) + "1")).contains("256"));
+        // Variables and calls with parentheses are not chains.
+        let sum = (0..300).map(|i| format!("x{i}")).collect::<Vec<_>>().join("+");
+        let vars: BTreeMap<String, f64> = (0..100).map(|i| (format!("x{i}"), 1.0)).collect();
+        assert!(evaluate(&sum, &vars).unwrap_err().message().contains("x100"));
+        assert_eq!(eval("max(1,2)+".repeat(200).trim_end_matches('+')), json!(400));
+        // Operations.
+        let many = ("-".repeat(250) + "1;").repeat(7);
+        assert!(err(&many).contains("more than 1500 operations"), "{}", err(&many));
+        // Values: 5 * 2^10 bytes of text are fine, 5 * 2^11 are not.
+        let doubled = |n: usize| "a = \"xxxxx\";".to_owned() + &"a = a + a;".repeat(n) + "len(a)";
+        assert_eq!(eval(&doubled(10)), json!(5 * 1024));
+        assert!(err(&doubled(11)).contains("more than 10000 bytes of text"));
+        let tuples = |n: usize| "t = (1, 1);".to_owned() + &"t = (t, t);".repeat(n) + "len(t)";
+        assert_eq!(eval(&tuples(7)), json!(2));
+        assert!(err(&tuples(9)).contains("more than 1000 items"));
+        let nested = "t = (1, 1);".to_owned() + &"t = (t, 1);".repeat(MAX_TUPLE_DEPTH + 1);
+        assert!(err(&nested).contains("deeper than 16 levels"), "{}", err(&nested));
+        let vars: BTreeMap<String, f64> = (0..=MAX_VARIABLES).map(|i| (format!("v{i}"), 1.0)).collect();
+        assert!(evaluate("1", &vars).unwrap_err().message().contains("the limit is 100"));
+    }
+
+    #[test]
+    fn builtins_that_overflow_are_errors_not_panics() {
+        let err = |expr: &str| evaluate(expr, &BTreeMap::new()).unwrap_err().message().to_owned();
+        assert!(err("shl(1, 64)").contains("between 0 and 63"));
+        assert!(err("shr(1, -1)").contains("between 0 and 63"));
+        assert_eq!(eval("shl(1, 62)"), json!(1i64 << 62));
+        assert!(err("math::abs(-9223372036854775807 - 1)").contains("smallest integer"));
+        assert_eq!(eval("math::abs(-5)"), json!(5));
+        assert!(err("str::substring(\"é\", 0, 1)").contains("multi-byte"));
+        assert_eq!(eval("str::substring(\"é\", 0, 2)"), json!("é"));
+    }
+
+    #[test]
+    fn the_tool_description_states_the_limits() {
+        let spec = Registry::global().get("calculate").unwrap().spec().clone();
+        let text = format!("{spec:?}");
+        for limit in [
+            MAX_EXPRESSION_CHARS,
+            MAX_NESTING,
+            MAX_CHAINED_OPERATORS,
+            MAX_OPERATIONS,
+            MAX_TEXT_BYTES,
+        ] {
+            assert!(text.contains(&format!(" {limit} ")), "{limit} is not in the description");
+        }
+        for limit in [MAX_TUPLE_ITEMS, MAX_TUPLE_DEPTH, MAX_VARIABLES] {
+            assert!(text.contains(&format!(" {limit} ")), "{limit} is not in the description");
+        }
     }
 
     #[tokio::test]

@@ -10,10 +10,10 @@ use tool_core::prelude::*;
 /// The customer to look up.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct CustomerQuery {
-    /// The customer's id, e.g. `cus_001`.
+    /// The customer's id, e.g. `cus_001` (at most 64 characters).
     pub customer_id: String,
-    /// Internal storage path of the customer record, e.g. `/crm/eu/customers`. Never shown to
-    /// users.
+    /// Internal storage path of the customer record, e.g. `/crm/eu/customers` (at most 1024
+    /// characters). Never shown to users.
     pub internal_path: String,
 }
 
@@ -27,6 +27,11 @@ pub struct Customer {
     /// Internal risk score between 0 and 1, for debugging.
     pub debug_score: f64,
 }
+
+/// Longest accepted `customer_id`, in characters.
+pub const MAX_CUSTOMER_ID_CHARS: usize = 64;
+/// Longest accepted `internal_path`, in characters.
+pub const MAX_INTERNAL_PATH_CHARS: usize = 1_024;
 
 /// `(customer_id, display_name, api_key, debug_score)`: the offline customer store.
 const CUSTOMERS: &[(&str, &str, &str, f64)] = &[
@@ -48,6 +53,15 @@ const CUSTOMERS: &[(&str, &str, &str, f64)] = &[
     )
 )]
 pub async fn lookup_customer(query: CustomerQuery) -> Result<Customer, ToolError> {
+    for (field, text, limit) in [
+        ("customer_id", &query.customer_id, MAX_CUSTOMER_ID_CHARS),
+        ("internal_path", &query.internal_path, MAX_INTERNAL_PATH_CHARS),
+    ] {
+        let chars = text.chars().count();
+        if chars > limit {
+            return Err(ToolError::new(format!("{field} is {chars} characters long; the limit is {limit}.")));
+        }
+    }
     // A real backend would read the record at `query.internal_path`; the offline store is flat.
     tracing::debug!(path = %query.internal_path, "looking up customer {}", query.customer_id);
     CUSTOMERS
@@ -116,6 +130,22 @@ mod tests {
             err.message(),
             "No customer with id `cus_999`. Known ids: cus_001, cus_002, cus_003."
         );
+    }
+
+    #[tokio::test]
+    async fn long_ids_and_paths_are_refused() {
+        let long_id = json!({"customer_id": "c".repeat(65), "internal_path": "/crm"});
+        let err = Registry::global()
+            .call("lookup-customer", long_id, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.message(), "customer_id is 65 characters long; the limit is 64.");
+        let long_path = json!({"customer_id": "cus_001", "internal_path": "/".repeat(1025)});
+        let err = Registry::global()
+            .call("lookup-customer", long_path, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.message(), "internal_path is 1025 characters long; the limit is 1024.");
     }
 
     #[test]

@@ -14,8 +14,17 @@ pub(crate) struct Sandbox {
     root: PathBuf,
 }
 
-/// Checks a model-supplied relative path lexically: no root, no prefix, no `..`.
+/// Longest accepted path, in characters (the tools' docs say so).
+pub(crate) const MAX_PATH_CHARS: usize = 1_024;
+
+/// Checks a model-supplied relative path lexically: not too long, no root, no prefix, no `..`.
 fn check_relative(rel: &str) -> Result<&Path, ToolError> {
+    let chars = rel.chars().count();
+    if chars > MAX_PATH_CHARS {
+        return Err(ToolError::new(format!(
+            "The path is {chars} characters long; the limit is {MAX_PATH_CHARS}."
+        )));
+    }
     let path = Path::new(rel);
     for c in path.components() {
         match c {
@@ -127,6 +136,9 @@ mod tests {
         assert!(check_relative("../x").unwrap_err().message().contains("`..`"));
         assert!(check_relative("a/../../x").unwrap_err().message().contains("`..`"));
         assert!(check_relative("/etc/passwd").unwrap_err().message().contains("absolute"));
+        assert!(check_relative(&"a/".repeat(MAX_PATH_CHARS / 2)).is_ok());
+        let e = check_relative(&"a/".repeat(MAX_PATH_CHARS)).unwrap_err();
+        assert!(e.message().contains("limit is 1024"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use tool_core::prelude::*;
 use tool_core::CancellationToken;
@@ -21,6 +22,16 @@ pub const MAX_FILES_SCANNED: usize = 10_000;
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Longest line excerpt returned, in characters.
 pub const MAX_EXCERPT_CHARS: usize = 200;
+/// Entries (files, directories, links, …) looked at, at most, per call.
+pub const MAX_ENTRIES_VISITED: usize = 100_000;
+/// Entries of one directory looked at, at most (the first ones the system lists).
+pub const MAX_DIRECTORY_ENTRIES: usize = 10_000;
+/// Deepest directory entered below the searched one.
+pub const MAX_WALK_DEPTH: usize = 32;
+/// Longest time one search runs, in seconds.
+pub const MAX_SEARCH_SECONDS: u64 = 10;
+/// Longest accepted `query`, in characters.
+pub const MAX_QUERY_CHARS: usize = 1_000;
 
 /// The request context `search-files` needs.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -45,10 +56,11 @@ pub enum SearchMode {
 /// What to search for, and where.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct SearchFilesInput {
-    /// The text to find: a plain substring, not a pattern.
+    /// The text to find: a plain substring, not a pattern (at most 1000 characters).
     #[schemars(length(min = 1))]
     pub query: String,
-    /// The directory (or single file) to search, relative to the root. Default: the whole root.
+    /// The directory (or single file) to search, relative to the root (at most 1024
+    /// characters). Default: the whole root.
     pub path: Option<String>,
     /// Search names, contents or both (default `both`).
     pub mode: Option<SearchMode>,
@@ -93,11 +105,17 @@ pub struct SearchResults {
     pub searched: String,
     /// The matches, in path order.
     pub matches: Vec<SearchMatch>,
-    /// Whether more matches exist than were returned (raise `max_results` or narrow `path`).
+    /// Whether the search ended early, so more matches may exist than were returned (raise
+    /// `max_results` or narrow `path`).
     pub truncated: bool,
+    /// The limit that ended the search early, if one did: `max_results` or one of the limits
+    /// of the tool's description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
     /// Files whose contents were searched.
     pub files_scanned: usize,
-    /// Entries not searched: symbolic links (never followed), binary files and files over 1 MiB.
+    /// Entries not searched: symbolic links (never followed), special files (FIFOs, sockets,
+    /// devices: never opened), binary files, files over 1 MiB and unreadable entries.
     pub skipped: usize,
 }
 
@@ -109,6 +127,8 @@ struct Search<'a> {
     include_hidden: bool,
     max_results: usize,
     cancel: CancellationToken,
+    deadline: Instant,
+    visited: usize,
     out: SearchResults,
 }
 
@@ -137,16 +157,32 @@ impl Search<'_> {
 
     fn push(&mut self, m: SearchMatch) -> Result<(), Stop> {
         if self.out.matches.len() == self.max_results {
-            self.out.truncated = true;
-            return Err(Stop::Full);
+            let n = self.max_results;
+            return Err(self.limit(format!("max_results: {n} matches were found before the search ended")));
         }
         self.out.matches.push(m);
         Ok(())
     }
 
-    fn visit(&mut self, path: &Path, is_dir: bool) -> Result<(), Stop> {
+    /// Ends the walk early, saying which limit ended it.
+    fn limit(&mut self, which: String) -> Stop {
+        self.out.truncated = true;
+        self.out.stopped_by = Some(which);
+        Stop::Full
+    }
+
+    fn visit(&mut self, path: &Path, is_dir: bool, depth: usize) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
             return Err(Stop::Failed(ToolError::aborted("The search was cancelled")));
+        }
+        self.visited += 1;
+        if self.visited > MAX_ENTRIES_VISITED {
+            return Err(self.limit(format!(
+                "MAX_ENTRIES_VISITED: at most {MAX_ENTRIES_VISITED} entries are looked at per search"
+            )));
+        }
+        if Instant::now() >= self.deadline {
+            return Err(self.limit(format!("MAX_SEARCH_SECONDS: a search runs at most {MAX_SEARCH_SECONDS} s")));
         }
         let rel = self.sandbox.relative(path);
         if self.mode != SearchMode::Contents {
@@ -162,7 +198,7 @@ impl Search<'_> {
             }
         }
         if is_dir {
-            return self.walk_dir(path);
+            return self.walk_dir(path, depth + 1);
         }
         if self.mode != SearchMode::Names {
             self.search_contents(path, &rel)?;
@@ -170,23 +206,39 @@ impl Search<'_> {
         Ok(())
     }
 
-    fn walk_dir(&mut self, dir: &Path) -> Result<(), Stop> {
+    fn walk_dir(&mut self, dir: &Path, depth: usize) -> Result<(), Stop> {
+        if depth > MAX_WALK_DEPTH {
+            self.out.truncated = true;
+            self.out.stopped_by = Some(format!(
+                "MAX_WALK_DEPTH: directories more than {MAX_WALK_DEPTH} levels below the searched one are not entered"
+            ));
+            return Ok(());
+        }
         let Ok(entries) = fs::read_dir(dir) else {
             self.out.skipped += 1;
             return Ok(());
         };
-        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
+        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).take(MAX_DIRECTORY_ENTRIES + 1).collect();
+        if entries.len() > MAX_DIRECTORY_ENTRIES {
+            entries.truncate(MAX_DIRECTORY_ENTRIES);
+            self.out.truncated = true;
+            self.out.stopped_by = Some(format!(
+                "MAX_DIRECTORY_ENTRIES: `{}` has more than {MAX_DIRECTORY_ENTRIES} entries; only that many were looked at",
+                self.sandbox.relative(dir)
+            ));
+        }
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let hidden = entry.file_name().to_string_lossy().starts_with('.');
             if hidden && !self.include_hidden {
                 continue;
             }
-            // `DirEntry::file_type` does not follow links: a link is never entered or read.
+            // `DirEntry::file_type` does not follow links: a link is never entered or read, and
+            // only regular files are opened (never a FIFO, socket or device).
             match entry.file_type() {
                 Ok(t) if t.is_symlink() => self.out.skipped += 1,
-                Ok(t) if t.is_dir() => self.visit(&entry.path(), true)?,
-                Ok(t) if t.is_file() => self.visit(&entry.path(), false)?,
+                Ok(t) if t.is_dir() => self.visit(&entry.path(), true, depth)?,
+                Ok(t) if t.is_file() => self.visit(&entry.path(), false, depth)?,
                 _ => self.out.skipped += 1,
             }
         }
@@ -195,10 +247,9 @@ impl Search<'_> {
 
     fn search_contents(&mut self, path: &Path, rel: &str) -> Result<(), Stop> {
         if self.out.files_scanned >= MAX_FILES_SCANNED {
-            self.out.truncated = true;
-            return Err(Stop::Full);
+            return Err(self.limit(format!("MAX_FILES_SCANNED: at most {MAX_FILES_SCANNED} files are read per search")));
         }
-        let Ok(file) = fs::File::open(path) else {
+        let Some(file) = open_regular(path) else {
             self.out.skipped += 1;
             return Ok(());
         };
@@ -228,10 +279,36 @@ impl Search<'_> {
     }
 }
 
+/// Opens `path` for reading only if it is a regular file: the open neither blocks (a FIFO
+/// swapped in after the walk looked would otherwise wait for a writer) nor follows a link, and
+/// the opened file's own type is checked.
+fn open_regular(path: &Path) -> Option<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    let file = options.open(path).ok()?;
+    file.metadata().ok().filter(fs::Metadata::is_file).map(|_| file)
+}
+
 /// Runs a search synchronously (the tool runs it on a blocking thread).
 pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) -> Result<SearchResults, ToolError> {
+    search_until(root, input, cancel, Instant::now() + Duration::from_secs(MAX_SEARCH_SECONDS))
+}
+
+/// [`search`], ending at `deadline` at the latest.
+fn search_until(root: &Path, input: &SearchFilesInput, cancel: CancellationToken, deadline: Instant) -> Result<SearchResults, ToolError> {
     if input.query.is_empty() {
         return Err(ToolError::new("The query is empty; give the text to look for."));
+    }
+    let chars = input.query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(ToolError::new(format!(
+            "The query is {chars} characters long; the limit is {MAX_QUERY_CHARS}."
+        )));
     }
     let max_results = input.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
     if !(1..=500).contains(&max_results) {
@@ -240,7 +317,17 @@ pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) 
         )));
     }
     let sandbox = Sandbox::open(root)?;
-    let start = sandbox.resolve_existing(input.path.as_deref().unwrap_or(""))?;
+    let rel = input.path.as_deref().unwrap_or("");
+    let start = sandbox.resolve_existing(rel)?;
+    // The resolved path has no links left; what it names must be a directory or a regular file.
+    let kind = fs::metadata(&start)
+        .map_err(|e| ToolError::new(format!("The path `{rel}` cannot be read: {e}")))?
+        .file_type();
+    if !kind.is_dir() && !kind.is_file() {
+        return Err(ToolError::new(format!(
+            "The path `{rel}` is a special file (a FIFO, socket or device), not a directory or a regular file; only regular files are searched."
+        )));
+    }
     let case_sensitive = input.case_sensitive.unwrap_or(false);
     let mut s = Search {
         sandbox: &sandbox,
@@ -254,18 +341,21 @@ pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) 
         include_hidden: input.include_hidden.unwrap_or(false),
         max_results: max_results as usize,
         cancel,
+        deadline,
+        visited: 0,
         out: SearchResults {
             searched: sandbox.relative(&start),
             matches: Vec::new(),
             truncated: false,
+            stopped_by: None,
             files_scanned: 0,
             skipped: 0,
         },
     };
-    let walked = if start.is_dir() {
-        s.walk_dir(&start)
+    let walked = if kind.is_dir() {
+        s.walk_dir(&start, 0)
     } else {
-        s.visit(&start, false)
+        s.visit(&start, false, 0)
     };
     match walked {
         Ok(()) | Err(Stop::Full) => Ok(s.out),
@@ -278,7 +368,12 @@ pub fn search(root: &Path, input: &SearchFilesInput, cancel: CancellationToken) 
 /// Returns matching paths (relative to the root) and, for content matches, the line number and
 /// the line. Paths must stay inside the root: absolute paths, `..` and symbolic links leading
 /// outside are refused; links are never followed during the walk. Hidden entries are skipped
-/// unless asked for, and binary files and files over 1 MiB are not read.
+/// unless asked for, and binary files and files over 1 MiB are not read. Only directories and
+/// regular files are searched: FIFOs, sockets and devices are never opened.
+///
+/// Limits per search: 10000 files read, 100000 entries looked at, 10000 entries per directory,
+/// 32 directory levels below `path`, 10 seconds. A search that reaches one returns what it
+/// found with `truncated: true` and `stopped_by` naming the limit.
 #[tool(
     id = "search-files",
     tags = ["files"],
@@ -451,6 +546,94 @@ mod tests {
         let cancel = CancellationToken::new();
         cancel.cancel();
         assert!(search(dir.path(), &input("needle"), cancel).unwrap_err().is_aborted());
+    }
+
+    #[test]
+    fn limits_end_the_walk_and_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        // A needle at every level of a chain of directories deeper than the walk enters.
+        let mut deep = dir.path().to_path_buf();
+        for level in 0..MAX_WALK_DEPTH + 3 {
+            deep.push("d");
+            fs::create_dir(&deep).unwrap();
+            fs::write(deep.join("f.txt"), format!("needle {level}\n")).unwrap();
+        }
+        let mut i = input("needle");
+        i.max_results = Some(500);
+        let r = search(dir.path(), &i, CancellationToken::new()).unwrap();
+        assert_eq!(
+            r.matches.len(),
+            MAX_WALK_DEPTH,
+            "the files of the directories 1..=32 levels below the root"
+        );
+        assert!(r.truncated);
+        assert!(r.stopped_by.as_deref().unwrap().starts_with("MAX_WALK_DEPTH"), "{r:?}");
+
+        let wide = tempfile::tempdir().unwrap();
+        for n in 0..MAX_DIRECTORY_ENTRIES + 5 {
+            fs::write(wide.path().join(format!("{n:05}")), "").unwrap();
+        }
+        let mut i = input("0");
+        i.mode = Some(SearchMode::Names);
+        i.max_results = Some(500);
+        let r = search(wide.path(), &i, CancellationToken::new()).unwrap();
+        assert!(r.stopped_by.as_deref().unwrap().starts_with("max_results"), "{r:?}");
+        i.query = "zzz".into();
+        let r = search(wide.path(), &i, CancellationToken::new()).unwrap();
+        assert!(r.stopped_by.as_deref().unwrap().starts_with("MAX_DIRECTORY_ENTRIES"), "{r:?}");
+        assert!(r.truncated);
+
+        let r = search(tree().path(), &input("config"), CancellationToken::new()).unwrap();
+        assert_eq!((r.truncated, r.stopped_by), (false, None));
+        let e = search(tree().path(), &input(&"x".repeat(1001)), CancellationToken::new()).unwrap_err();
+        assert!(e.message().contains("the limit is 1000"), "{e}");
+    }
+
+    #[test]
+    fn the_time_limit_ends_the_walk_and_names_itself() {
+        let dir = tree();
+        let r = search_until(dir.path(), &input("config"), CancellationToken::new(), Instant::now()).unwrap();
+        assert_eq!((r.matches.len(), r.files_scanned, r.truncated), (0, 0, true));
+        assert_eq!(r.stopped_by.as_deref(), Some("MAX_SEARCH_SECONDS: a search runs at most 10 s"));
+        let later = Instant::now() + Duration::from_secs(60);
+        let r = search_until(dir.path(), &input("config"), CancellationToken::new(), later).unwrap();
+        assert_eq!((r.matches.len(), r.stopped_by), (5, None));
+    }
+
+    #[test]
+    fn the_files_read_limit_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["a", "b"] {
+            fs::create_dir(dir.path().join(sub)).unwrap();
+            for n in 0..MAX_FILES_SCANNED / 2 + 1 {
+                fs::write(dir.path().join(sub).join(format!("{n:05}")), "hay\n").unwrap();
+            }
+        }
+        let r = search(dir.path(), &input("needle"), CancellationToken::new()).unwrap();
+        assert_eq!(r.files_scanned, MAX_FILES_SCANNED);
+        assert!(r.truncated);
+        assert!(r.stopped_by.as_deref().unwrap().starts_with("MAX_FILES_SCANNED"), "{r:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_never_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // The open neither blocks on the FIFO nor accepts it.
+        assert!(open_regular(&fifo).is_none());
+        fs::write(dir.path().join("a.txt"), "pipe dream").unwrap();
+        assert!(open_regular(&dir.path().join("a.txt")).is_some());
+        let mut i = input("pipe");
+        i.path = Some("pipe".into());
+        let e = search(dir.path(), &i, CancellationToken::new()).unwrap_err();
+        assert!(e.message().contains("special file"), "{e}");
+        let r = search(dir.path(), &input("pipe"), CancellationToken::new()).unwrap();
+        assert_eq!(paths(&r), vec![("a.txt".into(), MatchKind::Content, Some(1))]);
+        assert_eq!(r.skipped, 1);
     }
 
     #[tokio::test]

@@ -8,6 +8,8 @@ use tool_core::prelude::*;
 pub const DEFAULT_TOP_N: u32 = 10;
 /// Largest accepted `top_n`.
 pub const MAX_TOP_N: u32 = 100;
+/// Longest accepted text, in bytes (UTF-8).
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
 
 /// A word and how often it occurs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -154,10 +156,11 @@ pub fn analyze(text: &str, top_n: usize) -> TextStats {
 /// Count the characters, words, sentences, lines and paragraphs of a text, with its most frequent words
 ///
 /// Also reports the average word length.
-/// Works for any language that separates words with spaces or punctuation.
+/// Works for any language that separates words with spaces or punctuation. The text may be at
+/// most 1 MiB (UTF-8).
 #[tool(id = "text-stats", tags = ["text", "offline"], mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
 pub async fn text_stats(
-    /// The text to analyse.
+    /// The text to analyse (at most 1 MiB).
     text: String,
     /// How many of the most frequent words to report (default 10, at most 100; 0 for none).
     top_n: Option<u32>,
@@ -165,6 +168,12 @@ pub async fn text_stats(
     let top_n = top_n.unwrap_or(DEFAULT_TOP_N);
     if top_n > MAX_TOP_N {
         return Err(ToolError::new(format!("top_n is {top_n}; it can be at most {MAX_TOP_N}.")));
+    }
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(ToolError::new(format!(
+            "The text is {} bytes; the limit is {MAX_TEXT_BYTES} bytes (1 MiB). Send it in parts.",
+            text.len()
+        )));
     }
     Ok(analyze(&text, top_n as usize))
 }
@@ -252,6 +261,9 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.message().contains("at most 100"), "{err}");
+        let big = "word ".repeat(MAX_TEXT_BYTES / 5 + 1);
+        let err = text_stats(big, None).await.unwrap_err();
+        assert!(err.message().contains("the limit is 1048576 bytes"), "{err}");
         let err = r
             .call("text-stats", json!({"text": "x", "top_n": -1}), CallOptions::default())
             .await

@@ -5,6 +5,20 @@ use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, Offse
 use chrono_tz::{OffsetComponents, Tz, TZ_VARIANTS};
 use tool_core::prelude::*;
 
+/// Longest accepted `time`, in characters.
+pub const MAX_TIME_CHARS: usize = 64;
+/// Longest accepted time zone name, in characters.
+pub const MAX_TIMEZONE_CHARS: usize = 64;
+
+/// Refuses an argument longer than `limit` characters before it is parsed or compared.
+fn check_length(what: &str, text: &str, limit: usize) -> Result<(), ToolError> {
+    let chars = text.chars().count();
+    if chars > limit {
+        return Err(ToolError::new(format!("{what} is {chars} characters long; the limit is {limit}.")));
+    }
+    Ok(())
+}
+
 /// A moment as the clocks of one time zone show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ZonedTime {
@@ -143,6 +157,11 @@ fn in_zone(instant: &DateTime<Utc>, tz: Tz) -> (ZonedTime, i32) {
 
 /// Converts `time` (read in `from` when it has no offset) to the zone `to`.
 pub fn convert(time: &str, from: Option<&str>, to: &str) -> Result<TimezoneConversion, ToolError> {
+    check_length("time", time, MAX_TIME_CHARS)?;
+    check_length("to_timezone", to, MAX_TIMEZONE_CHARS)?;
+    if let Some(from) = from {
+        check_length("from_timezone", from, MAX_TIMEZONE_CHARS)?;
+    }
     let target_tz = resolve_timezone(to)?;
     let source_tz = from.map(resolve_timezone).transpose()?;
     let mut note = None;
@@ -193,7 +212,8 @@ pub fn convert(time: &str, from: Option<&str>, to: &str) -> Result<TimezoneConve
 /// Convert a date and time from one time zone to another, daylight-saving time included
 ///
 /// Time zones are IANA names (`Asia/Seoul`, `America/Los_Angeles`, `UTC`); a city that names
-/// exactly one zone (`Seoul`, `New York`) is accepted too.
+/// exactly one zone (`Seoul`, `New York`) is accepted too. Limits: `time` and each zone name
+/// are at most 64 characters.
 #[tool(id = "convert-timezone", tags = ["time", "offline"], mcp(read_only_hint = true, open_world_hint = false))]
 pub async fn convert_timezone(
     /// The time: `2024-03-10T09:30:00` (a wall-clock time in `from_timezone`),
@@ -282,6 +302,21 @@ mod tests {
         assert!(e.message().starts_with("Unknown time zone `Asia/Seol`"), "{e}");
         assert_eq!(e.details().unwrap()["closest"][0], "Asia/Seoul");
         assert!(resolve_timezone("PST").is_err());
+    }
+
+    #[test]
+    fn long_arguments_are_refused_before_parsing() {
+        let long = "Asia/Seoul".repeat(10);
+        let e = convert("now", None, &long).unwrap_err();
+        assert!(
+            e.message().starts_with("to_timezone is 100 characters long; the limit is 64"),
+            "{e}"
+        );
+        let e = convert("now", Some(&long), "UTC").unwrap_err();
+        assert!(e.message().starts_with("from_timezone is 100"), "{e}");
+        let e = convert(&"2024-03-10".repeat(7), Some("UTC"), "UTC").unwrap_err();
+        assert!(e.message().starts_with("time is 70 characters long"), "{e}");
+        assert!(convert("2024-03-10T09:30:00", Some("Asia/Seoul"), "UTC").is_ok());
     }
 
     #[test]

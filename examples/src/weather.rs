@@ -127,6 +127,9 @@ const STATIONS: &[Station] = &[
 /// Coordinates farther than this from every known city are not served.
 const MAX_DISTANCE_KM: f64 = 50.0;
 
+/// Longest accepted `location`, in characters.
+pub const MAX_LOCATION_CHARS: usize = 200;
+
 fn known_cities() -> String {
     STATIONS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
 }
@@ -148,6 +151,12 @@ fn haversine_km((lat1, lon1): (f64, f64), (lat2, lon2): (f64, f64)) -> f64 {
 }
 
 fn find_station(location: &str) -> Result<&'static Station, ToolError> {
+    let chars = location.chars().count();
+    if chars > MAX_LOCATION_CHARS {
+        return Err(ToolError::new(format!(
+            "The location is {chars} characters long; the limit is {MAX_LOCATION_CHARS}. Give a city name or coordinates such as \"47.61, -122.33\"."
+        )));
+    }
     let wanted = location.trim();
     if wanted.is_empty() {
         return Err(ToolError::new(format!(
@@ -205,7 +214,7 @@ fn radar_url(city: &str) -> String {
 /// Get the current weather for a location
 ///
 /// Knows Seattle, Seoul, London, Tokyo, New York, Paris, Sydney and Cairo, by name or by
-/// coordinates within 50 km of the city.
+/// coordinates within 50 km of the city. The location is at most 200 characters.
 #[tool(id = "weather-tool", strict, tags = ["weather"])]
 pub async fn weather_tool(input: WeatherInput) -> Result<Weather, ToolError> {
     lookup(&input.location)
@@ -214,7 +223,7 @@ pub async fn weather_tool(input: WeatherInput) -> Result<Weather, ToolError> {
 /// Get the current weather for a location, with a radar image
 ///
 /// The application receives the full report; the model receives a one-line summary and the
-/// radar image.
+/// radar image. The location is at most 200 characters.
 #[tool(id = "weather-model-output", tags = ["weather"], to_model_output = weather_for_model)]
 pub async fn weather_model_output(input: WeatherInput) -> Result<WeatherWithRadar, ToolError> {
     let w = lookup(&input.location)?;
@@ -240,7 +249,7 @@ pub fn weather_for_model(output: &WeatherWithRadar) -> ModelOutput {
 /// Get the current weather for a location
 ///
 /// Exposed to MCP clients as "Weather Lookup": read-only, non-destructive, idempotent and
-/// open-world.
+/// open-world. The location is at most 200 characters.
 #[tool(
     id = "weather-mcp",
     tags = ["weather"],
@@ -260,7 +269,7 @@ pub async fn weather_mcp(input: WeatherInput) -> Result<Weather, ToolError> {
 /// Get the current weather for a location
 ///
 /// Logs every stage of the call through `tracing`: input start, each streamed input chunk, the
-/// complete input and the output.
+/// complete input and the output. The location is at most 200 characters.
 #[tool(
     id = "weather-hooks",
     tags = ["weather"],
@@ -343,6 +352,10 @@ mod tests {
         assert!(e.message().contains("Seattle, Seoul, London"), "{e}");
         assert_eq!(e.details().unwrap()["known_cities"].as_array().unwrap().len(), STATIONS.len());
         assert!(lookup("  ").unwrap_err().message().contains("empty"));
+        let long = "Seattle ".repeat(30);
+        let e = lookup(&long).unwrap_err();
+        assert!(e.message().contains("the limit is 200"), "{e}");
+        assert!(e.message().len() < 300, "the long location is not echoed: {e}");
     }
 
     #[test]

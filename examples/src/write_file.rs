@@ -11,6 +11,9 @@ use tool_core::prelude::*;
 
 use crate::sandbox::Sandbox;
 
+/// Largest accepted `content`, in bytes (UTF-8).
+pub const MAX_CONTENT_BYTES: usize = 5 << 20;
+
 /// The request context `write-file` needs.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct WriteContext {
@@ -21,10 +24,10 @@ pub struct WriteContext {
 /// The file to write.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct WriteFileInput {
-    /// Where to write, relative to the root, e.g. `notes/todo.md`. Missing directories are
-    /// created.
+    /// Where to write, relative to the root, e.g. `notes/todo.md` (at most 1024 characters).
+    /// Missing directories are created.
     pub path: String,
-    /// The complete new contents of the file (UTF-8 text).
+    /// The complete new contents of the file (UTF-8 text, at most 5 MiB).
     pub content: String,
     /// Replace the file if it exists (default `false`: an existing file is an error). Replacing
     /// requires approval.
@@ -71,6 +74,12 @@ pub fn replacing_needs_approval(input: &WriteFileInput, _cx: &WriteContext) -> b
 /// readers never see a half-written file. An existing file without `overwrite` is a conflict
 /// for the user to settle (`Ok(Err(conflict))`).
 pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<Result<WriteResult, OverwriteConflict>, ToolError> {
+    if input.content.len() > MAX_CONTENT_BYTES {
+        return Err(ToolError::new(format!(
+            "The content is {} bytes; the limit is {MAX_CONTENT_BYTES} bytes (5 MiB).",
+            input.content.len()
+        )));
+    }
     let sandbox = Sandbox::open(root)?;
     let target = sandbox.resolve_new(&input.path)?;
     let rel = sandbox.relative(&target);
@@ -80,6 +89,10 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<Result<Wr
     }
     let bytes = input.content.as_bytes();
     match std::fs::metadata(&target) {
+        // Only a regular file is ever replaced: never a FIFO, socket or device.
+        Ok(existing) if !existing.is_file() => Err(ToolError::new(format!(
+            "`{rel}` exists and is not a regular file (a FIFO, socket or device); it is not written to or replaced."
+        ))),
         Ok(existing) if !input.overwrite.unwrap_or(false) => Ok(Err(OverwriteConflict {
             path: rel.clone(),
             existing_bytes: existing.len(),
@@ -132,7 +145,9 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<Result<Wr
 /// Creates the file (and missing directories). An existing file is only replaced with
 /// `overwrite: true`, which requires the user's approval; without it the call waits for the
 /// user to decide (it suspends with the conflict and resumes with their decision). Paths must
-/// stay inside the root: absolute paths, `..` and symbolic links are refused.
+/// stay inside the root: absolute paths, `..` and symbolic links are refused, and only regular
+/// files are written (never a FIFO, socket or device). Limits: the content is at most 5 MiB,
+/// the path at most 1024 characters.
 #[tool(
     id = "write-file",
     tags = ["files"],
@@ -171,6 +186,28 @@ mod tests {
             path: path.into(),
             content: content.into(),
             overwrite,
+        }
+    }
+
+    #[test]
+    fn oversized_content_and_special_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x".repeat(MAX_CONTENT_BYTES + 1);
+        let e = write(dir.path(), &input("big.txt", &big, None)).unwrap_err();
+        assert!(e.message().contains("the limit is 5242880 bytes"), "{e}");
+        assert!(!dir.path().join("big.txt").exists());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let fifo = dir.path().join("pipe");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            for overwrite in [None, Some(true)] {
+                let e = write(dir.path(), &input("pipe", "x", overwrite)).unwrap_err();
+                assert!(e.message().contains("not a regular file"), "{e}");
+            }
+            assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
         }
     }
 
