@@ -118,6 +118,47 @@ fn provider_options_and_examples_go_only_to_their_provider() {
     }
 }
 
+/// Each provider's options land where that provider reads them: inside `function` for Chat
+/// Completions, beside `name` for Responses, Anthropic and both Gemini flavours; nowhere else.
+#[test]
+fn every_providers_options_land_where_it_reads_them() {
+    let tool = DynamicTool::builder("opts", "A tool with options for every provider")
+        .with_spec(|s| {
+            s.provider_options.insert("openai".into(), json!({"x_openai": 1}));
+            s.provider_options
+                .insert("anthropic".into(), json!({"cache_control": {"type": "ephemeral"}}));
+            s.provider_options.insert("google".into(), json!({"behavior": "NON_BLOCKING"}));
+        })
+        .handler(|_, _| async move { Ok(json!(null)) })
+        .unwrap();
+    let catalog = Catalog::new("opts", "1", Registry::try_from_tools([tool]).unwrap());
+    let entry = |format: Dialect| {
+        let doc = catalog.export(format).unwrap().document();
+        let list = doc.get("functionDeclarations").or(doc.get("tools")).cloned().unwrap_or(doc);
+        list[0].clone()
+    };
+    let chat = entry(Dialect::OpenAiChat);
+    assert_eq!(chat["function"]["x_openai"], 1, "{chat}");
+    assert!(chat.get("x_openai").is_none(), "not beside `type`: {chat}");
+    assert_eq!(entry(Dialect::OpenAiResponses)["x_openai"], 1);
+    assert_eq!(entry(Dialect::Anthropic)["cache_control"], json!({"type": "ephemeral"}));
+    for gemini in [Dialect::GeminiOpenApi, Dialect::GeminiJsonSchema] {
+        assert_eq!(entry(gemini)["behavior"], "NON_BLOCKING", "{gemini:?}: {}", entry(gemini));
+    }
+    for format in Dialect::ALL {
+        let text = entry(format).to_string();
+        let own: &[&str] = match format {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => &["x_openai"],
+            Dialect::Anthropic => &["cache_control"],
+            Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => &["behavior"],
+            Dialect::Mcp => &[],
+        };
+        for key in ["x_openai", "cache_control", "behavior"].into_iter().filter(|k| !own.contains(k)) {
+            assert!(!text.contains(key), "{format:?} carries {key}: {text}");
+        }
+    }
+}
+
 #[test]
 fn mcp_annotations_only_what_was_set() {
     let doc = examples()

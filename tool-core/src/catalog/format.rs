@@ -167,16 +167,18 @@ pub(crate) fn entry(dialect: Dialect, spec: &ToolSpec, name: &str, strict: bool)
     })
 }
 
+/// Chat Completions reads a function tool's settings inside `function` (`strict`, …), so the
+/// OpenAI options go there, not beside `type`.
 fn openai_chat<'a>(spec: &'a ToolSpec, name: &'a str, input: &'a Schema<'a>, strict: bool) -> Fields<'a> {
     let function = Fields::default()
         .with("name", Field::Str(name))
         .with("description", Field::Str(&spec.description))
         .with("parameters", Field::Schema(input))
-        .with_if(strict, "strict", || Field::Bool(true));
+        .with_if(strict, "strict", || Field::Bool(true))
+        .with_options(spec, &["openai"]);
     Fields::default()
         .with("type", Field::Str("function"))
         .with("function", Field::Object(function))
-        .with_options(spec, &["openai"])
 }
 
 /// The Responses API defaults to strict: always say which.
