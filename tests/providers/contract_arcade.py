@@ -5,8 +5,8 @@ against; this script keeps it honest by having the official SDK parse every answ
 provider relies on, and asserting the parsed values.
 
 Run with the fake served by
-    cargo test -p tool-providers --test arcade -- --ignored --exact serve_the_fake_for_sdk_contract_runs
-(ARCADE_FAKE_URL_FILE names the file it writes its URL to) and then
+    cargo run -p tool-providers --example serve_fake -- arcade --key <key> --url-file <file>
+(it writes its URL to <file>) and then
     FAKE_URL=<url> FAKE_KEY=<key> python tests/providers/contract_arcade.py
 
 Exits 0 when every check holds, 1 with a message naming the first mismatch, 2 on a bad setup.

@@ -1,7 +1,7 @@
 """Contract check: the official `composio` Python SDK pointed at our Composio fake.
 
-Run the fake first (`cargo test -p tool-providers --test composio -- --ignored --exact
-serve_the_fake_for_sdk_contract_runs`, which writes its URL to $COMPOSIO_FAKE_URL_FILE), then:
+Run the fake first (`cargo run -p tool-providers --example serve_fake -- composio --key <key>`,
+which prints its URL), then:
 
     FAKE_URL=http://127.0.0.1:PORT FAKE_KEY=ak_... python tests/providers/contract_composio.py
 

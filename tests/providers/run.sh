@@ -7,7 +7,7 @@
 #     `@composio/core` needs node >= 22.22.3, the machine's may be older). `@composio/core`
 #     0.21.0 declares `@composio/client` 2.0.0-rc.8, which the registry does not serve: the
 #     package.json overrides it with 2.0.0-rc.6, the newest published.
-# Each fake is served by its test binary's ignored test `serve_the_fake_for_sdk_contract_runs`,
+# Each fake is served by the example `serve_fake` of tool-providers (the fakes of its tests),
 # which writes its URL to a file; a fresh fake is started for each contract (they change its
 # state: accounts created, connections deleted). The contract scripts
 # `tests/providers/contract_<provider>.py` and `tests/providers/js/contract_<provider>.mjs` get
@@ -76,11 +76,9 @@ trap stop_fake EXIT
 
 # start_fake PROVIDER: serves a fresh fake; sets `url`, or returns 1 after printing its log.
 start_fake() {
-  local p=$1 upper
-  upper=$(tr '[:lower:]' '[:upper:]' <<<"$p")
+  local p=$1
   dir=$(mktemp -d)
-  env "${upper}_FAKE_URL_FILE=$dir/url" "${upper}_FAKE_SECS=600" \
-    cargo test -q -p tool-providers --test "$p" -- --ignored --exact serve_the_fake_for_sdk_contract_runs >"$dir/log" 2>&1 &
+  cargo run -q -p tool-providers --example serve_fake -- "$p" --key "$key" --url-file "$dir/url" --secs 600 >"$dir/log" 2>&1 &
   server=$!
   for _ in $(seq 1 600); do
     [ -s "$dir/url" ] && break
@@ -116,7 +114,7 @@ contract() {
 for p in "${providers[@]}"; do
   key=$(sed -n 's/^const KEY: &str = "\([^"]*\)";$/\1/p' "tool-providers/tests/$p.rs")
   [ -n "$key" ] || { echo "tool-providers/tests/$p.rs has no \`const KEY\`" >&2; exit 1; }
-  cargo test -q -p tool-providers --test "$p" --no-run
+  cargo build -q -p tool-providers --example serve_fake
   if want python; then
     contract "$p" "" "$venv/bin/python" "tests/providers/contract_$p.py"
   fi

@@ -15,11 +15,6 @@ use std::time::{Duration, Instant};
 use tool_core::prelude::*;
 use tool_core::runtime::{CallState, Outcome, Runtime, RuntimeError, SqliteStore, StoreError, StoredCall};
 
-#[test]
-fn toolsmith_child() {
-    child_cli::child_main();
-}
-
 /// Appends a line to `path` (the effect counted), then waits for `release` to exist (never, in
 /// these tests: the process is killed while it waits)
 #[tool(id = "once-effect", require_approval)]
@@ -162,8 +157,6 @@ impl Scene {
     }
 }
 
-#[cfg(unix)]
-#[test]
 fn a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose() {
     let s = Scene::new();
     s.waiting_call("once-effect", "c1");
@@ -224,8 +217,6 @@ fn a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose() {
     assert_eq!(s.state("c1"), None, "resolved");
 }
 
-#[cfg(unix)]
-#[test]
 fn an_interrupted_call_can_be_declined_and_rerun_through_the_runtime() {
     let s = Scene::new();
     for id in ["d1", "d2"] {
@@ -244,8 +235,6 @@ fn an_interrupted_call_can_be_declined_and_rerun_through_the_runtime() {
     assert!(runtime.pending_entries().unwrap().is_empty());
 }
 
-#[cfg(unix)]
-#[test]
 fn an_idempotent_tool_is_run_again_on_its_own() {
     let s = Scene::new();
     s.waiting_call("once-idempotent", "i1");
@@ -258,8 +247,6 @@ fn an_idempotent_tool_is_run_again_on_its_own() {
     assert_eq!(s.state("i1"), None);
 }
 
-#[cfg(unix)]
-#[test]
 fn a_resume_killed_mid_run_is_resumed_again_only_with_rerun() {
     let s = Scene::new();
     let args = json!({"path": s.effects, "release": s.release});
@@ -286,4 +273,28 @@ fn a_resume_killed_mid_run_is_resumed_again_only_with_rerun() {
     assert!(rerun.stderr.contains("was interrupted"), "{}", rerun.stderr);
     assert_eq!(s.runs(), 2);
     assert_eq!(s.state("r1"), None);
+}
+
+fn main() -> std::process::ExitCode {
+    child_cli::main(
+        &[
+            (
+                "a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose",
+                a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose,
+            ),
+            (
+                "an_interrupted_call_can_be_declined_and_rerun_through_the_runtime",
+                an_interrupted_call_can_be_declined_and_rerun_through_the_runtime,
+            ),
+            (
+                "an_idempotent_tool_is_run_again_on_its_own",
+                an_idempotent_tool_is_run_again_on_its_own,
+            ),
+            (
+                "a_resume_killed_mid_run_is_resumed_again_only_with_rerun",
+                a_resume_killed_mid_run_is_resumed_again_only_with_rerun,
+            ),
+        ],
+        || false,
+    )
 }

@@ -6,8 +6,8 @@
 //! random moments, 30 times each: the tool's effect happens at most once, and a row whose process
 //! died is never left `running`: it is reported interrupted, and refused until a person decides.
 //!
-//! The children are this test binary itself, started again with `KILL_CHILD_STORE` set (the
-//! test `child` then runs the loop instead of returning) or as the command line
+//! The children are this test binary itself (it has no libtest harness: `main` picks the mode),
+//! started again with `KILL_CHILD_STORE` set (it then runs the loop) or as the command line
 //! (`support/child_cli.rs`).
 
 #[path = "support/child_cli.rs"]
@@ -53,10 +53,12 @@ fn runtime(path: &std::path::Path) -> Runtime {
         .build()
 }
 
-/// The child's loop: suspend call `i`, announce it; resume call `i - 1`, announce its result.
-#[test]
-fn child() {
-    let Ok(path) = std::env::var("KILL_CHILD_STORE") else { return };
+/// The child's loop, when this binary is started as one (`KILL_CHILD_STORE` set): suspend call
+/// `i`, announce it; resume call `i - 1`, announce its result; until it is killed.
+fn child() -> bool {
+    let Ok(path) = std::env::var("KILL_CHILD_STORE") else {
+        return false;
+    };
     let prefix = std::env::var("KILL_CHILD_PREFIX").unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
@@ -75,6 +77,7 @@ fn child() {
             }
         }
     });
+    true
 }
 
 /// A small deterministic generator (no timing in assertions; the randomness only spreads the
@@ -86,8 +89,6 @@ fn next(seed: &mut u64) -> u64 {
     *seed
 }
 
-#[cfg(unix)]
-#[test]
 fn no_pending_call_is_lost_across_100_kills() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pending.sqlite3");
@@ -100,7 +101,6 @@ fn no_pending_call_is_lost_across_100_kills() {
         assert!(started.elapsed() < Duration::from_secs(240), "the loop is bounded in time");
         let prefix = format!("r{round}");
         let mut child = Command::new(&exe)
-            .args(["--exact", "child", "--nocapture", "--test-threads=1"])
             .env("KILL_CHILD_STORE", &path)
             .env("KILL_CHILD_PREFIX", &prefix)
             .stdout(Stdio::piped())
@@ -167,11 +167,6 @@ fn no_pending_call_is_lost_across_100_kills() {
         resumed_after_kill >= 100,
         "every round left at least its last announced call: {resumed_after_kill}"
     );
-}
-
-#[test]
-fn toolsmith_child() {
-    child_cli::child_main();
 }
 
 /// Appends a line to `path` (the effect counted), then takes `pause_ms`
@@ -253,8 +248,6 @@ fn settle(store: &str, id: &str, state: Option<CallState>, rerun: bool) -> bool 
     }
 }
 
-#[cfg(unix)]
-#[test]
 fn call_approve_killed_30_times_never_runs_a_call_twice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pending.sqlite3");
@@ -369,8 +362,6 @@ impl Served {
     }
 }
 
-#[cfg(unix)]
-#[test]
 fn serve_with_a_waiting_call_killed_30_times_never_runs_it_twice() {
     let started = Instant::now();
     let mut seed = 0x1234_5678_9ABC_DEF1u64;
@@ -435,4 +426,21 @@ fn serve_with_a_waiting_call_killed_30_times_never_runs_it_twice() {
         assert_eq!(runs(&effects), expected, "round {round}");
     }
     eprintln!("serve --stdio, 30 kills: {tally:?}");
+}
+
+fn main() -> std::process::ExitCode {
+    child_cli::main(
+        &[
+            ("no_pending_call_is_lost_across_100_kills", no_pending_call_is_lost_across_100_kills),
+            (
+                "call_approve_killed_30_times_never_runs_a_call_twice",
+                call_approve_killed_30_times_never_runs_a_call_twice,
+            ),
+            (
+                "serve_with_a_waiting_call_killed_30_times_never_runs_it_twice",
+                serve_with_a_waiting_call_killed_30_times_never_runs_it_twice,
+            ),
+        ],
+        child,
+    )
 }

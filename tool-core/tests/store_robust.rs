@@ -13,11 +13,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, PendingStore, Runtime, RuntimeError, SqliteStore, StoreError, StoredCall};
 
-#[test]
-fn toolsmith_child() {
-    child_cli::child_main();
-}
-
 static PAID: AtomicU32 = AtomicU32::new(0);
 
 /// Pays someone (a person approves every payment)
@@ -72,7 +67,6 @@ fn store_path() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-#[test]
 fn damaged_rows_are_listed_as_damaged_and_skipped() {
     let (_dir, path) = store_path();
     waiting_payments(&path, 4);
@@ -150,7 +144,6 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
     assert_eq!(PAID.load(Ordering::SeqCst), before);
 }
 
-#[test]
 fn a_row_edited_on_disk_is_refused_before_anything_runs() {
     let (_dir, path) = store_path();
     waiting_payments(&path, 5);
@@ -180,7 +173,6 @@ fn a_row_edited_on_disk_is_refused_before_anything_runs() {
     assert_eq!(PAID.load(Ordering::SeqCst), before + 5);
 }
 
-#[test]
 fn a_store_in_a_missing_directory_is_an_error_but_the_default_directory_is_made() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nonexistent/dir/x.sqlite3");
@@ -204,7 +196,6 @@ fn a_store_in_a_missing_directory_is_an_error_but_the_default_directory_is_made(
     assert!(data.join("pending.sqlite3").is_file() && data.join("pending.sqlite3.key").is_file());
 }
 
-#[test]
 fn the_key_can_come_from_the_environment() {
     let (_dir, path) = store_path();
     let store = path.to_str().unwrap();
@@ -236,4 +227,25 @@ fn the_key_can_come_from_the_environment() {
     let wrong = listed("another secret");
     assert_eq!(wrong[0]["tool_call_id"], id.as_str());
     assert_eq!(wrong[0]["state"], "damaged", "{wrong}");
+}
+
+fn main() -> std::process::ExitCode {
+    child_cli::main(
+        &[
+            (
+                "damaged_rows_are_listed_as_damaged_and_skipped",
+                damaged_rows_are_listed_as_damaged_and_skipped,
+            ),
+            (
+                "a_row_edited_on_disk_is_refused_before_anything_runs",
+                a_row_edited_on_disk_is_refused_before_anything_runs,
+            ),
+            (
+                "a_store_in_a_missing_directory_is_an_error_but_the_default_directory_is_made",
+                a_store_in_a_missing_directory_is_an_error_but_the_default_directory_is_made,
+            ),
+            ("the_key_can_come_from_the_environment", the_key_can_come_from_the_environment),
+        ],
+        || false,
+    )
 }

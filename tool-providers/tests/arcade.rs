@@ -1117,27 +1117,6 @@ async fn the_fan_out_resolves_a_pinned_arcade_connection_into_callable_tools() {
     let _ = Scope::CallerSupplied;
 }
 
-/// Serves the fake for the official-SDK contract check (`tests/providers/contract_arcade.py`,
-/// `arcadepy` pointed at it): writes the URL to `$ARCADE_FAKE_URL_FILE` and serves for
-/// `$ARCADE_FAKE_SECS` seconds (default 60), accepting `$ARCADE_FAKE_KEY` (default the test
-/// key). Seeds: `sdk-user` has authorized Github and holds connections `uc_0001` (github,
-/// active) and `uc_0002` (google, active); `sdk-other` holds `uc_0003` (github, active).
-#[tokio::test]
-#[ignore = "serves the fake for an SDK contract run; start it explicitly"]
-async fn serve_the_fake_for_sdk_contract_runs() {
-    let key = std::env::var("ARCADE_FAKE_KEY").unwrap_or_else(|_| KEY.to_owned());
-    let fake = ArcadeFake::start(&key).await;
-    fake.grant("sdk-user", "Github");
-    fake.add_connection("sdk-user", "github", "active");
-    fake.add_connection("sdk-user", "google", "active");
-    fake.add_connection("sdk-other", "github", "active");
-    if let Ok(path) = std::env::var("ARCADE_FAKE_URL_FILE") {
-        std::fs::write(path, &fake.url).unwrap();
-    }
-    let secs = std::env::var("ARCADE_FAKE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
-    tokio::time::sleep(Duration::from_secs(secs)).await;
-}
-
 #[tokio::test]
 async fn definitions_are_fetched_together_and_reused_for_a_while() {
     let (fake, arcade) = setup().await;

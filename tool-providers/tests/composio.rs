@@ -951,19 +951,3 @@ async fn the_api_key_never_appears_in_debug_errors_or_logs() {
     }
     let _ = Value::Null;
 }
-
-/// Serves the fake for the official-SDK contract check (`composio` pointed at it): writes the
-/// URL to `$COMPOSIO_FAKE_URL_FILE` and serves for `$COMPOSIO_FAKE_SECS` seconds (default
-/// 60). The key is `ak_CANARY_…` (see `KEY`); the user `sdk-user` has an active GitHub
-/// account.
-#[tokio::test]
-#[ignore = "serves the fake for an SDK contract run; start it explicitly"]
-async fn serve_the_fake_for_sdk_contract_runs() {
-    let fake = ComposioFake::start(KEY).await;
-    fake.add_account("sdk-user", "github", "ACTIVE");
-    if let Ok(path) = std::env::var("COMPOSIO_FAKE_URL_FILE") {
-        std::fs::write(path, &fake.url).unwrap();
-    }
-    let secs = std::env::var("COMPOSIO_FAKE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
-    tokio::time::sleep(Duration::from_secs(secs)).await;
-}

@@ -1,8 +1,8 @@
 // Contract check: the official Composio JS SDK (`@composio/core`, pinned in package.json /
 // package-lock.json beside this file; it needs node >= 22.22.3) against our Composio fake.
 //
-// Run by tests/providers/run.sh with the fake served (`cargo test -p tool-providers --test
-// composio -- --ignored --exact serve_the_fake_for_sdk_contract_runs`) and
+// Run by tests/providers/run.sh with the fake served (`cargo run -p tool-providers --example
+// serve_fake -- composio --key <key>`) and
 //     FAKE_URL=http://127.0.0.1:PORT FAKE_KEY=ak_... node tests/providers/js/contract_composio.mjs
 //
 // Strictness: `@composio/core` validates what it turns into its own camelCase models with zod

@@ -1,10 +1,12 @@
 //! This test binary as the `toolsmith` command line, in a child process of its own.
 //!
-//! A test file that includes this module defines `#[test] fn toolsmith_child() {
-//! child_cli::child_main() }`; [`toolsmith`] starts the test binary again, filtered to that
-//! test, with the command line's arguments in [`CLI_ENV`]: the child then runs the real command
+//! A test file that includes this module has no libtest harness (`harness = false` in
+//! `Cargo.toml`); its `main` is [`main`] with its tests. [`toolsmith`] starts the test binary
+//! again with the command line's arguments in [`CLI_ENV`]: `main` then runs the real command
 //! line (`tool_core::cli::run_from`) over the tools linked into the binary and exits with its
-//! code. A child can be SIGKILLed anywhere, like a real `toolsmith` process.
+//! code, and no test runs. A child can be SIGKILLed anywhere, like a real `toolsmith` process.
+//! Otherwise the tests run under `libtest-mimic` (the usual filters and flags), so no test
+//! exists only to return at once in the parent.
 
 #![allow(dead_code)]
 
@@ -12,6 +14,31 @@ use std::process::{Child, Command, ExitCode, Output, Stdio};
 
 /// The environment variable that carries the child's command line (a JSON array).
 pub const CLI_ENV: &str = "TOOLSMITH_TEST_CLI_ARGS";
+
+/// The test binary's `main`: in a child, the command line (see [`child_main`]) or `other_child`
+/// (a child mode of the file's own, when it returns `true`); otherwise the tests.
+pub fn main(tests: &[(&'static str, fn())], other_child: fn() -> bool) -> std::process::ExitCode {
+    child_main();
+    if other_child() {
+        return std::process::ExitCode::SUCCESS;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = tests
+        .iter()
+        .map(|&(name, test)| {
+            libtest_mimic::Trial::test(name, move || {
+                std::panic::catch_unwind(test).map_err(|panic| {
+                    let text = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                    libtest_mimic::Failed::from(text.unwrap_or_else(|| "the test panicked".into()))
+                })
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
 
 /// In the child: runs the command line given in [`CLI_ENV`] and exits with its code (0 or 1,
 /// clap's 2). Outside a child it returns at once.
@@ -22,12 +49,10 @@ pub fn child_main() {
     std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 });
 }
 
-/// `toolsmith ARGS` as a child process (this test binary, see [`child_main`]). More than one
-/// test thread keeps the harness from printing the test's name before the command's output.
+/// `toolsmith ARGS` as a child process (this test binary, see [`child_main`]).
 pub fn toolsmith(args: &[&str]) -> Command {
     let mut command = Command::new(std::env::current_exe().expect("the test binary has a path"));
     command
-        .args(["--exact", "toolsmith_child", "--nocapture", "--test-threads=2"])
         .env(CLI_ENV, serde_json::json!(args).to_string())
         .env_remove("TOOLSMITH_STORE_KEY")
         .stdin(Stdio::null());
@@ -48,19 +73,11 @@ pub struct Ran {
     pub stderr: String,
 }
 
-/// The command's own standard output: what follows the harness's `running 1 test` line.
-pub fn own_output(raw: &str) -> String {
-    match raw.find("running 1 test\n") {
-        Some(at) => raw[at + "running 1 test\n".len()..].to_owned(),
-        None => raw.to_owned(),
-    }
-}
-
 impl From<Output> for Ran {
     fn from(out: Output) -> Ran {
         Ran {
             ok: out.status.success(),
-            stdout: own_output(&String::from_utf8_lossy(&out.stdout)),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         }
     }
