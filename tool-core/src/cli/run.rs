@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{pretty, CallCommand, DialectArg, GeminiSchema};
 use crate::call::CallOptions;
@@ -30,7 +30,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         result_as,
     } = call;
     let context = context
-        .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
+        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;
     let options = CallOptions {
         data: CallData {
@@ -71,7 +71,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
 
 /// `resume`: a waiting call continued with data.
 pub(super) async fn resume(runtime: &Runtime, id: &str, data: &str, events: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let data = serde_json::from_str::<Value>(data).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
+    let data = crate::json::parse_unique(data.as_bytes()).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
     let stream = runtime.resume(id, data).await.map_err(|e| e.to_string())?;
     let last = drain(stream, events, out).await?;
     if events {
