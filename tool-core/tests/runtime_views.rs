@@ -618,7 +618,8 @@ async fn a_tool_without_transforms_shows_everything_raw() {
             assert_both(e, "args", expected);
             for t in BOTH {
                 let (mut shown, mut raw) = (payload(view(e, t)), payload(&e.raw));
-                (shown.remove("args"), raw.remove("args"));
+                shown.remove("args");
+                raw.remove("args");
                 assert_eq!(shown, raw, "{t:?}");
             }
         } else {

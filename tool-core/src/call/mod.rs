@@ -27,6 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use limits::check_limits;
 pub use limits::Limits;
+// Quoting for the edges (the MCP server's approval question, the CLI's pending list).
+#[cfg(feature = "mcp")]
 pub(crate) use redact::quote;
 pub use redact::{is_secret_key, redact};
 #[cfg(feature = "runtime")]

@@ -118,6 +118,8 @@ impl<'a> Seen<'a> {
     }
 
     /// Whether `key` is already among `earlier` (the keys so far, in order).
+    // The key is cloned into the set as it is: borrowed from the text when it can be.
+    #[allow(clippy::ptr_arg)]
     pub(crate) fn repeats<'k>(&mut self, key: &Cow<'a, str>, mut earlier: impl ExactSizeIterator<Item = &'k Cow<'a, str>>) -> bool
     where
         'a: 'k,
