@@ -194,6 +194,23 @@ async fn replace(
     }
 }
 
+/// Resume data whose schema calls its number a string.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OddResume {
+    /// Said to be a string.
+    #[schemars(with = "String")]
+    pub n: u32,
+}
+
+/// Suspends, then reads resume data its schema misdescribes
+#[tool(id = "hy-odd-resume", suspend = Question, resume = OddResume)]
+async fn odd_resume(#[ctx] cx: ToolContext) -> Result<u32, ToolError> {
+    match cx.resume_data::<OddResume>()? {
+        Some(r) => Ok(r.n),
+        None => Err(cx.suspend(Question { question: "n?".into() })),
+    }
+}
+
 fn registry() -> Registry {
     Registry::from_iter([
         add::tool(),
@@ -204,6 +221,7 @@ fn registry() -> Registry {
         mismatch::tool(),
         login::tool(),
         replace::tool(),
+        odd_resume::tool(),
     ])
 }
 
@@ -557,6 +575,27 @@ async fn a_decode_error_quotes_a_huge_argument_bounded() {
     let e = refused(&registry, "hy-mismatch", &args).await;
     assert_bounded(e.message(), 900_000);
     // What serde said after the value is kept.
+    assert!(e.message().contains("expected u32"), "{e}");
+}
+
+#[tokio::test]
+async fn resume_data_the_tool_cannot_read_is_quoted_bounded() {
+    let runtime = Runtime::new(registry());
+    let run = runtime
+        .call("hy-odd-resume", json!({}), CallOptions::default().id("hy-odd-1"))
+        .finish()
+        .await;
+    assert!(matches!(run.outcome, Outcome::Suspended(_)), "{:?}", run.outcome);
+    let run = runtime
+        .resume("hy-odd-1", json!({"n": "q".repeat(900_000)}))
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    let Outcome::Failed(e) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    assert_bounded(e.message(), 900_000);
     assert!(e.message().contains("expected u32"), "{e}");
 }
 
