@@ -211,6 +211,25 @@ async fn odd_resume(#[ctx] cx: ToolContext) -> Result<u32, ToolError> {
     }
 }
 
+/// An output whose flattened map may repeat a field.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Tally {
+    /// The total.
+    pub total: u32,
+    /// Counts by name.
+    #[serde(flatten)]
+    pub counts: std::collections::BTreeMap<String, u32>,
+}
+
+/// Counts, with a count named like the total
+#[tool(id = "hy-tally")]
+async fn tally() -> Tally {
+    Tally {
+        total: 1,
+        counts: [("total".to_owned(), 2)].into(),
+    }
+}
+
 fn registry() -> Registry {
     Registry::from_iter([
         add::tool(),
@@ -222,6 +241,7 @@ fn registry() -> Registry {
         login::tool(),
         replace::tool(),
         odd_resume::tool(),
+        tally::tool(),
     ])
 }
 
@@ -462,6 +482,14 @@ async fn the_mcp_stdio_line_is_refused_when_it_repeats_a_key_and_the_session_goe
         .expect("the server ends")
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_tools_own_output_that_repeats_a_key_is_still_delivered() {
+    // Repeated keys are refused in what arrives from outside; an output is the tool's own
+    // serialisation, validated as `serde_json` reads it (as before).
+    let out = registry().call("hy-tally", "{}", CallOptions::default()).await.unwrap();
+    assert_eq!(out.json.get(), r#"{"total":1,"total":2}"#);
 }
 
 // ---------------------------------------------------------------------------------------------
