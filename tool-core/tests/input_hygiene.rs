@@ -664,6 +664,37 @@ async fn the_approval_event_shows_the_arguments_redacted_in_both_views() {
     );
 }
 
+/// Runs the command line in-process on `registry`: its result and what it printed.
+async fn toolsmith(registry: &std::sync::Arc<Registry>, args: &[&str]) -> (Result<std::process::ExitCode, String>, String) {
+    let cli = tool_core::cli::Cli::try_parse_args(std::iter::once("toolsmith").chain(args.iter().copied())).unwrap();
+    let mut out = Vec::new();
+    let result = tool_core::cli::execute(cli, registry.clone(), &mut out).await;
+    (result, String::from_utf8(out).unwrap())
+}
+
+#[tokio::test]
+async fn the_cli_shows_a_waiting_calls_arguments_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("pending.db");
+    let store = store.to_str().unwrap();
+    let registry = std::sync::Arc::new(registry());
+    let args = r#"{"user": "ann", "password": "hunter2"}"#;
+    let (result, printed) = toolsmith(&registry, &["--store", store, "call", "hy-login", args]).await;
+    assert!(result.is_ok(), "{result:?}");
+    assert!(printed.contains("tool-call-approval") && !printed.contains("hunter2"), "{printed}");
+    let (result, printed) = toolsmith(&registry, &["--store", store, "pending", "--json"]).await;
+    assert!(result.is_ok(), "{result:?}");
+    let listed: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(listed[0]["args"], json!({"user": "ann", "password": "[REDACTED]"}), "{printed}");
+    let (_, printed) = toolsmith(&registry, &["--store", store, "pending"]).await;
+    assert!(printed.contains("hy-login") && !printed.contains("hunter2"), "{printed}");
+    // The store keeps the real arguments: approving runs the call with them.
+    let id = listed[0]["tool_call_id"].as_str().unwrap();
+    let (result, printed) = toolsmith(&registry, &["--store", store, "call", id, "--approve"]).await;
+    assert!(result.is_ok(), "{result:?}");
+    assert!(printed.contains("ann in (7 characters)"), "{printed}");
+}
+
 #[tokio::test]
 async fn a_suspended_call_shows_its_arguments_redacted_and_resume_errors_name_plain_values() {
     let runtime = Runtime::new(registry());

@@ -103,15 +103,16 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pending`: the calls waiting in the store (their request context redacted).
+/// `pending`: the calls waiting in the store (their arguments and request context redacted).
 pub(super) fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
     let pending = runtime.pending().map_err(|e| e.to_string())?;
     if json {
-        // The stored request context may hold credentials: list it redacted.
+        // The stored arguments and request context may hold credentials: list them redacted.
         let list: Vec<Value> = pending
             .iter()
             .map(|p| {
                 let mut v = serde_json::to_value(p).unwrap_or_default();
+                v["args"] = crate::call::redact(&v["args"]);
                 v["context"] = crate::call::redact(&v["context"]);
                 v
             })
