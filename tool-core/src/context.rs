@@ -384,7 +384,11 @@ impl<C> ToolContext<C> {
             Some(v) => R::deserialize(v).map(Some).map_err(|e| {
                 ToolError::with_kind(
                     crate::error::ErrorKind::InvalidInput,
-                    format!("Tool `{}`: the resume data could not be read: {e}", self.call.tool_name),
+                    format!(
+                        "Tool `{}`: the resume data could not be read: {}",
+                        self.call.tool_name,
+                        crate::json::bound_quotes(&e.to_string())
+                    ),
                 )
             }),
         }

@@ -3,7 +3,15 @@
 //! Owns [`Node`] (parsed from argument text without copying strings that need no unescaping)
 //! and [`Borrowed`], its representation for the `jsonschema` validator. `call` validates
 //! arguments and outputs on this tree and falls back to `serde_json::Value` only to explain a
-//! failure. Nothing here knows about tools.
+//! failure. Nothing here knows about tools. Text from outside keeps one value per key
+//! (`unique`): a repeated key is an error, never a silent choice; messages repeat a bounded
+//! part of it (`quote`).
+
+mod quote;
+mod unique;
+
+pub use quote::{bound_quotes, bounded, QUOTE_LIMIT};
+pub use unique::{locate_duplicate, parse_unique, DuplicateKey, TextError};
 
 use std::borrow::Cow;
 use std::fmt;
@@ -43,12 +51,14 @@ pub enum Node<'a> {
 }
 
 impl<'a> Node<'a> {
-    /// Parses JSON text.
+    /// Parses JSON text; an object that repeats a key is an error (I-JSON: see
+    /// [`locate_duplicate`] for where).
     ///
     /// ```
     /// let text = r#"{"city": "Oslo", "days": [1, 2]}"#;
     /// let node = tool_core::json::Node::parse(text).unwrap();
     /// assert_eq!(node.to_value(), serde_json::json!({"city": "Oslo", "days": [1, 2]}));
+    /// assert!(tool_core::json::Node::parse(r#"{"city": "Oslo", "city": "Bergen"}"#).is_err());
     /// ```
     pub fn parse(text: &'a str) -> Result<Node<'a>, serde_json::Error> {
         serde_json::from_str(text)
@@ -123,8 +133,12 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        let mut members: Vec<(Cow<'de, str>, Node<'de>)> = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        let mut seen = unique::Seen::new();
         while let Some(Key(k)) = map.next_key()? {
+            if seen.repeats(&k, members.iter().map(|(m, _)| m)) {
+                return Err(unique::repeated(&k));
+            }
             members.push((k, map.next_value()?));
         }
         Ok(Node::Object(members))

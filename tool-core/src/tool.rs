@@ -367,12 +367,14 @@ struct FnTool<T> {
 }
 
 fn decode_error(kind: ErrorKind, what: &str, e: serde_json::Error) -> ToolError {
+    // `serde` quotes the value it could not read in full: bound it.
+    let message = crate::json::bound_quotes(&e.to_string());
     ToolError::invalid(
         kind,
-        format!("{what} could not be read: {e}"),
+        format!("{what} could not be read: {message}"),
         vec![Issue {
             path: String::new(),
-            message: e.to_string(),
+            message,
         }],
     )
 }

@@ -538,10 +538,12 @@ async fn a_view_that_hides_the_input_drops_deltas_and_reuses_the_input_transform
     let events = call(&runtime, tool, "io-approve", json!({"secret": "pw2", "action": "approve"})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
     assert_eq!(field(&events[1], T::Display, "args"), json!({"action": "approve"}));
+    // The transcript hides nothing, but a waiting call's secrets are redacted as in errors.
     assert_eq!(
         field(&events[1], T::Transcript, "args"),
-        json!({"secret": "pw2", "action": "approve"})
+        json!({"secret": "[REDACTED]", "action": "approve"})
     );
+    assert_eq!(raw_field(&events[1], "args")["secret"], "pw2");
 
     // No error transform: errors quote the input, so the display shows the placeholder.
     for (id, args) in [
@@ -576,7 +578,9 @@ async fn a_view_that_hides_the_output_hides_errors_but_not_the_input() {
     assert_eq!(events[4].transcript.as_ref(), Some(&events[4].raw.shown()));
 
     let events = call(&runtime, tool, "oo-approve", json!({"secret": "pw2", "action": "approve"})).await;
-    assert_raw(&events[1]);
+    // The input is not hidden, but a waiting call's secrets are redacted as in errors.
+    assert_both(&events[1], "args", json!({"secret": "[REDACTED]", "action": "approve"}));
+    assert_eq!(raw_field(&events[1], "args")["secret"], "pw2");
 
     let events = call(&runtime, tool, "oo-fail", json!({"secret": "pw3", "action": "fail"})).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-error"]);
@@ -605,7 +609,22 @@ async fn a_tool_without_transforms_shows_everything_raw() {
     all.extend(collect(runtime.resume("pl-suspend", json!({"answer": "yes"})).await).await);
     assert_eq!(all.len(), 5 + 2 + 2 + 2 + 2 + 2 + 2, "{:?}", kinds(&all));
     for e in &all {
-        assert_raw(e);
+        if matches!(e.raw.type_name(), "tool-call-approval" | "tool-call-suspended") {
+            // A waiting call's arguments are put before a person: redacted as errors are
+            // (only the secret-named key), everything else as it is.
+            let mut expected = raw_field(e, "args");
+            assert_ne!(expected["secret"], "[REDACTED]");
+            expected["secret"] = json!("[REDACTED]");
+            assert_both(e, "args", expected);
+            for t in BOTH {
+                let (mut shown, mut raw) = (payload(view(e, t)), payload(&e.raw));
+                shown.remove("args");
+                raw.remove("args");
+                assert_eq!(shown, raw, "{t:?}");
+            }
+        } else {
+            assert_raw(e);
+        }
     }
 }
 
@@ -710,7 +729,11 @@ async fn a_policy_that_configures_a_phase_but_yields_nothing_shows_placeholders(
     // Approval falls back on the (placeholder) input; errors on the error placeholder.
     let events = call(&runtime, tool, "empty-approve", json!({"secret": "pw2", "action": "approve"})).await;
     assert_eq!(field(&events[1], T::Display, "args"), placeholder(P::Input));
-    assert_eq!(events[1].transcript.as_ref(), Some(&events[1].raw.shown()));
+    // The transcript hides nothing, but a waiting call's secrets are redacted as in errors.
+    assert_eq!(
+        field(&events[1], T::Transcript, "args"),
+        json!({"secret": "[REDACTED]", "action": "approve"})
+    );
     let events = call(&runtime, tool, "empty-fail", json!({"secret": "pw3", "action": "fail"})).await;
     assert_both(&events[1], "error", placeholder(P::Error));
 }

@@ -3,10 +3,12 @@
 //! Owns [`CallArgs`], [`CallOptions`] (a call's [`CallData`] and [`CallEnv`] together), the
 //! [`Finished`] end of a call that ran (output or suspension) and running a tool's future:
 //! panics caught, cancellation and timeout honoured. Its parts: `limits` (before parsing),
-//! `validate` (schemas, with forgiveness), `redact` (what messages may quote). It never decides
+//! `validate` (schemas, with forgiveness), `closed` (what a strict tool accepts), `redact`
+//! (what messages may quote). It never decides
 //! which tool runs (that is `registry`), never asks for approval (the registry's gate) and
 //! never formats for a provider.
 
+mod closed;
 mod limits;
 mod redact;
 mod validate;
@@ -25,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use limits::check_limits;
 pub use limits::Limits;
-#[cfg(feature = "cli")]
+// Quoting for the edges (the MCP server's approval question, the CLI's pending list).
+#[cfg(feature = "mcp")]
 pub(crate) use redact::quote;
 pub use redact::{is_secret_key, redact};
 #[cfg(feature = "runtime")]

@@ -2,17 +2,20 @@
 //!
 //! Owns [`Compiled`] (a tool's validators, compiled once when it enters a registry) and the
 //! checks of arguments (with the repairs models commonly need), request context, suspension
-//! payload, resume data and output. Every failure is a model-readable [`ToolError`] naming each
-//! failing path; values are quoted redacted. It runs nothing.
+//! payload, resume data and output. Argument text keeps one value per key (a repeated key is
+//! refused, never resolved), and a `strict` tool accepts only the fields its schema lists
+//! (`closed`). Every failure is a model-readable [`ToolError`] naming each failing path;
+//! values are quoted redacted (under secret-named keys) and bounded. It runs nothing.
 
 use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::redact::{path_has_secret, quote, quote_text, REDACTED};
+use super::closed::closed;
+use super::redact::{path_has_secret, quote, quote_text, QUOTE_LIMIT, REDACTED};
 use super::CallArgs;
 use crate::error::{ErrorKind, Issue, ToolError};
-use crate::json::{Borrowed, Node};
+use crate::json::{bounded, locate_duplicate, parse_unique, Borrowed, DuplicateKey, Node};
 use crate::schema::SchemaError;
 use crate::tool::{Tool, ToolInput};
 
@@ -42,9 +45,15 @@ impl Compiled {
                 .build(schema)
                 .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
         };
+        // A strict tool accepts the fields its schema lists and no others.
+        let input = if spec.strict {
+            std::borrow::Cow::Owned(closed(&spec.input_schema))
+        } else {
+            std::borrow::Cow::Borrowed(&spec.input_schema)
+        };
         Ok(Compiled {
-            input: compile("input", &spec.input_schema)?,
-            input_fast: fast("input", &spec.input_schema)?,
+            input: compile("input", &input)?,
+            input_fast: fast("input", &input)?,
             output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
             output_fast: spec.output_schema.as_ref().map(|s| fast("output", s)).transpose()?,
             context: spec
@@ -90,8 +99,23 @@ impl Validated<'_> {
     }
 }
 
+/// Arguments whose text repeats a key: which and where (I-JSON, RFC 7493).
+fn duplicate_key(tool: &str, duplicate: &DuplicateKey) -> ToolError {
+    ToolError::invalid(
+        ErrorKind::InvalidInput,
+        format!("Tool `{tool}` refused its arguments: {duplicate}."),
+        vec![Issue {
+            path: duplicate.member_path(),
+            message: duplicate.to_string(),
+        }],
+    )
+    .for_tool(tool)
+}
+
 /// Validates arguments: text is checked on a borrowed tree and, when valid, handed on as is;
 /// anything else goes through the value path, which repairs what it can and explains the rest.
+/// Text that repeats a key is refused (the tree's parse fails on it, and only then is the
+/// text read again to say where).
 pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
     match args {
         CallArgs::Text(text) => {
@@ -99,9 +123,13 @@ pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallA
             if text.is_empty() || text == "null" {
                 return validate_input(tool, compiled, Value::Null).map(Validated::Value);
             }
-            if let Ok(tree) = Node::parse(text) {
-                if compiled.input_fast.is_valid(&tree) {
-                    return Ok(Validated::Text(text));
+            match Node::parse(text) {
+                Ok(tree) if compiled.input_fast.is_valid(&tree) => return Ok(Validated::Text(text)),
+                Ok(_) => {}
+                Err(_) => {
+                    if let Some(duplicate) = locate_duplicate(text.as_bytes()) {
+                        return Err(duplicate_key(tool, &duplicate));
+                    }
                 }
             }
             validate_input(tool, compiled, parse_value(tool, text)?).map(Validated::Value)
@@ -110,19 +138,43 @@ pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallA
     }
 }
 
-fn issues_of(validator: &Validator, value: &Value, mask: bool) -> Vec<Issue> {
+/// The longest an issue's message runs (the schema's own words, such as an `enum`'s values,
+/// are not the caller's and may be long; every value the caller sent is bounded before this).
+const ISSUE_LIMIT: usize = 2000;
+
+/// Every failure of `value` against `validator`, one issue per path. Values are quoted
+/// bounded and redacted; a value under a secret-named key is not quoted at all.
+fn issues_of(validator: &Validator, value: &Value) -> Vec<Issue> {
+    use jsonschema::error::ValidationErrorKind as K;
     validator
         .iter_errors(value)
         .map(|e| {
             let path = e.instance_path().as_str().to_owned();
-            let message = if mask || path_has_secret(&path) {
-                e.masked_with(REDACTED).to_string()
-            } else {
-                e.to_string()
+            let message = match e.kind() {
+                K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => unknown_fields(unexpected),
+                _ if path_has_secret(&path) => e.masked_with(REDACTED).to_string(),
+                _ => e.masked_with(quote(e.instance())).to_string(),
             };
+            let message = bounded(&message, ISSUE_LIMIT).into_owned();
             Issue { path, message }
         })
         .collect()
+}
+
+/// The message for fields a closed object does not accept, each named (bounded).
+fn unknown_fields(names: &[String]) -> String {
+    const NAMED: usize = 10;
+    let mut list = names
+        .iter()
+        .take(NAMED)
+        .map(|n| format!("`{}`", bounded(n, QUOTE_LIMIT)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > NAMED {
+        list.push_str(&format!(" and {} more", names.len() - NAMED));
+    }
+    let noun = if names.len() == 1 { "field" } else { "fields" };
+    format!("unknown {noun} {list}: this object accepts only the fields its schema lists; remove it or check its spelling")
 }
 
 /// Repairs what models commonly get wrong, guided by the validation errors: an object or
@@ -141,7 +193,7 @@ fn forgive(value: &mut Value, validator: &Validator) -> bool {
             Some(Value::String(s)) => {
                 let t = s.trim_start();
                 if t.starts_with('{') || t.starts_with('[') {
-                    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
+                    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = parse_unique(s.as_bytes()) {
                         if let Some(slot) = value.pointer_mut(&path) {
                             *slot = parsed;
                             changed = true;
@@ -187,7 +239,7 @@ fn parse_json_strings(value: &mut Value) -> bool {
             if !(t.starts_with('{') || t.starts_with('[')) {
                 return false;
             }
-            match serde_json::from_str::<Value>(s) {
+            match parse_unique(s.as_bytes()) {
                 Ok(parsed @ (Value::Object(_) | Value::Array(_))) => {
                     *value = parsed;
                     true
@@ -216,7 +268,7 @@ pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) 
     if compiled.input.is_valid(&value) {
         return Ok(value);
     }
-    let original = issues_of(&compiled.input, &value, false);
+    let original = issues_of(&compiled.input, &value);
     let provided = quote(&value);
     let mut repaired = value;
     for _ in 0..4 {
@@ -245,15 +297,44 @@ pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) 
     .for_tool(tool))
 }
 
-/// Validates the request context; values are never quoted unredacted.
+/// The JSON type of a value, for messages that must not quote it.
+fn type_of(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Number(_) => "a number".into(),
+        Value::String(s) => format!("a string ({} characters)", s.chars().count()),
+        Value::Array(items) => format!("an array ({} items)", items.len()),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// Validates the request context; values are quoted redacted as in every error, and a context
+/// that is not an object (it has no keys to judge secrets by) is not quoted at all.
 pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
     let value = match context {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v,
+        None | Some(Value::Null) => return validate_context_map(tool, compiled, Map::new()),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(ToolError::with_kind(
+                ErrorKind::InvalidContext,
+                format!(
+                    "Tool `{tool}`: the request context must be a JSON object, got {} (not shown)",
+                    type_of(&other)
+                ),
+            )
+            .for_tool(tool))
+        }
     };
+    validate_context_map(tool, compiled, value)
+}
+
+/// Checks an object request context against the tool's context schema.
+fn validate_context_map(tool: &str, compiled: &Compiled, map: Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
+    let mut value = Value::Object(map);
     if let Some(validator) = &compiled.context {
         if !validator.is_valid(&value) {
-            let issues = issues_of(validator, &value, true);
+            let issues = issues_of(validator, &value);
             return Err(ToolError::invalid(
                 ErrorKind::InvalidContext,
                 format!(
@@ -266,14 +347,7 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
             .for_tool(tool));
         }
     }
-    match value {
-        Value::Object(map) => Ok(map),
-        other => Err(ToolError::with_kind(
-            ErrorKind::InvalidContext,
-            format!("Tool `{tool}`: the request context must be a JSON object, got {}", quote(&other)),
-        )
-        .for_tool(tool)),
-    }
+    Ok(value.as_object_mut().map(std::mem::take).unwrap_or_default())
 }
 
 /// Checks a suspension's payload against the tool's `suspend` schema; a payload that does not
@@ -285,7 +359,7 @@ pub(crate) fn validate_suspension(tool: &str, compiled: &Compiled, payload: &Val
     if validator.is_valid(payload) {
         return Ok(());
     }
-    let issues = issues_of(validator, payload, false);
+    let issues = issues_of(validator, payload);
     Err(ToolError::invalid(
         ErrorKind::InvalidOutput,
         format!(
@@ -307,7 +381,7 @@ pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> 
     if validator.is_valid(data) {
         return Ok(());
     }
-    let issues = issues_of(validator, data, true);
+    let issues = issues_of(validator, data);
     Err(ToolError::invalid(
         ErrorKind::InvalidInput,
         format!(
@@ -320,6 +394,7 @@ pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> 
     .for_tool(tool))
 }
 
+/// Checks a tool's output against its output schema.
 pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue) -> Result<(), ToolError> {
     let (Some(fast), Some(validator)) = (&compiled.output_fast, &compiled.output) else {
         return Ok(());
@@ -328,7 +403,12 @@ pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue
         return Ok(());
     }
     let value: Value = serde_json::from_str(output.get()).unwrap_or(Value::Null);
-    let issues = issues_of(validator, &value, false);
+    let issues = issues_of(validator, &value);
+    if issues.is_empty() {
+        // The tree refuses a repeated key; an output is the tool's own serialisation (a
+        // flattened map may repeat a field), judged as `serde_json` reads it, as before.
+        return Ok(());
+    }
     Err(ToolError::invalid(
         ErrorKind::InvalidOutput,
         format!(

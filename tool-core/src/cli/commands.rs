@@ -103,9 +103,9 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pending`: every stored call with its state (request context redacted): waiting, running,
-/// interrupted (with its owner and start), and damaged rows (with their id and why). A damaged
-/// row never breaks the listing.
+/// `pending`: every stored call with its state (arguments and request context redacted):
+/// waiting, running, interrupted (with its owner and start), and damaged rows (with their id and
+/// why). A damaged row never breaks the listing.
 pub(super) fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
     let entries = runtime.pending_entries().map_err(|e| e.to_string())?;
     if json {
@@ -159,7 +159,9 @@ pub(super) fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Res
 fn entry_json(entry: &StoredCall) -> Value {
     match entry {
         StoredCall::Call { call, state } => {
+            // The stored arguments and request context may hold credentials: list them redacted.
             let mut v = serde_json::to_value(call).unwrap_or_default();
+            v["args"] = crate::call::redact(&v["args"]);
             v["context"] = crate::call::redact(&v["context"]);
             v["state"] = json!(state.as_str());
             if let Some(claim) = state.claim() {

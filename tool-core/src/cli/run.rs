@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{pretty, CallCommand, DialectArg, GeminiSchema};
 use crate::call::CallOptions;
@@ -31,7 +31,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         result_as,
     } = call;
     let context = context
-        .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
+        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;
     let options = CallOptions {
         data: CallData {
@@ -82,7 +82,7 @@ pub(super) async fn resume(
     events: bool,
     out: &mut dyn Write,
 ) -> Result<ExitCode, String> {
-    let data = serde_json::from_str::<Value>(data).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
+    let data = crate::json::parse_unique(data.as_bytes()).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
     let stream = if rerun {
         announce_rerun(runtime, id);
         runtime.resume_rerun(id, data, Default::default()).await

@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use serde_json::Value;
-
 use super::ServeCommand;
 use crate::runtime::Runtime;
 
@@ -24,7 +22,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         json_response,
     } = serve;
     let context = context
-        .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
+        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;
     let config = crate::mcp::McpConfig {
         page_size,

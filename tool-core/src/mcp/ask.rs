@@ -101,7 +101,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     ) -> CallToolResponse {
         let (name, id) = (&tool.name, waiting.id());
         let args = match waiting.display().map(|e| &e.kind) {
-            Some(RunEventKind::ToolCallApproval { args, .. }) => args.to_string(),
+            Some(RunEventKind::ToolCallApproval { args, .. }) => crate::call::quote(args),
             _ => crate::runtime::placeholder(TransformPhase::Approval).to_string(),
         };
         let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");

@@ -190,8 +190,8 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
             format!("The request body is larger than {} bytes.", g.max_body),
         );
     };
-    match serde_json::from_slice::<Value>(&bytes) {
-        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32700, format!("Parse error: {e}")),
+    match super::body::parse(&bytes) {
+        Err(r) => return rpc_error(StatusCode::BAD_REQUEST, r.id, r.code, r.message),
         Ok(v) => {
             if let Some((id, why)) = invalid_message(&v) {
                 return rpc_error(StatusCode::BAD_REQUEST, id, -32600, format!("Invalid request: {why}"));

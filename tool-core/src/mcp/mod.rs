@@ -28,6 +28,7 @@
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still in use.
 
 mod ask;
+mod body;
 mod call;
 mod convert;
 mod handle;

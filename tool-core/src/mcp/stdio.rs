@@ -109,8 +109,8 @@ async fn read_client<R: AsyncRead + Unpin>(
         if line.is_empty() {
             continue;
         }
-        let answer = match serde_json::from_str::<Value>(line) {
-            Err(e) => Some(error_line(Value::Null, -32700, format!("Parse error: {e}"))),
+        let answer = match super::body::parse(line.as_bytes()) {
+            Err(r) => Some(error_line(r.id, r.code, r.message)),
             Ok(v) => super::http::invalid_message(&v).map(|(id, why)| error_line(id, -32600, format!("Invalid request: {why}"))),
         };
         match answer {

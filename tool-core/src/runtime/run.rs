@@ -42,7 +42,8 @@ impl Runtime {
             Err(error) => {
                 let args = match args {
                     CallArgs::Value(v) => v,
-                    CallArgs::Text(t) => serde_json::from_str(&t).unwrap_or(Value::String(t.into_owned())),
+                    // Text that is not JSON, or repeats a key, is shown as the text it is.
+                    CallArgs::Text(t) => crate::json::parse_unique(t.as_bytes()).unwrap_or(Value::String(t.into_owned())),
                 };
                 sink.send(viewer.event(call.event(RunEventKind::ToolCall { args })));
                 return fail(sink, &viewer, &call, error);

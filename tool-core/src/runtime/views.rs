@@ -3,11 +3,13 @@
 //! Owns the [`TransformPolicy`] a runtime may apply to every tool, [`RedactSecrets`], the
 //! [`placeholder`] and the one function that decides what a view shows ([`Viewer`]). Views fail
 //! closed: a configured transform that yields nothing, fails or panics shows a placeholder
-//! (input deltas are dropped), never the raw payload.
+//! (input deltas are dropped), never the raw payload. A waiting call's arguments (approval,
+//! suspension) are shown redacted even when nothing rewrites them: they are put before a
+//! person, like an error, and the redaction is the one errors get.
 
 use serde_json::{json, Value};
 
-use super::events::{Event, RunEvent, ShownEvent, ShownOutput};
+use super::events::{Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 use crate::panic::catch_panic;
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
 use crate::tool::{Tool, ToolOutput};
@@ -24,8 +26,8 @@ pub trait TransformPolicy: Send + Sync + 'static {
     fn transform(&self, tool: &ToolSpec, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>>;
 }
 
-/// A policy that removes secret-named keys (password, secret, token, apiKey, api_key, auth,
-/// credential) from every payload of every tool (known to the runtime or not) in both views,
+/// A policy that removes secret-named keys (by [`is_secret_key`](crate::call::is_secret_key):
+/// password, secret, token, apiKey, api_key, auth, credential, …) from every payload of every tool (known to the runtime or not) in both views,
 /// and drops input deltas (which cannot be redacted before they are complete). Arguments that
 /// are not JSON (shown as their text) have no keys to redact: the views show the placeholder.
 #[derive(Debug, Clone, Copy, Default)]
@@ -142,8 +144,13 @@ impl Scope<'_> {
         }
     }
 
-    fn field(&self, target: TransformTarget, phase: TransformPhase, payload: &Value, own: Option<Result<Value, String>>) -> Option<Value> {
-        match self.show(target, phase, payload, own) {
+    /// What `target` shows for one payload; `waiting` says the event is a waiting call's
+    /// (whose arguments are never shown raw).
+    fn field(&self, target: TransformTarget, phase: TransformPhase, payload: &Value, waiting: bool) -> Option<Value> {
+        match self.show(target, phase, payload, None) {
+            Shown::Raw if waiting && matches!(phase, TransformPhase::Input | TransformPhase::Approval) => {
+                Some(crate::call::redact(payload))
+            }
             Shown::Raw => Some(payload.clone()),
             Shown::Value(v) => Some(v),
             Shown::Dropped => None,
@@ -168,10 +175,14 @@ impl Scope<'_> {
                 Shown::Raw | Shown::Dropped => ShownOutput::from(out),
             }
         };
-        let error = |e: &crate::ToolError| self.field(target, TransformPhase::Error, &e.to_json(), None);
+        let error = |e: &crate::ToolError| self.field(target, TransformPhase::Error, &e.to_json(), false);
+        let waiting = matches!(
+            raw.kind,
+            RunEventKind::ToolCallApproval { .. } | RunEventKind::ToolCallSuspended { .. }
+        );
         let kind = raw
             .kind
-            .try_map(|phase, payload| self.field(target, phase, payload, None), output, error)?;
+            .try_map(|phase, payload| self.field(target, phase, payload, waiting), output, error)?;
         Some(raw.call.event(kind))
     }
 }

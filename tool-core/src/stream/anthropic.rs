@@ -55,8 +55,9 @@ struct ContentBlock {
     id: Option<String>,
     #[serde(default)]
     name: Option<String>,
+    /// Kept as the text the server sent (a parsed value would lose a repeated key).
     #[serde(default)]
-    input: Option<serde_json::Value>,
+    input: Option<Box<serde_json::value::RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -151,8 +152,8 @@ impl AnthropicDriver {
         };
         let start_input = block
             .input
-            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
-            .map(|v| v.to_string());
+            .filter(|raw| is_filled_object(raw.get()))
+            .map(|raw| raw.get().to_owned());
         let position = calls.start(id, name, out);
         self.blocks.insert(start.index, Block::Tool { position, start_input });
         Ok(())
@@ -213,4 +214,12 @@ impl AnthropicDriver {
             )),
         }
     }
+}
+
+/// Whether JSON text (already known to be JSON) is an object with at least one member.
+fn is_filled_object(text: &str) -> bool {
+    text.trim()
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .is_some_and(|inner| !inner.trim().is_empty())
 }
