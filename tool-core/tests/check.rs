@@ -53,6 +53,14 @@ fn broken_tools() -> Vec<DynamicTool> {
             n(),
             |input, _| async move { Ok(json!(input["n"].as_i64().unwrap_or(0) / 2)) },
         ),
+        DynamicTool::builder("strict-good", "A strict tool: unknown fields are mistakes, not inputs")
+            .input_schema(n())
+            .with_spec(|s| {
+                s.mcp.read_only_hint = Some(true);
+                s.strict = true;
+            })
+            .handler(|input, _| async move { Ok(json!(input["n"].as_i64().unwrap_or(0))) })
+            .unwrap(),
         dynamic("panicky", n(), |input, _| async move {
             let n = input["n"].as_i64().unwrap_or(0);
             assert!(n <= 100, "n is too big: {n}");
@@ -150,8 +158,11 @@ fn kinds(report: &ToolReport) -> Vec<FailureKind> {
 async fn each_broken_tool_fails_with_its_kind_and_good_ones_pass() {
     let report = registry().check(&options()).await;
     assert!(!report.passed());
+    for id in ["good", "strict-good"] {
+        let good = tool(&report, id);
+        assert!(good.failures.is_empty() && good.skipped.is_none(), "{good:?}");
+    }
     let good = tool(&report, "good");
-    assert!(good.failures.is_empty() && good.skipped.is_none(), "{good:?}");
     assert!(good.cases > 48, "valid inputs and mistakes ran: {}", good.cases);
     for (id, kind) in [
         ("panicky", FailureKind::Panicked),

@@ -45,12 +45,7 @@ impl Compiled {
                 .build(schema)
                 .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
         };
-        // A strict tool accepts the fields its schema lists and no others.
-        let input = if spec.strict {
-            std::borrow::Cow::Owned(closed(&spec.input_schema))
-        } else {
-            std::borrow::Cow::Borrowed(&spec.input_schema)
-        };
+        let input = accepted_input(spec);
         Ok(Compiled {
             input: compile("input", &input)?,
             input_fast: fast("input", &input)?,
@@ -159,6 +154,16 @@ fn issues_of(validator: &Validator, value: &Value) -> Vec<Issue> {
             Issue { path, message }
         })
         .collect()
+}
+
+/// The schema a call's arguments are judged by: the input schema, closed for a strict tool (it
+/// accepts the fields its schema lists and no others).
+pub(crate) fn accepted_input(spec: &crate::spec::ToolSpec) -> std::borrow::Cow<'_, Value> {
+    if spec.strict {
+        std::borrow::Cow::Owned(closed(&spec.input_schema))
+    } else {
+        std::borrow::Cow::Borrowed(&spec.input_schema)
+    }
 }
 
 /// The message for fields a closed object does not accept, each named (bounded).

@@ -30,7 +30,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::call::{is_secret_key, CallArgs, CallOptions, Finished};
+use crate::call::{accepted_input, is_secret_key, CallArgs, CallOptions, Finished};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::Registry;
 use crate::spec::{ApprovalRule, ToolSpec};
@@ -203,7 +203,8 @@ impl Registry {
             report.skipped = Some(why);
             return report;
         }
-        let validator = match jsonschema::validator_for(&spec.input_schema) {
+        // Judged as the registry judges a call: a strict tool's schema closed.
+        let validator = match jsonschema::validator_for(&accepted_input(spec)) {
             Ok(v) => v,
             Err(e) => {
                 report.skipped = Some(format!("its input schema does not compile: {e}"));
