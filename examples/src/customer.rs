@@ -9,6 +9,7 @@ use tool_core::prelude::*;
 
 /// The customer to look up.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct CustomerQuery {
     /// The customer's id, e.g. `cus_001` (at most 64 characters).
     pub customer_id: String,
@@ -19,6 +20,7 @@ pub struct CustomerQuery {
 
 /// A customer record, as the application receives it.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Customer {
     /// The name shown to users.
     pub display_name: String,
@@ -28,9 +30,9 @@ pub struct Customer {
     pub debug_score: f64,
 }
 
-/// Longest accepted `customer_id`, in characters.
+/// Longest accepted `customerId`, in characters.
 pub const MAX_CUSTOMER_ID_CHARS: usize = 64;
-/// Longest accepted `internal_path`, in characters.
+/// Longest accepted `internalPath`, in characters.
 pub const MAX_INTERNAL_PATH_CHARS: usize = 1_024;
 
 /// `(customer_id, display_name, api_key, debug_score)`: the offline customer store.
@@ -54,8 +56,8 @@ const CUSTOMERS: &[(&str, &str, &str, f64)] = &[
 )]
 pub async fn lookup_customer(query: CustomerQuery) -> Result<Customer, ToolError> {
     for (field, text, limit) in [
-        ("customer_id", &query.customer_id, MAX_CUSTOMER_ID_CHARS),
-        ("internal_path", &query.internal_path, MAX_INTERNAL_PATH_CHARS),
+        ("customerId", &query.customer_id, MAX_CUSTOMER_ID_CHARS),
+        ("internalPath", &query.internal_path, MAX_INTERNAL_PATH_CHARS),
     ] {
         let chars = text.chars().count();
         if chars > limit {
@@ -84,12 +86,12 @@ pub async fn lookup_customer(query: CustomerQuery) -> Result<Customer, ToolError
 
 /// The input as users see it: the customer id only (the internal path stays hidden).
 pub fn visible_input(input: &CustomerQuery) -> Value {
-    json!({ "customer_id": input.customer_id })
+    json!({ "customerId": input.customer_id })
 }
 
 /// The output as users see it: the display name only (no API key, no debug score).
 pub fn visible_output(output: &Customer) -> Value {
-    json!({ "display_name": output.display_name })
+    json!({ "displayName": output.display_name })
 }
 
 /// An error as users see it: a fixed message that reveals nothing of the failure.
@@ -103,7 +105,7 @@ mod tests {
     use tool_core::spec::{TransformPhase, TransformTarget};
 
     fn query(id: &str) -> Value {
-        json!({"customer_id": id, "internal_path": "/crm/eu/customers"})
+        json!({"customerId": id, "internalPath": "/crm/eu/customers"})
     }
 
     #[tokio::test]
@@ -114,10 +116,10 @@ mod tests {
             .unwrap();
         assert_eq!(
             out.value(),
-            json!({"display_name": "Acme", "api_key": "secret-value", "debug_score": 0.97})
+            json!({"displayName": "Acme", "apiKey": "secret-value", "debugScore": 0.97})
         );
-        assert_eq!(out.display, Some(Ok(json!({"display_name": "Acme"}))));
-        assert_eq!(out.transcript, Some(Ok(json!({"display_name": "Acme"}))));
+        assert_eq!(out.display, Some(Ok(json!({"displayName": "Acme"}))));
+        assert_eq!(out.transcript, Some(Ok(json!({"displayName": "Acme"}))));
     }
 
     #[tokio::test]
@@ -134,18 +136,18 @@ mod tests {
 
     #[tokio::test]
     async fn long_ids_and_paths_are_refused() {
-        let long_id = json!({"customer_id": "c".repeat(65), "internal_path": "/crm"});
+        let long_id = json!({"customerId": "c".repeat(65), "internalPath": "/crm"});
         let err = Registry::global()
             .call("lookup-customer", long_id, CallOptions::default())
             .await
             .unwrap_err();
-        assert_eq!(err.message(), "customer_id is 65 characters long; the limit is 64.");
-        let long_path = json!({"customer_id": "cus_001", "internal_path": "/".repeat(1025)});
+        assert_eq!(err.message(), "customerId is 65 characters long; the limit is 64.");
+        let long_path = json!({"customerId": "cus_001", "internalPath": "/".repeat(1025)});
         let err = Registry::global()
             .call("lookup-customer", long_path, CallOptions::default())
             .await
             .unwrap_err();
-        assert_eq!(err.message(), "internal_path is 1025 characters long; the limit is 1024.");
+        assert_eq!(err.message(), "internalPath is 1025 characters long; the limit is 1024.");
     }
 
     #[test]
@@ -153,7 +155,7 @@ mod tests {
         let tool = Registry::global().get("lookup-customer").unwrap();
         for target in [TransformTarget::Display, TransformTarget::Transcript] {
             let shown = tool.transform(target, TransformPhase::Input, &query("cus_002")).unwrap().unwrap();
-            assert_eq!(shown, json!({"customer_id": "cus_002"}));
+            assert_eq!(shown, json!({"customerId": "cus_002"}));
             let err = ToolError::new("database at /crm/eu is down").to_json();
             let shown = tool.transform(target, TransformPhase::Error, &err).unwrap().unwrap();
             assert_eq!(shown, json!({"message": "Customer lookup failed"}));

@@ -25,6 +25,7 @@ pub struct WeatherInput {
 
 /// Current weather at a location.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Weather {
     /// The place the report is for (the known city nearest to coordinates).
     pub location: String,
@@ -36,6 +37,7 @@ pub struct Weather {
 
 /// Current weather plus a link to the radar image of the area.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct WeatherWithRadar {
     /// The place the report is for.
     pub location: String,
@@ -391,8 +393,8 @@ mod tests {
             .unwrap();
         assert_eq!(
             out.value(),
-            json!({"location": "Seattle", "temperature_celsius": 21.0, "conditions": "sunny",
-                   "radar_image_url": "https://example.com/radar/seattle.png"})
+            json!({"location": "Seattle", "temperatureCelsius": 21.0, "conditions": "sunny",
+                   "radarImageUrl": "https://example.com/radar/seattle.png"})
         );
         let model = serde_json::to_value(out.for_model()).unwrap();
         assert_eq!(model["type"], "content");
@@ -447,7 +449,7 @@ mod tests {
                 .unwrap();
             assert_eq!(
                 out.value(),
-                json!({"location": "Tokyo", "temperature_celsius": 24.0, "conditions": "clear"}),
+                json!({"location": "Tokyo", "temperatureCelsius": 24.0, "conditions": "clear"}),
                 "{id}"
             );
         }

@@ -88,8 +88,8 @@ fn schema_prints_input_and_output_schemas() {
         s["input"]["properties"]["location"],
         json!({"type": "string", "description": "City name or coordinates"})
     );
-    assert_eq!(s["output"]["required"], json!(["location", "temperature_celsius", "conditions"]));
-    assert_eq!(s["output"]["properties"]["temperature_celsius"]["type"], "number");
+    assert_eq!(s["output"]["required"], json!(["location", "temperatureCelsius", "conditions"]));
+    assert_eq!(s["output"]["properties"]["temperatureCelsius"]["type"], "number");
     assert!(s.get("context").is_none());
 
     let s = toolsmith(&["schema", "search-files"]).json();
@@ -164,7 +164,7 @@ fn calls_print_the_exact_result() {
     let out = toolsmith(&["call", "weather-tool", r#"{"location": "Seattle"}"#]).json();
     assert_eq!(
         out,
-        json!({"location": "Seattle", "temperature_celsius": 21.0, "conditions": "sunny"})
+        json!({"location": "Seattle", "temperatureCelsius": 21.0, "conditions": "sunny"})
     );
 
     let out = toolsmith(&["call", "calculate", r#"{"expression": "x * 2", "variables": {"x": 21}}"#]).json();
@@ -180,8 +180,8 @@ fn calls_print_the_exact_result() {
     assert_eq!(out["utc"], "2024-03-10T16:30:00Z");
 
     // The application gets the raw record; the display/transcript transforms are not printed.
-    let out = toolsmith(&["call", "lookup-customer", r#"{"customer_id": "cus_001", "internal_path": "/crm"}"#]).json();
-    assert_eq!(out, json!({"display_name": "Acme", "api_key": "secret-value", "debug_score": 0.97}));
+    let out = toolsmith(&["call", "lookup-customer", r#"{"customerId": "cus_001", "internalPath": "/crm"}"#]).json();
+    assert_eq!(out, json!({"displayName": "Acme", "apiKey": "secret-value", "debugScore": 0.97}));
 }
 
 #[test]
@@ -192,9 +192,9 @@ fn model_output_is_printed_on_request() {
         json!({
             "value": {
                 "location": "Seoul",
-                "temperature_celsius": 18.5,
+                "temperatureCelsius": 18.5,
                 "conditions": "partly cloudy",
-                "radar_image_url": "https://example.com/radar/seoul.png"
+                "radarImageUrl": "https://example.com/radar/seoul.png"
             },
             "modelOutput": {"type": "content", "value": [
                 {"type": "text", "text": "Seoul: 18.5°C and partly cloudy"},
@@ -536,8 +536,8 @@ fn a_captured_stream_replays_through_the_hooks_showing_display_events() {
     let kinds: Vec<&str> = customer.iter().map(|e| e["type"].as_str().unwrap()).collect();
     // The display view hides this tool's input: no deltas, the transformed args and output.
     assert_eq!(kinds, ["input-streaming-start", "tool-call", "tool-result"]);
-    assert_eq!(customer[1]["args"], json!({"customer_id": "cus_002"}));
-    assert_eq!(customer[2]["result"], json!({"display_name": "Globex"}));
+    assert_eq!(customer[1]["args"], json!({"customerId": "cus_002"}));
+    assert_eq!(customer[2]["result"], json!({"displayName": "Globex"}));
     assert!(
         !run.stdout.contains("/crm/eu") && !run.stdout.contains("sk_test_globex"),
         "{}",

@@ -129,7 +129,7 @@ TOOL_ARGS: dict[str, dict] = {
     "convert-timezone": {"time": "2024-03-10T09:30:00+09:00", "to_timezone": "America/New_York"},
     "convert-units": {"value": 10, "from": "km", "to": "mi"},
     "json-query": {"document": {"store": {"book": [{"title": "A"}, {"title": "B"}]}}, "query": "$.store.book[*].title"},
-    "lookup-customer": {"customer_id": "cus_001", "internal_path": "/crm/eu/customers"},
+    "lookup-customer": {"customerId": "cus_001", "internalPath": "/crm/eu/customers"},
     "search-files": {"query": "needle"},
     "text-stats": {"text": "The cat sat. The cat ran!\n\nA new paragraph."},
     "weather-hooks": {"location": "Seoul"},
