@@ -129,6 +129,16 @@ fn openai_responses(part: &ContentPart) -> Value {
     }
 }
 
+/// The image types Anthropic takes as base64 images.
+const ANTHROPIC_IMAGES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// Base64 data that decodes to UTF-8 text, decoded.
+fn plain_text(data: &str) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim()).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 fn anthropic(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "text", "text": text}),
@@ -138,12 +148,19 @@ fn anthropic(part: &ContentPart) -> Value {
         }
         ContentPart::ImageFileId { file_id } => json!({"type": "image", "source": {"type": "file", "file_id": file_id}}),
         ContentPart::FileUrl { url, .. } => json!({"type": "document", "source": {"type": "url", "url": url}}),
-        ContentPart::FileData { data, media_type, .. } if media_type == "text/plain" => {
-            json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": data}})
-        }
-        ContentPart::FileData { data, media_type, .. } => {
+        // Documents are PDFs (base64) and plain text (the text itself); images given as file
+        // data are images; any other file is named in text.
+        ContentPart::FileData { data, media_type, .. } if media_type == "text/plain" => match plain_text(data) {
+            Some(text) => json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}),
+            None => json!({"type": "text", "text": part.as_text()}),
+        },
+        ContentPart::FileData { data, media_type, .. } if media_type == "application/pdf" => {
             json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
         }
+        ContentPart::FileData { data, media_type, .. } if ANTHROPIC_IMAGES.contains(&media_type.as_str()) => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        ContentPart::FileData { .. } => json!({"type": "text", "text": part.as_text()}),
         ContentPart::FileId { file_id } => json!({"type": "document", "source": {"type": "file", "file_id": file_id}}),
         ContentPart::Resource {
             media_type: Some(media_type),
