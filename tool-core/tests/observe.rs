@@ -33,11 +33,14 @@ impl Visit for Fields {
     }
 }
 
+/// An event's message and the name of the span it happened in.
+type Logged = (String, Option<String>);
+
 /// Records every new span, and for every event the span it happened in.
 #[derive(Clone, Default)]
 struct Recorder {
     spans: Arc<Mutex<Vec<Recorded>>>,
-    events: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    events: Arc<Mutex<Vec<Logged>>>,
 }
 
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
