@@ -180,7 +180,16 @@ impl Writer {
     }
 }
 
-/// The workflow a call runs in: shared state the tool may read and replace.
+/// The workflow a call runs in (the seed's `WorkflowToolExecutionContext`): shared state the
+/// tool may read and replace, and `suspend`, which suspends the workflow step around the call.
+///
+/// Toolsmith runs tools, not workflows: the application's workflow engine makes a `Workflow`,
+/// hands it to the call (`CallOptions::workflow`) and reads it afterwards. A tool that calls
+/// [`Workflow::suspend`] ends its call suspended, like [`ToolContext::suspend`], and leaves the
+/// payload in the workflow ([`Workflow::suspended`]), so the engine can tell "the step waits"
+/// from "the tool waits" and park the whole step; resuming the call (the runtime's `resume`,
+/// with data matching the tool's resume schema) continues it, and the engine clears the mark
+/// with [`Workflow::take_suspended`].
 ///
 /// ```
 /// use tool_core::context::Workflow;
@@ -188,10 +197,14 @@ impl Writer {
 /// let seen_by_tool = wf.clone();
 /// seen_by_tool.set_state(serde_json::json!({"step": 2}));
 /// assert_eq!(wf.state()["step"], 2);
+/// let _end_of_the_body = seen_by_tool.suspend("lookup", serde_json::json!({"need": "approval from finance"}));
+/// assert_eq!(wf.suspended(), Some(serde_json::json!({"need": "approval from finance"})));
+/// assert!(wf.take_suspended().is_some() && wf.suspended().is_none());
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Workflow {
     state: Arc<Mutex<Value>>,
+    suspended: Arc<Mutex<Option<Value>>>,
 }
 
 impl Workflow {
@@ -199,6 +212,7 @@ impl Workflow {
     pub fn new(state: Value) -> Self {
         Workflow {
             state: Arc::new(Mutex::new(state)),
+            suspended: Arc::default(),
         }
     }
 
@@ -210,6 +224,27 @@ impl Workflow {
     /// Replaces the state.
     pub fn set_state(&self, state: Value) {
         *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    }
+
+    /// Suspends the workflow step this call runs in: marks the workflow with `payload` and
+    /// returns the suspension the tool's body ends with (`return Err(wf.suspend(tool, p))`;
+    /// `tool` names the tool in the message). The call ends suspended with the same payload.
+    pub fn suspend(&self, tool: &str, payload: impl Serialize) -> ToolError {
+        let error = suspension(tool, &payload);
+        if let Ok(value) = serde_json::to_value(&payload) {
+            *self.suspended.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);
+        }
+        error
+    }
+
+    /// The payload of the suspension a tool asked for, while it is marked.
+    pub fn suspended(&self) -> Option<Value> {
+        self.suspended.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Takes the mark off (the engine resumed the step) and returns its payload.
+    pub fn take_suspended(&self) -> Option<Value> {
+        self.suspended.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
