@@ -373,6 +373,28 @@ impl Registry {
         }
     }
 
+    /// Checks data meant to resume a suspended call of tool `id` against its resume schema,
+    /// with the same model-readable errors as a resume: what an agent calls after it asked its
+    /// model to extract resume data from its user's answer (the schema is the waiting call's
+    /// `resume_schema`, or the catalog's), before it resumes the call.
+    ///
+    /// ```
+    /// # use tool_core::{tool::DynamicTool, Registry};
+    /// # use serde_json::json;
+    /// let ask = DynamicTool::builder("ask", "Asks a question")
+    ///     .with_spec(|s| s.resume_schema = Some(json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})))
+    ///     .handler(|_, _| async move { Ok(json!(null)) })
+    ///     .unwrap();
+    /// let registry = Registry::try_from_tools([ask]).unwrap();
+    /// assert!(registry.validate_resume_data("ask", &json!({"answer": "yes"})).is_ok());
+    /// let err = registry.validate_resume_data("ask", &json!({"reply": "yes"})).unwrap_err();
+    /// assert!(err.message().contains("answer"), "{}", err.message());
+    /// ```
+    pub fn validate_resume_data(&self, id: &str, data: &Value) -> Result<(), ToolError> {
+        let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
+        call::validate_resume(id, &entry.compiled, data)
+    }
+
     /// The first step of every call: the tool, the limits, the arguments (validated and
     /// repaired) and the request context. Text that is valid as sent stays borrowed.
     pub(crate) fn prepare<'a>(&self, id: &str, args: &'a CallArgs<'_>, context: Option<Value>) -> Result<Prepared<'a>, ToolError> {

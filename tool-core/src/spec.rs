@@ -63,7 +63,39 @@ pub struct ToolSpec {
     pub source: SourceLocation,
 }
 
+/// The `_meta` key under which an MCP listing carries a tool's suspend schema (what its call
+/// shows when it waits).
+pub const SUSPEND_SCHEMA_META: &str = "dev.toolsmith/suspendSchema";
+/// The `_meta` key under which an MCP listing carries a tool's resume schema (the data that
+/// continues its suspended call: what an agent extracts from its user's answer).
+pub const RESUME_SCHEMA_META: &str = "dev.toolsmith/resumeSchema";
+
 impl ToolSpec {
+    /// The `_meta` of the tool's MCP listing: its own (`mcp(meta = ...)`), plus its suspend and
+    /// resume schemas under [`SUSPEND_SCHEMA_META`] and [`RESUME_SCHEMA_META`] (its own keys
+    /// win). A `meta` that is not an object is returned as it is (listing refuses it).
+    pub fn mcp_meta(&self) -> Option<Value> {
+        let extra = [
+            (SUSPEND_SCHEMA_META, &self.suspend_schema),
+            (RESUME_SCHEMA_META, &self.resume_schema),
+        ];
+        let extra = extra.into_iter().filter_map(|(k, v)| Some((k, v.as_ref()?)));
+        match &self.mcp.meta {
+            Some(Value::Object(own)) => {
+                let mut meta = own.clone();
+                for (k, v) in extra {
+                    meta.entry(k).or_insert_with(|| v.clone());
+                }
+                Some(Value::Object(meta))
+            }
+            Some(other) => Some(other.clone()),
+            None => {
+                let meta: serde_json::Map<String, Value> = extra.map(|(k, v)| (k.to_owned(), v.clone())).collect();
+                (!meta.is_empty()).then_some(Value::Object(meta))
+            }
+        }
+    }
+
     /// A spec with the given id, description and input schema; everything else unset.
     pub fn new(id: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
         ToolSpec {

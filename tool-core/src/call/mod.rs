@@ -33,7 +33,6 @@ pub(crate) use redact::quote;
 pub use redact::{is_secret_key, redact};
 #[cfg(feature = "check")]
 pub(crate) use validate::accepted_input;
-#[cfg(feature = "runtime")]
 pub(crate) use validate::validate_resume;
 pub(crate) use validate::{validate_args, validate_context, validate_output, validate_suspension, Compiled, Validated};
 

@@ -28,8 +28,8 @@ pub(crate) struct Compiled {
     context: Option<Validator>,
     suspend: Option<Validator>,
     // Compiled for every tool (a resume schema that does not compile is refused when the tool
-    // enters a registry); only the runtime resumes calls.
-    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    // enters a registry): the runtime resumes calls, `Registry::validate_resume_data` checks
+    // data an agent extracted.
     resume: Option<Validator>,
 }
 
@@ -376,9 +376,7 @@ pub(crate) fn validate_suspension(tool: &str, compiled: &Compiled, payload: &Val
     .for_tool(tool))
 }
 
-#[cfg(feature = "runtime")]
 /// Checks resume data against the tool's `resume` schema (any value when it declares none).
-#[cfg(feature = "runtime")]
 pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> Result<(), ToolError> {
     let Some(validator) = &compiled.resume else {
         return Ok(());

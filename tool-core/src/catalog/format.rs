@@ -61,6 +61,7 @@ enum Field<'a> {
     Str(&'a str),
     Bool(bool),
     Json(&'a Value),
+    Owned(Value),
     Schema(&'a Schema<'a>),
     Object(Fields<'a>),
 }
@@ -80,6 +81,13 @@ impl<'a> Fields<'a> {
             self.with(key, field())
         } else {
             self
+        }
+    }
+
+    fn with_optional(self, key: &'a str, field: Option<Field<'a>>) -> Self {
+        match field {
+            Some(f) => self.with(key, f),
+            None => self,
         }
     }
 
@@ -105,6 +113,7 @@ impl Serialize for Fields<'_> {
                 Field::Str(s) => map.serialize_entry(k, s)?,
                 Field::Bool(b) => map.serialize_entry(k, b)?,
                 Field::Json(v) => map.serialize_entry(k, v)?,
+                Field::Owned(v) => map.serialize_entry(k, v)?,
                 Field::Schema(s) => map.serialize_entry(k, s)?,
                 Field::Object(o) => map.serialize_entry(k, o)?,
             }
@@ -238,9 +247,7 @@ fn mcp<'a>(
         .with_if(annotations.is_some(), "annotations", || {
             Field::Json(annotations.unwrap_or(&Value::Null))
         })
-        .with_if(spec.mcp.meta.is_some(), "_meta", || {
-            Field::Json(spec.mcp.meta.as_ref().unwrap_or(&Value::Null))
-        })
+        .with_optional("_meta", spec.mcp_meta().map(Field::Owned))
 }
 
 /// The key a dialect's document wraps its entries in; `None`: the document is the array.

@@ -51,9 +51,9 @@ pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> 
     tool.title = spec.title.clone().or_else(|| spec.mcp.title.clone());
     tool.output_schema = output;
     tool.annotations = annotations(spec);
-    tool.meta = match &spec.mcp.meta {
+    tool.meta = match spec.mcp_meta() {
         None => None,
-        Some(Value::Object(meta)) => Some(MetaObject(meta.clone())),
+        Some(Value::Object(meta)) => Some(MetaObject(meta)),
         Some(other) => {
             return Err(NotListable::Meta {
                 tool: spec.id.clone(),
