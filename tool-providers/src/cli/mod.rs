@@ -13,7 +13,12 @@
 //! ```text
 //! toolsmith --import-mcp 'fs=npx -y @modelcontextprotocol/server-filesystem /srv/data' list
 //! toolsmith --import-mcp crm=https://crm.internal.example/mcp serve --http 127.0.0.1:8931
+//! COMPOSIO_API_KEY=… toolsmith --provider composio --provider-tools composio=GITHUB_CREATE_ISSUE list
 //! ```
+//!
+//! Remote catalogs (`--provider composio|arcade`, [`remote`]) join the same way.
+
+pub mod remote;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -45,6 +50,8 @@ pub struct ImportingCli {
     /// the machine could read it). Repeat for several servers.
     #[arg(long = "import-mcp-token-env", value_name = "NAME=VAR", global = true)]
     import_mcp_token_env: Vec<String>,
+    #[command(flatten)]
+    providers: remote::ProviderArgs,
     #[command(flatten)]
     cli: Cli,
 }
@@ -145,17 +152,28 @@ where
     })
 }
 
-/// Connects the imported servers, runs the command against the linked tools plus theirs, and
-/// closes the servers; errors are returned as readable text.
+/// Connects the imported servers and the remote catalogs, runs the command against the linked
+/// tools plus theirs, and closes the servers; errors are returned as readable text.
 pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Result<ExitCode, String> {
+    execute_importing_with_env(parsed, &|name| std::env::var(name).ok(), out).await
+}
+
+/// [`execute_importing`], reading environment variables (API keys, tokens) through `env`.
+pub async fn execute_importing_with_env(
+    parsed: ImportingCli,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<ExitCode, String> {
+    let selected = parsed.providers.build(env)?;
     let imports = parsed.import_mcp.iter().map(|v| Import::parse(v)).collect::<Result<Vec<_>, _>>()?;
     let mut names = std::collections::BTreeSet::new();
     if let Some(twice) = imports.iter().find(|i| !names.insert(i.name().to_ascii_lowercase())) {
         return Err(format!("`--import-mcp`: the name `{}` is used twice", twice.name()));
     }
-    let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports)?;
+    let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
     let linked = Registry::try_global().map_err(|e| e.to_string())?;
     let registry = Arc::new(Registry::try_from_tools(linked.tools()).map_err(|e| e.to_string())?);
+    remote::resolve_into(&selected, &registry).await?;
     let mut providers = Vec::new();
     let mut outcome = Ok(());
     for import in &imports {
@@ -193,7 +211,11 @@ pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Res
 
 /// The bearer token of each `--import-mcp-token-env NAME=VAR`, by lower-case NAME: VAR must be
 /// set and NAME an HTTP import.
-fn tokens_from_env(values: &[String], imports: &[Import]) -> Result<std::collections::BTreeMap<String, String>, String> {
+fn tokens_from_env(
+    values: &[String],
+    imports: &[Import],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
     let mut tokens = std::collections::BTreeMap::new();
     for value in values {
         let flag = || format!("`--import-mcp-token-env {value}`");
@@ -206,8 +228,7 @@ fn tokens_from_env(values: &[String], imports: &[Import]) -> Result<std::collect
             Some(Import::Stdio { .. }) => return Err(format!("{}: `{name}` is a command, not an HTTP server", flag())),
             None => return Err(format!("{}: no `--import-mcp {name}=…`", flag())),
         }
-        let token = std::env::var(var)
-            .ok()
+        let token = env(var)
             .filter(|t| !t.trim().is_empty())
             .ok_or_else(|| format!("{}: the variable `{var}` is not set (or empty)", flag()))?;
         if tokens.insert(name.to_ascii_lowercase(), token).is_some() {
