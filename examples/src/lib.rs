@@ -34,6 +34,7 @@
 pub mod calculate;
 pub mod customer;
 pub mod json_query;
+pub mod provider_demo;
 mod sandbox;
 pub mod search_files;
 pub mod text_stats;
