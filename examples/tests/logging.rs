@@ -1,0 +1,148 @@
+//! Logging of the real `toolsmith` binary: `RUST_LOG` picks what is logged, `--log-format`
+//! how, and logs go to standard error only (with `serve --stdio`, standard output carries
+//! nothing but JSON-RPC).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// How long a run may take before the test calls it hung.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn toolsmith(args: &[&str], rust_log: Option<&str>, stdin: &str) -> Output {
+    let data = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command
+        .env("TOOLSMITH_DATA_DIR", data.path())
+        .env_remove("RUST_LOG")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(filter) = rust_log {
+        command.env("RUST_LOG", filter);
+    }
+    let mut child = command.spawn().expect("the toolsmith binary runs");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).unwrap();
+    drop(input);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    rx.recv_timeout(PATIENCE).expect("toolsmith did not end in time").unwrap()
+}
+
+const FAILING: [&str; 3] = ["call", "convert-units", r#"{"value": 1, "from": "kg", "to": "m"}"#];
+
+#[test]
+fn a_failing_call_is_a_warn_line_on_stderr() {
+    let run = toolsmith(&FAILING, Some("warn"), "");
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    assert!(!run.status.success());
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("WARN") && l.contains("tool call failed"))
+        .unwrap_or_else(|| panic!("no warn line for the failing call in: {stderr}"));
+    assert!(line.contains("convert-units") && line.contains("execution"), "{line}");
+
+    // Without RUST_LOG, a command other than serve only prints its own error.
+    let quiet = toolsmith(&FAILING, None, "");
+    let stderr = String::from_utf8(quiet.stderr).unwrap();
+    assert!(!stderr.contains("WARN"), "{stderr}");
+    assert!(stderr.contains("Cannot convert kg (Mass) to m (Length)"), "{stderr}");
+}
+
+#[test]
+fn log_format_json_writes_json_lines() {
+    let mut args = vec!["--log-format", "json"];
+    args.extend(FAILING);
+    let run = toolsmith(&args, Some("warn"), "");
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    let warn = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["level"] == "WARN")
+        .unwrap_or_else(|| panic!("no JSON warn line in: {stderr}"));
+    assert_eq!(warn["fields"]["message"], "tool call failed", "{warn}");
+    assert_eq!(warn["fields"]["tool"], "convert-units", "{warn}");
+    assert_eq!(warn["fields"]["kind"], "execution", "{warn}");
+}
+
+#[test]
+fn serve_stdio_logs_to_stderr_and_never_to_stdout() {
+    use std::io::{BufRead, BufReader, Read};
+
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA_DIR", data.path())
+        .env("RUST_LOG", "trace")
+        .args(["serve", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the toolsmith binary runs");
+    let mut input = child.stdin.take().unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "this is not json",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"convert-units","arguments":{"value":1,"from":"kg","to":"s3cr3t-unit"}}}"#,
+    ];
+    for line in lines {
+        writeln!(input, "{line}").unwrap();
+    }
+    input.flush().unwrap();
+    // Every stdout line until the call's answer, read on a thread (bounded by PATIENCE).
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut out = Vec::new();
+    while !out.iter().any(|l: &String| l.contains("\"id\":2")) {
+        out.push(
+            rx.recv_timeout(PATIENCE)
+                .unwrap_or_else(|_| panic!("no answer to the call; stdout so far: {out:?}")),
+        );
+    }
+    drop(input);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        let _ = done_tx.send((text, child.wait()));
+    });
+    let (stderr, status) = done_rx
+        .recv_timeout(PATIENCE)
+        .expect("serve --stdio did not end after its input closed");
+    assert!(status.unwrap().success(), "{stderr}");
+    out.extend(rx.try_iter());
+
+    for line in &out {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("stdout has a line that is not JSON ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "stdout has a line that is not JSON-RPC: {line}");
+    }
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains("refused an MCP stdio message")),
+        "the refused line was not logged: {stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains("tool call failed") && l.contains("convert-units")),
+        "the failing call was not logged: {stderr}"
+    );
+    assert!(!stderr.contains("s3cr3t-unit"), "an argument value reached the log: {stderr}");
+}
