@@ -146,3 +146,68 @@ fn serve_stdio_logs_to_stderr_and_never_to_stdout() {
     );
     assert!(!stderr.contains("s3cr3t-unit"), "an argument value reached the log: {stderr}");
 }
+
+#[test]
+fn serve_http_logs_refused_requests_with_their_reason() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::net::TcpStream;
+
+    let data = tempfile::tempdir().unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA_DIR", data.path())
+        .env_remove("RUST_LOG")
+        .args(["--log-format", "json", "serve", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the toolsmith binary runs");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = server.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let banner = rx.recv_timeout(PATIENCE).expect("no banner");
+    let addr = banner
+        .strip_prefix("serving MCP on http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .to_owned();
+    let status = |head: String| {
+        let mut tcp = TcpStream::connect(&addr).unwrap();
+        tcp.set_read_timeout(Some(PATIENCE)).unwrap();
+        tcp.write_all(head.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = tcp.read_to_string(&mut answer);
+        answer.split_whitespace().nth(1).unwrap_or_default().to_owned()
+    };
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = |host: &str, extra: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    assert_eq!(status(post(&addr, &format!("Host: {addr}\r\n"))), "400");
+    assert_eq!(status(post("evil.example.com", "")), "403");
+
+    // Without RUST_LOG, serve logs warnings: one JSON line per refusal, with its reason.
+    let mut reasons = Vec::new();
+    while reasons.len() < 2 {
+        let line = rx
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("refusals not logged; got {reasons:?}"));
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        if v["fields"]["message"] == "refused an MCP HTTP request" {
+            assert_eq!(v["level"], "WARN", "{v}");
+            reasons.push(v["fields"]["reason"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(reasons, ["duplicate header", "Host or Origin not allowed"]);
+}

@@ -198,7 +198,7 @@ fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Respo
 /// A refused request: logged at warn with `reason` (never the request's content), answered
 /// with a JSON-RPC error.
 fn refuse(reason: &'static str, status: StatusCode, id: Value, code: i64, message: String) -> Response {
-    tracing::warn!(reason, status = status.as_u16(), code, %message, "refused an MCP HTTP request");
+    tracing::warn!(reason, status = status.as_u16(), code, answer = %message, "refused an MCP HTTP request");
     rpc_error(status, id, code, message)
 }
 
@@ -276,7 +276,7 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
         return refused;
     }
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return logged(next.run(request).await);
     }
     let (parts, body) = request.into_parts();
     let bytes = match g.read_body(body).await {
@@ -311,7 +311,7 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
         Ok(slot) => slot,
         Err(refused) => return *refused,
     };
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let response = logged(next.run(Request::from_parts(parts, Body::from(bytes))).await);
     if let (Some(slot), Some(sessions)) = (slot, &g.sessions) {
         // The slot goes to the session the request created (none: it frees at once).
         if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
@@ -322,6 +322,23 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
 }
 
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Logs at warn a request that `rmcp` refused (its status says why), and passes the response on.
+fn logged(response: Response) -> Response {
+    let status = response.status();
+    if status.is_client_error() || status.is_server_error() {
+        let reason = match status {
+            StatusCode::FORBIDDEN => "Host or Origin not allowed",
+            StatusCode::NOT_FOUND => "unknown or expired session",
+            StatusCode::METHOD_NOT_ALLOWED => "method not allowed",
+            StatusCode::NOT_ACCEPTABLE => "Accept must allow application/json and text/event-stream",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "Content-Type must be application/json",
+            _ => "refused by the MCP service",
+        };
+        tracing::warn!(reason, status = status.as_u16(), "refused an MCP HTTP request");
+    }
+    response
+}
 
 impl Guard {
     /// Refuses a request by its head: `Host` or `Origin` twice, or no valid bearer token.

@@ -189,9 +189,9 @@ impl Runtime {
 pub(crate) fn fail(sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, error: ToolError) {
     let (tool, id, kind) = (&call.tool_name, &call.tool_call_id, error.kind().as_str());
     match error.kind() {
-        ErrorKind::Aborted => tracing::warn!(tool = %tool, tool_call_id = %id, kind, message = error.message(), "tool call interrupted"),
+        ErrorKind::Aborted => tracing::warn!(tool = %tool, tool_call_id = %id, kind, error = error.message(), "tool call interrupted"),
         ErrorKind::UnknownTool | ErrorKind::ApprovalRequired => {
-            tracing::warn!(tool = %tool, tool_call_id = %id, kind, message = error.message(), "tool call failed")
+            tracing::warn!(tool = %tool, tool_call_id = %id, kind, error = error.message(), "tool call failed")
         }
         _ => tracing::warn!(tool = %tool, tool_call_id = %id, kind, "tool call failed"),
     }
