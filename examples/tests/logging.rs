@@ -211,3 +211,59 @@ fn serve_http_logs_refused_requests_with_their_reason() {
     let _ = server.wait();
     assert_eq!(reasons, ["duplicate header", "Host or Origin not allowed"]);
 }
+
+#[test]
+fn a_standard_error_nobody_reads_does_not_stall_the_server() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::net::TcpStream;
+
+    let data = tempfile::tempdir().unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+        .env("TOOLSMITH_DATA_DIR", data.path())
+        .env("RUST_LOG", "warn")
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the toolsmith binary runs");
+    // The banner, then standard error is left unread (kept open: writes to it would block).
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut banner = String::new();
+    stderr.read_line(&mut banner).unwrap();
+    let addr = banner
+        .trim()
+        .strip_prefix("serving MCP on http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .to_owned();
+    // Each refusal is a warn line of about 200 bytes: far more than a pipe holds (64 KiB).
+    let body = "{not json";
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in 0..1500 {
+            let mut tcp = TcpStream::connect(&addr).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            tcp.write_all(request.as_bytes()).unwrap();
+            let mut answer = String::new();
+            let _ = tcp.read_to_string(&mut answer);
+            if !answer.starts_with("HTTP/1.1 400") {
+                let _ = tx.send(Err(answer));
+                return;
+            }
+        }
+        let _ = tx.send(Ok(()));
+    });
+    let outcome = rx.recv_timeout(PATIENCE);
+    let _ = server.kill();
+    let _ = server.wait();
+    drop(stderr);
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(answer)) => panic!("a request was not answered 400: {answer:?}"),
+        Err(_) => panic!("the server stalled while its standard error was not read"),
+    }
+}

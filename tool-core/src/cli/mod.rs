@@ -372,7 +372,7 @@ impl PendingStore for LazyStore {
 /// Installs the process's log subscriber first, unless one is installed already (see
 /// [`LogFormat`]).
 pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
-    log::init(cli.log_format, matches!(cli.command, Command::Serve(_)));
+    let _log = log::init(cli.log_format, matches!(cli.command, Command::Serve(_)));
     let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
         path: cli.store.clone(),
         store: OnceLock::new(),
