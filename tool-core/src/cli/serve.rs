@@ -22,7 +22,7 @@ pub(super) struct LimitArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     body_read_timeout: f64,
     /// HTTP: seconds a connection may stay open with no request in flight and nothing
-    /// arriving.
+    /// arriving (between requests, the header read timeout runs too: the shorter applies).
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = seconds)]
     idle_timeout: f64,
     /// HTTP: connections served at once (one past it is answered 503 with Retry-After).

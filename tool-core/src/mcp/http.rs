@@ -111,7 +111,8 @@ pub struct HttpLimits {
     pub body_read_timeout: Duration,
     /// How long a connection may stay open with no request in flight and nothing arriving
     /// (default 10 s): a kept-alive connection between requests, or one that never sends.
-    /// An open SSE stream is a request in flight.
+    /// An open SSE stream is a request in flight. Between requests the header read timeout
+    /// runs too (hyper starts it when it waits for a head), so the shorter of the two applies.
     pub idle_timeout: Duration,
     /// Connections served at once (default 512); one past it is answered `503` with
     /// `Retry-After` and closed.
