@@ -6,8 +6,11 @@
 
 mod check;
 mod commands;
+mod log;
 mod run;
 mod serve;
+
+pub use log::LogFormat;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -38,6 +41,9 @@ pub struct Cli {
     /// appended (created, owner-only).
     #[arg(long, global = true)]
     store: Option<PathBuf>,
+    /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -209,6 +215,8 @@ struct ServeCommand {
     /// `--stateless`.
     #[arg(long, requires = "stateless")]
     json_response: bool,
+    #[command(flatten)]
+    limits: serve::LimitArgs,
 }
 
 /// A provider as the command line names it, for `catalog --format`, `call --stream --format`
@@ -385,7 +393,11 @@ impl PendingStore for LazyStore {
 
 /// Runs a parsed command against a registry, writing results to `out`; errors are returned as
 /// readable text.
+///
+/// Installs the process's log subscriber first, unless one is installed already (see
+/// [`LogFormat`]).
 pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let _log = log::init(cli.log_format, matches!(cli.command, Command::Serve(_)));
     let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
         path: cli.store.clone(),
         store: OnceLock::new(),

@@ -2,8 +2,60 @@
 
 use std::process::ExitCode;
 
+use std::time::Duration;
+
 use super::ServeCommand;
+use crate::mcp::http::HttpLimits;
 use crate::runtime::Runtime;
+
+/// The limits of `serve --http` (flattened into `serve`'s arguments); defaults are
+/// [`HttpLimits::default`]'s.
+#[derive(Debug, clap::Args)]
+pub(super) struct LimitArgs {
+    /// HTTP: seconds a request head may take to arrive (on a kept-alive connection, counted
+    /// from the previous response); the connection is closed past it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 15.0, value_parser = seconds)]
+    header_read_timeout: f64,
+    /// HTTP: seconds a request body may take to arrive in full (408 past it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
+    body_read_timeout: f64,
+    /// HTTP: seconds a connection may stay open with no request in flight and nothing
+    /// arriving (between requests, the header read timeout runs too: the shorter applies).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = seconds)]
+    idle_timeout: f64,
+    /// HTTP: connections served at once (one past it is answered 503 with Retry-After).
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
+    /// HTTP: live sessions at once (an initialize past it is answered 503); a session's slot
+    /// frees when it is deleted or expires.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    max_sessions: u32,
+    /// HTTP: seconds a session lives without a request before it expires.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = seconds)]
+    session_idle_timeout: f64,
+}
+
+/// A positive, finite number of seconds (fractions allowed).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 31_536_000.0 => Ok(s),
+        Ok(_) => Err("must be more than 0 and at most a year (31536000) seconds".into()),
+        Err(e) => Err(format!("not a number of seconds: {e}")),
+    }
+}
+
+impl LimitArgs {
+    fn limits(&self) -> HttpLimits {
+        HttpLimits {
+            header_read_timeout: Duration::from_secs_f64(self.header_read_timeout),
+            body_read_timeout: Duration::from_secs_f64(self.body_read_timeout),
+            idle_timeout: Duration::from_secs_f64(self.idle_timeout),
+            max_connections: self.max_connections as usize,
+            max_sessions: self.max_sessions as usize,
+            session_idle_timeout: Duration::from_secs_f64(self.session_idle_timeout),
+        }
+    }
+}
 
 /// `serve`: the tools over MCP.
 pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<ExitCode, String> {
@@ -20,6 +72,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         input_timeout,
         stateless,
         json_response,
+        limits,
     } = serve;
     let context = context
         .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
@@ -52,6 +105,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         max_body_bytes,
         stateless,
         json_response,
+        limits: limits.limits(),
     };
     let addr = http.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8931)));
     let shutdown = tokio_util::sync::CancellationToken::new();

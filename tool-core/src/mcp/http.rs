@@ -2,9 +2,13 @@
 //!
 //! Owns [`HttpOptions`], [`router`] and [`serve`]: `rmcp`'s Streamable HTTP service (sessions
 //! with CSPRNG ids, every protocol revision, the 2026-07-28 stateless path) behind a guard that
-//! checks `Host` and `Origin` (local names only unless allowed: 403), an optional bearer token
-//! (401), the body size (413) and that every POST is a JSON-RPC message (400 with a JSON-RPC
-//! `-32700`/`-32600` error instead of a bare status).
+//! checks `Host` and `Origin` (local names only unless allowed: 403; either header twice: 400,
+//! before anything else), an optional bearer token (401), the body size (413) and how long the
+//! body takes to arrive (408), that every POST is a JSON-RPC message (400 with a JSON-RPC
+//! `-32700`/`-32600` error instead of a bare status) and that an `initialize` carries valid
+//! params (400 with `-32602`), and the cap on live sessions (503). Every refusal is logged at
+//! warn with its reason. The connections themselves are limited by [`HttpLimits`] (header read
+//! and idle timeouts, a cap on open connections: see `listen`).
 //!
 //! Two deployment modes:
 //!
@@ -32,18 +36,23 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServerHandler;
 use serde_json::{json, Value};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
+use super::listen::{serve_router, ConnLimits};
+use super::session_cap::{CappedSessions, SessionSlots};
 use super::McpServer;
 
 /// What the HTTP transport accepts.
@@ -69,6 +78,8 @@ pub struct HttpOptions {
     /// every POST is answered with a stream, so [`serve`] refuses the combination (and
     /// [`router`] panics) rather than ignoring it.
     pub json_response: bool,
+    /// Timeouts and caps on connections and sessions.
+    pub limits: HttpLimits,
 }
 
 impl Default for HttpOptions {
@@ -80,12 +91,83 @@ impl Default for HttpOptions {
             max_body_bytes: 4 << 20,
             stateless: false,
             json_response: false,
+            limits: HttpLimits::default(),
+        }
+    }
+}
+
+/// How long clients get and how many may be served at once; refusals are HTTP errors with a
+/// JSON-RPC body, never a hang. [`serve`] enforces every limit; a [`router`] mounted in an
+/// application of your own enforces the body read timeout and the session cap (the others are
+/// the listener's: set them on your server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// How long a request head (request line and headers) may take to arrive (default 15 s);
+    /// the connection is closed past it. Counted from the moment the server waits for the
+    /// head: on a kept-alive connection, from the end of the previous response.
+    pub header_read_timeout: Duration,
+    /// How long a request body may take to arrive in full (default 30 s); past it the request
+    /// is answered `408` and the connection closed.
+    pub body_read_timeout: Duration,
+    /// How long a connection may stay open with no request in flight and nothing arriving
+    /// (default 10 s): a kept-alive connection between requests, or one that never sends.
+    /// An open SSE stream is a request in flight. Between requests the header read timeout
+    /// runs too (hyper starts it when it waits for a head), so the shorter of the two applies.
+    pub idle_timeout: Duration,
+    /// Connections served at once (default 512); one past it is answered `503` with
+    /// `Retry-After` and closed.
+    pub max_connections: usize,
+    /// Live sessions at once (default 1024); an `initialize` past it is answered `503`. A
+    /// session's slot is freed when the client deletes it (`DELETE /mcp`) or it expires.
+    /// Not used when stateless.
+    pub max_sessions: usize,
+    /// How long a session lives without any request (default 5 minutes); then it expires.
+    pub session_idle_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_read_timeout: Duration::from_secs(15),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(10),
+            max_connections: 512,
+            max_sessions: 1024,
+            session_idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+impl HttpLimits {
+    /// Why these limits cannot be served (a zero timeout or cap).
+    pub fn check(&self) -> Result<(), String> {
+        let timeouts = [
+            ("header_read_timeout", self.header_read_timeout),
+            ("body_read_timeout", self.body_read_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("session_idle_timeout", self.session_idle_timeout),
+        ];
+        if let Some((name, _)) = timeouts.iter().find(|(_, d)| d.is_zero()) {
+            return Err(format!("`{name}` must be longer than zero"));
+        }
+        if self.max_connections == 0 || self.max_sessions == 0 {
+            return Err("`max_connections` and `max_sessions` must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    fn conn(&self) -> ConnLimits {
+        ConnLimits {
+            header_read_timeout: self.header_read_timeout,
+            idle_timeout: self.idle_timeout,
+            max_connections: self.max_connections,
         }
     }
 }
 
 impl HttpOptions {
-    /// Why these options cannot be served (`json_response` without `stateless`).
+    /// Why these options cannot be served (`json_response` without `stateless`, or limits
+    /// [`HttpLimits::check`] refuses).
     pub fn check(&self) -> Result<(), String> {
         if self.json_response && !self.stateless {
             return Err(
@@ -93,28 +175,39 @@ impl HttpOptions {
                     .into(),
             );
         }
-        Ok(())
+        self.limits.check()
     }
 }
 
 const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-const LOCAL_ORIGINS: [&str; 6] = [
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "http://localhost",
-    "http://127.0.0.1",
-    "http://[::1]",
-];
+// `:*` matches any port and none (rmcp warns about entries without a port).
+const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 struct Guard {
     token: Option<String>,
     max_body: usize,
+    body_timeout: Duration,
+    /// The live sessions' slots (`None` when stateless: no sessions).
+    sessions: Option<Arc<SessionSlots>>,
 }
 
 fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// A refused request: logged at warn with `reason` (never the request's content), answered
+/// with a JSON-RPC error.
+fn refuse(reason: &'static str, status: StatusCode, id: Value, code: i64, message: String) -> Response {
+    tracing::warn!(reason, status = status.as_u16(), code, answer = %message, "refused an MCP HTTP request");
+    rpc_error(status, id, code, message)
+}
+
+/// The first of `Host` and `Origin` that the request carries more than once.
+fn duplicated(headers: &HeaderMap) -> Option<header::HeaderName> {
+    [header::HOST, header::ORIGIN]
+        .into_iter()
+        .find(|name| headers.get_all(name).iter().nth(1).is_some())
 }
 
 /// Compares without an early exit on the first differing byte.
@@ -164,49 +257,185 @@ pub(crate) fn invalid_message(v: &Value) -> Option<(Value, String)> {
     None
 }
 
+/// Why an `initialize` request's params are not what `initialize` takes (JSON-RPC `-32602`),
+/// and the id to answer with; `None` for any other message.
+pub(crate) fn invalid_params(v: &Value) -> Option<(Value, String)> {
+    if v.get("method").and_then(Value::as_str) != Some("initialize") {
+        return None;
+    }
+    let params = v.get("params").cloned().unwrap_or(Value::Null);
+    let e = serde_json::from_value::<InitializeRequestParams>(params).err()?;
+    let id = v.get("id").cloned().unwrap_or(Value::Null);
+    Some((
+        id,
+        format!("Invalid params: `initialize` takes `protocolVersion` (a string), `capabilities` (an object) and `clientInfo` (`name`, `version`): {e}"),
+    ))
+}
+
 async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if let Some(token) = &g.token {
-        if !authorized(request.headers(), token) {
-            let mut r = rpc_error(
-                StatusCode::UNAUTHORIZED,
-                Value::Null,
-                -32001,
-                "Unauthorized: send `Authorization: Bearer <token>`".into(),
-            );
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-            return r;
-        }
+    if let Some(refused) = g.check_head(request.headers()) {
+        return refused;
     }
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return logged(next.run(request).await);
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, g.max_body).await else {
-        return rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            Value::Null,
-            -32600,
-            format!("The request body is larger than {} bytes.", g.max_body),
-        );
+    let bytes = match g.read_body(body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
     };
-    match super::body::parse(&bytes) {
-        Err(r) => return rpc_error(StatusCode::BAD_REQUEST, r.id, r.code, r.message),
-        Ok(v) => {
-            if let Some((id, why)) = invalid_message(&v) {
-                return rpc_error(StatusCode::BAD_REQUEST, id, -32600, format!("Invalid request: {why}"));
+    // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
+    let message = match super::body::parse(&bytes) {
+        Err(r) => return refuse("not JSON, or a repeated key", StatusCode::BAD_REQUEST, r.id, r.code, r.message),
+        Ok(v) => v,
+    };
+    if let Some((id, why)) = invalid_message(&message) {
+        return refuse(
+            "not a JSON-RPC message",
+            StatusCode::BAD_REQUEST,
+            id,
+            -32600,
+            format!("Invalid request: {why}"),
+        );
+    }
+    if let Some((id, why)) = invalid_params(&message) {
+        return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);
+    }
+    let slot = match g.reserve_session(&parts.headers, &message) {
+        Ok(slot) => slot,
+        Err(refused) => return *refused,
+    };
+    let response = logged(next.run(Request::from_parts(parts, Body::from(bytes))).await);
+    if let (Some(slot), Some(sessions)) = (slot, &g.sessions) {
+        // The slot goes to the session the request created (none: it frees at once).
+        if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+            sessions.adopt(id, slot);
+        }
+    }
+    response
+}
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Logs at warn a request that `rmcp` refused (its status says why), and passes the response on.
+fn logged(response: Response) -> Response {
+    let status = response.status();
+    if status.is_client_error() || status.is_server_error() {
+        let reason = match status {
+            StatusCode::FORBIDDEN => "Host or Origin not allowed",
+            StatusCode::NOT_FOUND => "unknown or expired session",
+            StatusCode::METHOD_NOT_ALLOWED => "method not allowed",
+            StatusCode::NOT_ACCEPTABLE => "Accept must allow application/json and text/event-stream",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "Content-Type must be application/json",
+            _ => "refused by the MCP service",
+        };
+        tracing::warn!(reason, status = status.as_u16(), "refused an MCP HTTP request");
+    }
+    response
+}
+
+impl Guard {
+    /// Refuses a request by its head: `Host` or `Origin` twice, or no valid bearer token.
+    fn check_head(&self, headers: &HeaderMap) -> Option<Response> {
+        if let Some(name) = duplicated(headers) {
+            return Some(refuse(
+                "duplicate header",
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32600,
+                format!("Invalid request: the `{name}` header appears more than once"),
+            ));
+        }
+        let token = self.token.as_deref()?;
+        if authorized(headers, token) {
+            return None;
+        }
+        let mut r = refuse(
+            "no valid bearer token",
+            StatusCode::UNAUTHORIZED,
+            Value::Null,
+            -32001,
+            "Unauthorized: send `Authorization: Bearer <token>`".into(),
+        );
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        Some(r)
+    }
+
+    /// The whole body, if it is small enough and arrives in time.
+    async fn read_body(&self, body: Body) -> Result<axum::body::Bytes, Response> {
+        match tokio::time::timeout(self.body_timeout, axum::body::to_bytes(body, self.max_body)).await {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(_)) => Err(refuse(
+                "body too large",
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Value::Null,
+                -32600,
+                format!("The request body is larger than {} bytes.", self.max_body),
+            )),
+            Err(_) => {
+                let mut r = refuse(
+                    "body too slow",
+                    StatusCode::REQUEST_TIMEOUT,
+                    Value::Null,
+                    -32600,
+                    format!(
+                        "The request body did not arrive within {} ms; send it at once.",
+                        self.body_timeout.as_millis()
+                    ),
+                );
+                // The rest of the body is never read: the connection cannot carry another request.
+                r.headers_mut()
+                    .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+                Err(r)
             }
         }
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+
+    /// A session slot for an `initialize` that will create a session; refused (503) when every
+    /// slot is taken.
+    fn reserve_session(&self, headers: &HeaderMap, message: &Value) -> Result<Option<OwnedSemaphorePermit>, Box<Response>> {
+        let Some(sessions) = &self.sessions else {
+            return Ok(None);
+        };
+        if headers.contains_key(SESSION_HEADER) || message.get("method").and_then(Value::as_str) != Some("initialize") {
+            return Ok(None);
+        }
+        if let Some(slot) = sessions.reserve() {
+            return Ok(Some(slot));
+        }
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let mut r = refuse(
+            "session limit",
+            StatusCode::SERVICE_UNAVAILABLE,
+            id,
+            -32000,
+            format!(
+                "The server has its limit of {} live sessions; retry once a session ends (a client ends its session with DELETE /mcp).",
+                sessions.cap()
+            ),
+        );
+        r.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
+        Err(Box::new(r))
+    }
 }
 
 /// The axum router serving `server` at `/mcp`.
 ///
 /// # Panics
 ///
-/// When [`HttpOptions::check`] refuses `options` (`json_response` without `stateless`).
+/// When [`HttpOptions::check`] refuses `options` (`json_response` without `stateless`, a zero
+/// limit).
 pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServer<E>, options: &HttpOptions) -> axum::Router {
+    build_router(server, options, CancellationToken::new())
+}
+
+/// The router, its SSE streams ended when `cancel` is.
+fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
+    server: McpServer<E>,
+    options: &HttpOptions,
+    cancel: CancellationToken,
+) -> axum::Router {
     if let Err(why) = options.check() {
         panic!("invalid HTTP options: {why}");
     }
@@ -225,14 +454,21 @@ pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServe
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_legacy_session_mode(!options.stateless)
-        .with_json_response(options.json_response);
+        .with_json_response(options.json_response)
+        .with_cancellation_token(cancel);
     // Stateless, the factory runs for every request: each is a session of its own, told it
     // has no client to send requests to.
     let server = server.without_sessions(options.stateless);
-    let service = StreamableHttpService::new(move || Ok(server.for_new_session()), LocalSessionManager::default().into(), config);
+    let slots = SessionSlots::new(options.limits.max_sessions);
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(options.limits.session_idle_timeout);
+    let sessions = CappedSessions::new(local, slots.clone());
+    let service = StreamableHttpService::new(move || Ok(server.for_new_session()), sessions.into(), config);
     let guard_state = Arc::new(Guard {
         token: options.auth_token.clone(),
         max_body: options.max_body_bytes,
+        body_timeout: options.limits.body_read_timeout,
+        sessions: (!options.stateless).then_some(slots),
     });
     axum::Router::new()
         .nest_service("/mcp", service)
@@ -241,7 +477,9 @@ pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServe
 
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` receives the bound address
 /// (useful with port 0). Options [`HttpOptions::check`] refuses are an
-/// [`std::io::ErrorKind::InvalidInput`] error, before anything is bound.
+/// [`std::io::ErrorKind::InvalidInput`] error, before anything is bound. Connections are
+/// limited by [`HttpOptions::limits`]; once `shutdown` is cancelled, open streams end and
+/// connections get a few seconds to finish.
 pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     server: McpServer<E>,
     addr: SocketAddr,
@@ -249,19 +487,14 @@ pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     shutdown: CancellationToken,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
     options
         .check()
         .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
-    // Without TCP_NODELAY, small SSE frames wait on delayed ACKs.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router(server, &options))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    let router = build_router(server, &options, shutdown.child_token());
+    serve_router(listener, router, options.limits.conn(), shutdown).await;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -23,20 +23,25 @@
 //! - `parked`: 2026-07-28 runs waiting for the answer to their tool's question;
 //! - `convert`: `ToolSpec`, `ModelOutput` and `ToolOutput` as `rmcp` types;
 //! - `handle`: the per-call handle a tool sees as `cx.mcp()`;
-//! - [`http`] and [`stdio`]: the transports.
+//! - [`http`] and [`stdio`]: the transports; `listen` (HTTP connections within limits),
+//!   `activity` (what a connection is doing, for its idle timeout) and `session_cap` (the cap
+//!   on live HTTP sessions) serve `http`.
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still in use.
 
+mod activity;
 mod ask;
 mod body;
 mod call;
 mod convert;
 mod handle;
 pub mod http;
+mod listen;
 mod listing;
 mod parked;
 mod server;
 mod session;
+mod session_cap;
 pub mod stdio;
 
 use rmcp::model::{

@@ -1,13 +1,16 @@
 //! The MCP server over stdio: one JSON-RPC message per line.
 //!
 //! Owns [`serve`] and [`serve_io`]. Lines pass through a guard before `rmcp` sees them: a line
-//! that is not JSON is answered with a JSON-RPC `-32700` error and one that is not a JSON-RPC
-//! message with `-32600` (rmcp alone would drop them silently); the answers and rmcp's own
-//! messages share one writer, a line at a time.
+//! that is not JSON is answered with a JSON-RPC `-32700` error, one that is not a JSON-RPC
+//! message with `-32600` and an `initialize` with invalid params with `-32602` (rmcp alone
+//! would drop them silently, or end the session); the answers and rmcp's own messages share
+//! one writer, a line at a time. Lines are read in bounded chunks: one longer than the limit
+//! is answered `-32600` as soon as the limit is passed, and the rest of it is discarded as it
+//! arrives (never held), then the next line is served.
 
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
 use super::McpServer;
@@ -76,6 +79,76 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::Unbo
     Ok(())
 }
 
+/// One line of the client's, as [`next_line`] read it.
+#[derive(Debug, PartialEq)]
+enum Line {
+    /// A whole line (without its newline) is in the buffer.
+    Whole,
+    /// The line is longer than the limit; what was read of it is dropped. `ended`: its newline
+    /// was read too (otherwise the rest is still to be skipped).
+    TooLong { ended: bool },
+    /// The input ended.
+    End,
+}
+
+/// Reads one line into `buf` in the reader's chunks, holding at most `max` bytes of it.
+async fn next_line<R: AsyncBufRead + Unpin>(input: &mut R, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
+    buf.clear();
+    loop {
+        let chunk = input.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(if buf.is_empty() { Line::End } else { Line::Whole });
+        }
+        let newline = chunk.iter().position(|&b| b == b'\n');
+        let content = newline.unwrap_or(chunk.len());
+        if buf.len() + content > max {
+            let used = newline.map_or(chunk.len(), |at| at + 1);
+            input.consume(used);
+            buf.clear();
+            return Ok(Line::TooLong { ended: newline.is_some() });
+        }
+        buf.extend_from_slice(&chunk[..content]);
+        input.consume(newline.map_or(content, |at| at + 1));
+        if newline.is_some() {
+            return Ok(Line::Whole);
+        }
+    }
+}
+
+/// Discards the input up to and including the next newline, a chunk at a time.
+async fn skip_line<R: AsyncBufRead + Unpin>(input: &mut R) -> std::io::Result<()> {
+    loop {
+        let chunk = input.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                input.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let n = chunk.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
+/// The error line a line gets instead of going to rmcp (`None`: it goes on).
+fn refusal(line: &str) -> Option<String> {
+    // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
+    let refused = match super::body::parse(line.as_bytes()) {
+        Err(r) => Some(("not JSON, or a repeated key", error_line(r.id, r.code, r.message))),
+        Ok(v) => super::http::invalid_message(&v)
+            .map(|(id, why)| ("not a JSON-RPC message", error_line(id, -32600, format!("Invalid request: {why}"))))
+            .or_else(|| super::http::invalid_params(&v).map(|(id, why)| ("invalid initialize params", error_line(id, -32602, why)))),
+    };
+    let (reason, answer) = refused?;
+    tracing::warn!(reason, "refused an MCP stdio message");
+    Some(answer)
+}
+
 /// Reads the client's lines: a valid message goes on to rmcp, anything else (too long, not
 /// JSON, not a JSON-RPC message) is answered with an error line at once.
 async fn read_client<R: AsyncRead + Unpin>(
@@ -86,36 +159,30 @@ async fn read_client<R: AsyncRead + Unpin>(
     let mut input = BufReader::new(input);
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        let n = AsyncReadExt::take(&mut input, MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .await?;
-        if n == 0 {
-            break;
-        }
-        if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
-            // Skip the rest of the oversized line.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest).await?;
-            let _ = errors.send(error_line(
-                Value::Null,
-                -32600,
-                format!("Invalid request: a message is longer than {MAX_LINE} bytes"),
-            ));
-            continue;
+        match next_line(&mut input, &mut buf, MAX_LINE).await? {
+            Line::End => break,
+            Line::TooLong { ended } => {
+                tracing::warn!(limit = MAX_LINE, "refused an MCP stdio message: the line is too long");
+                let _ = errors.send(error_line(
+                    Value::Null,
+                    -32600,
+                    format!("Invalid request: a message is longer than {MAX_LINE} bytes"),
+                ));
+                if !ended {
+                    skip_line(&mut input).await?;
+                }
+                continue;
+            }
+            Line::Whole => {}
         }
         let line = String::from_utf8_lossy(&buf);
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        let answer = match super::body::parse(line.as_bytes()) {
-            Err(r) => Some(error_line(r.id, r.code, r.message)),
-            Ok(v) => super::http::invalid_message(&v).map(|(id, why)| error_line(id, -32600, format!("Invalid request: {why}"))),
-        };
-        match answer {
-            Some(a) => {
-                let _ = errors.send(a);
+        match refusal(line) {
+            Some(answer) => {
+                let _ = errors.send(answer);
             }
             None => {
                 to_rmcp.write_all(line.as_bytes()).await?;
@@ -124,4 +191,31 @@ async fn read_client<R: AsyncRead + Unpin>(
         }
     }
     to_rmcp.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn long_lines_are_refused_in_chunks_and_the_next_line_is_read() {
+        // A reader handing out 4-byte chunks: the limit is checked chunk by chunk.
+        let input = b"short\nthis line is too long\n\nlast".to_vec();
+        let mut input = BufReader::with_capacity(4, &input[..]);
+        let mut buf = Vec::new();
+        assert_eq!(next_line(&mut input, &mut buf, 8).await.unwrap(), Line::Whole);
+        assert_eq!(buf, b"short");
+        assert_eq!(next_line(&mut input, &mut buf, 8).await.unwrap(), Line::TooLong { ended: false });
+        assert!(buf.len() <= 8);
+        skip_line(&mut input).await.unwrap();
+        assert_eq!(next_line(&mut input, &mut buf, 8).await.unwrap(), Line::Whole);
+        assert_eq!(buf, b"");
+        assert_eq!(next_line(&mut input, &mut buf, 8).await.unwrap(), Line::Whole);
+        assert_eq!(buf, b"last");
+        assert_eq!(next_line(&mut input, &mut buf, 8).await.unwrap(), Line::End);
+        // Exactly at the limit is accepted.
+        let mut exact = BufReader::with_capacity(3, &b"12345678\n"[..]);
+        assert_eq!(next_line(&mut exact, &mut buf, 8).await.unwrap(), Line::Whole);
+        assert_eq!(buf, b"12345678");
+    }
 }

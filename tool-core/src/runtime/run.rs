@@ -184,8 +184,18 @@ impl Runtime {
     }
 }
 
-/// Ends a run with an error.
+/// Ends a run with an error, logged at warn: the tool, the call id and the error's kind, and
+/// the message only when this crate wrote it (unknown tool, approval, cancellation, timeout):
+/// a tool's own message or a validation message may quote the arguments.
 pub(crate) fn fail(sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, error: ToolError) {
+    let (tool, id, kind) = (&call.tool_name, &call.tool_call_id, error.kind().as_str());
+    match error.kind() {
+        ErrorKind::Aborted => tracing::warn!(tool = %tool, tool_call_id = %id, kind, error = error.message(), "tool call interrupted"),
+        ErrorKind::UnknownTool | ErrorKind::ApprovalRequired => {
+            tracing::warn!(tool = %tool, tool_call_id = %id, kind, error = error.message(), "tool call failed")
+        }
+        _ => tracing::warn!(tool = %tool, tool_call_id = %id, kind, "tool call failed"),
+    }
     sink.send(viewer.event(call.event(RunEventKind::ToolError { error: error.clone() })));
     sink.end(Outcome::Failed(error));
 }

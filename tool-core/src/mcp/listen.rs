@@ -1,0 +1,200 @@
+//! Accepting HTTP connections, within limits.
+//!
+//! Owns [`serve_router`]: the accept loop behind [`super::http::serve`]. Each connection is
+//! served by hyper's HTTP/1 server with its header read timeout (a request head must be
+//! complete within it; hyper counts from the moment it waits for one, so on a kept-alive
+//! connection from the end of the previous response) and closed when it has been idle (no
+//! request in flight, nothing of a next one received) past the idle timeout. At most
+//! `max_connections` are served at once: a connection past the cap is answered `503` with a
+//! JSON-RPC error and `Retry-After`, or (when even those answers are too many) closed at once.
+//! A failing `accept` (out of file descriptors) is logged and retried after a pause, never
+//! in a busy loop. What requests may carry is the guard's (`http`).
+
+use std::convert::Infallible;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::json;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+use super::activity::{Activity, Tracked, Watched};
+
+/// How long connections get to finish once shutdown is asked.
+const DRAIN: Duration = Duration::from_secs(10);
+/// Connections past the cap that are answered 503 at once; any more are closed unanswered.
+const REFUSALS: usize = 64;
+/// How long a connection past the cap gets to send the request it is refused.
+const REFUSAL_TIME: Duration = Duration::from_secs(2);
+/// The pause after a failing `accept` (e.g. out of file descriptors).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The connection limits [`serve_router`] enforces.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ConnLimits {
+    pub(super) header_read_timeout: Duration,
+    pub(super) idle_timeout: Duration,
+    pub(super) max_connections: usize,
+}
+
+/// Serves `router` on `listener` until `shutdown` is cancelled, then lets open connections
+/// finish (at most [`DRAIN`]).
+pub(super) async fn serve_router(listener: TcpListener, router: axum::Router, limits: ConnLimits, shutdown: CancellationToken) {
+    let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    let slots = Arc::new(Semaphore::new(max));
+    let refusals = Arc::new(Semaphore::new(REFUSALS));
+    let at_cap = AtomicBool::new(false);
+    loop {
+        let tcp = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) if is_connection_error(&e) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accepting an HTTP connection failed; retrying shortly");
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        _ = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                    }
+                }
+            },
+        };
+        // Without TCP_NODELAY, small SSE frames wait on delayed ACKs.
+        let _ = tcp.set_nodelay(true);
+        match slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                at_cap.store(false, Ordering::Relaxed);
+                tokio::spawn(serve_connection(tcp, router.clone(), limits, shutdown.clone(), permit));
+            }
+            Err(_) => {
+                if !at_cap.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        max_connections = max,
+                        "refusing HTTP connections: the server is at its connection limit"
+                    );
+                }
+                refuse(tcp, &refusals, max);
+            }
+        }
+    }
+    drop(listener);
+    // Every connection holds a slot until it ends.
+    let _ = tokio::time::timeout(DRAIN + Duration::from_secs(1), slots.acquire_many(max as u32)).await;
+}
+
+/// Serves one connection until it ends, idles past the limit or shutdown has drained it.
+async fn serve_connection(
+    tcp: TcpStream,
+    router: axum::Router,
+    limits: ConnLimits,
+    shutdown: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    let activity = Activity::new();
+    let io = TokioIo::new(Watched::new(tcp, activity.clone()));
+    let requests = activity.clone();
+    let service = service_fn(move |request: Request<Incoming>| {
+        let in_flight = requests.begin();
+        let router = router.clone();
+        async move {
+            let response = router.oneshot(request.map(Body::new)).await?;
+            Ok::<_, Infallible>(response.map(|body| Tracked::body(body, in_flight)))
+        }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true);
+    let conn = builder.serve_connection(io, service);
+    tokio::pin!(conn);
+    tokio::select! {
+        ended = conn.as_mut() => {
+            match ended {
+                Err(e) if e.is_timeout() => tracing::warn!(
+                    timeout_ms = limits.header_read_timeout.as_millis() as u64,
+                    "closed an HTTP connection whose request head did not arrive in time"
+                ),
+                Err(e) => tracing::debug!(error = %e, "an HTTP connection ended with an error"),
+                Ok(()) => {}
+            }
+            return;
+        }
+        () = idle_past(&activity, limits.idle_timeout) => {
+            tracing::debug!("closed an idle HTTP connection");
+            return;
+        }
+        () = shutdown.cancelled() => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(DRAIN, conn).await;
+}
+
+/// Resolves once the connection has been idle for `limit`.
+async fn idle_past(activity: &Activity, limit: Duration) {
+    let tick = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    loop {
+        let idle = activity.idle_for();
+        if idle >= limit {
+            return;
+        }
+        tokio::time::sleep((limit - idle).min(tick).max(Duration::from_millis(1))).await;
+    }
+}
+
+/// Answers a connection past the cap with a 503 (or closes it when too many are being
+/// answered already).
+fn refuse(tcp: TcpStream, refusals: &Arc<Semaphore>, max: usize) {
+    let Ok(permit) = refusals.clone().try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let _permit = permit;
+        let service = service_fn(move |request: Request<Incoming>| async move {
+            // Read (a bounded part of) the body, so closing does not reset the connection
+            // under the answer.
+            let _ = tokio::time::timeout(REFUSAL_TIME, axum::body::to_bytes(Body::new(request.into_body()), 64 << 10)).await;
+            Ok::<_, Infallible>(busy(max))
+        });
+        let mut builder = http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(REFUSAL_TIME).keep_alive(false);
+        let _ = tokio::time::timeout(REFUSAL_TIME * 2, builder.serve_connection(TokioIo::new(tcp), service)).await;
+    });
+}
+
+/// The answer to a connection past the cap.
+fn busy(max: usize) -> Response<Body> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!("The server is serving its limit of {max} connections; retry in a moment."),
+        },
+    });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+    headers.insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    headers.insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    response
+}
+
+/// An `accept` error that concerns one connection only (nothing to pause for).
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    )
+}
