@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
 use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};
+use crate::isolate::ExecutionPolicy;
 use crate::schema::SchemaError;
 use crate::spec::{ApprovalRule, SourceLocation};
 use crate::tool::{DynamicTool, Tool, ToolInput, ToolOutput};
@@ -109,6 +110,7 @@ pub struct Registry {
     tools: RwLock<BTreeMap<String, Entry>>,
     limits: Limits,
     changes: tokio::sync::watch::Sender<u64>,
+    execution: RwLock<Arc<ExecutionPolicy>>,
 }
 
 impl fmt::Debug for Registry {
@@ -116,6 +118,7 @@ impl fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field("tools", &self.ids())
             .field("limits", &self.limits)
+            .field("execution", &self.execution())
             .finish()
     }
 }
@@ -157,6 +160,7 @@ impl Registry {
             tools: RwLock::new(BTreeMap::new()),
             limits: Limits::default(),
             changes: tokio::sync::watch::Sender::new(0),
+            execution: RwLock::new(Arc::new(ExecutionPolicy::default())),
         }
     }
 
@@ -169,6 +173,24 @@ impl Registry {
     /// The argument limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Replaces where tool bodies run: the blocking pool, process isolation and its limits
+    /// (see [`crate::isolate`]).
+    pub fn with_execution(self, policy: ExecutionPolicy) -> Self {
+        self.set_execution(policy);
+        self
+    }
+
+    /// Replaces where tool bodies run, for calls prepared from now on (a shared registry, like
+    /// [`Registry::global`], is configured this way; calls already running keep their policy).
+    pub fn set_execution(&self, policy: ExecutionPolicy) {
+        *self.execution.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
+    }
+
+    /// Where tool bodies run.
+    pub fn execution(&self) -> Arc<ExecutionPolicy> {
+        self.execution.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Every `#[tool]` linked into this process, collected once. Fails with every duplicate id
@@ -380,7 +402,12 @@ impl Registry {
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
-        Ok(Prepared { entry, input, context })
+        Ok(Prepared {
+            entry,
+            input,
+            context,
+            policy: self.execution(),
+        })
     }
 
     /// Like [`Registry::call`], with the error as its JSON value: what a model receives.
@@ -399,6 +426,8 @@ pub(crate) struct Prepared<'a> {
     input: Validated<'a>,
     /// The validated request context, shared (every run of the call hands it to the tool as is).
     pub(crate) context: Arc<serde_json::Map<String, Value>>,
+    /// Where its body runs (the registry's policy when it was prepared).
+    policy: Arc<ExecutionPolicy>,
 }
 
 /// A prepared call that owns its arguments (the runtime keeps it across awaits and waits).
@@ -412,6 +441,7 @@ impl Clone for OwnedPrepared {
             entry: self.entry.clone(),
             input: Validated::Value(self.args().into_owned()),
             context: self.context.clone(),
+            policy: self.policy.clone(),
         }
     }
 }
@@ -448,6 +478,7 @@ impl<'a> Prepared<'a> {
             entry: self.entry,
             input: Validated::Value(input),
             context: self.context,
+            policy: self.policy,
         })
     }
 
@@ -483,7 +514,16 @@ impl<'a> Prepared<'a> {
         let id = self.entry.tool.spec().id.as_str();
         let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
         let input: ToolInput<'_> = self.input.as_input();
-        let finished = call::run(&self.entry.tool, input, self.context.clone(), (call_id, data), env, resume).await?;
+        let finished = call::run(
+            &self.entry.tool,
+            input,
+            self.context.clone(),
+            (call_id, data),
+            env,
+            resume,
+            &self.policy,
+        )
+        .await?;
         match &finished {
             Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json)?,
             Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload)?,

@@ -5,6 +5,7 @@
 //! tools linked into *that* binary.
 
 mod commands;
+mod execution;
 mod run;
 mod serve;
 
@@ -192,6 +193,8 @@ struct ServeCommand {
     /// `--stateless`.
     #[arg(long, requires = "stateless")]
     json_response: bool,
+    #[command(flatten)]
+    execution: execution::ExecutionArgs,
 }
 
 /// A provider as the command line names it, for `catalog --format`, `call --stream --format`
@@ -272,7 +275,8 @@ where
 
 /// Parses the given arguments as `C` and runs `exec` on a multi-threaded Tokio runtime with
 /// standard output: a bad command line prints clap's message and exits with 2 (help and
-/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. What
+/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. A
+/// process started as a tool worker ([`crate::isolate::worker_main`]) runs its one call instead. What
 /// [`run_from`] does for [`Cli`], for a command line that extends it (one that flattens
 /// [`Cli`] and adds its own options, then calls [`execute`]).
 pub fn run_parsed<C, I, T, F, Fut>(args: I, exec: F) -> ExitCode
@@ -283,6 +287,7 @@ where
     F: FnOnce(C, std::io::Stdout) -> Fut,
     Fut: std::future::Future<Output = Result<ExitCode, String>>,
 {
+    crate::isolate::worker_main();
     let parsed = match C::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {

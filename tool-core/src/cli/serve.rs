@@ -22,7 +22,9 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         input_timeout,
         stateless,
         json_response,
+        execution,
     } = serve;
+    runtime.registry().set_execution(execution.policy());
     let context = context
         .map(|c| serde_json::from_str::<Value>(&c).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;
