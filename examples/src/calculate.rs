@@ -99,6 +99,7 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
 /// Note: integer division truncates (`7 / 2` is `3`); write `7.0 / 2` for `3.5`.
 #[tool(
     id = "calculate",
+    blocking,
     tags = ["math", "offline"],
     // Plain parameters: the examples are values of the generated input struct, `InputOf<calculate>`.
     input_examples = [

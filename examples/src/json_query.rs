@@ -70,6 +70,7 @@ pub fn run_query(document: &Value, query: &str, max_results: usize) -> Result<Js
 /// selected node with its location.
 #[tool(
     id = "json-query",
+    blocking,
     tags = ["data", "offline"],
     provider_options(anthropic = json!({"cache_control": {"type": "ephemeral"}})),
     mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
