@@ -211,13 +211,16 @@ fn pid_alive(pid: u32) -> bool {
 /// The server goes on: an isolated call and an in-process call both answer.
 fn still_serves(rt: &tokio::runtime::Runtime, registry: &'static Registry) {
     let out = within(rt, 30, async move {
-        registry
-            .call("where-am-i", json!({"text": "again"}), CallOptions::default())
-            .await
+        registry.call("where-am-i", json!({"text": "again"}), CallOptions::default()).await
     })
     .expect("the next isolated call answers");
     assert_eq!(out.value()["text"], "again");
-    let out = within(rt, 10, async move { registry.call("quick", json!({}), CallOptions::default()).await }).unwrap();
+    let out = within(
+        rt,
+        10,
+        async move { registry.call("quick", json!({}), CallOptions::default()).await },
+    )
+    .unwrap();
     assert_eq!(out.value(), json!("quick"));
 }
 
@@ -251,7 +254,10 @@ fn isolated_call_runs_in_a_child_and_forwards_chunks() {
 fn stack_overflow_fails_the_call_only() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default().process_limits(limits(1024, 30))));
-    let err = within(&rt, 30, async move { registry.call("overflow", json!({}), CallOptions::default()).await }).unwrap_err();
+    let err = within(&rt, 30, async move {
+        registry.call("overflow", json!({}), CallOptions::default()).await
+    })
+    .unwrap_err();
     assert!(
         err.message().contains("the tool's process died: stack overflow"),
         "{}",
@@ -265,7 +271,10 @@ fn stack_overflow_fails_the_call_only() {
 fn abort_fails_the_call_only() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default().process_limits(limits(1024, 30))));
-    let err = within(&rt, 30, async move { registry.call("abort-now", json!({}), CallOptions::default()).await }).unwrap_err();
+    let err = within(&rt, 30, async move {
+        registry.call("abort-now", json!({}), CallOptions::default()).await
+    })
+    .unwrap_err();
     assert!(
         err.message().contains("the tool's process died: it aborted (signal 6, SIGABRT)"),
         "{}",
@@ -277,9 +286,13 @@ fn abort_fails_the_call_only() {
 fn out_of_memory_fails_the_call_only() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default().process_limits(limits(512, 30))));
-    let err = within(&rt, 60, async move { registry.call("hog-memory", json!({}), CallOptions::default()).await }).unwrap_err();
+    let err = within(&rt, 60, async move {
+        registry.call("hog-memory", json!({}), CallOptions::default()).await
+    })
+    .unwrap_err();
     assert!(
-        err.message().contains("the tool's process died: out of memory (the limit is 512 MiB)"),
+        err.message()
+            .contains("the tool's process died: out of memory (the limit is 512 MiB)"),
         "{}",
         err.message()
     );
@@ -290,9 +303,13 @@ fn out_of_memory_fails_the_call_only() {
 fn cpu_time_limit_kills_a_spinning_call() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default().process_limits(limits(1024, 1))));
-    let err = within(&rt, 60, async move { registry.call("spin-isolated", json!({}), CallOptions::default()).await }).unwrap_err();
+    let err = within(&rt, 60, async move {
+        registry.call("spin-isolated", json!({}), CallOptions::default()).await
+    })
+    .unwrap_err();
     assert!(
-        err.message().contains("the tool's process died: it used up its CPU-time limit of 1 s"),
+        err.message()
+            .contains("the tool's process died: it used up its CPU-time limit of 1 s"),
         "{}",
         err.message()
     );
@@ -302,7 +319,10 @@ fn cpu_time_limit_kills_a_spinning_call() {
 fn a_panic_in_the_child_is_the_usual_panic_error() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default()));
-    let err = within(&rt, 30, async move { registry.call("panics-isolated", json!({}), CallOptions::default()).await }).unwrap_err();
+    let err = within(&rt, 30, async move {
+        registry.call("panics-isolated", json!({}), CallOptions::default()).await
+    })
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Panic);
     assert!(err.message().contains("it panicked (deliberate)"), "{}", err.message());
 }
@@ -310,7 +330,10 @@ fn a_panic_in_the_child_is_the_usual_panic_error() {
 fn a_suspension_crosses_the_boundary() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default()));
-    let err = within(&rt, 30, async move { registry.call("suspends-isolated", json!({}), CallOptions::default()).await }).unwrap_err();
+    let err = within(&rt, 30, async move {
+        registry.call("suspends-isolated", json!({}), CallOptions::default()).await
+    })
+    .unwrap_err();
     assert!(err.message().contains("suspended itself"), "{}", err.message());
     assert_eq!(err.details(), Some(&json!({"question": "go on?"})));
 }
@@ -333,10 +356,7 @@ fn spin_then(rt: &tokio::runtime::Runtime, options: CallOptions, cancel: Option<
     if let Some(token) = cancel {
         token.cancel();
     }
-    let err = done_rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the call ends")
-        .unwrap_err();
+    let err = done_rx.recv_timeout(Duration::from_secs(30)).expect("the call ends").unwrap_err();
     (err, pid)
 }
 
@@ -353,7 +373,11 @@ fn a_timed_out_isolated_call_kills_its_process() {
     let rt = runtime();
     let (err, pid) = spin_then(&rt, CallOptions::default().timeout(Duration::from_millis(1500)), None);
     assert_eq!(err.kind(), ErrorKind::Aborted);
-    assert!(err.message().contains("timed out after 1500 ms; its process was killed"), "{}", err.message());
+    assert!(
+        err.message().contains("timed out after 1500 ms; its process was killed"),
+        "{}",
+        err.message()
+    );
     assert!(!pid_alive(pid), "the worker {pid} still exists after the timeout");
 }
 
@@ -373,9 +397,18 @@ fn spinning_blocking_tools_do_not_delay_an_async_call() {
         assert!(Instant::now() < deadline, "the spinners did not start");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let out = within(&rt, 10, async move { registry.call("quick", json!({}), CallOptions::default()).await }).unwrap();
+    let out = within(
+        &rt,
+        10,
+        async move { registry.call("quick", json!({}), CallOptions::default()).await },
+    )
+    .unwrap();
     assert_eq!(out.value(), json!("quick"));
-    assert_eq!(SPINNING.load(Ordering::SeqCst), before_spin + 2, "the spinners ended before the quick call");
+    assert_eq!(
+        SPINNING.load(Ordering::SeqCst),
+        before_spin + 2,
+        "the spinners ended before the quick call"
+    );
     assert!(spinners.iter().all(|s| !s.is_finished()));
     token.cancel();
     for spinner in spinners {
@@ -435,16 +468,31 @@ fn cancellation_drops_an_async_body() {
 type Test = (&'static str, fn());
 
 const TESTS: &[Test] = &[
-    ("isolated_call_runs_in_a_child_and_forwards_chunks", isolated_call_runs_in_a_child_and_forwards_chunks),
+    (
+        "isolated_call_runs_in_a_child_and_forwards_chunks",
+        isolated_call_runs_in_a_child_and_forwards_chunks,
+    ),
     ("stack_overflow_fails_the_call_only", stack_overflow_fails_the_call_only),
     ("abort_fails_the_call_only", abort_fails_the_call_only),
     ("out_of_memory_fails_the_call_only", out_of_memory_fails_the_call_only),
     ("cpu_time_limit_kills_a_spinning_call", cpu_time_limit_kills_a_spinning_call),
-    ("a_panic_in_the_child_is_the_usual_panic_error", a_panic_in_the_child_is_the_usual_panic_error),
+    (
+        "a_panic_in_the_child_is_the_usual_panic_error",
+        a_panic_in_the_child_is_the_usual_panic_error,
+    ),
     ("a_suspension_crosses_the_boundary", a_suspension_crosses_the_boundary),
-    ("cancelling_an_isolated_call_kills_its_process", cancelling_an_isolated_call_kills_its_process),
-    ("a_timed_out_isolated_call_kills_its_process", a_timed_out_isolated_call_kills_its_process),
-    ("spinning_blocking_tools_do_not_delay_an_async_call", spinning_blocking_tools_do_not_delay_an_async_call),
+    (
+        "cancelling_an_isolated_call_kills_its_process",
+        cancelling_an_isolated_call_kills_its_process,
+    ),
+    (
+        "a_timed_out_isolated_call_kills_its_process",
+        a_timed_out_isolated_call_kills_its_process,
+    ),
+    (
+        "spinning_blocking_tools_do_not_delay_an_async_call",
+        spinning_blocking_tools_do_not_delay_an_async_call,
+    ),
     ("dropping_a_blocking_call_stops_its_body", dropping_a_blocking_call_stops_its_body),
     ("cancellation_drops_an_async_body", cancellation_drops_an_async_body),
 ];

@@ -46,7 +46,11 @@ impl ExecutionArgs {
                 BlockingArg::Marked => BlockingTools::Marked,
                 BlockingArg::All => BlockingTools::All,
             })
-            .isolate_tools(if self.isolate_tools { IsolateTools::All } else { IsolateTools::Marked })
+            .isolate_tools(if self.isolate_tools {
+                IsolateTools::All
+            } else {
+                IsolateTools::Marked
+            })
             .process_limits(ProcessLimits {
                 memory_bytes: (self.isolate_memory_mib > 0).then(|| self.isolate_memory_mib.saturating_mul(1 << 20)),
                 cpu_seconds: (self.isolate_cpu_seconds > 0).then_some(self.isolate_cpu_seconds),

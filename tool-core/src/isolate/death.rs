@@ -96,9 +96,18 @@ mod tests {
         let d = diagnose(signalled(libc::SIGABRT), "memory allocation of 1048576 bytes failed\n", &limits);
         assert_eq!(d.phrase, "out of memory (the limit is 2048 MiB)");
         let d = diagnose(signalled(libc::SIGXCPU), "", &limits);
-        assert_eq!((d.reason, d.phrase.as_str()), ("cpu_time_limit", "it used up its CPU-time limit of 60 s"));
-        assert_eq!(diagnose(signalled(libc::SIGKILL), "", &limits).phrase, "killed by signal 9 (SIGKILL)");
-        assert_eq!(diagnose(signalled(libc::SIGABRT), "", &limits).phrase, "it aborted (signal 6, SIGABRT)");
+        assert_eq!(
+            (d.reason, d.phrase.as_str()),
+            ("cpu_time_limit", "it used up its CPU-time limit of 60 s")
+        );
+        assert_eq!(
+            diagnose(signalled(libc::SIGKILL), "", &limits).phrase,
+            "killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(
+            diagnose(signalled(libc::SIGABRT), "", &limits).phrase,
+            "it aborted (signal 6, SIGABRT)"
+        );
         let exited = diagnose(ExitStatus::from_raw(3 << 8), "", &limits);
         assert_eq!((exited.reason, exited.code), ("exit", Some(3)));
         assert_eq!(exited.details()["process"]["exit_code"], 3);

@@ -36,7 +36,8 @@ pub(crate) async fn run_in_child(
     let failed = |what: String| ToolError::new(format!("Tool `{id}` could not run in its own process: {what}"));
     if std::env::var_os(WORKER_ENV).is_some() {
         return Err(failed(
-            "this process is a tool worker that did not enter worker mode (call `tool_core::isolate::worker_main()` first in `main`)".into(),
+            "this process is a tool worker that did not enter worker mode (call `tool_core::isolate::worker_main()` first in `main`)"
+                .into(),
         ));
     }
     let request = request(tool, input, context, call, policy.limits).map_err(|e| failed(format!("its call could not be encoded: {e}")))?;

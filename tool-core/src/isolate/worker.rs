@@ -22,7 +22,7 @@ type Sink = Arc<Mutex<Box<dyn Write + Send>>>;
 /// one call it is given on standard input and exits; otherwise it returns at once.
 /// `tool_core::cli::run()` calls it for you.
 ///
-/// ```no_run
+/// ```text
 /// fn main() {
 ///     tool_core::isolate::worker_main();
 ///     // … the program as usual

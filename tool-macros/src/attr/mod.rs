@@ -11,7 +11,6 @@ use syn::{Expr, ExprArray, ExprLit, Ident, Lit, LitBool, LitInt, LitStr, Path, T
 use crate::ctxt::Ctxt;
 use grammar::{fn_path, parse_fn_path, set, set_some, unknown};
 
-
 pub enum Approval {
     Always,
     Predicate(Path),
@@ -118,7 +117,12 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
         "resume" => set(cx, &meta, &mut a.resume, meta.value()?.parse()?),
         "context" => set(cx, &meta, &mut a.context, meta.value()?.parse()?),
         "strict" => flag(cx, &meta, &mut a.strict, "leave `strict` out, tools are not strict by default")?,
-        "blocking" => flag(cx, &meta, &mut a.blocking, "leave `blocking` out, tool bodies run on the async workers by default")?,
+        "blocking" => flag(
+            cx,
+            &meta,
+            &mut a.blocking,
+            "leave `blocking` out, tool bodies run on the async workers by default",
+        )?,
         "isolate" => isolate(cx, a, &meta)?,
         "require_approval" => require_approval(cx, a, &meta)?,
         "to_model_output" => {
@@ -155,7 +159,10 @@ fn flag(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<Span>, off: &st
         _ => &on,
     };
     let path = &meta.path;
-    cx.error_spanned_by(quote::quote!(#path = #value), format!("`{key}` is a flag and takes no value: {fix}"));
+    cx.error_spanned_by(
+        quote::quote!(#path = #value),
+        format!("`{key}` is a flag and takes no value: {fix}"),
+    );
     Ok(())
 }
 
