@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tool_core::context::Writer;
-use tool_core::isolate::{ExecutionPolicy, ProcessLimits};
+use tool_core::isolate::{BlockingTools, ExecutionPolicy, IsolateTools, ProcessLimits};
 use tool_core::prelude::*;
 use tool_core::{CancellationToken, ErrorKind};
 
@@ -84,9 +84,8 @@ static SPINNING: AtomicUsize = AtomicUsize::new(0);
 /// Spin bodies that saw the cancellation and stopped.
 static STOPPED: AtomicUsize = AtomicUsize::new(0);
 
-/// Spins on the blocking pool until cancelled (checking cooperatively), at most 60 s
-#[tool(blocking)]
-async fn spin_blocking(#[ctx] cx: ToolContext) -> Result<u64, ToolError> {
+/// Spins until cancelled (checking cooperatively), at most 60 s.
+fn spin(cx: &ToolContext) -> Result<u64, ToolError> {
     SPINNING.fetch_add(1, Ordering::SeqCst);
     let started = Instant::now();
     let mut x = 0u64;
@@ -104,6 +103,24 @@ async fn spin_blocking(#[ctx] cx: ToolContext) -> Result<u64, ToolError> {
     SPINNING.fetch_sub(1, Ordering::SeqCst);
     STOPPED.fetch_add(1, Ordering::SeqCst);
     end
+}
+
+/// Spins on the blocking pool until cancelled
+#[tool(blocking)]
+async fn spin_blocking(#[ctx] cx: ToolContext) -> Result<u64, ToolError> {
+    spin(&cx)
+}
+
+/// Spins until cancelled, not marked blocking
+#[tool]
+async fn spin_plain(#[ctx] cx: ToolContext) -> Result<u64, ToolError> {
+    spin(&cx)
+}
+
+/// Says which process it ran in, not marked
+#[tool]
+async fn pid_here() -> u32 {
+    std::process::id()
 }
 
 /// Answers at once
@@ -150,6 +167,8 @@ fn registry(policy: ExecutionPolicy) -> Registry {
         panics_isolated::tool(),
         suspends_isolated::tool(),
         spin_blocking::tool(),
+        spin_plain::tool(),
+        pid_here::tool(),
         quick::tool(),
         waits_forever::tool(),
         waits_forever_blocking::tool(),
@@ -382,15 +401,26 @@ fn a_timed_out_isolated_call_kills_its_process() {
 }
 
 fn spinning_blocking_tools_do_not_delay_an_async_call() {
+    spinners_do_not_delay_an_async_call(ExecutionPolicy::default().blocking_threads(2), "spin-blocking");
+}
+
+fn with_blocking_tools_all_an_unmarked_spinner_does_not_delay_an_async_call() {
+    // The quick call goes to the pool too: leave it a thread.
+    let policy = ExecutionPolicy::default().blocking_threads(3).blocking_tools(BlockingTools::All);
+    spinners_do_not_delay_an_async_call(policy, "spin-plain");
+}
+
+/// Two spinning calls of `id` and, while they spin, a quick async call that must answer.
+fn spinners_do_not_delay_an_async_call(policy: ExecutionPolicy, id: &'static str) {
     let rt = runtime();
     // Two async workers, and two spinning bodies: on the workers they would hold both.
-    let registry = leak(registry(ExecutionPolicy::default().blocking_threads(2)));
+    let registry = leak(registry(policy));
     let token = CancellationToken::new();
     let (before_spin, before_stop) = (SPINNING.load(Ordering::SeqCst), STOPPED.load(Ordering::SeqCst));
     let mut spinners = Vec::new();
     for _ in 0..2 {
         let options = CallOptions::default().cancellation(token.clone());
-        spinners.push(rt.spawn(async move { registry.call("spin-blocking", json!({}), options).await }));
+        spinners.push(rt.spawn(async move { registry.call(id, json!({}), options).await }));
     }
     let deadline = Instant::now() + Duration::from_secs(30);
     while SPINNING.load(Ordering::SeqCst) < before_spin + 2 {
@@ -440,6 +470,27 @@ fn dropping_a_blocking_call_stops_its_body() {
         assert!(Instant::now() < deadline, "the body went on after its caller went away");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+fn with_isolate_tools_all_every_linked_tool_runs_in_a_child() {
+    let rt = runtime();
+    let me = std::process::id();
+    let here = DynamicTool::builder("pid-dynamic", "Says which process it ran in")
+        .handler(|_, _| async { Ok(json!(std::process::id())) })
+        .unwrap();
+    let plain = leak(registry(ExecutionPolicy::default()));
+    let all = leak(registry(ExecutionPolicy::default().isolate_tools(IsolateTools::All)));
+    all.insert(here).unwrap();
+    let pid = |registry: &'static Registry, id: &'static str| {
+        within(&rt, 30, async move { registry.call(id, json!({}), CallOptions::default()).await })
+            .unwrap()
+            .value()
+    };
+    assert_eq!(pid(plain, "pid-here"), json!(me));
+    let isolated = pid(all, "pid-here");
+    assert!(isolated.as_u64().is_some_and(|p| p != u64::from(me)), "{isolated}");
+    // A tool defined at run time cannot be found by a worker: it stays in process.
+    assert_eq!(pid(all, "pid-dynamic"), json!(me));
 }
 
 fn cancellation_drops_an_async_body() {
@@ -492,6 +543,14 @@ const TESTS: &[Test] = &[
     (
         "spinning_blocking_tools_do_not_delay_an_async_call",
         spinning_blocking_tools_do_not_delay_an_async_call,
+    ),
+    (
+        "with_blocking_tools_all_an_unmarked_spinner_does_not_delay_an_async_call",
+        with_blocking_tools_all_an_unmarked_spinner_does_not_delay_an_async_call,
+    ),
+    (
+        "with_isolate_tools_all_every_linked_tool_runs_in_a_child",
+        with_isolate_tools_all_every_linked_tool_runs_in_a_child,
     ),
     ("dropping_a_blocking_call_stops_its_body", dropping_a_blocking_call_stops_its_body),
     ("cancellation_drops_an_async_body", cancellation_drops_an_async_body),

@@ -8,7 +8,8 @@ use crate::isolate::{BlockingTools, ExecutionPolicy, IsolateTools, ProcessLimits
 #[derive(Debug, clap::Args)]
 pub(super) struct ExecutionArgs {
     /// Which tools' bodies run on the bounded blocking pool instead of the async workers:
-    /// those marked `#[tool(blocking)]`, or all.
+    /// those marked `#[tool(blocking)]`, or all (then a tool that awaits network I/O holds a
+    /// pool thread while it waits: size the pool with --blocking-threads).
     #[arg(long, value_enum, default_value_t = BlockingArg::Marked)]
     blocking_tools: BlockingArg,
     /// How many blocking bodies run at once (default: the machine's parallelism, at least 2).
@@ -60,5 +61,60 @@ impl ExecutionArgs {
             policy = policy.blocking_threads(n as usize);
         }
         policy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Args {
+        #[command(flatten)]
+        execution: ExecutionArgs,
+    }
+
+    fn policy(args: &[&str]) -> Result<ExecutionPolicy, clap::Error> {
+        Args::try_parse_from(std::iter::once("serve").chain(args.iter().copied())).map(|a| a.execution.policy())
+    }
+
+    #[test]
+    fn the_flags_make_the_policy() {
+        let p = policy(&[]).unwrap();
+        assert_eq!((p.blocking(), p.isolation()), (BlockingTools::Marked, IsolateTools::Marked));
+        assert_eq!(p.limits(), ProcessLimits::default());
+        let p = policy(&[
+            "--blocking-tools",
+            "all",
+            "--blocking-threads",
+            "3",
+            "--isolate-tools",
+            "--isolate-memory-mib",
+            "0",
+            "--isolate-cpu-seconds",
+            "5",
+            "--isolate-stack-mib",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(
+            (p.blocking(), p.isolation(), p.threads()),
+            (BlockingTools::All, IsolateTools::All, 3)
+        );
+        let limits = ProcessLimits {
+            memory_bytes: None,
+            cpu_seconds: Some(5),
+            stack_bytes: 2 << 20,
+        };
+        assert_eq!(p.limits(), limits);
+        for bad in [
+            &["--blocking-threads", "0"][..],
+            &["--blocking-tools", "some"],
+            &["--isolate-stack-mib", "0"],
+        ] {
+            assert!(policy(bad).is_err(), "{bad:?} was accepted");
+        }
     }
 }

@@ -19,7 +19,9 @@
 //! with `Handle::block_on` inside `tokio::task::spawn_blocking`: the body runs on a blocking
 //! thread (its timers and I/O still served by the runtime's drivers), and a semaphore of
 //! [`ExecutionPolicy::blocking_threads`] permits bounds how many run at once; a call beyond
-//! that waits for a permit without occupying a thread. Without the `runtime` feature (or
+//! that waits for a permit without occupying a thread. So as many runaway bodies as the pool
+//! has threads make later blocking calls wait (async calls never do); a timeout with process
+//! isolation bounds them for good. Without the `runtime` feature (or
 //! outside a Tokio runtime) a blocking body runs where the call is awaited.
 //!
 //! **Timeout and cancellation end the work, not just the response.** An async body's future
@@ -222,6 +224,16 @@ impl ExecutionPolicy {
     pub fn worker(mut self, command: WorkerCommand) -> Self {
         self.worker = Some(command);
         self
+    }
+
+    /// Which tools' bodies run on the blocking pool.
+    pub fn blocking(&self) -> BlockingTools {
+        self.blocking
+    }
+
+    /// Which tools run in a child process.
+    pub fn isolation(&self) -> IsolateTools {
+        self.isolate
     }
 
     /// The size of the blocking pool.
