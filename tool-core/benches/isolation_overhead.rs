@@ -1,6 +1,6 @@
 //! `isolation_overhead`: the same tiny tool called through the registry in process, on the
 //! blocking pool and in a child process (`isolate = "process"`), in the same run: what a call
-//! pays for each placement.
+//! pays for each placement; and `policy_read`, what choosing the placement adds to every call.
 //!
 //! This binary is its own tool worker (`main` calls `worker_main()` first).
 
@@ -56,6 +56,8 @@ fn placements(c: &mut Criterion) {
             })
         });
     }
+    // What every call now pays for choosing its placement: reading the registry's policy.
+    group.bench_function("policy_read", |b| b.iter(|| std::hint::black_box(registry.execution())));
     group.finish();
 }
 

@@ -79,6 +79,15 @@ async fn suspends_isolated(#[ctx] cx: ToolContext) -> Result<u64, ToolError> {
     Err(cx.suspend(json!({ "question": "go on?" })))
 }
 
+/// Answers, leaving a blocking task behind that never ends
+#[tool(isolate = "process")]
+async fn leaves_work_behind() -> u64 {
+    tokio::task::spawn_blocking(|| loop {
+        std::thread::sleep(Duration::from_secs(1));
+    });
+    7
+}
+
 /// Spin bodies still running.
 static SPINNING: AtomicUsize = AtomicUsize::new(0);
 /// Spin bodies that saw the cancellation and stopped.
@@ -164,6 +173,7 @@ fn registry(policy: ExecutionPolicy) -> Registry {
         hog_memory::tool(),
         spin_isolated::tool(),
         where_am_i::tool(),
+        leaves_work_behind::tool(),
         panics_isolated::tool(),
         suspends_isolated::tool(),
         spin_blocking::tool(),
@@ -268,6 +278,16 @@ fn isolated_call_runs_in_a_child_and_forwards_chunks() {
     assert_ne!(child, std::process::id(), "the tool ran in this process");
     assert!(!pid_alive(child), "the worker is gone after its call");
     assert_eq!(rx.try_recv().unwrap(), json!({"progress": "half"}));
+}
+
+fn work_left_behind_does_not_hold_the_answer_back() {
+    let rt = runtime();
+    let registry = leak(registry(ExecutionPolicy::default()));
+    let out = within(&rt, 30, async move {
+        registry.call("leaves-work-behind", json!({}), CallOptions::default()).await
+    })
+    .unwrap();
+    assert_eq!(out.value(), json!(7));
 }
 
 fn stack_overflow_fails_the_call_only() {
@@ -522,6 +542,10 @@ const TESTS: &[Test] = &[
     (
         "isolated_call_runs_in_a_child_and_forwards_chunks",
         isolated_call_runs_in_a_child_and_forwards_chunks,
+    ),
+    (
+        "work_left_behind_does_not_hold_the_answer_back",
+        work_left_behind_does_not_hold_the_answer_back,
     ),
     ("stack_overflow_fails_the_call_only", stack_overflow_fails_the_call_only),
     ("abort_fails_the_call_only", abort_fails_the_call_only),

@@ -243,7 +243,8 @@ pub(crate) async fn run(
     let mut call = ToolCallInfo::new(tool_id, id, data, env, token.clone());
     call.resume_data = resume;
     let result = match placement {
-        Placement::Process => in_child(policy, tool, input, &context, &call, (&cancellation, timeout)).await,
+        // Boxed: the common path's future does not carry a child process's state.
+        Placement::Process => Box::pin(in_child(policy, tool, input, &context, &call, (&cancellation, timeout))).await,
         Placement::Inline | Placement::Blocking => {
             // Decoding the input and creating the future run synchronously: catch a panic there too.
             let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {

@@ -145,6 +145,9 @@ fn run_on_this_thread(request: Request, sink: Sink) -> Message {
         request.resume_data,
         &ExecutionPolicy::in_worker(),
     ));
+    // Whatever the body left running (a blocking task, a spawned one) must not hold the answer
+    // back: the process exits right after sending it.
+    runtime.shutdown_background();
     match ran {
         Ok(Finished::Output(out)) => Message::Output(Output {
             json: out.json,
