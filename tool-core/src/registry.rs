@@ -107,10 +107,28 @@ struct Entry {
 /// [`Registry::global`] holds every `#[tool]` of every linked crate; [`Registry::from_iter`]
 /// builds an explicit set. Both also accept [`DynamicTool`]s at run time.
 pub struct Registry {
-    tools: RwLock<BTreeMap<String, Entry>>,
+    tools: RwLock<Tools>,
     limits: Limits,
     changes: tokio::sync::watch::Sender<u64>,
-    execution: RwLock<Arc<ExecutionPolicy>>,
+}
+
+/// The tools by id, and where their bodies run: under one lock, so a call reads both at once.
+struct Tools {
+    map: BTreeMap<String, Entry>,
+    execution: Arc<ExecutionPolicy>,
+}
+
+impl std::ops::Deref for Tools {
+    type Target = BTreeMap<String, Entry>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for Tools {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.map
+    }
 }
 
 impl fmt::Debug for Registry {
@@ -157,10 +175,12 @@ impl Registry {
     /// An empty registry with default limits.
     pub fn new() -> Self {
         Registry {
-            tools: RwLock::new(BTreeMap::new()),
+            tools: RwLock::new(Tools {
+                map: BTreeMap::new(),
+                execution: Arc::new(ExecutionPolicy::default()),
+            }),
             limits: Limits::default(),
             changes: tokio::sync::watch::Sender::new(0),
-            execution: RwLock::new(Arc::new(ExecutionPolicy::default())),
         }
     }
 
@@ -185,12 +205,12 @@ impl Registry {
     /// Replaces where tool bodies run, for calls prepared from now on (a shared registry, like
     /// [`Registry::global`], is configured this way; calls already running keep their policy).
     pub fn set_execution(&self, policy: ExecutionPolicy) {
-        *self.execution.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
+        self.tools.write().unwrap_or_else(|p| p.into_inner()).execution = Arc::new(policy);
     }
 
     /// Where tool bodies run.
     pub fn execution(&self) -> Arc<ExecutionPolicy> {
-        self.execution.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).execution.clone()
     }
 
     /// Every `#[tool]` linked into this process, collected once. Fails with every duplicate id
@@ -398,7 +418,11 @@ impl Registry {
     /// The first step of every call: the tool, the limits, the arguments (validated and
     /// repaired) and the request context. Text that is valid as sent stays borrowed.
     pub(crate) fn prepare<'a>(&self, id: &str, args: &'a CallArgs<'_>, context: Option<Value>) -> Result<Prepared<'a>, ToolError> {
-        let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
+        let (entry, policy) = {
+            let tools = self.tools.read().unwrap_or_else(|p| p.into_inner());
+            (tools.get(id).cloned(), tools.execution.clone())
+        };
+        let entry = entry.ok_or_else(|| self.unknown(id))?;
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
@@ -406,7 +430,7 @@ impl Registry {
             entry,
             input,
             context,
-            policy: self.execution(),
+            policy,
         })
     }
 
