@@ -88,6 +88,15 @@ async fn leaves_work_behind() -> u64 {
     7
 }
 
+/// Calls another isolated tool from its own process
+#[tool(isolate = "process")]
+async fn calls_nested() -> Result<Value, ToolError> {
+    let inner = Registry::global()
+        .call("where-am-i", json!({"text": "nested"}), CallOptions::default())
+        .await?;
+    Ok(json!({ "outer": std::process::id(), "inner": inner.value()["pid"] }))
+}
+
 /// Spin bodies still running.
 static SPINNING: AtomicUsize = AtomicUsize::new(0);
 /// Spin bodies that saw the cancellation and stopped.
@@ -174,6 +183,7 @@ fn registry(policy: ExecutionPolicy) -> Registry {
         spin_isolated::tool(),
         where_am_i::tool(),
         leaves_work_behind::tool(),
+        calls_nested::tool(),
         panics_isolated::tool(),
         suspends_isolated::tool(),
         spin_blocking::tool(),
@@ -288,6 +298,18 @@ fn work_left_behind_does_not_hold_the_answer_back() {
     })
     .unwrap();
     assert_eq!(out.value(), json!(7));
+}
+
+fn a_call_inside_a_worker_runs_in_that_worker() {
+    let rt = runtime();
+    let registry = leak(registry(ExecutionPolicy::default()));
+    let out = within(&rt, 30, async move {
+        registry.call("calls-nested", json!({}), CallOptions::default()).await
+    })
+    .unwrap()
+    .value();
+    assert_eq!(out["outer"], out["inner"], "{out}");
+    assert_ne!(out["outer"], json!(std::process::id()));
 }
 
 fn stack_overflow_fails_the_call_only() {
@@ -546,6 +568,10 @@ const TESTS: &[Test] = &[
     (
         "work_left_behind_does_not_hold_the_answer_back",
         work_left_behind_does_not_hold_the_answer_back,
+    ),
+    (
+        "a_call_inside_a_worker_runs_in_that_worker",
+        a_call_inside_a_worker_runs_in_that_worker,
     ),
     ("stack_overflow_fails_the_call_only", stack_overflow_fails_the_call_only),
     ("abort_fails_the_call_only", abort_fails_the_call_only),

@@ -82,6 +82,16 @@ pub const WORKER_ARG: &str = "__toolsmith_worker";
 /// Set in a worker's environment: a worker never starts workers of its own.
 pub const WORKER_ENV: &str = "TOOLSMITH_WORKER";
 
+/// Set once this process became a tool worker ([`worker_main`]): every call runs right there
+/// (never a worker of a worker).
+static IN_WORKER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks this process as a tool worker.
+#[cfg(feature = "isolate")]
+fn become_worker() {
+    IN_WORKER.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Which tools' bodies run on the blocking pool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum BlockingTools {
@@ -174,7 +184,6 @@ pub struct ExecutionPolicy {
     isolate: IsolateTools,
     limits: ProcessLimits,
     worker: Option<WorkerCommand>,
-    in_worker: bool,
 }
 
 impl Default for ExecutionPolicy {
@@ -189,7 +198,6 @@ impl Default for ExecutionPolicy {
             isolate: IsolateTools::Marked,
             limits: ProcessLimits::default(),
             worker: None,
-            in_worker: false,
         }
     }
 }
@@ -246,18 +254,10 @@ impl ExecutionPolicy {
         self.limits
     }
 
-    /// The policy inside a worker: everything runs right there (never a worker of a worker).
-    #[cfg(feature = "isolate")]
-    pub(crate) fn in_worker() -> Self {
-        ExecutionPolicy {
-            in_worker: true,
-            ..ExecutionPolicy::default()
-        }
-    }
-
     /// Where a call of the tool described by `spec` runs.
     pub(crate) fn placement(&self, spec: &ToolSpec) -> Placement {
-        if self.in_worker {
+        // In a worker, calls a body makes of other tools run right there too.
+        if IN_WORKER.load(std::sync::atomic::Ordering::Relaxed) {
             return Placement::Inline;
         }
         let linked = !spec.source.file.is_empty();

@@ -36,6 +36,7 @@ pub fn worker_main() {
 
 /// Runs the worker; the exit code (0 when an answer was sent, whatever it says).
 fn serve() -> i32 {
+    super::become_worker();
     let sink: Sink = match take_stdout() {
         Ok(out) => Arc::new(Mutex::new(out)),
         Err(e) => {
@@ -143,7 +144,7 @@ fn run_on_this_thread(request: Request, sink: Sink) -> Message {
         (request.tool_call_id, &data),
         env,
         request.resume_data,
-        &ExecutionPolicy::in_worker(),
+        &ExecutionPolicy::default(),
     ));
     // Whatever the body left running (a blocking task, a spawned one) must not hold the answer
     // back: the process exits right after sending it.
