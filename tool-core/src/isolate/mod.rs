@@ -79,7 +79,9 @@ pub use worker::worker_main;
 /// The argument that makes a binary a tool worker (see [`worker_main`]).
 pub const WORKER_ARG: &str = "__toolsmith_worker";
 
-/// Set in a worker's environment: a worker never starts workers of its own.
+/// Set in a worker's environment. A process that has it but never entered worker mode (its
+/// `main` does not call [`worker_main`]) refuses to start workers: the call fails saying so,
+/// instead of the program starting itself again and again.
 pub const WORKER_ENV: &str = "TOOLSMITH_WORKER";
 
 /// Set once this process became a tool worker ([`worker_main`]): every call runs right there
