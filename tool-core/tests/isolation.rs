@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tool_core::context::Writer;
-use tool_core::isolate::{BlockingTools, ExecutionPolicy, IsolateTools, ProcessLimits};
+use tool_core::isolate::{BlockingTools, ExecutionPolicy, IsolateTools, ProcessLimits, WorkerCommand};
 use tool_core::prelude::*;
 use tool_core::{CancellationToken, ErrorKind};
 
@@ -312,6 +312,26 @@ fn a_call_inside_a_worker_runs_in_that_worker() {
     assert_ne!(out["outer"], json!(std::process::id()));
 }
 
+fn a_worker_that_never_answers_fails_the_call_saying_why() {
+    let rt = runtime();
+    let not_a_worker = WorkerCommand {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), "exit 3".into()],
+    };
+    let misconfigured = leak(registry(ExecutionPolicy::default().worker(not_a_worker)));
+    let err = within(&rt, 30, async move {
+        misconfigured.call("where-am-i", json!({"text": "x"}), CallOptions::default()).await
+    })
+    .unwrap_err();
+    assert!(
+        err.message()
+            .contains("it exited with status 3 without answering (is `tool_core::isolate::worker_main()`"),
+        "{}",
+        err.message()
+    );
+    still_serves(&rt, leak(registry(ExecutionPolicy::default())));
+}
+
 fn stack_overflow_fails_the_call_only() {
     let rt = runtime();
     let registry = leak(registry(ExecutionPolicy::default().process_limits(limits(1024, 30))));
@@ -572,6 +592,10 @@ const TESTS: &[Test] = &[
     (
         "a_call_inside_a_worker_runs_in_that_worker",
         a_call_inside_a_worker_runs_in_that_worker,
+    ),
+    (
+        "a_worker_that_never_answers_fails_the_call_saying_why",
+        a_worker_that_never_answers_fails_the_call_saying_why,
     ),
     ("stack_overflow_fails_the_call_only", stack_overflow_fails_the_call_only),
     ("abort_fails_the_call_only", abort_fails_the_call_only),

@@ -73,7 +73,12 @@ pub(super) fn diagnose(status: ExitStatus, stderr: &str, limits: &ProcessLimits)
             let name = signal_name(s).map(|n| format!(" ({n})")).unwrap_or_default();
             death(format!("killed by signal {s}{name}"), "signal")
         }
-        (None, Some(c)) => death(format!("it exited with status {c} without answering"), "exit"),
+        (None, Some(c)) => death(
+            format!(
+                "it exited with status {c} without answering (is `tool_core::isolate::worker_main()` the first thing its `main` does?)"
+            ),
+            "exit",
+        ),
         (None, None) => death("it ended without answering".to_owned(), "exit"),
     }
 }
