@@ -119,6 +119,7 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
 /// 1000 items nested 16 deep; at most 100 variables. Exceeding one is an error naming it.
 #[tool(
     id = "calculate",
+    blocking,
     tags = ["math", "offline"],
     // Plain parameters: the examples are values of the generated input struct, `InputOf<calculate>`.
     input_examples = [

@@ -242,6 +242,7 @@ pub fn run_query(document: &Value, query: &str, max_results: usize) -> Result<Js
 /// of JSON. Exceeding one is an error naming it.
 #[tool(
     id = "json-query",
+    blocking,
     tags = ["data", "offline"],
     provider_options(anthropic = json!({"cache_control": {"type": "ephemeral"}})),
     mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false)

@@ -395,6 +395,21 @@ impl<C> ToolContext<C> {
         self.call.cancellation.is_cancelled()
     }
 
+    /// The cooperative cancellation check for a body that does not await (a CPU loop, blocking
+    /// I/O): an aborted error once the call was cancelled or timed out, so `cx.check_cancelled()?`
+    /// in the loop ends the work, not just the response. One atomic load.
+    ///
+    /// An async body needs no check: its future is dropped at the cancellation or timeout.
+    /// Rust cannot stop a thread from outside, so blocking work in-process ends only where it
+    /// checks; `#[tool(isolate = "process")]` is the hard guarantee (the process is killed).
+    pub fn check_cancelled(&self) -> Result<(), ToolError> {
+        if self.call.cancellation.is_cancelled() {
+            Err(ToolError::aborted(format!("Tool `{}` was cancelled", self.call.tool_name)))
+        } else {
+            Ok(())
+        }
+    }
+
     /// The agent-facing context: thread and resource ids, messages, suspension, resume data,
     /// the writer.
     pub fn agent(&self) -> Agent<'_> {

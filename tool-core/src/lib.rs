@@ -35,7 +35,8 @@
 //!
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
 //! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
-//! (the set of tools), [`context`] (what a tool receives), [`dialect`] (which model provider,
+//! (the set of tools), [`isolate`] (where a tool's body runs: async workers, the blocking pool
+//! or a child process), [`context`] (what a tool receives), [`dialect`] (which model provider,
 //! and what it can do), [`catalog`] (provider formats), [`stream`] and [`partial_json`]
 //! (streamed model output), `runtime` (calls as runs of typed events ending in one outcome:
 //! approval, suspension, background tasks, views), `mcp` (the MCP server) and `cli` (the
@@ -47,7 +48,8 @@
 //! macro, the registry, validated calls, catalogs and the stream decoders, and none of the heavy
 //! parts: `runtime` (runs, approval, suspension, background tasks), `sqlite` (the SQLite store
 //! for waiting calls; bundled SQLite), `mcp` (the MCP server: rmcp, axum), `check`
-//! ([`Registry::check`]: every tool tested against its own schemas) and `cli` (the `toolsmith`
+//! ([`Registry::check`]: every tool tested against its own schemas), `isolate` (tools in a child
+//! process with resource limits: libc, Tokio's process support) and `cli` (the `toolsmith`
 //! command line: clap; implies the others).
 
 #![warn(missing_docs)]
@@ -63,6 +65,7 @@ pub mod cli;
 pub mod context;
 pub mod dialect;
 pub mod error;
+pub mod isolate;
 pub mod json;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -91,7 +94,7 @@ pub use error::{ErrorKind, Issue, ToolError};
 pub use model_output::{ContentPart, ModelOutput};
 pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};
 pub use schema::SchemaError;
-pub use spec::ToolSpec;
+pub use spec::{Isolation, ToolSpec};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{DynamicTool, InputOf, OutputOf, Tool, ToolInput, ToolOutput, TypedTool};
 pub use tool_macros::tool;

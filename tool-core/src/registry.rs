@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
 use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};
+use crate::isolate::ExecutionPolicy;
 use crate::schema::SchemaError;
 use crate::spec::{ApprovalRule, SourceLocation};
 use crate::tool::{DynamicTool, Tool, ToolInput, ToolOutput};
@@ -106,9 +107,28 @@ struct Entry {
 /// [`Registry::global`] holds every `#[tool]` of every linked crate; [`Registry::from_iter`]
 /// builds an explicit set. Both also accept [`DynamicTool`]s at run time.
 pub struct Registry {
-    tools: RwLock<BTreeMap<String, Entry>>,
+    tools: RwLock<Tools>,
     limits: Limits,
     changes: tokio::sync::watch::Sender<u64>,
+}
+
+/// The tools by id, and where their bodies run: under one lock, so a call reads both at once.
+struct Tools {
+    map: BTreeMap<String, Entry>,
+    execution: Arc<ExecutionPolicy>,
+}
+
+impl std::ops::Deref for Tools {
+    type Target = BTreeMap<String, Entry>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for Tools {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.map
+    }
 }
 
 impl fmt::Debug for Registry {
@@ -116,6 +136,7 @@ impl fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field("tools", &self.ids())
             .field("limits", &self.limits)
+            .field("execution", &self.execution())
             .finish()
     }
 }
@@ -154,7 +175,10 @@ impl Registry {
     /// An empty registry with default limits.
     pub fn new() -> Self {
         Registry {
-            tools: RwLock::new(BTreeMap::new()),
+            tools: RwLock::new(Tools {
+                map: BTreeMap::new(),
+                execution: Arc::new(ExecutionPolicy::default()),
+            }),
             limits: Limits::default(),
             changes: tokio::sync::watch::Sender::new(0),
         }
@@ -169,6 +193,24 @@ impl Registry {
     /// The argument limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Replaces where tool bodies run: the blocking pool, process isolation and its limits
+    /// (see [`crate::isolate`]).
+    pub fn with_execution(self, policy: ExecutionPolicy) -> Self {
+        self.set_execution(policy);
+        self
+    }
+
+    /// Replaces where tool bodies run, for calls prepared from now on (a shared registry, like
+    /// [`Registry::global`], is configured this way; calls already running keep their policy).
+    pub fn set_execution(&self, policy: ExecutionPolicy) {
+        self.tools.write().unwrap_or_else(|p| p.into_inner()).execution = Arc::new(policy);
+    }
+
+    /// Where tool bodies run.
+    pub fn execution(&self) -> Arc<ExecutionPolicy> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).execution.clone()
     }
 
     /// Every `#[tool]` linked into this process, collected once. Fails with every duplicate id
@@ -398,11 +440,20 @@ impl Registry {
     /// The first step of every call: the tool, the limits, the arguments (validated and
     /// repaired) and the request context. Text that is valid as sent stays borrowed.
     pub(crate) fn prepare<'a>(&self, id: &str, args: &'a CallArgs<'_>, context: Option<Value>) -> Result<Prepared<'a>, ToolError> {
-        let entry = self.entry(id).ok_or_else(|| self.unknown(id))?;
+        let (entry, policy) = {
+            let tools = self.tools.read().unwrap_or_else(|p| p.into_inner());
+            (tools.get(id).cloned(), tools.execution.clone())
+        };
+        let entry = entry.ok_or_else(|| self.unknown(id))?;
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
-        Ok(Prepared { entry, input, context })
+        Ok(Prepared {
+            entry,
+            input,
+            context,
+            policy,
+        })
     }
 
     /// Like [`Registry::call`], with the error as its JSON value: what a model receives.
@@ -421,6 +472,8 @@ pub(crate) struct Prepared<'a> {
     input: Validated<'a>,
     /// The validated request context, shared (every run of the call hands it to the tool as is).
     pub(crate) context: Arc<serde_json::Map<String, Value>>,
+    /// Where its body runs (the registry's policy when it was prepared).
+    policy: Arc<ExecutionPolicy>,
 }
 
 /// A prepared call that owns its arguments (the runtime keeps it across awaits and waits).
@@ -434,6 +487,7 @@ impl Clone for OwnedPrepared {
             entry: self.entry.clone(),
             input: Validated::Value(self.args().into_owned()),
             context: self.context.clone(),
+            policy: self.policy.clone(),
         }
     }
 }
@@ -470,6 +524,7 @@ impl<'a> Prepared<'a> {
             entry: self.entry,
             input: Validated::Value(input),
             context: self.context,
+            policy: self.policy,
         })
     }
 
@@ -505,7 +560,16 @@ impl<'a> Prepared<'a> {
         let id = self.entry.tool.spec().id.as_str();
         let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
         let input: ToolInput<'_> = self.input.as_input();
-        let finished = call::run(&self.entry.tool, input, self.context.clone(), (call_id, data), env, resume).await?;
+        let finished = call::run(
+            &self.entry.tool,
+            input,
+            self.context.clone(),
+            (call_id, data),
+            env,
+            resume,
+            &self.policy,
+        )
+        .await?;
         match &finished {
             Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json)?,
             Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload)?,

@@ -22,6 +22,14 @@ pub struct ToolSpec {
     pub title: Option<String>,
     /// Ask providers that support it for exact-schema arguments.
     pub strict: bool,
+    /// The body does CPU work or blocking I/O (`#[tool(blocking)]`): it runs on the bounded
+    /// blocking pool, never on the async workers (see [`crate::isolate`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub blocking: bool,
+    /// Where each call runs: in this process, or in a child process (`#[tool(isolate =
+    /// "process")]`, see [`crate::isolate`]).
+    #[serde(skip_serializing_if = "Isolation::is_in_process")]
+    pub isolate: Isolation,
     /// JSON Schema (2020-12) of the input, deserialize contract. Its root is always an object.
     pub input_schema: Value,
     /// JSON Schema of the output, serialize contract; `None` for `()`.
@@ -103,6 +111,8 @@ impl ToolSpec {
             description: description.into(),
             title: None,
             strict: false,
+            blocking: false,
+            isolate: Isolation::InProcess,
             input_schema,
             output_schema: None,
             suspend_schema: None,
@@ -124,6 +134,26 @@ impl ToolSpec {
     /// Whether a transform is configured for a target and phase.
     pub fn has_transform(&self, target: TransformTarget, phase: TransformPhase) -> bool {
         self.transforms.contains(&(target, phase))
+    }
+}
+
+/// Where a tool's calls run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Isolation {
+    /// In the calling process (on the async workers, or the blocking pool for a blocking tool).
+    #[default]
+    InProcess,
+    /// In a child process of the same binary, with memory, CPU-time and stack limits: a
+    /// crash fails only the call, and cancellation kills the process.
+    Process,
+}
+
+impl Isolation {
+    /// Whether this is [`Isolation::InProcess`].
+    pub fn is_in_process(&self) -> bool {
+        *self == Isolation::InProcess
     }
 }
 

@@ -21,7 +21,7 @@ use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::model_output::ModelOutput;
 use crate::schema::{self, SchemaError};
-use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, McpSpec, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
+use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, Isolation, McpSpec, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
 
 pub use crate::context::BoxFuture;
 
@@ -214,6 +214,10 @@ pub struct ToolMeta {
     pub title: Option<&'static str>,
     /// Whether the tool asks providers for strict schema adherence.
     pub strict: bool,
+    /// Whether the body runs on the blocking pool (`blocking`).
+    pub blocking: bool,
+    /// Where its calls run (`isolate = "process"`).
+    pub isolate: Isolation,
     /// When a call needs a person's approval (`None`: never).
     pub require_approval: Option<ApprovalRule>,
     /// MCP annotations and `_meta`.
@@ -339,6 +343,8 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     let mut spec = ToolSpec::new(meta.id, schema::reflow_doc(meta.description), input_schema);
     spec.title = meta.title.map(str::to_owned);
     spec.strict = meta.strict;
+    spec.blocking = meta.blocking;
+    spec.isolate = meta.isolate;
     spec.output_schema = schema::produce_schema::<T::Output>();
     spec.suspend_schema = meta.has_suspend.then(schema::produce_schema::<T::Suspend>).flatten();
     spec.resume_schema = meta.has_resume.then(schema::receive_schema::<T::Resume>);
@@ -580,6 +586,13 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// The handler does CPU work or blocking I/O: its calls run on the registry's bounded
+    /// blocking pool, never on the async workers (`#[tool(blocking)]` for a dynamic tool).
+    pub fn blocking(mut self) -> Self {
+        self.spec.blocking = true;
+        self
+    }
+
     /// Edits any other part of the spec (MCP annotations, provider options, …).
     pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
         edit(&mut self.spec);
@@ -593,6 +606,12 @@ impl DynamicToolBuilder {
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
         check_dynamic_id(&self.spec.id)?;
+        if self.spec.isolate == Isolation::Process {
+            return Err(SchemaError(format!(
+                "tool `{}`: a tool defined at run time cannot run in a child process (the child finds tools among the `#[tool]`s linked into the binary); leave `isolate` unset",
+                self.spec.id
+            )));
+        }
         if self.spec.description.trim().is_empty() {
             return Err(SchemaError(format!(
                 "tool `{}`: the description is empty; the model reads it to decide when to call",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 fn layer(module: &str) -> Option<u8> {
     Some(match module {
         "spec" | "schema" | "error" | "model_output" | "json" | "panic" => 0,
-        "tool" | "context" | "call" | "registry" => 1,
+        "tool" | "context" | "call" | "registry" | "isolate" => 1,
         "dialect" | "catalog" | "stream" | "partial_json" | "check" => 2,
         "runtime" => 3,
         "mcp" | "cli" | "provider" => 4,

@@ -45,6 +45,8 @@ fn every_option() {
     insta::assert_snapshot!(expand(
         quote!(
             title = "Customer",
+            blocking,
+            isolate = "process",
             require_approval = needs_approval,
             to_model_output = summary,
             transform(display(input = show_in, error = show_err), transcript(output = show_out)),

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::{CatchUnwind, Either};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -36,8 +37,9 @@ pub(crate) use validate::accepted_input;
 pub(crate) use validate::validate_resume;
 pub(crate) use validate::{validate_args, validate_context, validate_output, validate_suspension, Compiled, Validated};
 
-use crate::context::{CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
+use crate::context::{BoxFuture, CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
 use crate::error::{ErrorKind, ToolError};
+use crate::isolate::{ExecutionPolicy, Placement};
 use crate::panic::panic_message;
 use crate::spec::BackgroundOverride;
 use crate::tool::{Tool, ToolInput, ToolOutput};
@@ -217,8 +219,9 @@ pub(crate) fn new_call_id() -> String {
     id
 }
 
-/// Runs a tool's future with panic catching, cancellation and the timeout. `id` is the call's
-/// id (resolved by the caller), `resume` the validated resume data of a continued call.
+/// Runs a tool's body where `policy` places it (on this task, the blocking pool or a child
+/// process), with panic catching, cancellation and the timeout. `id` is the call's id
+/// (resolved by the caller), `resume` the validated resume data of a continued call.
 pub(crate) async fn run(
     tool: &Arc<dyn Tool>,
     input: ToolInput<'_>,
@@ -226,6 +229,7 @@ pub(crate) async fn run(
     (id, data): (String, &CallData),
     env: CallEnv,
     resume: Option<Value>,
+    policy: &ExecutionPolicy,
 ) -> Result<Finished, ToolError> {
     let tool_id = tool.spec().id.as_str();
     let watched = env.cancellation.is_some() || env.timeout.is_some();
@@ -233,23 +237,31 @@ pub(crate) async fn run(
     if cancellation.is_cancelled() {
         return Err(ToolError::aborted(format!("Tool `{tool_id}` was cancelled before it started")).for_tool(tool_id));
     }
-    let mut call = ToolCallInfo::new(tool_id, id, data, env, cancellation.clone());
+    let placement = policy.placement(tool.spec());
+    // A body off this task gets a token of its own, cancelled with the call's or when this
+    // call is dropped (the caller went away), never cancelling the caller's token itself.
+    let token = match placement {
+        Placement::Inline => cancellation.clone(),
+        Placement::Blocking | Placement::Process => cancellation.child_token(),
+    };
+    let mut call = ToolCallInfo::new(tool_id, id, data, env, token.clone());
     call.resume_data = resume;
-    let panicked = |payload: &(dyn Any + Send)| {
-        ToolError::with_kind(
-            ErrorKind::Panic,
-            format!("Tool `{tool_id}` failed: it panicked ({})", panic_message(payload)),
-        )
-    };
-    // Decoding the input and creating the future run synchronously: catch a panic there too.
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
-        Ok(fut) => AssertUnwindSafe(fut).catch_unwind(),
-        Err(payload) => return Err(panicked(&*payload).for_tool(tool_id)),
-    };
-    let result = if watched {
-        Box::pin(watch(tool_id, fut, &cancellation, timeout)).await
-    } else {
-        fut.await.unwrap_or_else(|payload| Err(panicked(&*payload)))
+    let result = match placement {
+        // Boxed: the common path's future does not carry a child process's state.
+        Placement::Process => Box::pin(in_child(policy, tool, input, &context, &call, (&cancellation, timeout))).await,
+        Placement::Inline | Placement::Blocking => {
+            // Decoding the input and creating the future run synchronously: catch a panic there too.
+            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
+                Ok(fut) => fut,
+                Err(payload) => return Err(panicked(tool_id, &*payload).for_tool(tool_id)),
+            };
+            let body = body(placement, policy, fut, token);
+            if watched {
+                Box::pin(watch(tool_id, body, &cancellation, timeout)).await
+            } else {
+                body.await.unwrap_or_else(|payload| Err(panicked(tool_id, &*payload)))
+            }
+        }
     };
     match result {
         Ok(output) => Ok(Finished::Output(output)),
@@ -258,6 +270,52 @@ pub(crate) async fn run(
             Err(e) if e.tool().is_none() => Err(e.for_tool(tool_id)),
             Err(e) => Err(e),
         },
+    }
+}
+
+/// The error of a body that panicked.
+fn panicked(tool_id: &str, payload: &(dyn Any + Send)) -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::Panic,
+        format!("Tool `{tool_id}` failed: it panicked ({})", panic_message(payload)),
+    )
+}
+
+type BodyResult = Result<ToolOutput, ToolError>;
+
+/// A body polled by this task (not boxed again: the common path), or on the blocking pool.
+type Body<'a> = Either<CatchUnwind<AssertUnwindSafe<BoxFuture<'static, BodyResult>>>, BoxFuture<'a, std::thread::Result<BodyResult>>>;
+
+/// The body's future where it runs: polled by this task, or on the blocking pool; a panic
+/// comes out as its payload either way.
+fn body<'a>(placement: Placement, policy: &'a ExecutionPolicy, fut: BoxFuture<'static, BodyResult>, token: CancellationToken) -> Body<'a> {
+    #[cfg(feature = "runtime")]
+    if placement == Placement::Blocking {
+        return Either::Right(Box::pin(crate::isolate::run_on_pool(policy, fut, token)));
+    }
+    let _ = (placement, policy, token);
+    Either::Left(AssertUnwindSafe(fut).catch_unwind())
+}
+
+/// A call placed in a child process; without the `isolate` feature it fails (closed: the tool
+/// asked not to run in this process).
+async fn in_child(
+    policy: &ExecutionPolicy,
+    tool: &Arc<dyn Tool>,
+    input: ToolInput<'_>,
+    context: &Map<String, Value>,
+    call: &ToolCallInfo,
+    watch: (&CancellationToken, Option<Duration>),
+) -> BodyResult {
+    #[cfg(feature = "isolate")]
+    return crate::isolate::run_in_child(policy, tool, input, context, call, watch).await;
+    #[cfg(not(feature = "isolate"))]
+    {
+        let _ = (policy, input, context, call, watch);
+        let id = &tool.spec().id;
+        Err(ToolError::new(format!(
+            "Tool `{id}` must run in its own process, and this build of tool-core has no process isolation (feature `isolate`); it was not run."
+        )))
     }
 }
 
@@ -280,7 +338,7 @@ async fn watch(
     tokio::select! {
         biased;
         r = fut => match r {
-            Err(payload) => Err(ToolError::with_kind(ErrorKind::Panic, format!("Tool `{id}` failed: it panicked ({})", panic_message(&*payload)))),
+            Err(payload) => Err(panicked(id, &*payload)),
             // A tool that gave up because it saw the cancellation was aborted, not failed.
             Ok(Err(e)) if cancellation.is_cancelled() && !e.is_aborted() => Err(ToolError::aborted(format!("Tool `{id}` was cancelled ({})", e.message()))),
             Ok(r) => r,

@@ -6,6 +6,7 @@
 
 mod check;
 mod commands;
+mod execution;
 mod log;
 mod run;
 mod serve;
@@ -217,6 +218,8 @@ struct ServeCommand {
     json_response: bool,
     #[command(flatten)]
     limits: serve::LimitArgs,
+    #[command(flatten)]
+    execution: execution::ExecutionArgs,
 }
 
 /// A provider as the command line names it, for `catalog --format`, `call --stream --format`
@@ -297,7 +300,8 @@ where
 
 /// Parses the given arguments as `C` and runs `exec` on a multi-threaded Tokio runtime with
 /// standard output: a bad command line prints clap's message and exits with 2 (help and
-/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. What
+/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. A
+/// process started as a tool worker ([`crate::isolate::worker_main`]) runs its one call instead. What
 /// [`run_from`] does for [`Cli`], for a command line that extends it (one that flattens
 /// [`Cli`] and adds its own options, then calls [`execute`]).
 pub fn run_parsed<C, I, T, F, Fut>(args: I, exec: F) -> ExitCode
@@ -308,6 +312,7 @@ where
     F: FnOnce(C, std::io::Stdout) -> Fut,
     Fut: std::future::Future<Output = Result<ExitCode, String>>,
 {
+    crate::isolate::worker_main();
     let parsed = match C::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {

@@ -73,7 +73,9 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         stateless,
         json_response,
         limits,
+        execution,
     } = serve;
+    runtime.registry().set_execution(execution.policy());
     let context = context
         .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;

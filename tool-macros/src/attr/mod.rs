@@ -86,9 +86,13 @@ pub struct ToolAttrs {
     pub on_input_delta: Option<Path>,
     pub on_input_available: Option<Path>,
     pub on_output: Option<Path>,
+    /// `blocking`: the body runs on the bounded blocking pool.
+    pub blocking: Option<Span>,
+    /// `isolate = "process"`: each call runs in a child process.
+    pub isolate: Option<LitStr>,
 }
 
-const TOP_KEYS: &str = "id, description, title, strict, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -112,7 +116,14 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
         "suspend" => set(cx, &meta, &mut a.suspend, meta.value()?.parse()?),
         "resume" => set(cx, &meta, &mut a.resume, meta.value()?.parse()?),
         "context" => set(cx, &meta, &mut a.context, meta.value()?.parse()?),
-        "strict" => strict(cx, a, &meta)?,
+        "strict" => flag(cx, &meta, &mut a.strict, "leave `strict` out, tools are not strict by default")?,
+        "blocking" => flag(
+            cx,
+            &meta,
+            &mut a.blocking,
+            "leave `blocking` out, tool bodies run on the async workers by default",
+        )?,
+        "isolate" => isolate(cx, a, &meta)?,
         "require_approval" => require_approval(cx, a, &meta)?,
         "to_model_output" => {
             let v = parse_fn_path(cx, &meta, "to_model_output", "fn(&Output) -> ModelOutput")?;
@@ -133,21 +144,50 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
     Ok(())
 }
 
-/// `strict`: a flag; a value (`strict = true`) is reported with the fix.
-fn strict(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+/// A flag (`strict`, `blocking`); a value (`strict = true`) is reported with the fix. `off`
+/// says what to write instead of `= false`.
+fn flag(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<Span>, off: &str) -> syn::Result<()> {
     if !meta.input.peek(Token![=]) {
-        set(cx, meta, &mut a.strict, syn::spanned::Spanned::span(&meta.path));
+        set(cx, meta, slot, syn::spanned::Spanned::span(&meta.path));
         return Ok(());
     }
+    let key = grammar::key_name(meta);
     let value: Expr = meta.value()?.parse()?;
+    let on = format!("write `{key}` alone to turn it on");
     let fix = match &value {
-        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) if !b.value => "leave `strict` out, tools are not strict by default",
-        _ => "write `strict` alone to turn it on",
+        Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) if !b.value => off,
+        _ => &on,
     };
     let path = &meta.path;
     cx.error_spanned_by(
         quote::quote!(#path = #value),
-        format!("`strict` is a flag and takes no value: {fix}"),
+        format!("`{key}` is a flag and takes no value: {fix}"),
+    );
+    Ok(())
+}
+
+/// `isolate = "process"`, the one isolation there is; anything else is reported at the value.
+fn isolate(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let (tokens, what) = if meta.input.peek(Token![=]) {
+        match meta.value()?.parse::<Expr>()? {
+            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "process" => {
+                set(cx, meta, &mut a.isolate, s);
+                return Ok(());
+            }
+            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+                let found = s.value();
+                (quote::quote!(#s), format!("unknown isolation `\"{found}\"`"))
+            }
+            other => (quote::quote!(#other), "`isolate` takes a string".to_owned()),
+        }
+    } else {
+        grammar::skip_value(meta)?;
+        let path = &meta.path;
+        (quote::quote!(#path), "`isolate` needs a value".to_owned())
+    };
+    cx.error_spanned_by(
+        tokens,
+        format!("{what}: write `isolate = \"process\"` to run each call in a child process (a crash, an abort or running out of memory then fails only that call)"),
     );
     Ok(())
 }

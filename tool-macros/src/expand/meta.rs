@@ -15,6 +15,11 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
     let (id, description) = (&names.id, &names.description);
     let title = opt(&attrs.title, pr);
     let strict = attrs.strict.is_some();
+    let blocking = attrs.blocking.is_some();
+    let isolate = match &attrs.isolate {
+        Some(_) => quote!(#pr::Isolation::Process),
+        None => quote!(#pr::Isolation::InProcess),
+    };
     let approval = match &attrs.require_approval {
         None => quote!(#pr::Option::None),
         Some(Approval::Always) => quote!(#pr::Option::Some(#pr::ApprovalRule::Always)),
@@ -35,6 +40,8 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
                 description: #description,
                 title: #title,
                 strict: #strict,
+                blocking: #blocking,
+                isolate: #isolate,
                 require_approval: #approval,
                 mcp: #mcp,
                 provider_options: #pr::vec![#(#provider_options),*],
