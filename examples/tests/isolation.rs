@@ -1,6 +1,8 @@
-//! End to end: `toolsmith serve --http --isolate-tools` survives a call that crashes its tool
-//! and answers the next call. The MCP client is the real `toolsmith` binary too, importing the
-//! server over Streamable HTTP (`--import-mcp remote=URL`).
+//! End to end, through a real MCP client (the `toolsmith` binary importing the server over
+//! Streamable HTTP, `--import-mcp remote=URL`): a server survives a call whose isolated tool
+//! overflows its stack and answers the next call (`mcp_fixture`'s `overflow`, `isolate =
+//! "process"`), and `toolsmith serve --http --isolate-tools` answers calls from its workers. (The
+//! example tools themselves no longer crash on any input: `crash_inputs.rs`.)
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -8,11 +10,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-
-/// A JSONPath filter nested this deep overflows the parser's stack (the query is ~40 KB: under
-/// the 1 MiB argument limit, and under the 128 KiB a command-line argument may have). In
-/// process, a thousand levels already take the whole server down.
-const DEPTH: usize = 20_000;
 
 /// The server, killed when the test ends however it ends.
 struct Server {
@@ -27,11 +24,10 @@ impl Drop for Server {
     }
 }
 
-fn serve(data: &std::path::Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
+fn serve(program: &str, data: &std::path::Path, args: &[&str]) -> Server {
+    let mut child = Command::new(program)
         .env("TOOLSMITH_DATA_DIR", data)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(extra)
+        .args(args)
         .stderr(Stdio::piped())
         .spawn()
         .expect("the toolsmith binary starts");
@@ -80,27 +76,41 @@ fn call_through(server: &Server, data: &std::path::Path, tool: &str, args: &Valu
     (code, out, err)
 }
 
-fn deep_query() -> String {
-    format!("$[?{}@.a{}]", "(".repeat(DEPTH), ")".repeat(DEPTH))
-}
-
 #[test]
-fn an_isolated_server_survives_a_crashing_call_and_answers_the_next() {
+fn a_server_survives_a_call_whose_isolated_tool_overflows_its_stack() {
     let data = tempfile::tempdir().unwrap();
-    let mut server = serve(data.path(), &["--isolate-tools", "--isolate-stack-mib", "1"]);
-    let args = json!({"document": {"a": 1}, "query": deep_query()});
-    let (code, stdout, stderr) = call_through(&server, data.path(), "json-query", &args);
+    let mut server = serve(env!("CARGO_BIN_EXE_mcp_fixture"), data.path(), &["--http", "127.0.0.1:0"]);
+    let (code, stdout, stderr) = call_through(&server, data.path(), "overflow", &json!({}));
     assert_ne!(code, Some(0), "the crashing call succeeded: {stdout}");
     assert!(
         stderr.contains("the tool's process died: stack overflow"),
         "the client did not get the clear error: {stderr}"
     );
     assert!(server.child.try_wait().unwrap().is_none(), "the server died");
-
-    let (code, stdout, stderr) = call_through(&server, data.path(), "calculate", &json!({"expression": "6 * 7"}));
+    let (code, stdout, stderr) = call_through(&server, data.path(), "echo", &json!({"text": "still here"}));
     assert_eq!(code, Some(0), "the next call failed: {stderr}");
+    assert_eq!(serde_json::from_str::<Value>(&stdout).ok(), Some(json!("still here")), "{stdout}");
+    assert!(server.child.try_wait().unwrap().is_none(), "the server died");
+}
+
+#[test]
+fn serve_isolate_tools_answers_calls_from_its_workers() {
+    let data = tempfile::tempdir().unwrap();
+    let args = ["serve", "--http", "127.0.0.1:0", "--isolate-tools", "--isolate-stack-mib", "1"];
+    let mut server = serve(env!("CARGO_BIN_EXE_toolsmith"), data.path(), &args);
+    let (code, stdout, stderr) = call_through(&server, data.path(), "calculate", &json!({"expression": "6 * 7"}));
+    assert_eq!(code, Some(0), "the call failed: {stderr}");
     let out: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
     assert_eq!(out["result"], json!(42), "{out}");
+    // An input at json-query's limits is refused with the limit named, in the worker, and the
+    // server goes on.
+    let deep = format!("$[?{}@.a{}]", "(".repeat(2_000), ")".repeat(2_000));
+    let (code, _, stderr) = call_through(&server, data.path(), "json-query", &json!({"document": {"a": 1}, "query": deep}));
+    assert_ne!(code, Some(0));
+    assert!(
+        stderr.contains("1000 characters") || stderr.contains("deep"),
+        "the limit is named: {stderr}"
+    );
     let (code, _, stderr) = call_through(&server, data.path(), "json-query", &json!({"document": {"a": 1}, "query": "$.a"}));
     assert_eq!(code, Some(0), "the same tool no longer answers: {stderr}");
     assert!(server.child.try_wait().unwrap().is_none(), "the server died");

@@ -15,7 +15,8 @@
 //! `MCP_FIXTURE_INPUT_TIMEOUT_MS` shortens how long a mid-call question waits for its answer),
 //! `add_tool`/`remove_tool` (add or remove `dynamic_echo` at run time, so clients hear
 //! `notifications/tools/list_changed`), `ask_twice` (two elicitations in one call, progress
-//! between them) and `approve_me` (requires approval; reports progress once it runs). Prompts,
+//! between them), `approve_me` (requires approval; reports progress once it runs) and
+//! `overflow` (overflows its stack in a child process: `isolate = "process"`). Prompts,
 //! resources, resource subscriptions and completion, which `#[tool]` does not cover, come from
 //! [`FixtureExtras`], an `rmcp` handler written directly.
 
@@ -310,6 +311,18 @@ pub async fn echo(
     text: String,
 ) -> String {
     text
+}
+
+/// Recurses until its stack is gone: it always runs in a child process of its own
+/// (`isolate = "process"`), so the crash fails only the call and the server answers the next
+#[tool(id = "overflow", isolate = "process")]
+pub async fn overflow() -> u64 {
+    #[allow(unconditional_recursion)]
+    fn down(n: u64) -> u64 {
+        let frame = std::hint::black_box([n; 512]);
+        frame[(n % 512) as usize] + down(std::hint::black_box(n + 1))
+    }
+    down(0)
 }
 
 /// Sleeps (30 s unless told less) and ends early when the call is cancelled
@@ -627,6 +640,7 @@ fn registry() -> Registry {
         json_schema_2020_12_tool::tool(),
         test_reconnection::tool(),
         echo::tool(),
+        overflow::tool(),
         slow::tool(),
         add_tool::tool(),
         remove_tool::tool(),
@@ -635,8 +649,19 @@ fn registry() -> Registry {
     ])
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // An isolated tool's call runs in a child process of this binary: be that worker when asked.
+    tool_core::isolate::worker_main();
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(serve()),
+        Err(e) => {
+            eprintln!("mcp_fixture: cannot start the async runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> ExitCode {
     let transport = match parse_args() {
         Ok(t) => t,
         Err(e) => {

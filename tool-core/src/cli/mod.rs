@@ -328,7 +328,11 @@ where
         }
     };
     // Not locked for the whole command: `serve --stdio` writes through Tokio's stdout.
-    match runtime.block_on(exec(parsed, std::io::stdout())) {
+    let answer = runtime.block_on(exec(parsed, std::io::stdout()));
+    // A blocking tool body that never checks for cancellation must not keep the process alive
+    // once the command has its answer: wait for such leftovers a moment, then exit anyway.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match answer {
         Ok(code) => code,
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "error: {message}");
