@@ -1,7 +1,7 @@
 //! `toolsmith check`: every tool tests itself against its own schemas.
 //!
 //! Owns [`Registry::check`] and its report. For each tool it makes inputs from the input schema
-//! ([`gen`]): valid ones, and deliberate mistakes; each is first judged by the schema's own
+//! (`gen`): valid ones, and deliberate mistakes; each is first judged by the schema's own
 //! validator, so only a value the schema accepts counts as valid and only one it refuses as a
 //! mistake. Then it calls the tool through the registry (limits, validation, context, run,
 //! output validation: the path every model's call takes) and fails the tool when
@@ -15,8 +15,8 @@
 //!   context (the check puts canary secrets there);
 //! - one of its `input_examples` fails.
 //!
-//! Failing inputs are shrunk ([`shrink`]) and printed as a ready `toolsmith call` command
-//! ([`report`]). Tools that need approval, declare `destructive_hint`, or do not declare
+//! Failing inputs are shrunk (`shrink`) and printed as a ready `toolsmith call` command
+//! (`report`). Tools that need approval, declare `destructive_hint`, or do not declare
 //! `read_only_hint` are skipped unless side effects are allowed
 //! ([`CheckOptions::include_side_effects`]; give them a sandbox through
 //! [`CheckOptions::context`]).
