@@ -185,3 +185,83 @@ fn keys_are_never_flags() {
     let err = ImportingCli::try_parse_from(["toolsmith", "--provider", "zapier", "list"]).unwrap_err();
     assert!(err.to_string().contains("zapier"), "{err}");
 }
+
+/// `--provider-base-url` for both fakes.
+fn bases(composio: &ComposioFake, arcade: &ArcadeFake) -> Vec<String> {
+    vec![
+        "--provider-base-url".into(),
+        format!("composio={}", composio.url),
+        "--provider-base-url".into(),
+        format!("arcade={}", arcade.url),
+    ]
+}
+
+async fn providers(base: &[String], args: &[&str]) -> (Result<ExitCode, String>, String) {
+    let all: Vec<&str> = base.iter().map(String::as_str).chain(args.iter().copied()).collect();
+    toolsmith(&all, &keys()).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn providers_lists_health_tools_and_manages_connections() {
+    let (composio, arcade) = (ComposioFake::start(COMPOSIO_KEY).await, ArcadeFake::start(ARCADE_KEY).await);
+    let base = bases(&composio, &arcade);
+
+    let (code, out) = providers(&base, &["--provider", "composio", "--provider", "arcade", "providers"]).await;
+    assert_eq!(code, Ok(ExitCode::SUCCESS), "{out}");
+    let health: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(health.len(), 2, "{out}");
+    assert!(health.iter().all(|h| h["ok"] == true), "{out}");
+
+    // A provider named by the subcommand needs no --provider (its base URL still needs it).
+    let only = |name: &str| -> Vec<String> {
+        let url = if name == "composio" { &composio.url } else { &arcade.url };
+        vec!["--provider-base-url".into(), format!("{name}={url}")]
+    };
+    let base_c = only("composio");
+    let base_a = only("arcade");
+    let (code, out) = providers(&base_c, &["providers", "tools", "composio", "--toolkit", "github"]).await;
+    assert_eq!(code, Ok(ExitCode::SUCCESS), "{out}");
+    assert!(
+        out.contains("GITHUB_CREATE_ISSUE") && out.contains("GITHUB_GET_REPO") && !out.contains("GMAIL"),
+        "{out}"
+    );
+    let (code, out) = providers(&base_a, &["providers", "tools", "arcade", "--toolkit", "Math"]).await;
+    assert_eq!(code, Ok(ExitCode::SUCCESS), "{out}");
+    assert!(out.contains("Math.Add") && !out.contains("Github."), "{out}");
+
+    let (code, out) = providers(&base_c, &["providers", "connect", "composio", "gmail", "--user", "ann"]).await;
+    assert_eq!(code, Ok(ExitCode::SUCCESS), "{out}");
+    assert!(out.contains("open this link to connect gmail for ann: https://"), "{out}");
+    assert!(
+        composio.seen(|s| s.links.iter().any(|(_, user)| user == "ann")),
+        "the fake linked ann"
+    );
+    let (code, _) = providers(
+        &base_c,
+        &["providers", "connect", "composio", "gmail", "--user", "ann", "--wait", "1"],
+    )
+    .await;
+    let err = code.unwrap_err();
+    assert!(err.contains("did not complete within 1 s"), "{err}");
+
+    let id = composio.add_account("bob", "github", "ACTIVE");
+    let (code, out) = providers(&base_c, &["providers", "connections", "composio", "github", "--user", "bob"]).await;
+    assert_eq!(code, Ok(ExitCode::SUCCESS), "{out}");
+    assert!(out.contains(&id) && out.contains("active"), "{out}");
+    let (code, out) = providers(&base_c, &["providers", "revoke", "composio", &id]).await;
+    assert_eq!((code, out.trim()), (Ok(ExitCode::SUCCESS), format!("revoked {id}").as_str()));
+    assert!(composio.seen(|s| s.deleted.contains(&id)), "the fake saw the delete");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_that_does_not_answer_fails_the_health_listing() {
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let base = vec!["--provider-base-url".to_owned(), format!("arcade=http://{closed}")];
+    let (code, out) = providers(&base, &["--provider", "arcade", "providers"]).await;
+    assert_eq!(code, Ok(ExitCode::FAILURE), "{out}");
+    let health: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(health["ok"], false, "{out}");
+    let (code, _) = providers(&[], &["providers"]).await;
+    assert!(code.unwrap_err().contains("no provider is configured"));
+}

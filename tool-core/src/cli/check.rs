@@ -14,7 +14,7 @@ use crate::registry::Registry;
 
 /// The arguments of `check`.
 #[derive(Debug, Args)]
-pub(super) struct CheckCommand {
+pub struct CheckCommand {
     /// Only these tools (all when none is given).
     ids: Vec<String>,
     /// Valid inputs generated per tool (deliberate mistakes come on top).

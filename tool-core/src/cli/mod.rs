@@ -35,6 +35,17 @@ use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStor
     version
 )]
 pub struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The options every command takes (before or after it). A command line that extends this one
+/// with commands of its own flattens these and [`Command`] and builds a [`Cli`] with
+/// [`Cli::new`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct GlobalArgs {
     /// The SQLite file where calls waiting for approval or resume data are kept (default:
     /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
     /// directory under `toolsmith/`, created on demand). Its directory must exist. Rows are
@@ -45,12 +56,11 @@ pub struct Cli {
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
-    #[command(subcommand)]
-    command: Command,
 }
 
+/// The commands (`list`, `schema`, `catalog`, `call`, `resume`, `serve`, `check`, `pending`).
 #[derive(Debug, Subcommand)]
-enum Command {
+pub enum Command {
     /// List the tools: id, title, description.
     List {
         /// Print JSON instead of a table.
@@ -104,7 +114,7 @@ enum Command {
 
 /// The arguments of `catalog`.
 #[derive(Debug, clap::Args)]
-struct CatalogCommand {
+pub struct CatalogCommand {
     /// The format.
     #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
     format: DialectArg,
@@ -130,7 +140,7 @@ struct CatalogCommand {
 
 /// The arguments of `call`.
 #[derive(Debug, clap::Args)]
-struct CallCommand {
+pub struct CallCommand {
     /// The tool id (or, with --approve/--decline, the pending call's id).
     #[arg(required_unless_present = "stream")]
     id: Option<String>,
@@ -171,7 +181,7 @@ struct CallCommand {
 
 /// The arguments of `serve`.
 #[derive(Debug, clap::Args)]
-struct ServeCommand {
+pub struct ServeCommand {
     /// Serve on standard input and output.
     #[arg(long, conflicts_with = "http", required_unless_present = "http")]
     stdio: bool,
@@ -406,9 +416,9 @@ impl PendingStore for LazyStore {
 /// Installs the process's log subscriber first, unless one is installed already (see
 /// [`LogFormat`]).
 pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let _log = log::init(cli.log_format, matches!(cli.command, Command::Serve(_)));
+    let _log = log::init(cli.global.log_format, matches!(cli.command, Command::Serve(_)));
     let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
-        path: cli.store.clone(),
+        path: cli.global.store.clone(),
         store: OnceLock::new(),
     });
     let runtime = Runtime::builder(registry).shared_store(store).build();
@@ -430,6 +440,11 @@ fn title_of(spec: &crate::ToolSpec) -> &str {
 }
 
 impl Cli {
+    /// A command line from its parts (for a command line that extends this one).
+    pub fn new(global: GlobalArgs, command: Command) -> Cli {
+        Cli { global, command }
+    }
+
     /// Parses arguments (the first is the program name).
     pub fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
     where

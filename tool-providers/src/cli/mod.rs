@@ -18,6 +18,7 @@
 //!
 //! Remote catalogs (`--provider composio|arcade`, [`remote`]) join the same way.
 
+pub mod providers;
 pub mod remote;
 
 use std::ffi::OsString;
@@ -25,8 +26,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
-use tool_core::cli::{execute, Cli};
+use clap::{Parser, Subcommand};
+use tool_core::cli::{execute, Cli, Command, GlobalArgs};
 use tool_core::Registry;
 
 use crate::mcp::McpToolProvider;
@@ -53,7 +54,20 @@ pub struct ImportingCli {
     #[command(flatten)]
     providers: remote::ProviderArgs,
     #[command(flatten)]
-    cli: Cli,
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Top,
+}
+
+/// The commands: tool-core's, plus `providers`.
+#[derive(Debug, Subcommand)]
+enum Top {
+    #[command(flatten)]
+    Core(Command),
+    /// The remote catalogs: without a subcommand, each configured provider and whether it
+    /// answers; `tools NAME` lists its tools; `connect`, `connections` and `revoke` manage a
+    /// user's connections.
+    Providers(providers::ProvidersCommand),
 }
 
 /// One `--import-mcp` value, understood.
@@ -164,7 +178,19 @@ pub async fn execute_importing_with_env(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<ExitCode, String> {
-    let selected = parsed.providers.build(env)?;
+    let mut flags = parsed.providers;
+    if let Top::Providers(p) = &parsed.command {
+        // A provider named by the subcommand is configured with its defaults when not given.
+        if let Some(name) = p.provider_name().map(str::to_ascii_lowercase) {
+            if !flags.provider.contains(&name) {
+                flags.provider.push(name);
+            }
+        }
+    }
+    let selected = flags.build(env)?;
+    if let Top::Providers(p) = parsed.command {
+        return providers::run(p, &selected, out).await;
+    }
     let imports = parsed.import_mcp.iter().map(|v| Import::parse(v)).collect::<Result<Vec<_>, _>>()?;
     let mut names = std::collections::BTreeSet::new();
     if let Some(twice) = imports.iter().find(|i| !names.insert(i.name().to_ascii_lowercase())) {
@@ -200,7 +226,11 @@ pub async fn execute_importing_with_env(
         }
     }
     let result = match outcome {
-        Ok(()) => execute(parsed.cli, registry, out).await,
+        Ok(()) => match parsed.command {
+            Top::Core(command) => execute(Cli::new(parsed.global, command), registry, out).await,
+            // Answered above, before any server was connected.
+            Top::Providers(_) => Ok(ExitCode::SUCCESS),
+        },
         Err(e) => Err(e),
     };
     for provider in providers {

@@ -21,32 +21,32 @@ use crate::{ArcadeToolProvider, ComposioToolProvider};
 pub struct ProviderArgs {
     /// Use a remote catalog: `composio` (key in COMPOSIO_API_KEY) or `arcade` (key in
     /// ARCADE_API_KEY). Repeat for both.
-    #[arg(long = "provider", value_name = "NAME", global = true, value_parser = ["composio", "arcade"])]
+    #[arg(id = "provider", long = "provider", value_name = "NAME", global = true, value_parser = ["composio", "arcade"])]
     pub provider: Vec<String>,
     /// The API base URL of provider NAME (a self-hosted or test server).
-    #[arg(long = "provider-base-url", value_name = "NAME=URL", global = true)]
+    #[arg(id = "provider_base_url", long = "provider-base-url", value_name = "NAME=URL", global = true)]
     pub base_url: Vec<String>,
     /// The user id provider NAME's calls run as when the request context names no resource id
     /// (the author's connections).
-    #[arg(long = "provider-user", value_name = "NAME=USER", global = true)]
+    #[arg(id = "provider_user", long = "provider-user", value_name = "NAME=USER", global = true)]
     pub user: Vec<String>,
     /// Whose connections Composio's calls use: `per-author` (default: --provider-user) or
     /// `caller-supplied` (the caller's resource id; a call without one is refused).
-    #[arg(long = "provider-scope", value_name = "NAME=SCOPE", global = true)]
+    #[arg(id = "provider_scope", long = "provider-scope", value_name = "NAME=SCOPE", global = true)]
     pub scope: Vec<String>,
     /// Let calls of provider NAME without any user id run as the shared `default` user (off
     /// unless asked: a shared id is for integrations meant to be shared).
-    #[arg(long = "provider-shared-user", value_name = "NAME", global = true)]
+    #[arg(id = "provider_shared_user", long = "provider-shared-user", value_name = "NAME", global = true)]
     pub shared_user: Vec<String>,
     /// Allow only these toolkits of provider NAME (exact, or ending in `*`).
-    #[arg(long = "allow-toolkits", value_name = "NAME=TOOLKIT,…", global = true)]
+    #[arg(id = "allow_toolkits", long = "allow-toolkits", value_name = "NAME=TOOLKIT,…", global = true)]
     pub allow_toolkits: Vec<String>,
     /// Allow only these tools of one toolkit of provider NAME (exact, or ending in `*`).
-    #[arg(long = "allow-tools", value_name = "NAME:TOOLKIT=SLUG,…", global = true)]
+    #[arg(id = "allow_tools", long = "allow-tools", value_name = "NAME:TOOLKIT=SLUG,…", global = true)]
     pub allow_tools: Vec<String>,
     /// The remote tools of provider NAME to use, by slug (`GITHUB_CREATE_ISSUE`,
     /// `Github.GetRepository`): they join the linked tools for every command.
-    #[arg(long = "provider-tools", value_name = "NAME=SLUG,…", global = true)]
+    #[arg(id = "provider_tools", long = "provider-tools", value_name = "NAME=SLUG,…", global = true)]
     pub tools: Vec<String>,
 }
 
