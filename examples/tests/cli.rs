@@ -5,6 +5,9 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
+use support::toolsmith;
+
+mod support;
 
 const ALL_IDS: [&str; 12] = [
     "calculate",
@@ -20,36 +23,6 @@ const ALL_IDS: [&str; 12] = [
     "weather-tool",
     "write-file",
 ];
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        assert_eq!(self.code, 0, "the command failed: {}", self.stderr);
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
-    }
-}
-
-/// Runs the binary; its default pending-call store lives in a directory of this test process,
-/// never in the user's data directory.
-fn toolsmith(args: &[&str]) -> Run {
-    static DATA: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let data = DATA.get_or_init(|| tempfile::tempdir().unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
-        .env("TOOLSMITH_DATA_DIR", data.path())
-        .args(args)
-        .output()
-        .expect("the toolsmith binary runs");
-    Run {
-        code: out.status.code().expect("exited normally"),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
-}
 
 fn context(root: &Path) -> String {
     json!({ "root": root }).to_string()

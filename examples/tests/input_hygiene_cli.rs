@@ -2,29 +2,9 @@
 //! call's arguments, its `--context` or resume data is refused naming the key, and a request
 //! context that is not an object is never echoed.
 
-use std::process::Command;
+mod support;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs the binary with its pending-call store in a directory of this test process.
-fn toolsmith(args: &[&str]) -> Run {
-    static DATA: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let data = DATA.get_or_init(|| tempfile::tempdir().unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_toolsmith"))
-        .env("TOOLSMITH_DATA_DIR", data.path())
-        .args(args)
-        .output()
-        .expect("the toolsmith binary runs");
-    Run {
-        code: out.status.code().expect("exited normally"),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
-}
+use support::toolsmith;
 
 #[test]
 fn call_arguments_with_a_repeated_key_are_refused_naming_it() {

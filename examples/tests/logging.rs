@@ -2,6 +2,8 @@
 //! how, and logs go to standard error only (with `serve --stdio`, standard output carries
 //! nothing but JSON-RPC).
 
+mod support;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -172,11 +174,7 @@ fn serve_http_logs_refused_requests_with_their_reason() {
         }
     });
     let banner = rx.recv_timeout(PATIENCE).expect("no banner");
-    let addr = banner
-        .strip_prefix("serving MCP on http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("no address in {banner:?}"))
-        .to_owned();
+    let addr = support::served_address(&banner);
     let status = |head: String| {
         let mut tcp = TcpStream::connect(&addr).unwrap();
         tcp.set_read_timeout(Some(PATIENCE)).unwrap();
@@ -230,12 +228,7 @@ fn a_standard_error_nobody_reads_does_not_stall_the_server() {
     let mut stderr = BufReader::new(server.stderr.take().unwrap());
     let mut banner = String::new();
     stderr.read_line(&mut banner).unwrap();
-    let addr = banner
-        .trim()
-        .strip_prefix("serving MCP on http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("no address in {banner:?}"))
-        .to_owned();
+    let addr = support::served_address(&banner);
     // Each refusal is a warn line of about 200 bytes: far more than a pipe holds (64 KiB).
     let body = "{not json";
     let request = format!(

@@ -1,5 +1,7 @@
 //! `toolsmith serve --http` limit flags reach the server: the real binary, real TCP.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -32,12 +34,7 @@ fn serve(flags: &[&str]) -> Server {
         .expect("the toolsmith binary runs");
     let mut banner = String::new();
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut banner).unwrap();
-    let addr = banner
-        .trim()
-        .strip_prefix("serving MCP on http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("no address in {banner:?}"))
-        .to_owned();
+    let addr = support::served_address(&banner);
     Server { child, addr }
 }
 
