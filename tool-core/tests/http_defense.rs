@@ -4,6 +4,9 @@
 //! cap, duplicate `Host`/`Origin`, invalid `initialize` params, and a stdio line far over the
 //! limit. Every wait is bounded ([`PATIENCE`] for what must come).
 
+#[path = "support/http_server.rs"]
+mod http_server;
+use http_server::Served;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -14,7 +17,6 @@ use tool_core::mcp::http::{HttpLimits, HttpOptions};
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::Runtime;
-use tool_core::CancellationToken;
 
 /// How long a test waits for what must come (a response, a close).
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -33,31 +35,13 @@ fn server() -> McpServer {
     McpServer::new(Runtime::new(Registry::from_iter([echo::tool()])), McpConfig::default())
 }
 
-struct Running {
-    addr: SocketAddr,
-    shutdown: CancellationToken,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-async fn start(limits: HttpLimits, configure: impl FnOnce(&mut HttpOptions)) -> Running {
+async fn start(limits: HttpLimits, configure: impl FnOnce(&mut HttpOptions)) -> Served {
     let mut options = HttpOptions {
         limits,
         ..HttpOptions::default()
     };
     configure(&mut options);
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    tokio::spawn(tool_core::mcp::http::serve(server(), addr, options, shutdown.clone(), move |a| {
-        let _ = tx.send(a);
-    }));
-    let addr = tokio::time::timeout(PATIENCE, rx).await.unwrap().unwrap();
-    Running { addr, shutdown }
+    http_server::serve(server(), options).await
 }
 
 /// Generous limits, so that only the one a test lowers acts.

@@ -6,8 +6,10 @@
 
 mod support {
     pub mod anthropic_sse;
+    pub mod http_server;
 }
 use support::anthropic_sse::anthropic_sse;
+use support::http_server::{self, Served};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -19,7 +21,7 @@ use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, RunEventKind, Runtime};
 use tool_core::spec::TransformTarget;
-use tool_core::{CancellationToken, Dialect};
+use tool_core::Dialect;
 
 /// How long a test waits for something that should come (a hang, not a slow machine).
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -360,33 +362,12 @@ async fn streamed_calls_with_a_repeated_key_fail_with_the_key_named() {
 }
 
 /// A running HTTP server, shut down on drop.
-struct HttpServer {
-    addr: SocketAddr,
-    shutdown: CancellationToken,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-async fn start_http() -> HttpServer {
-    let server = McpServer::new(Runtime::new(registry()), McpConfig::default());
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    tokio::spawn(tool_core::mcp::http::serve(
-        server,
-        addr,
+async fn start_http() -> Served {
+    http_server::serve(
+        McpServer::new(Runtime::new(registry()), McpConfig::default()),
         HttpOptions::default(),
-        shutdown.clone(),
-        move |a| {
-            let _ = tx.send(a);
-        },
-    ));
-    let addr = tokio::time::timeout(PATIENCE, rx).await.unwrap().unwrap();
-    HttpServer { addr, shutdown }
+    )
+    .await
 }
 
 /// One POST to `/mcp` on its own connection: the status and the body.

@@ -2,6 +2,9 @@
 //! in-memory pipes carrying line-delimited JSON-RPC) and over Streamable HTTP (hand-written
 //! HTTP/1.1 on 127.0.0.1, SSE responses decoded here).
 
+#[path = "support/http_server.rs"]
+mod http_server;
+use http_server::Served;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -313,26 +316,8 @@ impl Stdio {
 // ---------------------------------------------------------------------------------------------
 // HTTP client
 
-struct HttpServer {
-    addr: SocketAddr,
-    shutdown: CancellationToken,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-async fn start_http(server: McpServer, options: HttpOptions) -> HttpServer {
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    tokio::spawn(tool_core::mcp::http::serve(server, addr, options, shutdown.clone(), move |a| {
-        let _ = tx.send(a);
-    }));
-    let addr = tokio::time::timeout(PATIENCE, rx).await.unwrap().unwrap();
-    HttpServer { addr, shutdown }
+async fn start_http(server: McpServer, options: HttpOptions) -> Served {
+    http_server::serve(server, options).await
 }
 
 enum Framing {

@@ -4,6 +4,8 @@
 //! it leaves the store and never runs later by surprise. A real server in-process, over
 //! in-memory stdio pipes and over HTTP/1.1 on 127.0.0.1.
 
+#[path = "support/http_server.rs"]
+mod http_server;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -14,7 +16,6 @@ use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{Runtime, RuntimeError};
-use tool_core::CancellationToken;
 
 /// How long a test waits for what should happen.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -190,19 +191,8 @@ async fn read_until(reader: &mut BufReader<TcpStream>, needle: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_an_http_session_declines_its_waiting_calls() {
     let (server, runtime) = server();
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    tokio::spawn(tool_core::mcp::http::serve(
-        server,
-        addr,
-        HttpOptions::default(),
-        shutdown.clone(),
-        move |a| {
-            let _ = tx.send(a);
-        },
-    ));
-    let addr = tokio::time::timeout(PATIENCE, rx).await.unwrap().unwrap();
+    let served = http_server::serve(server, HttpOptions::default()).await;
+    let addr = served.addr;
     let (status, session, mut init) = http(addr, "POST", None, &initialize(0).to_string()).await;
     assert_eq!(status, 200);
     let session = session.expect("a session id");
@@ -216,5 +206,5 @@ async fn deleting_an_http_session_declines_its_waiting_calls() {
     let (status, _, _) = http(addr, "DELETE", Some(&session), "").await;
     assert!((200..300).contains(&status), "DELETE answered {status}");
     assert_declined_and_never_ran(&runtime, &id, 70).await;
-    shutdown.cancel();
+    drop(served);
 }
