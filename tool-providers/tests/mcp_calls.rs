@@ -2,13 +2,15 @@
 //! served in-process over Streamable HTTP: the server's progress reaches the MCP client of the
 //! call (a gateway's client, say), and a call cancelled here is cancelled on the server.
 
+#[path = "support/toolsmith_server.rs"]
+mod toolsmith_server;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tool_core::context::{Elicitation, McpHandle};
-use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::provider::{ResolveOptions, ToolProvider};
 use tool_core::runtime::Runtime;
@@ -62,20 +64,7 @@ async fn start_server(started: mpsc::UnboundedSender<()>, cancelled: mpsc::Unbou
         })
         .unwrap();
     let server = McpServer::new(Runtime::new(Registry::from_iter([ticks, wait])), McpConfig::default());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let _ = tool_core::mcp::http::serve(
-            server,
-            "127.0.0.1:0".parse().unwrap(),
-            HttpOptions::default(),
-            CancellationToken::new(),
-            |addr| {
-                let _ = tx.send(addr);
-            },
-        )
-        .await;
-    });
-    format!("http://{}/mcp", rx.await.unwrap())
+    toolsmith_server::serve(server).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,11 +4,13 @@
 //! Two real servers: Toolsmith's own, served in-process over Streamable HTTP, and a bare
 //! JSON-RPC server in standard-library Python over stdio (`${TOOLSMITH_PY:-python3}`).
 
+#[path = "support/toolsmith_server.rs"]
+mod toolsmith_server;
+
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use tool_core::context::ToolCallInfo;
-use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents};
 use tool_core::provider::{ResolveOptions, ToolProvider};
@@ -16,7 +18,7 @@ use tool_core::runtime::Runtime;
 use tool_core::spec::ToolSpec;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
 use tool_core::Dialect;
-use tool_core::{CallOptions, CancellationToken, Registry, Tool, ToolError};
+use tool_core::{CallOptions, Registry, Tool, ToolError};
 use tool_providers::mcp::McpToolProvider;
 
 /// A 1×1 PNG.
@@ -79,20 +81,7 @@ impl Tool for Radar {
 async fn toolsmith_server() -> String {
     let registry = Registry::from_iter([Radar::tool("radar", false), Radar::tool("radar_structured", true)]);
     let server = McpServer::new(Runtime::new(registry), McpConfig::default());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let _ = tool_core::mcp::http::serve(
-            server,
-            "127.0.0.1:0".parse().unwrap(),
-            HttpOptions::default(),
-            CancellationToken::new(),
-            |addr| {
-                let _ = tx.send(addr);
-            },
-        )
-        .await;
-    });
-    format!("http://{}/mcp", rx.await.unwrap())
+    toolsmith_server::serve(server).await
 }
 
 /// The provider's tools, resolved into a registry.
