@@ -12,7 +12,9 @@
 # state: accounts created, connections deleted). The contract scripts
 # `tests/providers/contract_<provider>.py` and `tests/providers/js/contract_<provider>.mjs` get
 # `FAKE_URL` and `FAKE_KEY` (the test file's `KEY`). Prints `contract <provider>: ok` (Python)
-# and `contract <provider> (js): ok`; exits non-zero if any contract failed.
+# and `contract <provider> (js): ok`; exits non-zero if any contract failed. The seed's provider
+# snippets, as programs (examples/src/bin), run the same way against a fresh fake
+# (`tests/providers/example.sh`: output compared with tests/providers/expected/).
 #
 #   bash tests/providers/run.sh [arcade] [composio]
 #
@@ -53,6 +55,8 @@ fi
 
 providers=("$@")
 [ ${#providers[@]} -gt 0 ] || providers=(arcade composio)
+programs=(composio_usage composio_connections arcade_usage)
+cargo build -q -p examples $(printf -- '--bin %s ' "${programs[@]}")
 
 # The SDKs must not reach the internet (telemetry, version checks).
 export COMPOSIO_DISABLE_TELEMETRY=true COMPOSIO_NO_ANALYTICS=true DO_NOT_TRACK=1 PYTHONDONTWRITEBYTECODE=1
@@ -115,6 +119,11 @@ for p in "${providers[@]}"; do
   key=$(sed -n 's/^const KEY: &str = "\([^"]*\)";$/\1/p' "tool-providers/tests/$p.rs")
   [ -n "$key" ] || { echo "tool-providers/tests/$p.rs has no \`const KEY\`" >&2; exit 1; }
   cargo build -q -p tool-providers --example serve_fake
+  for program in "${programs[@]}"; do
+    if [[ $program == "$p"_* ]]; then
+      contract "$p" " (example $program)" bash tests/providers/example.sh "$program" "$p"
+    fi
+  done
   if want python; then
     contract "$p" "" "$venv/bin/python" "tests/providers/contract_$p.py"
   fi
