@@ -60,16 +60,21 @@ pub struct Selected {
     pub slugs: Vec<String>,
 }
 
+/// NAME (lower-cased), which the flag `flag VALUE` names: one of the `--provider`s.
+fn known(flag: &str, value: &str, name: &str, providers: &[String]) -> Result<String, String> {
+    let name = name.trim().to_ascii_lowercase();
+    if !providers.contains(&name) {
+        return Err(format!("`{flag} {value}`: no `--provider {name}`"));
+    }
+    Ok(name)
+}
+
 /// `NAME=VALUE` of a flag whose NAME must be one of the `--provider`s.
 fn named<'a>(flag: &str, value: &'a str, providers: &[String]) -> Result<(String, &'a str), String> {
     let (name, rest) = value
         .split_once('=')
         .ok_or_else(|| format!("`{flag} {value}`: expected NAME=VALUE"))?;
-    let name = name.trim().to_ascii_lowercase();
-    if !providers.contains(&name) {
-        return Err(format!("`{flag} {value}`: no `--provider {name}`"));
-    }
-    Ok((name, rest.trim()))
+    Ok((known(flag, value, name, providers)?, rest.trim()))
 }
 
 fn list(value: &str) -> Vec<String> {
@@ -124,21 +129,17 @@ impl ProviderArgs {
     }
 
     fn gather(&self, providers: &[String], settings: &mut BTreeMap<String, Settings>) -> Result<(), String> {
-        let slot = |flag: &str, value: &str| -> Result<(String, String), String> {
-            let (name, rest) = named(flag, value, providers)?;
-            Ok((name, rest.to_owned()))
-        };
         for v in &self.base_url {
-            let (name, url) = slot("--provider-base-url", v)?;
-            settings.entry(name).or_default().base_url = Some(url);
+            let (name, url) = named("--provider-base-url", v, providers)?;
+            settings.entry(name).or_default().base_url = Some(url.to_owned());
         }
         for v in &self.user {
-            let (name, user) = slot("--provider-user", v)?;
-            settings.entry(name).or_default().user = Some(user);
+            let (name, user) = named("--provider-user", v, providers)?;
+            settings.entry(name).or_default().user = Some(user.to_owned());
         }
         for v in &self.scope {
-            let (name, scope) = slot("--provider-scope", v)?;
-            let scope = match scope.as_str() {
+            let (name, scope) = named("--provider-scope", v, providers)?;
+            let scope = match scope {
                 "per-author" => Scope::PerAuthor,
                 "caller-supplied" => Scope::CallerSupplied,
                 other => return Err(format!("`--provider-scope {v}`: `{other}` is not per-author or caller-supplied")),
@@ -151,15 +152,12 @@ impl ProviderArgs {
             settings.entry(name).or_default().scope = Some(scope);
         }
         for v in &self.shared_user {
-            let name = v.trim().to_ascii_lowercase();
-            if !providers.contains(&name) {
-                return Err(format!("`--provider-shared-user {v}`: no `--provider {name}`"));
-            }
+            let name = known("--provider-shared-user", v, v, providers)?;
             settings.entry(name).or_default().shared_user = true;
         }
         for v in &self.allow_toolkits {
-            let (name, toolkits) = slot("--allow-toolkits", v)?;
-            settings.entry(name).or_default().toolkits.extend(list(&toolkits));
+            let (name, toolkits) = named("--allow-toolkits", v, providers)?;
+            settings.entry(name).or_default().toolkits.extend(list(toolkits));
         }
         for v in &self.allow_tools {
             let (head, slugs) = v
@@ -168,7 +166,7 @@ impl ProviderArgs {
             let (name, toolkit) = head
                 .split_once(':')
                 .ok_or_else(|| format!("`--allow-tools {v}`: expected NAME:TOOLKIT=SLUG,…"))?;
-            let (name, _) = named("--allow-tools", &format!("{name}=x"), providers)?;
+            let name = known("--allow-tools", v, name, providers)?;
             settings
                 .entry(name)
                 .or_default()
@@ -176,8 +174,8 @@ impl ProviderArgs {
                 .push((toolkit.trim().to_owned(), list(slugs)));
         }
         for v in &self.tools {
-            let (name, slugs) = slot("--provider-tools", v)?;
-            settings.entry(name).or_default().slugs.extend(list(&slugs));
+            let (name, slugs) = named("--provider-tools", v, providers)?;
+            settings.entry(name).or_default().slugs.extend(list(slugs));
         }
         Ok(())
     }
