@@ -230,9 +230,11 @@ impl Workflow {
     /// returns the suspension the tool's body ends with (`return Err(wf.suspend(tool, p))`;
     /// `tool` names the tool in the message). The call ends suspended with the same payload.
     pub fn suspend(&self, tool: &str, payload: impl Serialize) -> ToolError {
-        let error = suspension(tool, &payload);
-        if let Ok(value) = serde_json::to_value(&payload) {
-            *self.suspended.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);
+        // Serialised once, for the suspension; a payload that does not serialise makes an error
+        // instead, and marks nothing.
+        let error = suspension(tool, payload);
+        if let Some(value) = error.suspension_payload() {
+            *self.suspended.lock().unwrap_or_else(|p| p.into_inner()) = Some(value.clone());
         }
         error
     }

@@ -181,6 +181,12 @@ impl ToolError {
         e
     }
 
+    /// The payload of a suspension made by [`ToolError::suspended`], borrowed; `None` for any
+    /// other error.
+    pub(crate) fn suspension_payload(&self) -> Option<&serde_json::Value> {
+        self.0.details.as_ref().filter(|_| self.0.suspension)
+    }
+
     /// The payload of a suspension made by [`ToolError::suspended`]; any other error is given
     /// back.
     pub(crate) fn into_suspension(self) -> Result<serde_json::Value, ToolError> {
