@@ -1,0 +1,66 @@
+//! The `echo` tool (`{"text": string}` → the text) served by bare `rmcp` over Streamable HTTP,
+//! written the way rmcp's own examples write a server: a `#[tool_router]` impl and
+//! `StreamableHttpService` behind axum. The baseline Toolsmith's MCP server is measured against
+//! in `bench/mcp/run.sh`; it has none of Toolsmith's guards (limits, validation, runtime).
+//!
+//! `mcp-bare-rmcp ADDR [--stateless] [--json-response]`; prints `serving MCP on http://ADDR/mcp`
+//! on stderr once it listens. TCP_NODELAY, like the other servers of the bench.
+
+use axum::serve::ListenerExt;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+
+#[derive(Debug, Clone)]
+struct Echo {
+    #[allow(dead_code)] // read by the code #[tool_handler] generates
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct EchoInput {
+    /// The text to return
+    text: String,
+}
+
+#[tool_router]
+impl Echo {
+    fn new() -> Self {
+        Echo { tool_router: Self::tool_router() }
+    }
+
+    #[tool(description = "Returns its text")]
+    async fn echo(&self, Parameters(EchoInput { text }): Parameters<EchoInput>) -> String {
+        text
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let addr = args.next().unwrap_or_else(|| "127.0.0.1:0".to_owned());
+    let flags: Vec<String> = args.collect();
+    let stateless = flags.iter().any(|f| f == "--stateless");
+    let json_response = flags.iter().any(|f| f == "--json-response");
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(json_response);
+    let service = StreamableHttpService::new(|| Ok(Echo::new()), LocalSessionManager::default().into(), config);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    eprintln!("serving MCP on http://{}/mcp", listener.local_addr()?);
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router).await
+}
