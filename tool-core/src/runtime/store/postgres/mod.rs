@@ -267,18 +267,30 @@ impl PostgresStore {
         Ok(rows.iter().map(|r| Row::read(r, true)).collect())
     }
 
-    /// Moves a row to `to` if it is still in the state `expected` (its name and its state tag,
-    /// which covers the owner and claim time too): the one statement every change of state is.
-    /// Returns the row as it is now, when it changed.
-    async fn set_state(&self, client: &Object, id: &str, expected: (&str, &[u8]), to: &State) -> Result<Option<Row>, StoreError> {
+    /// Moves a row to `to` if it is still exactly in the state `from` (every state column, and
+    /// the tag over them): the one statement every change of state is, so of concurrent changes
+    /// exactly one wins. Returns the row as it is now, when it changed.
+    async fn set_state(&self, client: &Object, id: &str, (from, from_tag): (&State, &[u8]), to: &State) -> Result<Option<Row>, StoreError> {
         let sql = format!(
             "UPDATE toolsmith_pending SET state = $2, owner_instance = $3, owner_pid = $4, claimed_at_ms = $5, state_tag = $6 \
-             WHERE tool_call_id = $1 AND state = $7 AND state_tag = $8 RETURNING {COLUMNS}"
+             WHERE tool_call_id = $1 AND state IS NOT DISTINCT FROM $7 AND owner_instance IS NOT DISTINCT FROM $8 \
+             AND owner_pid IS NOT DISTINCT FROM $9 AND claimed_at_ms IS NOT DISTINCT FROM $10 AND state_tag = $11 \
+             RETURNING {COLUMNS}"
         );
         let tag = to.tag(id, &self.key);
-        let (state, expected) = expected;
-        let values: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-            [&id, &to.state, &to.owner_instance, &to.owner_pid, &to.claimed_at_ms, &tag, &state, &expected];
+        let values: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+            &id,
+            &to.state,
+            &to.owner_instance,
+            &to.owner_pid,
+            &to.claimed_at_ms,
+            &tag,
+            &from.state,
+            &from.owner_instance,
+            &from.owner_pid,
+            &from.claimed_at_ms,
+            &from_tag,
+        ];
         let row = client.query_opt(&sql, &values).await.map_err(storage("cannot change a call's state"))?;
         Ok(row.map(|r| Row::read(&r, false)))
     }
@@ -287,16 +299,18 @@ impl PostgresStore {
     /// interrupted one too (one `UPDATE` conditioned on the interrupted claim).
     async fn take(&self, id: &str, again: bool) -> Result<Option<PendingCall>, StoreError> {
         let client = self.client().await?;
-        let waiting = State::waiting().tag(id, &self.key);
+        let waiting = State::waiting();
+        let waiting_tag = waiting.tag(id, &self.key);
         let mine = State::running(&self.instance, std::process::id(), now_ms());
         for _ in 0..3 {
-            if let Some(row) = self.set_state(&client, id, ("waiting", &waiting), &mine).await? {
+            // The claim: `UPDATE … WHERE state = 'waiting' (and its tag) … RETURNING`.
+            if let Some(row) = self.set_state(&client, id, (&waiting, &waiting_tag), &mine).await? {
                 return match row.call(&self.key) {
                     Ok(call) => Ok(Some(call)),
                     Err(reason) => {
                         // Nothing runs: the row goes back as it was.
-                        let mine = mine.tag(id, &self.key);
-                        self.set_state(&client, id, ("running", &mine), &State::waiting()).await?;
+                        let mine_tag = mine.tag(id, &self.key);
+                        self.set_state(&client, id, (&mine, &mine_tag), &waiting).await?;
                         Err(damaged(id, reason))
                     }
                 };
@@ -312,8 +326,8 @@ impl PostgresStore {
                 CallState::Running(_) => return Err(StoreError::Busy(id.to_owned())),
                 CallState::Interrupted(_) if !again => return Err(interrupted(call, state)),
                 CallState::Interrupted(claim) => {
-                    let expected = row.state_tag.unwrap_or_default();
-                    if self.set_state(&client, id, ("running", &expected), &mine).await?.is_none() {
+                    let from_tag = row.state_tag.unwrap_or_default();
+                    if self.set_state(&client, id, (&row.state, &from_tag), &mine).await?.is_none() {
                         return Err(StoreError::Busy(id.to_owned()));
                     }
                     tracing::warn!(tool_call_id = id, tool = %call.tool_name, %claim, "taking an interrupted call again, as decided");
@@ -385,8 +399,8 @@ impl PendingStore for PostgresStore {
         };
         let (_, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
         if state != CallState::Waiting {
-            let expected = row.state_tag.unwrap_or_default();
-            self.set_state(&client, tool_call_id, ("running", &expected), &State::waiting()).await?;
+            let from_tag = row.state_tag.clone().unwrap_or_default();
+            self.set_state(&client, tool_call_id, (&row.state, &from_tag), &State::waiting()).await?;
         }
         Ok(())
     }
