@@ -218,7 +218,11 @@ async fn approval_fails_closed_and_can_be_required_for_all() {
     let id = events[1].tool_call_id().to_owned();
     let refused = strict.resume(&id, json!({"approved": "yes"})).await.err().unwrap();
     assert!(matches!(refused, RuntimeError::InvalidResume(_)), "{refused}");
-    assert_eq!(strict.pending().await.unwrap().len(), 1, "a refused decision keeps the call waiting");
+    assert_eq!(
+        strict.pending().await.unwrap().len(),
+        1,
+        "a refused decision keeps the call waiting"
+    );
     let events = raw(strict.resume(&id, json!({"approved": true})).await.unwrap().collect().await);
     // Approved, it runs, and suspends (it asks its question).
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-call-suspended"]);

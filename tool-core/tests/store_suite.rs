@@ -132,7 +132,11 @@ async fn every_field_round_trips_and_lists_oldest_first(b: Backend) {
     assert_eq!(ids(&s.list().await.unwrap()), ["a", "b", "full"], "oldest first, then by id");
     assert!(s.get("nope").await.unwrap().is_none());
     let other = b.open().await;
-    assert_eq!(other.list().await.unwrap(), s.list().await.unwrap(), "another handle sees the same rows");
+    assert_eq!(
+        other.list().await.unwrap(),
+        s.list().await.unwrap(),
+        "another handle sees the same rows"
+    );
 }
 
 async fn claim_is_exclusive_and_release_reopens(b: Backend) {
@@ -141,7 +145,10 @@ async fn claim_is_exclusive_and_release_reopens(b: Backend) {
     one.save(&call("b", 2)).await.unwrap();
     assert_eq!(one.claim("a").await.unwrap().unwrap(), call("a", 1));
     assert!(matches!(one.claim("a").await, Err(StoreError::Busy(id)) if id == "a"));
-    assert!(matches!(two.claim("a").await, Err(StoreError::Busy(_))), "another handle sees the claim");
+    assert!(
+        matches!(two.claim("a").await, Err(StoreError::Busy(_))),
+        "another handle sees the claim"
+    );
     assert!(two.claim_again("a").await.is_err(), "a live run is never taken, even on purpose");
     assert!(two.get("a").await.unwrap().is_some(), "a running call is still there");
     one.release("a").await.unwrap();
@@ -203,20 +210,31 @@ async fn one_of_many_concurrent_claimers_wins(b: Backend) {
     let results = futures::future::join_all(claims).await;
     let results: Vec<_> = results.into_iter().map(Result::unwrap).collect();
     assert_eq!(results.iter().filter(|r| matches!(r, Ok(Some(_)))).count(), 1, "{results:?}");
-    assert_eq!(results.iter().filter(|r| matches!(r, Err(StoreError::Busy(_)))).count(), CLAIMERS - 1);
+    assert_eq!(
+        results.iter().filter(|r| matches!(r, Err(StoreError::Busy(_)))).count(),
+        CLAIMERS - 1
+    );
 }
 
 async fn an_approval_runs_once_and_a_stale_or_unknown_id_is_refused(b: Backend) {
     let ledger = fresh_ledger();
     let (first, second) = (b.runtime().await, b.runtime().await);
-    let run = first.call("suite-approve", json!({"ledger": ledger}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
+    let run = first
+        .call("suite-approve", json!({"ledger": ledger}), CallOptions::default())
+        .finish()
+        .await;
+    let Outcome::AwaitingApproval(waiting) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
     assert_eq!(ids(&second.pending().await.unwrap()), [waiting.id()], "another runtime lists it");
     let done = second.approve(waiting.id()).await.unwrap().finish().await;
     assert!(matches!(done.outcome, Outcome::Done(_)), "{:?}", done.outcome);
     assert_eq!(ran(&ledger), 1);
     for runtime in [&first, &second] {
-        assert!(matches!(runtime.approve(waiting.id()).await, Err(RuntimeError::UnknownCall(_))), "a stale id");
+        assert!(
+            matches!(runtime.approve(waiting.id()).await, Err(RuntimeError::UnknownCall(_))),
+            "a stale id"
+        );
     }
     assert!(matches!(first.approve("call_never_made").await, Err(RuntimeError::UnknownCall(_))));
     assert_eq!(ran(&ledger), 1, "ran once");
@@ -226,10 +244,19 @@ async fn an_approval_runs_once_and_a_stale_or_unknown_id_is_refused(b: Backend) 
 async fn a_decline_never_runs_the_tool(b: Backend) {
     let ledger = fresh_ledger();
     let (first, second) = (b.runtime().await, b.runtime().await);
-    let run = first.call("suite-approve", json!({"ledger": ledger}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
+    let run = first
+        .call("suite-approve", json!({"ledger": ledger}), CallOptions::default())
+        .finish()
+        .await;
+    let Outcome::AwaitingApproval(waiting) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
     let declined = second.decline(waiting.id(), "not today").await.unwrap().finish().await;
-    assert!(matches!(&declined.outcome, Outcome::Declined { reason } if reason == "not today"), "{:?}", declined.outcome);
+    assert!(
+        matches!(&declined.outcome, Outcome::Declined { reason } if reason == "not today"),
+        "{:?}",
+        declined.outcome
+    );
     assert!(matches!(first.approve(waiting.id()).await, Err(RuntimeError::UnknownCall(_))));
     assert_eq!(ran(&ledger), 0, "a declined call never runs");
     assert!(second.pending().await.unwrap().is_empty());
@@ -255,12 +282,19 @@ const CASES: &[(&str, Case)] = cases![
 
 /// Runs a test's future on a runtime of its own; a panic fails the test with its message.
 fn block_on(test: impl Future<Output = Result<(), String>> + Send) -> Result<(), Failed> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(test)));
     match ran {
         Ok(result) => result.map_err(Failed::from),
         Err(panic) => {
-            let text = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            let text = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
             Err(Failed::from(text.unwrap_or_else(|| "the test panicked".into())))
         }
     }

@@ -64,7 +64,9 @@ async fn open(location: Option<&StoreLocation>) -> Result<std::sync::Arc<dyn Pen
     match location {
         Some(location) => open_store(location).await.map_err(|e| format!("--store {}: {e}", location.shown())),
         None => {
-            let opened = tokio::task::spawn_blocking(SqliteStore::open_default).await.map_err(|e| e.to_string())?;
+            let opened = tokio::task::spawn_blocking(SqliteStore::open_default)
+                .await
+                .map_err(|e| e.to_string())?;
             let store = opened.map_err(|e| format!("{e} (or pass --store FILE_OR_URL)"))?;
             Ok(std::sync::Arc::new(store))
         }
@@ -75,7 +77,9 @@ async fn open(location: Option<&StoreLocation>) -> Result<std::sync::Arc<dyn Pen
 fn status(status: &StoreStatus, json: bool, out: &mut dyn Write) -> Result<(), String> {
     let oldest = status.oldest_waiting.as_ref();
     if json {
-        let oldest = oldest.map(|c| json!({"tool_call_id": c.tool_call_id, "tool": c.tool_name, "kind": c.kind.as_str(), "created_at_ms": c.created_at_ms}));
+        let oldest = oldest.map(
+            |c| json!({"tool_call_id": c.tool_call_id, "tool": c.tool_name, "kind": c.kind.as_str(), "created_at_ms": c.created_at_ms}),
+        );
         let value = json!({
             "waiting": status.waiting,
             "running": status.running,
@@ -94,8 +98,13 @@ fn status(status: &StoreStatus, json: bool, out: &mut dyn Write) -> Result<(), S
         writeln!(out, "{state:12} {n}").map_err(io)?;
     }
     if let Some(call) = oldest {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let ago = u64::try_from(now.as_millis()).unwrap_or(u64::MAX).saturating_sub(call.created_at_ms) / 1000;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let ago = u64::try_from(now.as_millis())
+            .unwrap_or(u64::MAX)
+            .saturating_sub(call.created_at_ms)
+            / 1000;
         let (id, tool, kind) = (&call.tool_call_id, &call.tool_name, call.kind.as_str());
         writeln!(out, "oldest waiting: {id} ({tool}, waits for {kind}, {ago} s)").map_err(io)?;
     }

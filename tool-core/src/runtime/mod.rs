@@ -55,13 +55,13 @@ pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEven
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
 pub use state::{CallState, Claim, Interruption, StoredCall};
-#[cfg(feature = "postgres")]
-pub use store::{Migrated, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
-pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{open_store, STORE_KEY_ENV};
+pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
+#[cfg(feature = "postgres")]
+pub use store::{Migrated, PostgresOptions, PostgresStore};
 pub use stream::StreamRun;
 pub use views::{placeholder, RedactSecrets, TransformPolicy};
 

@@ -16,13 +16,19 @@ type Test = fn(String) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send
 
 /// The PostgreSQL-only tests.
 pub const TESTS: &[(&str, Test)] = &[
-    ("migrations_apply_once_and_a_newer_schema_is_refused", |url| Box::pin(migrations(url))),
+    ("migrations_apply_once_and_a_newer_schema_is_refused", |url| {
+        Box::pin(migrations(url))
+    }),
     ("a_dead_instances_call_is_interrupted_and_taken_again_only_on_purpose", |url| {
         Box::pin(dead_instance(url))
     }),
     ("fifty_concurrent_approvals_run_the_tool_once", |url| Box::pin(fifty_approvals(url))),
-    ("the_command_line_starts_lists_and_approves_across_processes", |url| Box::pin(across_processes(url))),
-    ("rows_edited_in_the_database_are_damaged_and_never_run", |url| Box::pin(damaged_rows(url))),
+    ("the_command_line_starts_lists_and_approves_across_processes", |url| {
+        Box::pin(across_processes(url))
+    }),
+    ("rows_edited_in_the_database_are_damaged_and_never_run", |url| {
+        Box::pin(damaged_rows(url))
+    }),
 ];
 
 /// Records one run of a call in a table (a person approves every call)
@@ -45,12 +51,18 @@ async fn pg_effect(
 async fn with_effects(url: &str) -> Result<(String, tokio_postgres::Client), String> {
     let schema = pg::fresh_schema(url).await?;
     let client = pg::connect(url).await?;
-    client.batch_execute(&format!("CREATE TABLE {schema}.effects (call TEXT NOT NULL)")).await.map_err(|e| e.to_string())?;
+    client
+        .batch_execute(&format!("CREATE TABLE {schema}.effects (call TEXT NOT NULL)"))
+        .await
+        .map_err(|e| e.to_string())?;
     Ok((schema, client))
 }
 
 async fn effects(client: &tokio_postgres::Client, schema: &str) -> i64 {
-    let row = client.query_one(&format!("SELECT count(*) FROM {schema}.effects"), &[]).await.unwrap();
+    let row = client
+        .query_one(&format!("SELECT count(*) FROM {schema}.effects"), &[])
+        .await
+        .unwrap();
     row.get(0)
 }
 
@@ -62,24 +74,40 @@ async fn migrations(url: String) -> Result<(), String> {
     let again = PostgresStore::migrate(&url, &opts).await.unwrap();
     assert_eq!((again.from, again.to), (first.to, first.to), "a re-run is a no-op");
     let client = pg::connect(&url).await?;
-    let versions = client.query(&format!("SELECT version FROM {schema}.toolsmith_schema ORDER BY version"), &[]).await.unwrap();
+    let versions = client
+        .query(&format!("SELECT version FROM {schema}.toolsmith_schema ORDER BY version"), &[])
+        .await
+        .unwrap();
     assert_eq!(versions.len(), usize::try_from(first.to).unwrap(), "each migration recorded once");
     let store = PostgresStore::connect_with(&url, opts.clone().migrate(false)).await.unwrap();
     store.save(&call("kept", 1)).await.unwrap();
     drop(store);
     let newer = first.to + 1;
-    client.execute(&format!("INSERT INTO {schema}.toolsmith_schema (version) VALUES ($1)"), &[&newer]).await.unwrap();
+    client
+        .execute(&format!("INSERT INTO {schema}.toolsmith_schema (version) VALUES ($1)"), &[&newer])
+        .await
+        .unwrap();
     for refused in [
         PostgresStore::connect_with(&url, opts.clone()).await.map(drop),
         PostgresStore::migrate(&url, &opts).await.map(drop),
     ] {
         let message = refused.unwrap_err().to_string();
-        assert!(message.contains(&format!("version {newer}")) && message.contains("newer than this build"), "{message}");
+        assert!(
+            message.contains(&format!("version {newer}")) && message.contains("newer than this build"),
+            "{message}"
+        );
     }
-    let rows: i64 = client.query_one(&format!("SELECT count(*) FROM {schema}.toolsmith_pending"), &[]).await.unwrap().get(0);
+    let rows: i64 = client
+        .query_one(&format!("SELECT count(*) FROM {schema}.toolsmith_pending"), &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(rows, 1, "a refused database is not written to");
     let fresh = pg::fresh_schema(&url).await?;
-    let unmigrated = PostgresStore::connect_with(&url, options(&fresh).migrate(false)).await.unwrap_err().to_string();
+    let unmigrated = PostgresStore::connect_with(&url, options(&fresh).migrate(false))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(unmigrated.contains("toolsmith store migrate"), "{unmigrated}");
     pg::drop_schema(&url, &fresh).await;
     pg::drop_schema(&url, &schema).await;
@@ -96,24 +124,41 @@ async fn state_of(store: &dyn PendingStore, id: &str) -> Option<CallState> {
 
 async fn dead_instance(url: String) -> Result<(), String> {
     let schema = pg::fresh_schema(&url).await?;
-    let dying = PostgresStore::connect_with(&url, options(&schema).lease(Duration::from_secs(1))).await.unwrap();
+    let dying = PostgresStore::connect_with(&url, options(&schema).lease(Duration::from_secs(1)))
+        .await
+        .unwrap();
     let other = PostgresStore::connect_with(&url, options(&schema)).await.unwrap();
     assert_ne!(dying.instance_id(), other.instance_id());
     dying.save(&call("x", 1)).await.unwrap();
     assert!(dying.claim("x").await.unwrap().is_some());
-    assert!(matches!(other.claim("x").await, Err(StoreError::Busy(_))), "a live instance holds it");
+    assert!(
+        matches!(other.claim("x").await, Err(StoreError::Busy(_))),
+        "a live instance holds it"
+    );
     drop(dying); // its lease is no longer renewed, as when its process is killed
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !matches!(state_of(&other, "x").await, Some(CallState::Interrupted(_))) {
         assert!(std::time::Instant::now() < deadline, "the call never showed as interrupted");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let Err(StoreError::Interrupted(what)) = other.claim("x").await else { panic!("not interrupted") };
+    let Err(StoreError::Interrupted(what)) = other.claim("x").await else {
+        panic!("not interrupted")
+    };
     assert_eq!((what.tool_call_id.as_str(), what.tool_name.as_str()), ("x", "suite-approve"));
     assert!(what.to_string().contains("--rerun"), "{what}");
-    assert!(matches!(state_of(&other, "x").await, Some(CallState::Interrupted(_))), "refusing leaves it interrupted");
-    assert_eq!(other.claim_again("x").await.unwrap(), Some(call("x", 1)), "an explicit rerun takes it");
-    assert!(matches!(state_of(&other, "x").await, Some(CallState::Running(_))), "now held by the live instance");
+    assert!(
+        matches!(state_of(&other, "x").await, Some(CallState::Interrupted(_))),
+        "refusing leaves it interrupted"
+    );
+    assert_eq!(
+        other.claim_again("x").await.unwrap(),
+        Some(call("x", 1)),
+        "an explicit rerun takes it"
+    );
+    assert!(
+        matches!(state_of(&other, "x").await, Some(CallState::Running(_))),
+        "now held by the live instance"
+    );
     drop(other);
     pg::drop_schema(&url, &schema).await;
     Ok(())
@@ -127,7 +172,9 @@ async fn fifty_approvals(url: String) -> Result<(), String> {
         .build();
     let args = json!({"url": url, "table": format!("{schema}.effects"), "call": "fifty"});
     let run = starter.call("pg-effect", args, CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
+    let Outcome::AwaitingApproval(waiting) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
     // Fifty instances: a runtime and a pool (one connection) each, on the same database.
     let stores = (0..APPROVERS).map(|_| PostgresStore::connect_with(&url, options(&schema).max_connections(1)));
     let stores = futures::future::join_all(stores).await;
@@ -146,7 +193,10 @@ async fn fifty_approvals(url: String) -> Result<(), String> {
     let outcomes: Vec<_> = futures::future::join_all(approvals).await.into_iter().map(Result::unwrap).collect();
     let done = outcomes.iter().filter(|o| matches!(o, Ok(Outcome::Done(_)))).count();
     assert_eq!(done, 1, "exactly one approval ran the call: {outcomes:?}");
-    let refused = outcomes.iter().filter(|o| o.as_ref().is_err_and(|e| e.contains("already being continued") || e.contains("no pending call")));
+    let refused = outcomes.iter().filter(|o| {
+        o.as_ref()
+            .is_err_and(|e| e.contains("already being continued") || e.contains("no pending call"))
+    });
     assert_eq!(refused.count(), APPROVERS - 1, "{outcomes:?}");
     assert_eq!(effects(&client, &schema).await, 1, "the tool ran once");
     assert!(starter.pending().await.unwrap().is_empty());
@@ -167,14 +217,23 @@ async fn across_processes(url: String) -> Result<(), String> {
     let args = json!({"url": url, "table": format!("{schema}.effects"), "call": "cli"}).to_string();
     let started = tokio::task::spawn_blocking({
         let (store, args) = (store.clone(), args.clone());
-        move || [toolsmith(&["call", "pg-effect", &args, "--store", &store]), toolsmith(&["call", "pg-effect", &args, "--store", &store])]
+        move || {
+            [
+                toolsmith(&["call", "pg-effect", &args, "--store", &store]),
+                toolsmith(&["call", "pg-effect", &args, "--store", &store]),
+            ]
+        }
     });
     let started = started.await.unwrap();
     let mut ids = Vec::new();
     for ran in &started {
         assert!(ran.ok, "{}", ran.stderr);
         let text = format!("{}{}", ran.stdout, ran.stderr);
-        let id = text.split("toolsmith call ").nth(1).and_then(|t| t.split(' ').next()).unwrap_or_default();
+        let id = text
+            .split("toolsmith call ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .unwrap_or_default();
         assert!(id.starts_with("call_"), "no waiting call id in: {text}");
         ids.push(id.to_owned());
     }
@@ -194,17 +253,34 @@ async fn across_processes(url: String) -> Result<(), String> {
     let [listed, status, approve, decline, again, after] = listed.await.unwrap();
     assert!(listed.ok, "{}", listed.stderr);
     for id in &ids {
-        assert!(listed.stdout.contains(id.as_str()) && listed.stdout.contains("waiting"), "{id}: {}", listed.stdout);
+        assert!(
+            listed.stdout.contains(id.as_str()) && listed.stdout.contains("waiting"),
+            "{id}: {}",
+            listed.stdout
+        );
     }
     assert!(status.ok, "{}", status.stderr);
     let status: Value = serde_json::from_str(&status.stdout).map_err(|e| format!("{e}: {}", status.stdout))?;
     assert_eq!(status["waiting"], 2, "{status}");
-    assert!(approve.ok && approve.stdout.contains("recorded"), "{}{}", approve.stdout, approve.stderr);
+    assert!(
+        approve.ok && approve.stdout.contains("recorded"),
+        "{}{}",
+        approve.stdout,
+        approve.stderr
+    );
     assert!(decline.ok, "{}", decline.stderr);
-    assert!(!again.ok && again.stderr.contains("no pending call"), "a stale id is refused: {}", again.stderr);
+    assert!(
+        !again.ok && again.stderr.contains("no pending call"),
+        "a stale id is refused: {}",
+        again.stderr
+    );
     assert!(after.ok, "{}", after.stderr);
     assert_eq!(serde_json::from_str::<Value>(&after.stdout).map_err(|e| e.to_string())?, json!([]));
-    assert_eq!(effects(&client, &schema).await, 1, "the approved call ran once, the declined one never");
+    assert_eq!(
+        effects(&client, &schema).await,
+        1,
+        "the approved call ran once, the declined one never"
+    );
     pg::drop_schema(&url, &schema).await;
     Ok(())
 }
@@ -221,7 +297,10 @@ async fn damaged_rows(url: String) -> Result<(), String> {
         store.save(&call(id, 1)).await.unwrap();
     }
     let table = format!("{schema}.toolsmith_pending");
-    edit(format!("UPDATE {table} SET call_json = '{{\"tool_call_id\": \"sk-1' WHERE tool_call_id = 'json'")).await;
+    edit(format!(
+        "UPDATE {table} SET call_json = '{{\"tool_call_id\": \"sk-1' WHERE tool_call_id = 'json'"
+    ))
+    .await;
     let other_args = serde_json::to_string(&json!({"tool_call_id": "args", "tool_name": "suite-approve", "kind": "approval",
         "args": {"ledger": "wipe"}, "created_at_ms": 1}))
     .unwrap();
@@ -229,7 +308,11 @@ async fn damaged_rows(url: String) -> Result<(), String> {
     edit(format!("UPDATE {table} SET state = 'running' WHERE tool_call_id = 'state'")).await;
     edit(format!("UPDATE {table} SET owner_pid = 1 WHERE tool_call_id = 'owner'")).await;
     for id in ["json", "args", "state", "owner"] {
-        for refused in [store.claim(id).await.map(drop), store.claim_again(id).await.map(drop), store.get(id).await.map(drop)] {
+        for refused in [
+            store.claim(id).await.map(drop),
+            store.claim_again(id).await.map(drop),
+            store.get(id).await.map(drop),
+        ] {
             let err = refused.unwrap_err();
             assert!(matches!(err, StoreError::Damaged { .. }), "{id}: {err}");
             assert!(!err.to_string().contains("sk-1"), "{err}");
@@ -239,8 +322,13 @@ async fn damaged_rows(url: String) -> Result<(), String> {
     let damaged = entries.iter().filter(|e| matches!(e, StoredCall::Damaged { .. })).count();
     assert_eq!(damaged, 4, "{entries:?}");
     assert_eq!(super::ids(&store.list().await.unwrap()), ["ok"]);
-    let rekeyed = PostgresStore::connect_with(&url, options(&schema).key(b"another key")).await.unwrap();
-    assert!(matches!(rekeyed.claim("ok").await, Err(StoreError::Damaged { .. })), "another key's tags are refused");
+    let rekeyed = PostgresStore::connect_with(&url, options(&schema).key(b"another key"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(rekeyed.claim("ok").await, Err(StoreError::Damaged { .. })),
+        "another key's tags are refused"
+    );
     assert!(store.claim("ok").await.unwrap().is_some());
     pg::drop_schema(&url, &schema).await;
     Ok(())
@@ -249,7 +337,9 @@ async fn damaged_rows(url: String) -> Result<(), String> {
 /// Needs no database: a store that cannot be reached says so.
 pub async fn an_unreachable_database_is_a_clear_error() -> Result<(), String> {
     let options = PostgresOptions::default().key(KEY);
-    let err = PostgresStore::connect_with("postgres://postgres:hunter2@127.0.0.1:1/test", options).await.unwrap_err();
+    let err = PostgresStore::connect_with("postgres://postgres:hunter2@127.0.0.1:1/test", options)
+        .await
+        .unwrap_err();
     let message = err.to_string();
     assert!(message.contains("cannot reach PostgreSQL"), "{message}");
     assert!(!message.contains("hunter2"), "{message}");

@@ -51,10 +51,16 @@ pub async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
 /// A fresh, empty schema with a name no other test uses.
 pub async fn fresh_schema(url: &str) -> Result<String, String> {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .subsec_nanos();
     let name = format!("ts_test_{}_{}_{nanos}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
     let client = connect(url).await?;
-    client.batch_execute(&format!("CREATE SCHEMA {name}")).await.map_err(|e| format!("cannot create schema {name}: {e:?}"))?;
+    client
+        .batch_execute(&format!("CREATE SCHEMA {name}"))
+        .await
+        .map_err(|e| format!("cannot create schema {name}: {e:?}"))?;
     Ok(name)
 }
 

@@ -181,9 +181,18 @@ impl StoreStatus {
         for entry in entries {
             match entry {
                 StoredCall::Damaged { .. } => status.damaged += 1,
-                StoredCall::Call { state: CallState::Running(_), .. } => status.running += 1,
-                StoredCall::Call { state: CallState::Interrupted(_), .. } => status.interrupted += 1,
-                StoredCall::Call { call, state: CallState::Waiting } => {
+                StoredCall::Call {
+                    state: CallState::Running(_),
+                    ..
+                } => status.running += 1,
+                StoredCall::Call {
+                    state: CallState::Interrupted(_),
+                    ..
+                } => status.interrupted += 1,
+                StoredCall::Call {
+                    call,
+                    state: CallState::Waiting,
+                } => {
                     status.waiting += 1;
                     let older = |o: &PendingCall| (call.created_at_ms, &call.tool_call_id) < (o.created_at_ms, &o.tool_call_id);
                     if status.oldest_waiting.as_ref().is_none_or(older) {
@@ -238,7 +247,10 @@ impl StoreLocation {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
             return StoreLocation::Postgres(text.to_owned());
         }
-        let path = text.strip_prefix("sqlite://").or_else(|| text.strip_prefix("sqlite:")).unwrap_or(text);
+        let path = text
+            .strip_prefix("sqlite://")
+            .or_else(|| text.strip_prefix("sqlite:"))
+            .unwrap_or(text);
         StoreLocation::Sqlite(path.into())
     }
 
@@ -275,7 +287,9 @@ pub async fn open_store(location: &StoreLocation) -> Result<Arc<dyn PendingStore
         StoreLocation::Sqlite(path) => {
             let path = path.clone();
             let opened = tokio::task::spawn_blocking(move || SqliteStore::open(path)).await;
-            Ok(Arc::new(opened.map_err(|e| StoreError::Storage(format!("opening the store failed: {e}")))??))
+            Ok(Arc::new(
+                opened.map_err(|e| StoreError::Storage(format!("opening the store failed: {e}")))??,
+            ))
         }
         #[cfg(feature = "postgres")]
         StoreLocation::Postgres(url) => Ok(Arc::new(PostgresStore::connect(url).await?)),

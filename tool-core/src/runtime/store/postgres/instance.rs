@@ -22,7 +22,10 @@ impl Drop for Heartbeat {
 fn host() -> String {
     let from_env = std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty());
     let from_file = || std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_owned());
-    from_env.or_else(from_file).filter(|h| !h.is_empty()).unwrap_or_else(|| "unknown".to_owned())
+    from_env
+        .or_else(from_file)
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 fn millis(d: Duration) -> i64 {
@@ -37,7 +40,10 @@ pub(super) async fn register(pool: &Pool, lease: Duration) -> Result<String, Sto
     let insert = "INSERT INTO toolsmith_instances (id, host, pid, lease_ms) \
                   VALUES (gen_random_uuid()::text, $1, $2, $3) RETURNING id";
     let pid = i64::from(std::process::id());
-    let row = client.query_one(insert, &[&host(), &pid, &millis(lease)]).await.map_err(storage(WHAT))?;
+    let row = client
+        .query_one(insert, &[&host(), &pid, &millis(lease)])
+        .await
+        .map_err(storage(WHAT))?;
     let forget = "DELETE FROM toolsmith_instances i \
                   WHERE i.heartbeat_at + (i.lease_ms * 10) * interval '1 millisecond' < now() \
                   AND NOT EXISTS (SELECT 1 FROM toolsmith_pending p WHERE p.owner_instance = i.id)";

@@ -62,7 +62,9 @@ pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result
     const WHAT: &str = "cannot migrate the store's schema";
     let tx = client.transaction().await.map_err(storage(WHAT))?;
     let lock = format!("toolsmith schema {}", schema.unwrap_or("<search_path>"));
-    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock]).await.map_err(storage(WHAT))?;
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
+        .await
+        .map_err(storage(WHAT))?;
     if let Some(schema) = schema {
         // `schema` is a checked identifier (see `PostgresOptions::schema`).
         let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
@@ -86,7 +88,9 @@ pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result
 
 /// The schema version recorded (0 when none is).
 async fn current(client: &impl tokio_postgres::GenericClient) -> Result<i32, StoreError> {
-    let row = client.query_one("SELECT COALESCE(MAX(version), 0) FROM toolsmith_schema", &[]).await;
+    let row = client
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM toolsmith_schema", &[])
+        .await;
     Ok(row.map_err(storage("cannot read the store's schema version"))?.get(0))
 }
 

@@ -185,7 +185,9 @@ fn pool(url: &str, options: &PostgresOptions) -> Result<Pool, StoreError> {
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(Duration::from_secs(30)))
         .create_timeout(Some(Duration::from_secs(15)));
-    builder.build().map_err(|e| StoreError::Storage(format!("cannot set up the pool for {shown}: {e}")))
+    builder
+        .build()
+        .map_err(|e| StoreError::Storage(format!("cannot set up the pool for {shown}: {e}")))
 }
 
 /// The key: given, else from the environment, else a clear error.
@@ -291,7 +293,10 @@ impl PostgresStore {
             &from.claimed_at_ms,
             &from_tag,
         ];
-        let row = client.query_opt(&sql, &values).await.map_err(storage("cannot change a call's state"))?;
+        let row = client
+            .query_opt(&sql, &values)
+            .await
+            .map_err(storage("cannot change a call's state"))?;
         Ok(row.map(|r| Row::read(&r, false)))
     }
 
@@ -400,14 +405,17 @@ impl PendingStore for PostgresStore {
         let (_, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
         if state != CallState::Waiting {
             let from_tag = row.state_tag.clone().unwrap_or_default();
-            self.set_state(&client, tool_call_id, (&row.state, &from_tag), &State::waiting()).await?;
+            self.set_state(&client, tool_call_id, (&row.state, &from_tag), &State::waiting())
+                .await?;
         }
         Ok(())
     }
 
     async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
         let client = self.client().await?;
-        let removed = client.execute("DELETE FROM toolsmith_pending WHERE tool_call_id = $1", &[&tool_call_id]).await;
+        let removed = client
+            .execute("DELETE FROM toolsmith_pending WHERE tool_call_id = $1", &[&tool_call_id])
+            .await;
         removed.map_err(storage("cannot remove a call")).map(drop)
     }
 

@@ -342,7 +342,7 @@ impl Db {
         write_row(&self.conn(), row, &self.key).or_storage("cannot save a call")
     }
 
-        /// Puts a claimed call back to waiting; a row that fails its checks is left as it is (its
+    /// Puts a claimed call back to waiting; a row that fails its checks is left as it is (its
     /// edit is not laundered by a fresh tag).
     fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
         const FAILED: &str = "cannot release a call";

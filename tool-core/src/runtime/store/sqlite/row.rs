@@ -3,11 +3,11 @@
 
 use rusqlite::types::Value as Sql;
 
-use crate::runtime::store::checks;
-use crate::runtime::store::integrity::Key;
 use super::owner::owner_alive;
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, Claim};
+use crate::runtime::store::checks;
+use crate::runtime::store::integrity::Key;
 
 /// The columns a row is read with, in [`Row::read`]'s order.
 pub(super) const COLUMNS: &str =

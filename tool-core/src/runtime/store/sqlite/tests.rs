@@ -1,8 +1,8 @@
 //! The SQLite store against real files: rows, claims, states, integrity, damage.
 
+use super::*;
 use crate::runtime::pending::PendingKind;
 use crate::runtime::state::CallState;
-use super::*;
 use serde_json::json;
 
 fn sample(id: &str, at: u64) -> PendingCall {
@@ -179,7 +179,11 @@ async fn a_damaged_row_is_refused_listed_as_damaged_and_hides_its_text() {
         s.conn()
             .execute("UPDATE pending_calls SET call_json = ?1 WHERE tool_call_id = 'x'", [bad])
             .unwrap();
-        for err in [s.get("x").await.unwrap_err(), s.claim("x").await.unwrap_err(), s.claim_again("x").await.unwrap_err()] {
+        for err in [
+            s.get("x").await.unwrap_err(),
+            s.claim("x").await.unwrap_err(),
+            s.claim_again("x").await.unwrap_err(),
+        ] {
             let message = err.to_string();
             assert!(message.contains("`x`") && !message.contains("sk-1"), "{message}");
             assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
@@ -264,7 +268,10 @@ async fn rows_from_before_tags_are_accepted_once() {
     edit(&s, "tag", None::<Vec<u8>>);
     drop(s);
     let s = SqliteStore::open_with_key(&path, b"k").unwrap();
-    assert!(damage_of_id(s.get("old").await.unwrap_err()).contains("no integrity tag"), "only once");
+    assert!(
+        damage_of_id(s.get("old").await.unwrap_err()).contains("no integrity tag"),
+        "only once"
+    );
 }
 
 fn damage_of_id(err: StoreError) -> String {
