@@ -149,7 +149,8 @@ impl Scene {
     }
 
     fn state(&self, id: &str) -> Option<CallState> {
-        let entries = self.runtime().pending_entries().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let entries = rt.block_on(self.runtime().pending_entries()).unwrap();
         entries.into_iter().find_map(|e| match e {
             StoredCall::Call { call, state } if call.tool_call_id == id => Some(state),
             _ => None,
@@ -232,7 +233,7 @@ fn an_interrupted_call_can_be_declined_and_rerun_through_the_runtime() {
     let rerun = rt.block_on(async { runtime.approve_rerun("d2", Default::default()).await.unwrap().finish().await });
     assert!(matches!(rerun.outcome, Outcome::Done(_)), "{:?}", rerun.outcome);
     assert_eq!(s.runs(), 3, "the decline ran nothing, the rerun ran once");
-    assert!(runtime.pending_entries().unwrap().is_empty());
+    assert!(rt.block_on(runtime.pending_entries()).unwrap().is_empty());
 }
 
 fn an_idempotent_tool_is_run_again_on_its_own() {

@@ -844,7 +844,7 @@ async fn approval_without_elicitation_says_how_to_continue() {
 
     let (result, _) = c.call(1, "transfer", json!({"amount": 111})).await;
     assert!(is_error(&result), "{result}");
-    let pending = runtime.pending().unwrap();
+    let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let waiting = &pending[0];
     assert_eq!(waiting.tool_name, "transfer");
@@ -867,7 +867,7 @@ async fn approval_without_elicitation_says_how_to_continue() {
         "approving did not run the call"
     );
     assert!(sent(111));
-    assert!(runtime.pending().unwrap().is_empty());
+    assert!(runtime.pending().await.unwrap().is_empty());
     c.close().await;
 }
 
@@ -887,7 +887,7 @@ async fn approval_asks_a_client_that_can_elicit() {
     assert_eq!(schema["properties"]["approved"]["type"], "boolean", "{ask}");
     assert!(ask["params"]["message"].as_str().unwrap().contains("transfer"), "{ask}");
     assert!(!sent(222), "the tool ran before it was approved");
-    assert_eq!(runtime.pending().unwrap().len(), 1);
+    assert_eq!(runtime.pending().await.unwrap().len(), 1);
     c.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"approved": true}}}))
         .await;
     let (r, _) = c.response_to(1).await;
@@ -895,7 +895,7 @@ async fn approval_asks_a_client_that_can_elicit() {
     assert!(!is_error(result), "{result}");
     assert_eq!(text_of(result), "sent 222");
     assert!(sent(222));
-    assert!(runtime.pending().unwrap().is_empty());
+    assert!(runtime.pending().await.unwrap().is_empty());
 
     // Declined: the tool does not run and the result says so.
     c.send(&request(2, "tools/call", call_params("transfer", json!({"amount": 333}))))
@@ -908,7 +908,7 @@ async fn approval_asks_a_client_that_can_elicit() {
     let text = text_of(result_of(&r)).to_owned();
     assert!(text.contains("not approved"), "{text}");
     assert!(!sent(333), "a declined call ran");
-    assert!(runtime.pending().unwrap().is_empty(), "a declined call still waits");
+    assert!(runtime.pending().await.unwrap().is_empty(), "a declined call still waits");
     c.close().await;
 }
 
@@ -1396,6 +1396,7 @@ async fn http_stateless_cannot_ask_the_user_and_says_so_at_once() {
         );
         let waiting = runtime
             .pending()
+            .await
             .unwrap()
             .into_iter()
             .find(|p| p.args == json!({"amount": amount}))
@@ -1419,6 +1420,7 @@ async fn http_stateless_cannot_ask_the_user_and_says_so_at_once() {
     let text = text_of(&result).to_owned();
     let waiting = runtime
         .pending()
+        .await
         .unwrap()
         .into_iter()
         .find(|p| p.tool_name == "hold-on")

@@ -56,7 +56,7 @@ fn call(id: u64, amount: u32) -> Value {
 async fn store_empties(runtime: &Runtime) -> bool {
     let started = Instant::now();
     while started.elapsed() < PATIENCE {
-        if runtime.pending().unwrap().is_empty() {
+        if runtime.pending().await.unwrap().is_empty() {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -65,8 +65,8 @@ async fn store_empties(runtime: &Runtime) -> bool {
 }
 
 /// The one waiting call's id.
-fn waiting_id(runtime: &Runtime) -> String {
-    let pending = runtime.pending().unwrap();
+async fn waiting_id(runtime: &Runtime) -> String {
+    let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1, "{pending:?}");
     pending[0].tool_call_id.clone()
 }
@@ -125,7 +125,7 @@ async fn cancelling_the_request_declines_the_call_it_waits_on() {
     let (server, runtime) = server();
     let mut c = Stdio::start(server);
     c.call_until_asked(30).await;
-    let id = waiting_id(&runtime);
+    let id = waiting_id(&runtime).await;
     c.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "user left"}}))
         .await;
     assert_declined_and_never_ran(&runtime, &id, 30).await;
@@ -136,7 +136,7 @@ async fn the_end_of_a_stdio_session_declines_its_waiting_calls() {
     let (server, runtime) = server();
     let mut c = Stdio::start(server);
     c.call_until_asked(50).await;
-    let id = waiting_id(&runtime);
+    let id = waiting_id(&runtime).await;
     drop(c.to_server);
     assert_declined_and_never_ran(&runtime, &id, 50).await;
 }
@@ -202,7 +202,7 @@ async fn deleting_an_http_session_declines_its_waiting_calls() {
     let (status, _, mut asked) = http(addr, "POST", Some(&session), &call(1, 70).to_string()).await;
     assert_eq!(status, 200);
     read_until(&mut asked, "elicitation/create").await;
-    let id = waiting_id(&runtime);
+    let id = waiting_id(&runtime).await;
     let (status, _, _) = http(addr, "DELETE", Some(&session), "").await;
     assert!((200..300).contains(&status), "DELETE answered {status}");
     assert_declined_and_never_ran(&runtime, &id, 70).await;

@@ -155,11 +155,11 @@ fn no_pending_call_is_lost_across_100_kills() {
                 resumed_after_kill += 1;
             }
             // Whatever else the dead child left (saved but not yet announced) is resumable too.
-            for call in runtime.pending().unwrap() {
+            for call in runtime.pending().await.unwrap() {
                 let events = runtime.resume(&call.tool_call_id, json!({"add": 1})).await.unwrap().collect().await;
                 assert!(matches!(events.last().unwrap().raw.kind, K::ToolResult { .. }));
             }
-            assert!(runtime.pending().unwrap().is_empty());
+            assert!(runtime.pending().await.unwrap().is_empty());
         });
     }
     assert_eq!(kills, 100);
@@ -194,13 +194,19 @@ fn runs(path: &std::path::Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |s| s.lines().count())
 }
 
-/// The call's state in the store; a row left `running` by a dead process, or a damaged one,
-/// fails the test.
-fn state_after_kill(store: &std::path::Path, id: &str) -> Option<CallState> {
+/// Every row of the store, as a runtime lists them.
+fn entries_of(store: &std::path::Path) -> Vec<StoredCall> {
     let runtime = Runtime::builder(Registry::global())
         .store(SqliteStore::open(store).unwrap())
         .build();
-    let entries = runtime.pending_entries().unwrap();
+    let listing = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    listing.block_on(runtime.pending_entries()).unwrap()
+}
+
+/// The call's state in the store; a row left `running` by a dead process, or a damaged one,
+/// fails the test.
+fn state_after_kill(store: &std::path::Path, id: &str) -> Option<CallState> {
+    let entries = entries_of(store);
     let state = entries.into_iter().find(|e| e.tool_call_id() == id).map(|e| match e {
         StoredCall::Call { state, .. } => state,
         damaged => panic!("{id} is damaged: {damaged:?}"),
@@ -398,11 +404,7 @@ fn serve_with_a_waiting_call_killed_30_times_never_runs_it_twice() {
         }
         let _ = served.child.kill(); // SIGKILL
         served.child.wait().unwrap();
-        let entries = Runtime::builder(Registry::global())
-            .store(SqliteStore::open(&path).unwrap())
-            .build()
-            .pending_entries()
-            .unwrap();
+        let entries = entries_of(&path);
         let id = entries.first().map(|e| e.tool_call_id().to_owned());
         let state = id.as_deref().and_then(|id| state_after_kill(&path, id));
         let ran = runs(&effects);

@@ -662,7 +662,7 @@ async fn an_approved_background_call_is_resolved_in_the_store() {
     let events = run(&runtime, "bg-approved", json!({"what": "deploy"}), CallOptions::default()).await;
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
     let id = single_call_id(&events);
-    assert_eq!(runtime.pending().unwrap().len(), 1);
+    assert_eq!(runtime.pending().await.unwrap().len(), 1);
 
     let stream = runtime.approve(&id).await.unwrap();
     let events: Vec<RunEvent> = tokio::time::timeout(PATIENCE, stream.collect())
@@ -688,7 +688,7 @@ async fn an_approved_background_call_is_resolved_in_the_store() {
     };
     assert_eq!(result, &json!("approved deploy"));
     assert!(
-        runtime.pending().unwrap().is_empty(),
+        runtime.pending().await.unwrap().is_empty(),
         "a finished background task leaves no pending call behind"
     );
     assert!(runtime.approve(&id).await.is_err(), "an approval is used once");

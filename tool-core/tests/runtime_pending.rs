@@ -153,7 +153,7 @@ async fn approval_is_bound_to_one_call_and_used_once() {
     assert_eq!(args["amount"], 500);
     assert_eq!(resume_schema["required"], json!(["approved"]));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), before, "not run before approval");
-    let pending = rt.pending().unwrap();
+    let pending = rt.pending().await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(
         (pending[0].kind, pending[0].tool_call_id.as_str()),
@@ -165,7 +165,7 @@ async fn approval_is_bound_to_one_call_and_used_once() {
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
     assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == "sent 500"));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), before + 1);
-    assert!(rt.pending().unwrap().is_empty());
+    assert!(rt.pending().await.unwrap().is_empty());
     // Stale: the approval was used.
     assert!(matches!(rt.approve(tool_call_id).await, Err(RuntimeError::UnknownCall(_))));
     assert!(matches!(rt.decline(tool_call_id, "late").await, Err(RuntimeError::UnknownCall(_))));
@@ -193,7 +193,7 @@ async fn a_decline_never_runs_the_tool_and_tells_the_model_why() {
         &Some(ModelOutput::Text("Tool call was not approved by the user. Reason: too much".into()))
     );
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), before);
-    assert!(rt.pending().unwrap().is_empty());
+    assert!(rt.pending().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -218,11 +218,15 @@ async fn approval_fails_closed_and_can_be_required_for_all() {
     let id = events[1].tool_call_id().to_owned();
     let refused = strict.resume(&id, json!({"approved": "yes"})).await.err().unwrap();
     assert!(matches!(refused, RuntimeError::InvalidResume(_)), "{refused}");
-    assert_eq!(strict.pending().unwrap().len(), 1, "a refused decision keeps the call waiting");
+    assert_eq!(
+        strict.pending().await.unwrap().len(),
+        1,
+        "a refused decision keeps the call waiting"
+    );
     let events = raw(strict.resume(&id, json!({"approved": true})).await.unwrap().collect().await);
     // Approved, it runs, and suspends (it asks its question).
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-call-suspended"]);
-    assert_eq!(strict.pending().unwrap()[0].kind, PendingKind::Suspended);
+    assert_eq!(strict.pending().await.unwrap()[0].kind, PendingKind::Suspended);
 }
 
 #[tokio::test]
@@ -252,12 +256,12 @@ async fn suspend_then_resume_with_validated_data() {
     let bad = rt.resume(tool_call_id, json!({"answer": "forty-one"})).await.err().unwrap();
     let RuntimeError::InvalidResume(e) = &bad else { panic!("{bad}") };
     assert!(e.message().contains("/answer"), "{e}");
-    assert_eq!(rt.pending().unwrap().len(), 1);
+    assert_eq!(rt.pending().await.unwrap().len(), 1);
 
     let events = raw(rt.resume(tool_call_id, json!({"answer": 41})).await.unwrap().collect().await);
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
     assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == 42));
-    assert!(rt.pending().unwrap().is_empty());
+    assert!(rt.pending().await.unwrap().is_empty());
     assert!(matches!(
         rt.resume(tool_call_id, json!({"answer": 1})).await,
         Err(RuntimeError::UnknownCall(_))
@@ -273,7 +277,7 @@ async fn a_suspension_that_breaks_its_schema_is_an_output_error() {
     };
     assert_eq!(error["kind"], "invalid_output");
     assert!(error["message"].as_str().unwrap().contains("suspend schema"), "{error}");
-    assert!(rt.pending().unwrap().is_empty());
+    assert!(rt.pending().await.unwrap().is_empty());
     // A plain registry call cannot resume a suspension: it says so, with the payload.
     let err = rt
         .registry()
@@ -389,7 +393,7 @@ async fn a_waiting_call_keeps_the_callers_background_override() {
             "background-task-completed"
         ]
     );
-    assert!(rt.pending().unwrap().is_empty());
+    assert!(rt.pending().await.unwrap().is_empty());
 }
 
 #[tokio::test]

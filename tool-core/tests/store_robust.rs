@@ -79,13 +79,14 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
     let other = Runtime::builder(Registry::from_iter([pay::tool()]))
         .store(SqliteStore::open(&path).unwrap())
         .build();
-    let mut call = other.pending_call("p3").unwrap().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut call = rt.block_on(other.pending_call("p3")).unwrap().unwrap();
     call.tool_call_id = "p9".into();
     call.tool_name = "gone-tool".into();
     call.created_at_ms += 1;
-    SqliteStore::open(&path).unwrap().save(&call).unwrap();
+    rt.block_on(SqliteStore::open(&path).unwrap().save(&call)).unwrap();
 
-    let listed = runtime(&path).pending_entries().unwrap();
+    let listed = rt.block_on(runtime(&path).pending_entries()).unwrap();
     let damaged: Vec<(&str, &str)> = listed
         .iter()
         .filter_map(|e| match e {
@@ -98,7 +99,7 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
     assert!(damaged[1].0 == "p1" && damaged[1].1.contains("half-done"), "{damaged:?}");
     assert!(damaged[2].0 == "p9" && damaged[2].1.contains("gone-tool"), "{damaged:?}");
     assert_eq!(
-        runtime(&path).pending().unwrap().len(),
+        rt.block_on(runtime(&path).pending()).unwrap().len(),
         3,
         "the intact calls (p2, p3, p9) are still there"
     );

@@ -146,5 +146,5 @@ async fn hooks_fire_in_order_and_calls_run() {
         _ => None,
     });
     assert_eq!(args, Some(&json!({"city": "Paris", "days": 3})));
-    assert_eq!(runtime.pending().unwrap().len(), 1, "the approval waits in the store");
+    assert_eq!(runtime.pending().await.unwrap().len(), 1, "the approval waits in the store");
 }

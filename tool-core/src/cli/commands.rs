@@ -106,8 +106,8 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
 /// `pending`: every stored call with its state (arguments and request context redacted):
 /// waiting, running, interrupted (with its owner and start), and damaged rows (with their id and
 /// why). A damaged row never breaks the listing.
-pub(super) fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let entries = runtime.pending_entries().map_err(|e| e.to_string())?;
+pub(super) async fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let entries = runtime.pending_entries().await.map_err(|e| e.to_string())?;
     if json {
         let list: Vec<Value> = entries.iter().map(entry_json).collect();
         writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;

@@ -10,6 +10,7 @@ mod execution;
 mod log;
 mod run;
 mod serve;
+mod store;
 
 pub use log::LogFormat;
 
@@ -17,7 +18,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -25,7 +26,7 @@ use serde_json::Value;
 
 use crate::dialect::Dialect;
 use crate::registry::Registry;
-use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoredCall};
+use crate::runtime::{open_store, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoreLocation, StoredCall};
 
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
@@ -46,13 +47,15 @@ pub struct Cli {
 /// [`Cli::new`].
 #[derive(Debug, Clone, clap::Args)]
 pub struct GlobalArgs {
-    /// The SQLite file where calls waiting for approval or resume data are kept (default:
+    /// Where calls waiting for approval or resume data are kept: `postgres://USER@HOST/DB` (a
+    /// PostgreSQL database shared by several instances; its schema migrated on first use; rows
+    /// tagged with the key in `$TOOLSMITH_STORE_KEY`, the same on every instance), or a SQLite
+    /// file (`FILE` or `sqlite:FILE`; its directory must exist; rows tagged with the key in
+    /// `$TOOLSMITH_STORE_KEY`, else in the file next to it with `.key` appended). Default:
     /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
-    /// directory under `toolsmith/`, created on demand). Its directory must exist. Rows are
-    /// tagged with the key in `$TOOLSMITH_STORE_KEY`, else in the file next to it with `.key`
-    /// appended (created, owner-only).
-    #[arg(long, global = true)]
-    store: Option<PathBuf>,
+    /// directory under `toolsmith/`, created on demand.
+    #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    store: Option<StoreLocation>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -110,6 +113,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Operate the store: `migrate` its schema, or show its `status` (counts by state, the
+    /// oldest waiting call).
+    #[command(subcommand)]
+    Store(store::StoreCommand),
 }
 
 /// The arguments of `catalog`.
@@ -355,58 +362,59 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
-/// The pending-call store, opened on first use (plain calls never touch the disk).
+/// The pending-call store, opened on first use (plain calls never touch it).
 struct LazyStore {
-    path: Option<PathBuf>,
-    store: OnceLock<Result<SqliteStore, String>>,
+    location: Option<StoreLocation>,
+    store: tokio::sync::OnceCell<Result<Arc<dyn PendingStore>, String>>,
 }
 
 impl LazyStore {
-    fn get(&self) -> Result<&SqliteStore, StoreError> {
-        self.store
-            .get_or_init(|| {
-                let Some(path) = &self.path else {
-                    // The default data directory is the one created on demand.
-                    return SqliteStore::open_default().map_err(|e| match e {
-                        StoreError::Storage(m) => format!("{m} (or pass --store FILE)"),
-                        other => other.to_string(),
-                    });
-                };
-                SqliteStore::open(path).map_err(|e| format!("--store {}: {e}", path.display()))
-            })
-            .as_ref()
-            .map_err(|e| StoreError::Storage(e.clone()))
+    async fn open(&self) -> Result<&Arc<dyn PendingStore>, StoreError> {
+        let opened = self.store.get_or_init(|| async {
+            let Some(location) = &self.location else {
+                // The default data directory is the one created on demand.
+                let opened = tokio::task::spawn_blocking(SqliteStore::open_default).await;
+                let opened = opened.map_err(|e| e.to_string())?;
+                return opened.map(|s| Arc::new(s) as Arc<dyn PendingStore>).map_err(|e| match e {
+                    StoreError::Storage(m) => format!("{m} (or pass --store FILE_OR_URL)"),
+                    other => other.to_string(),
+                });
+            };
+            open_store(location).await.map_err(|e| format!("--store {}: {e}", location.shown()))
+        });
+        opened.await.as_ref().map_err(|e| StoreError::Storage(e.clone()))
     }
 }
 
+#[async_trait::async_trait]
 impl PendingStore for LazyStore {
-    fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
-        self.get()?.save(call)
+    async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        self.open().await?.save(call).await
     }
-    fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.get()?.claim(id)
+    async fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.open().await?.claim(id).await
     }
-    fn claim_again(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.get()?.claim_again(id)
+    async fn claim_again(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.open().await?.claim_again(id).await
     }
-    fn release(&self, id: &str) -> Result<(), StoreError> {
-        self.get()?.release(id)
+    async fn release(&self, id: &str) -> Result<(), StoreError> {
+        self.open().await?.release(id).await
     }
-    fn remove(&self, id: &str) -> Result<(), StoreError> {
+    async fn remove(&self, id: &str) -> Result<(), StoreError> {
         // Resolving a call that was never stored needs no store.
         match self.store.get() {
             None => Ok(()),
-            Some(_) => self.get()?.remove(id),
+            Some(_) => self.open().await?.remove(id).await,
         }
     }
-    fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
-        LazyStore::get(self)?.get(id)
+    async fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.open().await?.get(id).await
     }
-    fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
-        self.get()?.list()
+    async fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        self.open().await?.list().await
     }
-    fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
-        self.get()?.entries()
+    async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        self.open().await?.entries().await
     }
 }
 
@@ -418,8 +426,8 @@ impl PendingStore for LazyStore {
 pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
     let _log = log::init(cli.global.log_format, matches!(cli.command, Command::Serve(_)));
     let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
-        path: cli.global.store.clone(),
-        store: OnceLock::new(),
+        location: cli.global.store.clone(),
+        store: tokio::sync::OnceCell::new(),
     });
     let runtime = Runtime::builder(registry).shared_store(store).build();
     match cli.command {
@@ -429,8 +437,9 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Call(call) => run::call(&runtime, call, out).await,
         Command::Resume { id, data, events, rerun } => run::resume(&runtime, (&id, &data), rerun, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
-        Command::Pending { json } => commands::pending(&runtime, json, out),
+        Command::Pending { json } => commands::pending(&runtime, json, out).await,
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
+        Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
     }
 }
 

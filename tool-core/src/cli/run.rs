@@ -57,7 +57,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
     }
     let id = id.unwrap_or_default();
     let stream = if approve && rerun {
-        announce_rerun(runtime, &id);
+        announce_rerun(runtime, &id).await;
         runtime.approve_rerun(&id, Default::default()).await.map_err(|e| e.to_string())?
     } else if approve {
         runtime.approve(&id).await.map_err(|e| e.to_string())?
@@ -84,7 +84,7 @@ pub(super) async fn resume(
 ) -> Result<ExitCode, String> {
     let data = crate::json::parse_unique(data.as_bytes()).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
     let stream = if rerun {
-        announce_rerun(runtime, id);
+        announce_rerun(runtime, id).await;
         runtime.resume_rerun(id, data, Default::default()).await
     } else {
         runtime.resume(id, data).await
@@ -99,8 +99,8 @@ pub(super) async fn resume(
 
 /// Tells standard error that an interrupted call is run again, as decided (`--rerun`): the
 /// record of the decision.
-fn announce_rerun(runtime: &Runtime, id: &str) {
-    let entries = runtime.pending_entries().unwrap_or_default();
+async fn announce_rerun(runtime: &Runtime, id: &str) {
+    let entries = runtime.pending_entries().await.unwrap_or_default();
     let interrupted = entries.iter().find_map(|e| match e {
         StoredCall::Call {
             call,

@@ -224,7 +224,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let waiting = match self.shared.runtime.pending_call(state) {
+        let waiting = match self.shared.runtime.pending_call(state).await {
             Ok(Some(call)) => call,
             Ok(None) => {
                 return error_result(format!(

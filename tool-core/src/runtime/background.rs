@@ -122,13 +122,13 @@ pub(crate) async fn run(
         let ended = attempts(&task.prepared, (&task.data, &env), timeout, max_retries).await;
         // If the caller is still waiting, it reports the result as an ordinary one.
         if let Err(ended) = tx.send(ended) {
-            task.finish(ended);
+            task.finish(ended).await;
         }
     });
     if let Some(wait) = wait {
         if let Ok(Ok(ended)) = tokio::time::timeout(wait, &mut rx).await {
             let viewer = runtime.viewer(Some(&*tool));
-            return runtime.report(sink, &viewer, prepared, call, &data, ended);
+            return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
         }
     }
     let text = format!("Background task started. Task ID: {task_id}");
@@ -154,7 +154,7 @@ pub(crate) async fn run(
             data,
             task_id,
         };
-        task.finish(ended);
+        task.finish(ended).await;
     }
 }
 
@@ -169,14 +169,14 @@ struct Task {
 }
 
 impl Task {
-    fn finish(self, ended: Ended) {
+    async fn finish(self, ended: Ended) {
         let tool = self.prepared.tool().clone();
         let viewer: Viewer<'_> = self.runtime.viewer(Some(&*tool));
         let task_id = self.task_id.clone();
         match ended {
             Ok(Finished::Output(output)) => {
                 // The task resolved the call: an approved call leaves the pending store now.
-                self.runtime.forget(&self.call.tool_call_id);
+                self.runtime.forget(&self.call.tool_call_id).await;
                 let event = self.call.event(RunEventKind::BackgroundTaskCompleted {
                     task_id,
                     output: output.clone(),
@@ -187,9 +187,10 @@ impl Task {
             suspended @ Ok(Finished::Suspended(_)) => {
                 self.runtime
                     .report(&self.sink, &viewer, &self.prepared, &self.call, &self.data, suspended)
+                    .await
             }
             Err(error) => {
-                self.runtime.forget(&self.call.tool_call_id);
+                self.runtime.forget(&self.call.tool_call_id).await;
                 let event = self.call.event(RunEventKind::BackgroundTaskFailed {
                     task_id,
                     error: error.clone(),

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
-use super::pending::{PendingCall, PendingKind, StoreError};
+use super::pending::{PendingCall, PendingKind};
+use super::store::StoreError;
 use super::{Runtime, RuntimeError};
 use crate::call::CallArgs;
 use crate::context::CallEnv;
@@ -63,8 +64,8 @@ enum Take {
 
 impl Runtime {
     /// Puts a claimed call back to waiting (nothing ran).
-    fn release(&self, id: &str) {
-        if let Err(e) = self.inner.store.release(id) {
+    async fn release(&self, id: &str) {
+        if let Err(e) = self.inner.store.release(id).await {
             tracing::warn!(tool_call_id = id, error = %e, "a pending call could not be released");
         }
     }
@@ -78,15 +79,15 @@ impl Runtime {
 
     /// Takes a call from the store. A call whose earlier run was interrupted is taken only as
     /// decided (`Take::Again`), or on its own when its tool is declared idempotent.
-    fn take(&self, id: &str, how: Take) -> Result<PendingCall, RuntimeError> {
+    async fn take(&self, id: &str, how: Take) -> Result<PendingCall, RuntimeError> {
         let store = &self.inner.store;
         let taken = match how {
-            Take::Again => store.claim_again(id),
-            Take::Fresh => match store.claim(id) {
+            Take::Again => store.claim_again(id).await,
+            Take::Fresh => match store.claim(id).await {
                 Err(StoreError::Interrupted(i)) if self.idempotent(&i.tool_name) => {
                     let (tool, claim) = (&i.tool_name, &i.claim);
                     tracing::warn!(tool_call_id = id, %tool, %claim, "running an interrupted call again: its tool is declared idempotent");
-                    store.claim_again(id)
+                    store.claim_again(id).await
                 }
                 other => other,
             },
@@ -97,7 +98,7 @@ impl Runtime {
     /// Takes a call of the expected kind and re-validates it (and the data it continues with)
     /// against this process's registry; anything wrong puts it back. Taking an interrupted call
     /// again, what would be refused is refused first, so a refusal leaves it interrupted.
-    fn claim(
+    async fn claim(
         &self,
         id: &str,
         (asked, kind): (&'static str, Option<PendingKind>),
@@ -105,15 +106,15 @@ impl Runtime {
         how: Take,
     ) -> Result<(PendingCall, OwnedPrepared), RuntimeError> {
         if how == Take::Again {
-            if let Some(call) = self.inner.store.get(id)? {
+            if let Some(call) = self.inner.store.get(id).await? {
                 self.validate(id, &call, (asked, kind), data)?;
             }
         }
-        let call = self.take(id, how)?;
+        let call = self.take(id, how).await?;
         match self.validate(id, &call, (asked, kind), data) {
             Ok(prepared) => Ok((call, prepared)),
             Err(e) => {
-                self.release(id);
+                self.release(id).await;
                 Err(e)
             }
         }
@@ -170,7 +171,7 @@ impl Runtime {
     /// [`approve`](Self::approve), the tool running with what the current request brings
     /// (its cancellation, its MCP client) instead of nothing.
     pub async fn approve_with(&self, tool_call_id: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.approve_as(tool_call_id, env, Take::Fresh)
+        self.approve_as(tool_call_id, env, Take::Fresh).await
     }
 
     /// Approves and runs a call whose earlier run was interrupted (the process running it died,
@@ -178,11 +179,12 @@ impl Runtime {
     /// once more. A call that simply waits is approved as [`approve_with`](Self::approve_with)
     /// does.
     pub async fn approve_rerun(&self, tool_call_id: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.approve_as(tool_call_id, env, Take::Again)
+        self.approve_as(tool_call_id, env, Take::Again).await
     }
 
-    fn approve_as(&self, tool_call_id: &str, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(tool_call_id, ("approval", Some(PendingKind::Approval)), None, how)?;
+    async fn approve_as(&self, tool_call_id: &str, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
+        let asked = ("approval", Some(PendingKind::Approval));
+        let (call, prepared) = self.claim(tool_call_id, asked, None, how).await?;
         Ok(self.continue_approval(call, prepared, (Decision::Approve, None), env))
     }
 
@@ -191,7 +193,7 @@ impl Runtime {
     /// declined too (it is not run again; the store forgets it).
     pub async fn decline(&self, tool_call_id: &str, reason: &str) -> Result<EventStream, RuntimeError> {
         let asked = ("a decline", Some(PendingKind::Approval));
-        let (call, prepared) = self.claim(tool_call_id, asked, None, Take::Again)?;
+        let (call, prepared) = self.claim(tool_call_id, asked, None, Take::Again).await?;
         // A declined tool never runs: nothing of the request needs to reach it.
         let decision = Decision::Decline(reason.to_owned());
         Ok(self.continue_approval(call, prepared, (decision, None), CallEnv::default()))
@@ -228,7 +230,7 @@ impl Runtime {
                     } else {
                         reason
                     };
-                    this.forget(&at.tool_call_id);
+                    this.forget(&at.tool_call_id).await;
                     let output = Outcome::declined_output(&reason);
                     // The runtime's own result (the person's reason): no output transform applies.
                     sink.send(Event::unchanged(at.event(RunEventKind::ToolResult { output })));
@@ -250,17 +252,17 @@ impl Runtime {
 
     /// [`resume`](Self::resume), the tool running with what the current request brings.
     pub async fn resume_with(&self, tool_call_id: &str, data: Value, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.resume_as(tool_call_id, data, env, Take::Fresh)
+        self.resume_as(tool_call_id, data, env, Take::Fresh).await
     }
 
     /// [`resume_with`](Self::resume_with), also for a call whose earlier run was interrupted:
     /// the explicit, logged decision to run it once more.
     pub async fn resume_rerun(&self, tool_call_id: &str, data: Value, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.resume_as(tool_call_id, data, env, Take::Again)
+        self.resume_as(tool_call_id, data, env, Take::Again).await
     }
 
-    fn resume_as(&self, tool_call_id: &str, data: Value, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(tool_call_id, ("resume data", None), Some(&data), how)?;
+    async fn resume_as(&self, tool_call_id: &str, data: Value, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
+        let (call, prepared) = self.claim(tool_call_id, ("resume data", None), Some(&data), how).await?;
         if call.kind == PendingKind::Approval {
             // Read by `claim` already: a decision that does not read was refused there.
             let decision = Decision::read(tool_call_id, &data).unwrap_or(Decision::Decline(String::new()));

@@ -5,8 +5,9 @@
 //! [`TransformPolicy`] and the background-task limit) and [`RuntimeError`] (what approving or
 //! resuming a call can fail with). Its parts: `events` (typed events and their views'
 //! shape), `views` (what each view shows), `outcome` (how a run ends, and its stream), `run`
-//! (a new call), `decide` (approving, declining, resuming), `pending`/`sqlite` (waiting calls),
-//! `state` (a stored call's states: waiting, running, interrupted),
+//! (a new call), `decide` (approving, declining, resuming), `pending` (what a waiting call is),
+//! `store` (where it is kept: memory, SQLite, PostgreSQL), `state` (a stored call's states:
+//! waiting, running, interrupted),
 //! `background` and `stream`. The registry validates and executes; the runtime decides *when*:
 //! after `on_input_available`, after approval, again after resume, in the background.
 //!
@@ -39,9 +40,8 @@ mod events;
 mod outcome;
 mod pending;
 mod run;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 mod state;
+mod store;
 mod stream;
 mod views;
 
@@ -53,10 +53,15 @@ use tokio::sync::Semaphore;
 pub use crate::spec::BackgroundOverride;
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
-pub use pending::{MemoryStore, PendingCall, PendingKind, PendingStore, StoreError};
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteStore;
+pub use pending::{PendingCall, PendingKind};
 pub use state::{CallState, Claim, Interruption, StoredCall};
+#[cfg(feature = "sqlite")]
+pub use store::SqliteStore;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use store::{open_store, STORE_KEY_ENV};
+pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
+#[cfg(feature = "postgres")]
+pub use store::{Migrated, PostgresOptions, PostgresStore};
 pub use stream::StreamRun;
 pub use views::{placeholder, RedactSecrets, TransformPolicy};
 
@@ -170,7 +175,9 @@ pub struct RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// Where pending approvals and suspended calls are kept (default: in memory).
+    /// Where pending approvals and suspended calls are kept (default: in memory): a
+    /// [`MemoryStore`], a `SqliteStore` (one host), a `PostgresStore` (several instances on one
+    /// database), or whatever `open_store` opened from a `--store` value.
     pub fn store(mut self, store: impl PendingStore) -> Self {
         self.store = Arc::new(store);
         self
@@ -252,15 +259,15 @@ impl Runtime {
 
     /// The intact calls of the store (waiting, running or interrupted), oldest first; damaged
     /// rows are skipped (see [`pending_entries`](Self::pending_entries)).
-    pub fn pending(&self) -> Result<Vec<PendingCall>, StoreError> {
-        self.inner.store.list()
+    pub async fn pending(&self) -> Result<Vec<PendingCall>, StoreError> {
+        self.inner.store.list().await
     }
 
     /// Every stored call with its state (waiting, running, interrupted: with its owner and
     /// start), and every damaged row with its id and why, oldest first. A call of a tool this
     /// process does not have is listed as damaged. Never fails on a bad row.
-    pub fn pending_entries(&self) -> Result<Vec<StoredCall>, StoreError> {
-        let entries = self.inner.store.entries()?.into_iter();
+    pub async fn pending_entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        let entries = self.inner.store.entries().await?.into_iter();
         Ok(entries
             .map(|entry| match entry {
                 StoredCall::Call { call, .. } if self.inner.registry.get(&call.tool_name).is_none() => StoredCall::Damaged {
@@ -274,8 +281,8 @@ impl Runtime {
     }
 
     /// One waiting call, by id.
-    pub fn pending_call(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.inner.store.get(tool_call_id)
+    pub async fn pending_call(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.inner.store.get(tool_call_id).await
     }
 
     pub(crate) fn viewer<'a>(&'a self, tool: Option<&'a dyn Tool>) -> Viewer<'a> {

@@ -62,7 +62,7 @@ impl Runtime {
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
         if self.inner.approve_all || prepared.needs_approval() {
-            return self.wait(sink, &viewer, &call, &prepared, &data, None);
+            return self.wait(sink, &viewer, &call, &prepared, &data, None).await;
         }
         self.execute(sink, &prepared, &call, (data, env), None, true).await;
     }
@@ -94,12 +94,12 @@ impl Runtime {
             }
         }
         let ended = prepared.run(&data, env, resume).await;
-        self.report(sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended);
+        self.report(sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended).await;
     }
 
     /// Turns how a call ended into its last events and outcome; a suspension is recorded
     /// before it is announced, and a resolved call leaves the store.
-    pub(crate) fn report(
+    pub(crate) async fn report(
         &self,
         sink: &Sink,
         viewer: &Viewer<'_>,
@@ -110,13 +110,13 @@ impl Runtime {
     ) {
         match ended {
             Ok(Finished::Output(output)) => {
-                self.forget(&call.tool_call_id);
+                self.forget(&call.tool_call_id).await;
                 sink.send(viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() })));
                 sink.end(Outcome::Done(output));
             }
-            Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Some(s.payload)),
+            Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Some(s.payload)).await,
             Err(error) => {
-                self.forget(&call.tool_call_id);
+                self.forget(&call.tool_call_id).await;
                 fail(sink, viewer, call, error);
             }
         }
@@ -124,7 +124,15 @@ impl Runtime {
 
     /// Records a call that waits (for approval, or with a suspension's payload for resume
     /// data), then announces it: what a user sees, survives.
-    fn wait(&self, sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, prepared: &OwnedPrepared, data: &CallData, suspended: Option<Value>) {
+    async fn wait(
+        &self,
+        sink: &Sink,
+        viewer: &Viewer<'_>,
+        call: &CallRef,
+        prepared: &OwnedPrepared,
+        data: &CallData,
+        suspended: Option<Value>,
+    ) {
         let spec = prepared.tool().spec();
         let (kind, resume_schema) = match suspended {
             None => (PendingKind::Approval, Some(approval_resume_schema())),
@@ -144,7 +152,7 @@ impl Runtime {
             resume_schema,
             created_at_ms: now_ms(),
         };
-        if let Err(e) = self.inner.store.save(&pending) {
+        if let Err(e) = self.inner.store.save(&pending).await {
             let name = &call.tool_name;
             let error = match pending.kind {
                 PendingKind::Approval => ToolError::with_kind(
@@ -177,8 +185,8 @@ impl Runtime {
         });
     }
 
-    pub(crate) fn forget(&self, id: &str) {
-        if let Err(e) = self.inner.store.remove(id) {
+    pub(crate) async fn forget(&self, id: &str) {
+        if let Err(e) = self.inner.store.remove(id).await {
             tracing::warn!(tool_call_id = id, error = %e, "a resolved call could not be removed from the pending store");
         }
     }

@@ -1,31 +1,33 @@
 //! The SQLite pending-call store: pending calls in one file that outlives the process.
 //!
 //! Owns [`SqliteStore`], a [`PendingStore`] keeping one row per call in a SQLite file (WAL,
-//! `synchronous=FULL`, readable by its owner only) that several processes may share. A claim
+//! `synchronous=FULL`, readable by its owner only) that several processes may share. rusqlite
+//! blocks, so every operation runs on Tokio's blocking pool, never on an async worker. A claim
 //! records the claiming process; a running call whose process has died is *interrupted*
 //! (listed with what is known, run again only by an explicit `claim_again`), so a call is never
 //! lost and never run twice silently. Every row carries an integrity tag checked before use
-//! (`integrity`); a row that fails a check is listed as damaged and skipped (`row`). The call
+//! (`store::integrity`, its key from the environment or `key_file`); a row that fails a check is listed as damaged and skipped (`row`). The call
 //! itself is stored as JSON, so new [`PendingCall`] fields need no migration.
 //!
 //! Rows written before integrity tags (schema version 1) are accepted once: opening such a file
 //! tags them, with a warning, and from then on a row without a tag is damaged.
 
-mod integrity;
+mod key_file;
 mod owner;
 mod row;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::TransactionBehavior::Immediate;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::pending::{PendingCall, PendingStore, StoreError};
-use super::state::{CallState, Interruption, StoredCall};
-use integrity::Key;
+use super::integrity::{self, Key};
+use super::{interrupted, PendingStore, StoreError};
+use crate::runtime::pending::PendingCall;
+use crate::runtime::state::{CallState, StoredCall};
 use owner::process_stat;
 use row::{Row, COLUMNS};
 
@@ -49,6 +51,11 @@ CREATE INDEX IF NOT EXISTS pending_calls_by_age ON pending_calls (created_at_ms,
 /// [`SqliteStore::open_with_key`].
 pub struct SqliteStore {
     path: PathBuf,
+    db: Arc<Db>,
+}
+
+/// The connection and the key: what the blocking pool works on.
+struct Db {
     conn: Mutex<Connection>,
     key: Key,
 }
@@ -208,7 +215,7 @@ impl SqliteStore {
         let mut conn = Connection::open(&path).or_storage(&format!("cannot open {shown}"))?;
         let key = match key {
             Some(key) => key,
-            None => Key::load(&path, &conn).map_err(StoreError::Storage)?,
+            None => key_file::load(&path, &conn).map_err(StoreError::Storage)?,
         };
         let (mode, version) = prepare(&mut conn, &key).or_storage(&format!("cannot set up {shown}"))?;
         if version > SCHEMA_VERSION {
@@ -218,7 +225,10 @@ impl SqliteStore {
             tracing::warn!(path = %shown, journal_mode = %mode, "the pending-call store could not use WAL");
         }
         let conn = Mutex::new(conn);
-        Ok(Self { path, conn, key })
+        Ok(Self {
+            path,
+            db: Arc::new(Db { conn, key }),
+        })
     }
 
     /// Where the store lives by default: `$TOOLSMITH_DATA_DIR/pending.sqlite3` when that is set,
@@ -252,6 +262,24 @@ impl SqliteStore {
         &self.path
     }
 
+    #[cfg(test)]
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.db.conn()
+    }
+
+    /// Runs `work` on the blocking pool (rusqlite blocks; an async worker must not).
+    async fn blocking<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
+    {
+        let db = self.db.clone();
+        let done = tokio::task::spawn_blocking(move || work(&db)).await;
+        done.map_err(|e| StoreError::Storage(format!("the store's worker thread failed: {e}")))?
+    }
+}
+
+impl Db {
     fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -268,15 +296,7 @@ impl SqliteStore {
         match state {
             CallState::Waiting => {}
             CallState::Running(_) => return Err(StoreError::Busy(tool_call_id.to_owned())),
-            CallState::Interrupted(claim) if !again => {
-                let tool_name = call.tool_name;
-                let interruption = Interruption {
-                    tool_call_id: tool_call_id.to_owned(),
-                    tool_name,
-                    claim,
-                };
-                return Err(StoreError::Interrupted(Box::new(interruption)));
-            }
+            CallState::Interrupted(_) if !again => return Err(interrupted(call, state)),
             CallState::Interrupted(claim) => {
                 tracing::warn!(tool_call_id, tool = %call.tool_name, %claim, "taking an interrupted call again, as decided");
             }
@@ -305,7 +325,7 @@ impl fmt::Debug for SqliteStore {
     }
 }
 
-impl PendingStore for SqliteStore {
+impl Db {
     fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         let id = &call.tool_call_id;
         let encode_failed = |e: serde_json::Error| StoreError::Storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
@@ -320,14 +340,6 @@ impl PendingStore for SqliteStore {
             ..Row::default()
         };
         write_row(&self.conn(), row, &self.key).or_storage("cannot save a call")
-    }
-
-    fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.take(tool_call_id, false)
-    }
-
-    fn claim_again(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.take(tool_call_id, true)
     }
 
     /// Puts a claimed call back to waiting; a row that fails its checks is left as it is (its
@@ -367,16 +379,6 @@ impl PendingStore for SqliteStore {
             .map_err(|reason| damaged(tool_call_id, reason))
     }
 
-    fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
-        let entries = self.entries()?.into_iter();
-        Ok(entries
-            .filter_map(|e| match e {
-                StoredCall::Call { call, .. } => Some(*call),
-                StoredCall::Damaged { .. } => None,
-            })
-            .collect())
-    }
-
     fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         let rows = read_rows(&self.conn(), "").or_storage("cannot list calls")?;
         let entries = rows.into_iter().map(|row| match row.check(&self.key) {
@@ -394,6 +396,45 @@ impl PendingStore for SqliteStore {
             }
         });
         Ok(entries.collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl PendingStore for SqliteStore {
+    async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        let call = call.clone();
+        self.blocking(move |db| db.save(&call)).await
+    }
+
+    async fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        let id = tool_call_id.to_owned();
+        self.blocking(move |db| db.take(&id, false)).await
+    }
+
+    async fn claim_again(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        let id = tool_call_id.to_owned();
+        self.blocking(move |db| db.take(&id, true)).await
+    }
+
+    /// Puts a claimed call back to waiting; a row that fails its checks is left as it is (its
+    /// edit is not laundered by a fresh tag).
+    async fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        let id = tool_call_id.to_owned();
+        self.blocking(move |db| db.release(&id)).await
+    }
+
+    async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        let id = tool_call_id.to_owned();
+        self.blocking(move |db| db.remove(&id)).await
+    }
+
+    async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        let id = tool_call_id.to_owned();
+        self.blocking(move |db| db.get(&id)).await
+    }
+
+    async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        self.blocking(Db::entries).await
     }
 }
 

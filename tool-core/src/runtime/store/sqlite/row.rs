@@ -3,10 +3,11 @@
 
 use rusqlite::types::Value as Sql;
 
-use super::integrity::Key;
 use super::owner::owner_alive;
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, Claim};
+use crate::runtime::store::checks;
+use crate::runtime::store::integrity::Key;
 
 /// The columns a row is read with, in [`Row::read`]'s order.
 pub(super) const COLUMNS: &str =
@@ -106,24 +107,13 @@ impl Row {
     /// The call and its state, or why the row cannot be used (never the stored text: it may
     /// hold credentials).
     pub(super) fn check(&self, key: &Key) -> Result<(PendingCall, CallState), String> {
-        let running = match self.state.as_deref() {
-            Some("waiting") => false,
-            Some("running") => true,
-            Some(other) if other.len() <= 32 && other.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => {
-                return Err(format!("its state `{other}` is not one toolsmith writes"))
-            }
-            _ => return Err("its state is unreadable".into()),
-        };
-        let call = self.decode()?;
-        let matches = |column: &Option<String>, value: &str| column.as_deref() == Some(value);
-        if call.tool_call_id != self.id || !matches(&self.tool_name, &call.tool_name) || !matches(&self.kind, call.kind.as_str()) {
-            return Err("its columns disagree with the call they store".into());
-        }
+        let running = checks::running(self.state.as_deref())?;
+        let call = checks::call(self.json.as_deref(), &self.id, self.tool_name.as_deref(), self.kind.as_deref())?;
         if self.tag.is_none() {
             return Err("it has no integrity tag (it was written outside toolsmith)".into());
         }
         if !self.tag_matches(key) {
-            return Err("its integrity tag does not match: it was changed outside toolsmith (or the store key changed)".into());
+            return Err(checks::TAG_MISMATCH.into());
         }
         if !running {
             return Ok((call, CallState::Waiting));
@@ -141,14 +131,5 @@ impl Row {
                 CallState::Interrupted(claim)
             },
         ))
-    }
-
-    /// The stored call.
-    fn decode(&self) -> Result<PendingCall, String> {
-        let json = self.json.as_deref().ok_or("its call is not text")?;
-        serde_json::from_str(json).map_err(|e| {
-            let (kind, line, column) = (e.classify(), e.line(), e.column());
-            format!("its call has unreadable JSON ({kind:?} error at {line}:{column})")
-        })
     }
 }

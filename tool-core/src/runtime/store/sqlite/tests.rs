@@ -1,8 +1,8 @@
 //! The SQLite store against real files: rows, claims, states, integrity, damage.
 
-use super::super::pending::PendingKind;
-use super::super::state::CallState;
 use super::*;
+use crate::runtime::pending::PendingKind;
+use crate::runtime::state::CallState;
 use serde_json::json;
 
 fn sample(id: &str, at: u64) -> PendingCall {
@@ -28,7 +28,7 @@ fn set_running(store: &SqliteStore, id: &str, pid: i64, start: Option<&str>) {
         claimed_at_ms: Some(now_ms()),
         ..row
     };
-    write_row(&conn, running, &store.key).unwrap();
+    write_row(&conn, running, &store.db.key).unwrap();
 }
 
 fn busy<T>(result: Result<T, StoreError>) -> bool {
@@ -39,8 +39,8 @@ fn interrupted<T>(result: Result<T, StoreError>) -> bool {
     matches!(result, Err(StoreError::Interrupted(_)))
 }
 
-fn state_of(store: &SqliteStore, id: &str) -> CallState {
-    let entries = store.entries().unwrap();
+async fn state_of(store: &SqliteStore, id: &str) -> CallState {
+    let entries = store.entries().await.unwrap();
     let found = entries.into_iter().find(|e| e.tool_call_id() == id).unwrap();
     let StoredCall::Call { state, .. } = found else {
         panic!("{found:?}")
@@ -48,8 +48,8 @@ fn state_of(store: &SqliteStore, id: &str) -> CallState {
     state
 }
 
-#[test]
-fn every_field_round_trips() {
+#[tokio::test]
+async fn every_field_round_trips() {
     let (_dir, s) = store();
     let full: PendingCall = serde_json::from_value(json!({"tool_call_id": "full", "tool_name": "pay", "kind": "approval",
         "args": {"n": 1}, "context": {"api_key": "sk-1"}, "thread_id": "t1", "resource_id": "user-9", "created_at_ms": u64::MAX,
@@ -58,64 +58,64 @@ fn every_field_round_trips() {
     assert!(full.kind == PendingKind::Approval && full.resume_schema.is_some() && !full.data.messages.is_empty());
     let mut bare = sample("bare", 3);
     bare.suspend_payload = None;
-    s.save(&full).unwrap();
-    s.save(&bare).unwrap();
-    assert_eq!(s.get("full").unwrap().unwrap(), full);
-    assert_eq!(s.get("bare").unwrap().unwrap(), bare);
-    assert_eq!(s.list().unwrap(), [bare, full]);
-    assert!(s.get("nope").unwrap().is_none());
+    s.save(&full).await.unwrap();
+    s.save(&bare).await.unwrap();
+    assert_eq!(s.get("full").await.unwrap().unwrap(), full);
+    assert_eq!(s.get("bare").await.unwrap().unwrap(), bare);
+    assert_eq!(s.list().await.unwrap(), [bare, full]);
+    assert!(s.get("nope").await.unwrap().is_none());
     assert!(format!("{s:?}").contains("pending.sqlite3"));
 }
 
-#[test]
-fn claim_is_exclusive_and_release_reopens() {
+#[tokio::test]
+async fn claim_is_exclusive_and_release_reopens() {
     let (_dir, s) = store();
     for (id, at) in [("b", 2), ("a", 1), ("c", 1)] {
-        s.save(&sample(id, at)).unwrap();
+        s.save(&sample(id, at)).await.unwrap();
     }
-    let ids: Vec<String> = s.list().unwrap().into_iter().map(|c| c.tool_call_id).collect();
+    let ids: Vec<String> = s.list().await.unwrap().into_iter().map(|c| c.tool_call_id).collect();
     assert_eq!(ids, ["a", "c", "b"]);
-    assert_eq!(s.claim("a").unwrap().unwrap(), sample("a", 1));
-    assert!(matches!(s.claim("a"), Err(StoreError::Busy(id)) if id == "a"));
-    assert!(s.get("a").unwrap().is_some(), "a running call is still there");
-    s.release("a").unwrap();
-    assert!(s.claim("a").unwrap().is_some());
-    s.save(&sample("a", 1)).unwrap();
-    assert!(s.claim("a").unwrap().is_some(), "save puts a call back to waiting");
-    s.remove("a").unwrap();
-    assert!(s.claim("a").unwrap().is_none());
-    s.release("unknown").unwrap();
-    s.remove("unknown").unwrap();
-    assert!(s.claim("unknown").unwrap().is_none());
-    assert!(s.get("b").unwrap().is_some());
+    assert_eq!(s.claim("a").await.unwrap().unwrap(), sample("a", 1));
+    assert!(matches!(s.claim("a").await, Err(StoreError::Busy(id)) if id == "a"));
+    assert!(s.get("a").await.unwrap().is_some(), "a running call is still there");
+    s.release("a").await.unwrap();
+    assert!(s.claim("a").await.unwrap().is_some());
+    s.save(&sample("a", 1)).await.unwrap();
+    assert!(s.claim("a").await.unwrap().is_some(), "save puts a call back to waiting");
+    s.remove("a").await.unwrap();
+    assert!(s.claim("a").await.unwrap().is_none());
+    s.release("unknown").await.unwrap();
+    s.remove("unknown").await.unwrap();
+    assert!(s.claim("unknown").await.unwrap().is_none());
+    assert!(s.get("b").await.unwrap().is_some());
 }
 
-#[test]
-fn stores_on_one_file_share_rows_and_claims_and_rows_survive_reopening() {
+#[tokio::test]
+async fn stores_on_one_file_share_rows_and_claims_and_rows_survive_reopening() {
     let (_dir, one) = store();
     let two = SqliteStore::open(one.path()).unwrap();
-    one.save(&sample("x", 1)).unwrap();
-    one.save(&sample("y", 2)).unwrap();
-    assert_eq!(two.get("x").unwrap().unwrap(), sample("x", 1));
-    assert!(two.claim("x").unwrap().is_some());
-    assert!(busy(one.claim("x")));
-    two.remove("x").unwrap();
+    one.save(&sample("x", 1)).await.unwrap();
+    one.save(&sample("y", 2)).await.unwrap();
+    assert_eq!(two.get("x").await.unwrap().unwrap(), sample("x", 1));
+    assert!(two.claim("x").await.unwrap().is_some());
+    assert!(busy(one.claim("x").await));
+    two.remove("x").await.unwrap();
     let path = one.path().to_path_buf();
     drop((one, two));
-    assert_eq!(SqliteStore::open(&path).unwrap().list().unwrap(), [sample("y", 2)]);
+    assert_eq!(SqliteStore::open(&path).unwrap().list().await.unwrap(), [sample("y", 2)]);
 }
 
 #[cfg(unix)]
-#[test]
-fn a_claim_by_an_ended_process_is_interrupted_and_taken_again_only_on_purpose() {
+#[tokio::test]
+async fn a_claim_by_an_ended_process_is_interrupted_and_taken_again_only_on_purpose() {
     let (_dir, s) = store();
-    s.save(&sample("x", 1)).unwrap();
+    s.save(&sample("x", 1)).await.unwrap();
     let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
     let pid = i64::from(child.id());
     set_running(&s, "x", pid, process_stat(child.id()).map(|(_, start)| start).as_deref());
-    assert!(busy(s.claim("x")), "another live process holds the call");
-    assert!(busy(s.claim_again("x")), "a live run is never taken, even on purpose");
-    assert!(matches!(state_of(&s, "x"), CallState::Running(c) if c.owner_pid == u32::try_from(pid).ok()));
+    assert!(busy(s.claim("x").await), "another live process holds the call");
+    assert!(busy(s.claim_again("x").await), "a live run is never taken, even on purpose");
+    assert!(matches!(state_of(&s, "x").await, CallState::Running(c) if c.owner_pid == u32::try_from(pid).ok()));
     child.kill().unwrap();
     child.wait().unwrap();
     let mut ended = std::process::Command::new("true").spawn().unwrap();
@@ -123,31 +123,31 @@ fn a_claim_by_an_ended_process_is_interrupted_and_taken_again_only_on_purpose() 
     ended.wait().unwrap();
     for pid in [pid, ended_pid, -1, 0, i64::from(u32::MAX) + 1] {
         set_running(&s, "x", pid, None);
-        let Err(StoreError::Interrupted(what)) = s.claim("x") else {
+        let Err(StoreError::Interrupted(what)) = s.claim("x").await else {
             panic!("pid {pid}: not interrupted")
         };
         assert_eq!((what.tool_call_id.as_str(), what.tool_name.as_str()), ("x", "write-file"));
         assert!(what.to_string().contains("--rerun"), "{what}");
-        assert!(matches!(state_of(&s, "x"), CallState::Interrupted(_)), "pid {pid}");
-        assert!(interrupted(s.claim("x")), "refusing leaves it interrupted");
-        assert_eq!(s.list().unwrap(), [sample("x", 1)], "an interrupted call is listed");
-        assert!(s.claim_again("x").unwrap().is_some(), "pid {pid}");
-        assert!(matches!(state_of(&s, "x"), CallState::Running(c) if c.owner_pid == Some(std::process::id())));
+        assert!(matches!(state_of(&s, "x").await, CallState::Interrupted(_)), "pid {pid}");
+        assert!(interrupted(s.claim("x").await), "refusing leaves it interrupted");
+        assert_eq!(s.list().await.unwrap(), [sample("x", 1)], "an interrupted call is listed");
+        assert!(s.claim_again("x").await.unwrap().is_some(), "pid {pid}");
+        assert!(matches!(state_of(&s, "x").await, CallState::Running(c) if c.owner_pid == Some(std::process::id())));
     }
     let me = i64::from(std::process::id());
     set_running(&s, "x", me, None);
-    assert!(busy(s.claim("x")), "a call running in this process is busy");
+    assert!(busy(s.claim("x").await), "a call running in this process is busy");
     if cfg!(target_os = "linux") {
         set_running(&s, "x", me, Some("1"));
-        assert!(interrupted(s.claim("x")), "a reused pid does not hold the claim");
-        assert!(s.claim_again("x").unwrap().is_some());
-        assert!(busy(s.claim("x")), "our claim records our start time");
+        assert!(interrupted(s.claim("x").await), "a reused pid does not hold the claim");
+        assert!(s.claim_again("x").await.unwrap().is_some());
+        assert!(busy(s.claim("x").await), "our claim records our start time");
     }
 }
 
 #[cfg(unix)]
-#[test]
-fn the_file_is_readable_by_its_owner_only() {
+#[tokio::test]
+async fn the_file_is_readable_by_its_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let (_dir, s) = store();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -170,22 +170,26 @@ fn damage_of(err: StoreError) -> String {
     reason
 }
 
-#[test]
-fn a_damaged_row_is_refused_listed_as_damaged_and_hides_its_text() {
+#[tokio::test]
+async fn a_damaged_row_is_refused_listed_as_damaged_and_hides_its_text() {
     let (_dir, s) = store();
     for bad in [r#"{"secret": "sk-1""#, r#"{"tool_call_id": "sk-1"}"#, r#"{"args": "sk-1"}"#] {
-        s.save(&sample("x", 1)).unwrap();
-        s.save(&sample("y", 2)).unwrap();
+        s.save(&sample("x", 1)).await.unwrap();
+        s.save(&sample("y", 2)).await.unwrap();
         s.conn()
             .execute("UPDATE pending_calls SET call_json = ?1 WHERE tool_call_id = 'x'", [bad])
             .unwrap();
-        for err in [s.get("x").unwrap_err(), s.claim("x").unwrap_err(), s.claim_again("x").unwrap_err()] {
+        for err in [
+            s.get("x").await.unwrap_err(),
+            s.claim("x").await.unwrap_err(),
+            s.claim_again("x").await.unwrap_err(),
+        ] {
             let message = err.to_string();
             assert!(message.contains("`x`") && !message.contains("sk-1"), "{message}");
             assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
         }
-        assert_eq!(s.list().unwrap(), [sample("y", 2)], "the damaged row is skipped");
-        let entries = s.entries().unwrap();
+        assert_eq!(s.list().await.unwrap(), [sample("y", 2)], "the damaged row is skipped");
+        let entries = s.entries().await.unwrap();
         let StoredCall::Damaged {
             tool_call_id,
             tool_name,
@@ -197,14 +201,14 @@ fn a_damaged_row_is_refused_listed_as_damaged_and_hides_its_text() {
         assert_eq!((tool_call_id.as_str(), tool_name.as_deref()), ("x", Some("write-file")));
         assert!(!reason.contains("sk-1"), "{reason}");
         assert!(matches!(&entries[1], StoredCall::Call { call, state: CallState::Waiting } if call.tool_call_id == "y"));
-        assert!(s.release("x").is_err(), "a damaged row is not re-tagged");
-        assert!(s.claim("x").is_err());
-        s.remove("x").unwrap();
+        assert!(s.release("x").await.is_err(), "a damaged row is not re-tagged");
+        assert!(s.claim("x").await.is_err());
+        s.remove("x").await.unwrap();
     }
 }
 
-#[test]
-fn an_edit_on_disk_breaks_the_tag_and_nothing_runs() {
+#[tokio::test]
+async fn an_edit_on_disk_breaks_the_tag_and_nothing_runs() {
     let (_dir, s) = store();
     let edited_call = |c: &mut PendingCall| c.args = json!({"path": "/etc/passwd"});
     let mut other = sample("x", 1);
@@ -218,36 +222,36 @@ fn an_edit_on_disk_breaks_the_tag_and_nothing_runs() {
         ("tag", &None::<Vec<u8>>),
     ];
     for (column, value) in edits {
-        s.save(&sample("x", 1)).unwrap();
+        s.save(&sample("x", 1)).await.unwrap();
         edit(&s, column, value);
-        let reason = damage_of(s.claim("x").unwrap_err());
+        let reason = damage_of(s.claim("x").await.unwrap_err());
         assert!(reason.contains("integrity tag"), "{column}: {reason}");
-        assert!(s.list().unwrap().is_empty(), "{column}");
+        assert!(s.list().await.unwrap().is_empty(), "{column}");
     }
     // A row written by a store with another key is refused too.
-    s.save(&sample("x", 1)).unwrap();
+    s.save(&sample("x", 1)).await.unwrap();
     let other_key = SqliteStore::open_with_key(s.path(), b"another key").unwrap();
-    assert!(damage_of(other_key.claim("x").unwrap_err()).contains("integrity tag"));
-    assert!(s.claim("x").unwrap().is_some(), "the right key still reads it");
+    assert!(damage_of(other_key.claim("x").await.unwrap_err()).contains("integrity tag"));
+    assert!(s.claim("x").await.unwrap().is_some(), "the right key still reads it");
 }
 
-#[test]
-fn an_unknown_state_and_mismatched_columns_are_damage() {
+#[tokio::test]
+async fn an_unknown_state_and_mismatched_columns_are_damage() {
     let (_dir, s) = store();
-    s.save(&sample("x", 1)).unwrap();
+    s.save(&sample("x", 1)).await.unwrap();
     s.conn().pragma_update(None, "ignore_check_constraints", true).unwrap();
     edit(&s, "state", "exploded");
-    assert!(damage_of(s.claim("x").unwrap_err()).contains("`exploded`"));
-    s.save(&sample("x", 1)).unwrap();
+    assert!(damage_of(s.claim("x").await.unwrap_err()).contains("`exploded`"));
+    s.save(&sample("x", 1)).await.unwrap();
     edit(&s, "tool_name", "delete-everything");
-    assert!(damage_of(s.get("x").unwrap_err()).contains("disagree"));
-    s.save(&sample("x", 1)).unwrap();
+    assert!(damage_of(s.get("x").await.unwrap_err()).contains("disagree"));
+    s.save(&sample("x", 1)).await.unwrap();
     edit(&s, "created_at_ms", "soon");
-    assert!(damage_of(s.get("x").unwrap_err()).contains("integrity tag"));
+    assert!(damage_of(s.get("x").await.unwrap_err()).contains("integrity tag"));
 }
 
-#[test]
-fn rows_from_before_tags_are_accepted_once() {
+#[tokio::test]
+async fn rows_from_before_tags_are_accepted_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pending.sqlite3");
     let old = Connection::open(&path).unwrap();
@@ -258,13 +262,16 @@ fn rows_from_before_tags_are_accepted_once() {
     old.pragma_update(None, "user_version", 1).unwrap();
     drop(old);
     let s = SqliteStore::open_with_key(&path, b"k").unwrap();
-    assert_eq!(s.get("old").unwrap().unwrap(), sample("old", 1), "tagged on upgrade");
+    assert_eq!(s.get("old").await.unwrap().unwrap(), sample("old", 1), "tagged on upgrade");
     let version: i64 = s.conn().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
     assert_eq!(version, SCHEMA_VERSION);
     edit(&s, "tag", None::<Vec<u8>>);
     drop(s);
     let s = SqliteStore::open_with_key(&path, b"k").unwrap();
-    assert!(damage_of_id(s.get("old").unwrap_err()).contains("no integrity tag"), "only once");
+    assert!(
+        damage_of_id(s.get("old").await.unwrap_err()).contains("no integrity tag"),
+        "only once"
+    );
 }
 
 fn damage_of_id(err: StoreError) -> String {
@@ -274,15 +281,15 @@ fn damage_of_id(err: StoreError) -> String {
     reason
 }
 
-#[test]
-fn a_missing_directory_is_an_error_and_the_key_file_is_private() {
+#[tokio::test]
+async fn a_missing_directory_is_an_error_and_the_key_file_is_private() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nonexistent/dir/x.sqlite3");
     let err = SqliteStore::open(&missing).unwrap_err().to_string();
     assert!(err.contains("does not exist") && err.contains("nonexistent"), "{err}");
     assert!(!dir.path().join("nonexistent").exists(), "no directory was created");
     let (_dir, s) = store();
-    let key = integrity::key_path(s.path());
+    let key = key_file::key_path(s.path());
     assert_eq!(key.file_name().unwrap(), "pending.sqlite3.key");
     assert_eq!(std::fs::read(&key).unwrap().len(), 32);
     #[cfg(unix)]
@@ -290,16 +297,16 @@ fn a_missing_directory_is_an_error_and_the_key_file_is_private() {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
     }
-    s.save(&sample("x", 1)).unwrap();
+    s.save(&sample("x", 1)).await.unwrap();
     let again = SqliteStore::open(s.path()).unwrap();
-    assert!(again.get("x").unwrap().is_some(), "the key file is reused");
+    assert!(again.get("x").await.unwrap().is_some(), "the key file is reused");
     std::fs::write(&key, b"a new key").unwrap();
     let rekeyed = SqliteStore::open(s.path()).unwrap();
-    assert!(damage_of(rekeyed.get("x").unwrap_err()).contains("key changed"));
+    assert!(damage_of(rekeyed.get("x").await.unwrap_err()).contains("key changed"));
 }
 
-#[test]
-fn default_path_honours_toolsmith_data_dir() {
+#[tokio::test]
+async fn default_path_honours_toolsmith_data_dir() {
     std::env::set_var("TOOLSMITH_DATA_DIR", "/tmp/toolsmith-test-data");
     let set = SqliteStore::default_path();
     std::env::remove_var("TOOLSMITH_DATA_DIR");
@@ -308,21 +315,27 @@ fn default_path_honours_toolsmith_data_dir() {
     assert_eq!(SqliteStore::default_path(), unset);
 }
 
-#[test]
-fn one_of_many_concurrent_claimers_wins() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_of_many_concurrent_claimers_wins() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pending.sqlite3");
-    let barrier = std::sync::Barrier::new(8);
-    let claimer = || {
-        // Every thread reaches the barrier, whatever happens before it (no hang on failure).
-        let opened = SqliteStore::open(&path).and_then(|s| s.save(&sample("x", 1)).map(|()| s));
-        barrier.wait();
-        opened.unwrap().claim("x")
-    };
-    let results: Vec<_> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..8).map(|_| scope.spawn(claimer)).collect();
-        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+    let claimers = (0..8).map(|_| {
+        let (path, barrier) = (path.clone(), barrier.clone());
+        tokio::spawn(async move {
+            // Every task reaches the barrier, whatever happens before it (no hang on failure).
+            let opened = match SqliteStore::open(&path) {
+                Ok(s) => s.save(&sample("x", 1)).await.map(|()| s),
+                Err(e) => Err(e),
+            };
+            barrier.wait().await;
+            opened.unwrap().claim("x").await
+        })
     });
+    let mut results = Vec::new();
+    for claimer in claimers.collect::<Vec<_>>() {
+        results.push(claimer.await.unwrap());
+    }
     assert_eq!(results.iter().filter(|r| matches!(r, Ok(Some(_)))).count(), 1);
     assert_eq!(results.iter().filter(|r| matches!(r, Err(StoreError::Busy(_)))).count(), 7);
 }

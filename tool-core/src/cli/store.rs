@@ -1,0 +1,112 @@
+//! `toolsmith store`: operating the store itself — `migrate` its schema, `status` (counts by
+//! state, the oldest waiting call).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use serde_json::json;
+
+use super::pretty;
+use crate::runtime::{open_store, PendingStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, StoreStatus};
+
+/// The subcommands of `store`.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Apply the schema migrations the store lacks (a re-run changes nothing; a database
+    /// whose schema is newer than this build is refused). A SQLite file is migrated whenever
+    /// it is opened; PostgreSQL on each instance's start too, so this is for migrating ahead
+    /// of a rollout.
+    Migrate,
+    /// Count the stored calls by state (waiting, running, interrupted, damaged) and show the
+    /// oldest waiting call.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn io(e: std::io::Error) -> String {
+    e.to_string()
+}
+
+/// Runs a `store` subcommand against `--store` (the default SQLite file when absent).
+pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let shown = location.map_or_else(|| "the default store".to_owned(), StoreLocation::shown);
+    match command {
+        StoreCommand::Migrate => {
+            if let Some(StoreLocation::Postgres(url)) = location {
+                let done = PostgresStore::migrate(url, &PostgresOptions::default()).await;
+                let done = done.map_err(|e| format!("--store {shown}: {e}"))?;
+                let what = if done.from == done.to {
+                    format!("{shown}: the schema is at version {}; nothing to do", done.to)
+                } else {
+                    format!("{shown}: migrated the schema from version {} to {}", done.from, done.to)
+                };
+                writeln!(out, "{what}").map_err(io)?;
+            } else {
+                open(location).await?;
+                writeln!(out, "{shown}: the schema is current (a SQLite file is migrated when opened)").map_err(io)?;
+            }
+        }
+        StoreCommand::Status { json } => {
+            let store = open(location).await?;
+            let entries = store.entries().await.map_err(|e| format!("--store {shown}: {e}"))?;
+            status(&StoreStatus::of(&entries), json, out)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the store (the default SQLite file when no location is given).
+async fn open(location: Option<&StoreLocation>) -> Result<std::sync::Arc<dyn PendingStore>, String> {
+    match location {
+        Some(location) => open_store(location).await.map_err(|e| format!("--store {}: {e}", location.shown())),
+        None => {
+            let opened = tokio::task::spawn_blocking(SqliteStore::open_default)
+                .await
+                .map_err(|e| e.to_string())?;
+            let store = opened.map_err(|e| format!("{e} (or pass --store FILE_OR_URL)"))?;
+            Ok(std::sync::Arc::new(store))
+        }
+    }
+}
+
+/// Prints a store's status.
+fn status(status: &StoreStatus, json: bool, out: &mut dyn Write) -> Result<(), String> {
+    let oldest = status.oldest_waiting.as_ref();
+    if json {
+        let oldest = oldest.map(
+            |c| json!({"tool_call_id": c.tool_call_id, "tool": c.tool_name, "kind": c.kind.as_str(), "created_at_ms": c.created_at_ms}),
+        );
+        let value = json!({
+            "waiting": status.waiting,
+            "running": status.running,
+            "interrupted": status.interrupted,
+            "damaged": status.damaged,
+            "oldest_waiting": oldest,
+        });
+        return writeln!(out, "{}", pretty(&value)).map_err(io);
+    }
+    for (state, n) in [
+        ("waiting", status.waiting),
+        ("running", status.running),
+        ("interrupted", status.interrupted),
+        ("damaged", status.damaged),
+    ] {
+        writeln!(out, "{state:12} {n}").map_err(io)?;
+    }
+    if let Some(call) = oldest {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let ago = u64::try_from(now.as_millis())
+            .unwrap_or(u64::MAX)
+            .saturating_sub(call.created_at_ms)
+            / 1000;
+        let (id, tool, kind) = (&call.tool_call_id, &call.tool_name, call.kind.as_str());
+        writeln!(out, "oldest waiting: {id} ({tool}, waits for {kind}, {ago} s)").map_err(io)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The store in memory: nothing survives the process. For tests and throwaway runtimes.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::{sort_oldest_first, PendingStore, StoreError};
+use crate::runtime::pending::PendingCall;
+use crate::runtime::state::{CallState, Claim, StoredCall};
+
+/// A store in memory: nothing survives the process. For tests and throwaway runtimes.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    calls: Mutex<BTreeMap<String, (PendingCall, Option<Claim>)>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn calls(&self) -> MutexGuard<'_, BTreeMap<String, (PendingCall, Option<Claim>)>> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait::async_trait]
+impl PendingStore for MemoryStore {
+    async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        self.calls().insert(call.tool_call_id.clone(), (call.clone(), None));
+        Ok(())
+    }
+
+    async fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        match self.calls().get_mut(tool_call_id) {
+            None => Ok(None),
+            Some((_, Some(_))) => Err(StoreError::Busy(tool_call_id.to_owned())),
+            Some((call, running)) => {
+                let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                *running = Some(Claim {
+                    owner_pid: Some(std::process::id()),
+                    claimed_at_ms: at.ok().map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                });
+                Ok(Some(call.clone()))
+            }
+        }
+    }
+
+    async fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        if let Some((_, running)) = self.calls().get_mut(tool_call_id) {
+            *running = None;
+        }
+        Ok(())
+    }
+
+    async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
+        self.calls().remove(tool_call_id);
+        Ok(())
+    }
+
+    async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        Ok(self.calls().get(tool_call_id).map(|(c, _)| c.clone()))
+    }
+
+    /// Calls in memory are never interrupted: they end with the process that runs them.
+    async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        let mut all: Vec<StoredCall> = self
+            .calls()
+            .values()
+            .map(|(call, claim)| StoredCall::Call {
+                call: Box::new(call.clone()),
+                state: claim.map_or(CallState::Waiting, CallState::Running),
+            })
+            .collect();
+        sort_oldest_first(&mut all);
+        Ok(all)
+    }
+}

@@ -1,0 +1,314 @@
+//! Where what a call leaves behind is kept: the store trait and its backends.
+//!
+//! Owns [`PendingStore`] (async, object-safe: the runtime holds an `Arc<dyn PendingStore>`),
+//! [`StoreError`], and the backends: [`MemoryStore`] (`memory`), the SQLite file (`sqlite`,
+//! feature `sqlite`) and PostgreSQL (`postgres`, feature `postgres`), which share the integrity
+//! tags of `integrity`; [`open_store`] picks one from a `--store` value. What a waiting call *is*
+//! is `pending`'s; its states are `state`'s. Nothing here runs tools: the runtime claims a call,
+//! runs it and removes it.
+//!
+//! # The shape of the trait, and how it grows
+//!
+//! [`PendingStore`] covers the calls that wait for a person (approvals and suspensions) and
+//! their lifecycle: `save` → waiting, `claim` → running (exactly one claimer wins, across
+//! processes and hosts), `release` → waiting again (nothing ran), `remove` → gone;
+//! `claim_again` takes an interrupted call on an explicit decision. Every method is async and
+//! must not block a Tokio worker: a backend with a blocking driver (SQLite) runs its work on the
+//! blocking pool. Further kinds of record (background tasks and their attempts, parked
+//! 2026-07-28 calls, results kept for later retrieval) are meant to be added as their own
+//! traits beside this one, implemented by the same backends over the same connection or pool
+//! (so a deployment configures one store), rather than by widening this one.
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod checks;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod integrity;
+mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::sync::Arc;
+
+use super::pending::PendingCall;
+use super::state::{CallState, Interruption, StoredCall};
+
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{Migrated, PostgresOptions, PostgresStore};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+/// The environment variable that gives the integrity key of stored rows (its bytes; use 32 or
+/// more random characters). Every instance sharing one PostgreSQL database must be given the
+/// same key; the SQLite store falls back to a key file next to its database.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub const STORE_KEY_ENV: &str = integrity::KEY_ENV;
+
+/// Why a store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another live process (or task) is already continuing this call.
+    #[error("call `{0}` is already being continued by another process; wait for its result")]
+    Busy(String),
+    /// The process that was running the call died before it finished: it may have had its
+    /// effect, so it is not run again without an explicit decision.
+    #[error("{0}")]
+    Interrupted(Box<Interruption>),
+    /// The stored row cannot be used (unreadable, edited outside toolsmith, unknown state);
+    /// nothing ran.
+    #[error("call `{id}` cannot be used: {reason}; it was not run")]
+    Damaged {
+        /// The row's id.
+        id: String,
+        /// What is wrong with it (never the stored text).
+        reason: String,
+    },
+    /// The storage itself failed (unreachable, refused, a schema newer than this build).
+    #[error("the pending-call store failed: {0}")]
+    Storage(String),
+}
+
+/// Where pending calls are kept. Every method is durable before it returns: a call that
+/// [`save`](PendingStore::save) accepted survives the process being killed right after.
+///
+/// A call is *waiting* after `save`; [`claim`](PendingStore::claim) moves it to *running* for
+/// the caller (exactly one claimer wins, however many processes share the store);
+/// [`release`](PendingStore::release) puts it back to waiting (the resume data was refused,
+/// nothing ran); [`remove`](PendingStore::remove) ends it. A call whose claimer died is
+/// *interrupted* (the SQLite store checks whether the claiming process is alive, PostgreSQL
+/// whether the claiming instance still renews its lease): it is never lost, and never claimed
+/// again by `claim`, only by [`claim_again`](PendingStore::claim_again), an explicit decision
+/// to run it once more (see `CallState`). A row that fails its checks is *damaged*: refused by
+/// `claim` and `get`, skipped by `list`, shown by `entries`.
+///
+/// The methods are async and must not block the calling Tokio worker.
+///
+/// ```
+/// use tool_core::runtime::{MemoryStore, PendingStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = MemoryStore::new();
+/// assert!(store.claim("call_unknown").await.unwrap().is_none(), "an unknown id is refused");
+/// assert!(store.list().await.unwrap().is_empty());
+/// # });
+/// ```
+#[async_trait::async_trait]
+pub trait PendingStore: Send + Sync + 'static {
+    /// Inserts or replaces a waiting call.
+    async fn save(&self, call: &PendingCall) -> Result<(), StoreError>;
+    /// Takes a waiting call for running it. `Ok(None)`: no such call (unknown, or already
+    /// resolved). `Err(Busy)`: another live process holds it. `Err(Interrupted)`: the process
+    /// that ran it died (see [`claim_again`](PendingStore::claim_again)). `Err(Damaged)`: the
+    /// row cannot be used.
+    async fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
+    /// [`claim`](PendingStore::claim), also taking an interrupted call: the caller decided to
+    /// run it again (or to decline it). A store that cannot tell interrupted calls apart
+    /// claims as `claim` does.
+    async fn claim_again(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
+        self.claim(tool_call_id).await
+    }
+    /// Puts a claimed call back to waiting.
+    async fn release(&self, tool_call_id: &str) -> Result<(), StoreError>;
+    /// Forgets a call (it was resolved).
+    async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError>;
+    /// One call, waiting, running or interrupted.
+    async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
+    /// Every intact call, waiting, running or interrupted, oldest first (damaged rows are
+    /// skipped; [`entries`](PendingStore::entries) shows them).
+    async fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        let entries = self.entries().await?.into_iter();
+        Ok(entries
+            .filter_map(|e| match e {
+                StoredCall::Call { call, .. } => Some(*call),
+                StoredCall::Damaged { .. } => None,
+            })
+            .collect())
+    }
+    /// Every row with its state, oldest first, damaged rows included.
+    async fn entries(&self) -> Result<Vec<StoredCall>, StoreError>;
+}
+
+/// A store shared by reference counting is a store.
+#[async_trait::async_trait]
+impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
+    async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
+        (**self).save(call).await
+    }
+    async fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        (**self).claim(id).await
+    }
+    async fn claim_again(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        (**self).claim_again(id).await
+    }
+    async fn release(&self, id: &str) -> Result<(), StoreError> {
+        (**self).release(id).await
+    }
+    async fn remove(&self, id: &str) -> Result<(), StoreError> {
+        (**self).remove(id).await
+    }
+    async fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
+        (**self).get(id).await
+    }
+    async fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
+        (**self).list().await
+    }
+    async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
+        (**self).entries().await
+    }
+}
+
+/// What a store holds, by state (`toolsmith store status`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoreStatus {
+    /// Calls waiting for approval or resume data.
+    pub waiting: usize,
+    /// Calls a live process is running.
+    pub running: usize,
+    /// Calls whose process died mid-run.
+    pub interrupted: usize,
+    /// Rows that cannot be used.
+    pub damaged: usize,
+    /// The call that has waited longest.
+    pub oldest_waiting: Option<PendingCall>,
+}
+
+impl StoreStatus {
+    /// Counts the rows of a listing (see [`PendingStore::entries`]).
+    pub fn of(entries: &[StoredCall]) -> StoreStatus {
+        let mut status = StoreStatus::default();
+        for entry in entries {
+            match entry {
+                StoredCall::Damaged { .. } => status.damaged += 1,
+                StoredCall::Call {
+                    state: CallState::Running(_),
+                    ..
+                } => status.running += 1,
+                StoredCall::Call {
+                    state: CallState::Interrupted(_),
+                    ..
+                } => status.interrupted += 1,
+                StoredCall::Call {
+                    call,
+                    state: CallState::Waiting,
+                } => {
+                    status.waiting += 1;
+                    let older = |o: &PendingCall| (call.created_at_ms, &call.tool_call_id) < (o.created_at_ms, &o.tool_call_id);
+                    if status.oldest_waiting.as_ref().is_none_or(older) {
+                        status.oldest_waiting = Some((**call).clone());
+                    }
+                }
+            }
+        }
+        status
+    }
+}
+
+/// Sorts listed rows oldest first (a damaged row, whose age is unknown, first), ties by id.
+pub(crate) fn sort_oldest_first(entries: &mut [StoredCall]) {
+    entries.sort_by_key(|e| match e {
+        StoredCall::Call { call, .. } => (call.created_at_ms, call.tool_call_id.clone()),
+        StoredCall::Damaged { tool_call_id, .. } => (0, tool_call_id.clone()),
+    });
+}
+
+/// The error of a claim that found the call interrupted.
+pub(crate) fn interrupted(call: PendingCall, state: CallState) -> StoreError {
+    let claim = state.claim().copied().unwrap_or_default();
+    StoreError::Interrupted(Box::new(Interruption {
+        tool_call_id: call.tool_call_id,
+        tool_name: call.tool_name,
+        claim,
+    }))
+}
+
+/// Where a store lives, as `--store` names it: `postgres://…` (or `postgresql://…`) is a
+/// PostgreSQL database, `sqlite:PATH` or any other text a SQLite file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// A SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL connection URL.
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// Reads a `--store` value.
+    ///
+    /// ```
+    /// use tool_core::runtime::StoreLocation;
+    ///
+    /// assert_eq!(StoreLocation::parse("sqlite:/tmp/p.db"), StoreLocation::Sqlite("/tmp/p.db".into()));
+    /// assert_eq!(StoreLocation::parse("p.db"), StoreLocation::Sqlite("p.db".into()));
+    /// assert!(matches!(StoreLocation::parse("postgres://db/toolsmith"), StoreLocation::Postgres(_)));
+    /// ```
+    pub fn parse(text: &str) -> StoreLocation {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return StoreLocation::Postgres(text.to_owned());
+        }
+        let path = text
+            .strip_prefix("sqlite://")
+            .or_else(|| text.strip_prefix("sqlite:"))
+            .unwrap_or(text);
+        StoreLocation::Sqlite(path.into())
+    }
+
+    /// The location as shown in messages (a URL's password hidden).
+    pub fn shown(&self) -> String {
+        match self {
+            StoreLocation::Sqlite(path) => path.display().to_string(),
+            StoreLocation::Postgres(url) => hide_password(url),
+        }
+    }
+}
+
+/// A connection URL with its password replaced by `***`.
+pub(crate) fn hide_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{name}:***@{host}{tail}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Opens the store at `location`: a SQLite file (opened on the blocking pool) or a PostgreSQL
+/// database (connected, its schema migrated; the integrity key from [`STORE_KEY_ENV`]).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub async fn open_store(location: &StoreLocation) -> Result<Arc<dyn PendingStore>, StoreError> {
+    match location {
+        #[cfg(feature = "sqlite")]
+        StoreLocation::Sqlite(path) => {
+            let path = path.clone();
+            let opened = tokio::task::spawn_blocking(move || SqliteStore::open(path)).await;
+            Ok(Arc::new(
+                opened.map_err(|e| StoreError::Storage(format!("opening the store failed: {e}")))??,
+            ))
+        }
+        #[cfg(feature = "postgres")]
+        StoreLocation::Postgres(url) => Ok(Arc::new(PostgresStore::connect(url).await?)),
+        #[allow(unreachable_patterns)]
+        other => Err(StoreError::Storage(format!(
+            "{} needs a store this build does not have (enable the tool-core feature `sqlite` or `postgres`)",
+            other.shown()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_hidden() {
+        assert_eq!(hide_password("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(hide_password("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(hide_password("postgres://h/db?x=@"), "postgres://h/db?x=@");
+    }
+}

@@ -1,0 +1,110 @@
+//! The PostgreSQL store's schema: versioned migrations, applied in order under an advisory lock
+//! (instances starting together migrate once), each recorded in `toolsmith_schema`. A database
+//! whose schema is newer than this build is refused with a clear error, never written to.
+
+use tokio_postgres::Client;
+
+use super::storage;
+use crate::runtime::store::StoreError;
+
+/// The migrations, in order; the version of each is its position plus one. Append only: a
+/// released migration is never edited.
+const MIGRATIONS: &[&str] = &[
+    // 1: the instances (each holds a lease it renews) and the waiting calls. A call row has two
+    // tags: `call_tag` over what the call is (written once), `state_tag` over where it is in its
+    // life (rewritten by each claim, computable before the claim, so claiming is one UPDATE).
+    "CREATE TABLE toolsmith_instances (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        lease_ms BIGINT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        heartbeat_at TIMESTAMPTZ NOT NULL DEFAULT now());
+     CREATE TABLE toolsmith_pending (
+        tool_call_id TEXT PRIMARY KEY,
+        tool_name TEXT,
+        kind TEXT,
+        call_json TEXT,
+        created_at_ms BIGINT,
+        call_tag BYTEA,
+        state TEXT,
+        owner_instance TEXT,
+        owner_pid BIGINT,
+        claimed_at_ms BIGINT,
+        state_tag BYTEA);
+     CREATE INDEX toolsmith_pending_by_age ON toolsmith_pending (created_at_ms, tool_call_id);
+     CREATE INDEX toolsmith_pending_by_owner ON toolsmith_pending (owner_instance);",
+];
+
+/// The schema version this build writes.
+pub(crate) const LATEST: i32 = MIGRATIONS.len() as i32;
+
+/// What a migration did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrated {
+    /// The version found (0: a fresh database).
+    pub from: i32,
+    /// The version now.
+    pub to: i32,
+}
+
+/// The error of a database whose schema is newer than this build.
+fn too_new(found: i32) -> StoreError {
+    StoreError::Storage(format!(
+        "the database's toolsmith schema is version {found}, newer than this build's version {LATEST}: \
+         upgrade toolsmith (an older build never writes to a newer schema)"
+    ))
+}
+
+/// Creates `schema` when given, then applies the migrations this database lacks, in one
+/// transaction holding an advisory lock (so concurrent instances apply each once).
+pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result<Migrated, StoreError> {
+    const WHAT: &str = "cannot migrate the store's schema";
+    let tx = client.transaction().await.map_err(storage(WHAT))?;
+    let lock = format!("toolsmith schema {}", schema.unwrap_or("<search_path>"));
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
+        .await
+        .map_err(storage(WHAT))?;
+    if let Some(schema) = schema {
+        // `schema` is a checked identifier (see `PostgresOptions::schema`).
+        let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
+        tx.batch_execute(&create).await.map_err(storage(WHAT))?;
+    }
+    let table = "CREATE TABLE IF NOT EXISTS toolsmith_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+    tx.batch_execute(table).await.map_err(storage(WHAT))?;
+    let from = current(&tx).await?;
+    if from > LATEST {
+        return Err(too_new(from));
+    }
+    for (version, sql) in (1..).zip(MIGRATIONS).skip(usize::try_from(from).unwrap_or(0)) {
+        tx.batch_execute(sql).await.map_err(storage(WHAT))?;
+        let record = "INSERT INTO toolsmith_schema (version) VALUES ($1)";
+        tx.execute(record, &[&version]).await.map_err(storage(WHAT))?;
+        tracing::info!(version, "applied a migration of the store's schema");
+    }
+    tx.commit().await.map_err(storage(WHAT))?;
+    Ok(Migrated { from, to: LATEST })
+}
+
+/// The schema version recorded (0 when none is).
+async fn current(client: &impl tokio_postgres::GenericClient) -> Result<i32, StoreError> {
+    let row = client
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM toolsmith_schema", &[])
+        .await;
+    Ok(row.map_err(storage("cannot read the store's schema version"))?.get(0))
+}
+
+/// Checks, without changing anything, that the database holds this build's schema.
+pub(crate) async fn check(client: &Client) -> Result<(), StoreError> {
+    let exists = client.query_one("SELECT to_regclass('toolsmith_schema') IS NOT NULL", &[]).await;
+    let exists: bool = exists.map_err(storage("cannot read the store's schema version"))?.get(0);
+    let found = if exists { current(client).await? } else { 0 };
+    match found {
+        f if f > LATEST => Err(too_new(f)),
+        f if f < LATEST => Err(StoreError::Storage(format!(
+            "the database's toolsmith schema is version {f}, older than this build's version {LATEST}: \
+             run `toolsmith store migrate --store URL` first"
+        ))),
+        _ => Ok(()),
+    }
+}
