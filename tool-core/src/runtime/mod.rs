@@ -5,7 +5,8 @@
 //! [`TransformPolicy`] and the background-task limit) and [`RuntimeError`] (what approving or
 //! resuming a call can fail with). Its parts: `events` (typed events and their views'
 //! shape), `views` (what each view shows), `outcome` (how a run ends, and its stream), `run`
-//! (a new call), `decide` (approving, declining, resuming), `pending`/`sqlite` (waiting calls),
+//! (a new call), `decide` (approving, declining, resuming, submitting a client-side call's
+//! result), `pending`/`sqlite` (waiting calls),
 //! `state` (a stored call's states: waiting, running, interrupted),
 //! `background` and `stream`. The registry validates and executes; the runtime decides *when*:
 //! after `on_input_available`, after approval, again after resume, in the background.
@@ -122,6 +123,10 @@ pub enum RuntimeError {
     /// The resume data (or decision) does not match the schema.
     #[error("{0}")]
     InvalidResume(ToolError),
+    /// The result submitted for a client-side call does not match the tool's output schema
+    /// (or cannot be read as its output type); the call keeps waiting.
+    #[error("{0}")]
+    InvalidResult(ToolError),
     /// The tool of the pending call is not in this runtime's registry.
     #[error("call `{id}` is for tool `{tool}`, which this process does not have")]
     ToolGone {
