@@ -104,7 +104,8 @@ impl From<Registry> for RegistryRef {
     }
 }
 
-/// What approving, declining or resuming a call can fail with. Nothing ran when it fails.
+/// What approving, declining, resuming a call or submitting its result can fail with.
+/// Nothing ran when it fails.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// No call with this id waits (unknown, or already resolved).
@@ -292,7 +293,8 @@ impl Runtime {
 
     /// Starts a call and returns its events and outcome: `tool-call`, then `tool-result`,
     /// `tool-error`, `tool-call-approval` (it waits; see [`Runtime::approve`]),
-    /// `tool-call-suspended` (see [`Runtime::resume`]) or a background task's placeholder and
+    /// `tool-call-suspended` (see [`Runtime::resume`]), `tool-call-awaiting-result` (a
+    /// client-side tool; see [`Runtime::submit_result`]) or a background task's placeholder and
     /// events. Writer chunks arrive as `custom` events. The run ends with one [`Outcome`]. Must
     /// be called inside a Tokio runtime.
     pub fn call(&self, tool: &str, args: impl Into<crate::call::CallArgs<'static>>, options: crate::call::CallOptions) -> EventStream {
