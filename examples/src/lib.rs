@@ -5,7 +5,10 @@
 //!
 //! - [`weather`] and [`customer`]: every `createTool()` example of the seed document (Mastra's
 //!   reference), translated one to one. The weather data is a small built-in table so the
-//!   examples run offline and deterministically.
+//!   examples run offline and deterministically. [`seed_hooks`]: the seed's single-hook
+//!   snippets, one tool each (three of them client-side, as in the seed: no `execute`).
+//! - [`browser`] (`ask-confirmation`): a client-side tool, whose calls the application
+//!   answers.
 //! - Realistic offline tools: [`units`] (`convert-units`), [`calculate`] (`calculate`),
 //!   [`text_stats`] (`text-stats`), [`search_files`] (`search-files`), [`write_file`]
 //!   (`write-file`), [`timezone`] (`convert-timezone`) and [`json_query`] (`json-query`).
@@ -31,12 +34,14 @@
 
 #![warn(missing_docs)]
 
+pub mod browser;
 pub mod calculate;
 pub mod customer;
 pub mod json_query;
 pub mod provider_demo;
 mod sandbox;
 pub mod search_files;
+pub mod seed_hooks;
 pub mod text_stats;
 pub mod timezone;
 pub mod units;

@@ -9,10 +9,15 @@ use support::toolsmith;
 
 mod support;
 
-const ALL_IDS: [&str; 12] = [
+const ALL_IDS: [&str; 17] = [
+    "ask-confirmation",
     "calculate",
     "convert-timezone",
     "convert-units",
+    "example-input-available",
+    "example-input-delta",
+    "example-input-start",
+    "example-output",
     "json-query",
     "lookup-customer",
     "search-files",
@@ -307,6 +312,53 @@ fn search_files_refuses_to_leave_the_root() {
         assert_eq!(out["matches"], json!([]));
         assert_eq!(out["skipped"], 1);
     }
+}
+
+#[test]
+fn a_client_side_call_waits_and_another_process_completes_it_once() {
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = store_dir.path().join("pending.sqlite3");
+    let store = store.to_str().unwrap();
+    let args = r#"{"question": "Deploy now?", "confirmLabel": "Deploy"}"#;
+    let waiting = toolsmith(&["--store", store, "call", "ask-confirmation", args]);
+    let event = waiting.json();
+    assert_eq!(event["type"], "tool-call-awaiting-result");
+    assert_eq!(event["args"], json!({"question": "Deploy now?", "confirmLabel": "Deploy"}));
+    assert_eq!(event["output_schema"]["required"], json!(["confirmed", "answeredAt"]));
+    let id = event["tool_call_id"].as_str().unwrap().to_owned();
+    assert!(
+        waiting.stderr.contains("waiting for a result") && waiting.stderr.contains(&format!("toolsmith call {id} --result")),
+        "{}",
+        waiting.stderr
+    );
+    let pending = toolsmith(&["--store", store, "pending", "--json"]).json();
+    assert_eq!(pending[0]["tool_call_id"], id.as_str());
+    assert_eq!(pending[0]["kind"], "result");
+    let table = toolsmith(&["--store", store, "pending"]);
+    assert!(table.stdout.contains(&id) && table.stdout.contains("result"), "{}", table.stdout);
+
+    // A result that does not match the output schema is refused; the call keeps waiting.
+    let wrong = toolsmith(&["--store", store, "call", &id, "--result", r#"{"confirmed": "yes"}"#]);
+    assert_ne!(wrong.code, 0);
+    assert!(
+        wrong.stderr.contains("/confirmed") && wrong.stderr.contains("answeredAt"),
+        "{}",
+        wrong.stderr
+    );
+    let not_json = toolsmith(&["--store", store, "call", &id, "--result", "{"]);
+    assert!(not_json.stderr.contains("--result is not valid JSON"), "{}", not_json.stderr);
+    // Approving or resuming does not answer it.
+    let approve = toolsmith(&["--store", store, "call", &id, "--approve"]);
+    assert!(approve.stderr.contains("a result from the application"), "{}", approve.stderr);
+
+    let answer = r#"{"confirmed": true, "answeredAt": "2026-12-01T15:00:00Z"}"#;
+    let done = toolsmith(&["--store", store, "call", &id, "--result", answer, "--model-output"]).json();
+    assert_eq!(done["value"], json!({"confirmed": true, "answeredAt": "2026-12-01T15:00:00Z"}));
+    assert_eq!(done["modelOutput"], json!({"type": "text", "value": "The user confirmed."}));
+    assert_eq!(toolsmith(&["--store", store, "pending", "--json"]).json(), json!([]));
+    let again = toolsmith(&["--store", store, "call", &id, "--result", answer]);
+    assert_ne!(again.code, 0);
+    assert!(again.stderr.contains("already resolved"), "{}", again.stderr);
 }
 
 #[test]

@@ -137,6 +137,16 @@ TOOL_ARGS: dict[str, dict] = {
     "weather-model-output": {"location": "Seoul"},
     "weather-tool": {"location": "Seoul"},
     "write-file": {"path": "notes/new.txt", "content": "hello\n"},
+    "example-output": {},
+}
+
+# Client-side tools (no body: the application answers their calls): listed like any tool, and a
+# `tools/call` is an error result naming the call that waits (see test_client_side_call_*).
+CLIENT_SIDE: dict[str, dict] = {
+    "ask-confirmation": {"question": "Deploy now?", "confirmLabel": "Deploy"},
+    "example-input-available": {"location": "Seoul"},
+    "example-input-delta": {},
+    "example-input-start": {},
 }
 
 
@@ -159,7 +169,7 @@ def cli_call(tmp: Path, tool: str, args: dict, *extra: str) -> dict:
 
 
 def test_every_example_tool_has_a_call_case(catalog):
-    assert sorted(TOOL_ARGS) == sorted(catalog), "add valid arguments for new tools to TOOL_ARGS"
+    assert sorted([*TOOL_ARGS, *CLIENT_SIDE]) == sorted(catalog), "add valid arguments for new tools to TOOL_ARGS"
 
 
 @pytest.mark.parametrize("tool", sorted(TOOL_ARGS))
@@ -184,6 +194,32 @@ async def test_call_tool_matches_cli(servers, toolsmith_stdio, tmp_path, transpo
         assert content[-1]["type"] == "text" and json.loads(content[-1]["text"]) == raw
     if tool == "write-file":
         assert (servers.root / "notes" / "new.txt").read_text() == "hello\n"
+
+
+@pytest.mark.parametrize("tool", sorted(CLIENT_SIDE))
+@pytest.mark.parametrize("transport,mode", cases())
+async def test_client_side_call_is_an_error_naming_the_waiting_call(servers, toolsmith_stdio, transport, mode, tool):
+    """An MCP client cannot answer a server's tool: the call waits in the server's store, the
+    error result names it, and the application completes it there (here with the CLI)."""
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(toolsmith_target(servers, toolsmith_stdio, transport), mode) as client:
+            listed = {t.name for t in await list_all(client)}
+            result = await call(client, tool, CLIENT_SIDE[tool])
+    assert tool in listed
+    assert result.is_error
+    text = text_of(result)
+    assert "answered by the application" in text, text
+    match = re.search(r"its call `([^`]+)` waits", text)
+    assert match, text
+    call_id = match.group(1)
+    pending = toolsmith_cli("--store", str(servers.store), "pending", "--json")
+    assert pending.returncode == 0, pending.stderr
+    waiting = [c for c in json.loads(pending.stdout) if c["tool_call_id"] == call_id]
+    assert [(c["tool_name"], c["kind"]) for c in waiting] == [(tool, "result")]
+    answer = {"confirmed": True, "answeredAt": "2026-12-01T15:00:00Z"} if tool == "ask-confirmation" else None
+    done = toolsmith_cli("--store", str(servers.store), "call", call_id, "--result", json.dumps(answer))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == answer
 
 
 @pytest.mark.parametrize("transport,mode", cases())

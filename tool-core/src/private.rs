@@ -384,6 +384,31 @@ impl ModelOutputReturn for Option<ModelOutput> {
 pub trait HasSchema {}
 impl<T: schemars::JsonSchema + ?Sized> HasSchema for T {}
 
+/// The output type of a `#[tool]` without a body is read back from the application's result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read back: a `#[tool]` without a body takes its output from the application, so its output type must derive `serde::Deserialize`",
+    label = "add `#[derive(Deserialize)]` to this type"
+)]
+pub trait ClientResult: Sized {
+    /// Reads the result.
+    fn read(result: serde_json::Value) -> Result<Self, String>;
+}
+impl<T: serde::de::DeserializeOwned> ClientResult for T {
+    fn read(result: serde_json::Value) -> Result<Self, String> {
+        serde_json::from_value(result).map_err(|e| e.to_string())
+    }
+}
+
+/// Reads the application's result for a call of a `#[tool]` without a body.
+pub fn read_result<T: ClientResult>(result: serde_json::Value) -> Result<T, String> {
+    T::read(result)
+}
+
+/// The error of a `#[tool]` without a body asked to run (the runtime never asks).
+pub fn client_side_error(id: &str) -> ToolError {
+    crate::tool::client_side_error(id)
+}
+
 /// Asserts at compile time that a payload type has a schema.
 pub const fn assert_schema<T: HasSchema + ?Sized>() {}
 

@@ -399,7 +399,8 @@ impl Registry {
     /// job), execution (panics caught, cancellation and timeout honoured), output validation.
     ///
     /// Every failure is a model-readable [`ToolError`] value. A tool that suspends itself
-    /// cannot be resumed by a plain call: that is an error too (use a `Runtime`).
+    /// cannot be resumed by a plain call: that is an error too (use a `Runtime`), and so is a
+    /// client-side tool (no body: its result comes from the application, through a runtime).
     pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
         let CallOptions { mut data, env } = options;
         let args = args.into();
@@ -555,9 +556,23 @@ impl<'a> Prepared<'a> {
         call::validate_resume(&self.entry.tool.spec().id, &self.entry.compiled, data)
     }
 
-    /// Runs it (approval already settled): execution, then the suspension or output checks.
+    /// Checks a result the application submitted for a client-side call against the tool's
+    /// output schema (the same model-readable error as a tool's own output).
+    #[cfg(feature = "runtime")]
+    pub(crate) fn check_result(&self, result: &Value) -> Result<(), ToolError> {
+        let id = self.entry.tool.spec().id.as_str();
+        let json = serde_json::value::to_raw_value(result)
+            .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the result could not be read: {e}")).for_tool(id))?;
+        call::validate_output(id, &self.entry.compiled, &json)
+    }
+
+    /// Runs it (approval already settled): execution, then the suspension or output checks. A
+    /// client-side tool is not run: its result comes from the application (the runtime).
     pub(crate) async fn run(&self, data: &CallData, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {
         let id = self.entry.tool.spec().id.as_str();
+        if self.entry.tool.spec().client_side {
+            return Err(crate::tool::client_side_error(id));
+        }
         let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
         let input: ToolInput<'_> = self.input.as_input();
         let finished = call::run(

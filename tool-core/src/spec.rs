@@ -67,6 +67,11 @@ pub struct ToolSpec {
     pub transforms: Vec<(TransformTarget, TransformPhase)>,
     /// Whether a `to_model_output` function is set.
     pub has_model_output: bool,
+    /// The tool has no body to run (no `execute`): its calls are answered by the application
+    /// (a browser, a mobile app, a person). The runtime validates and announces each call,
+    /// which then waits for its result (`Runtime::submit_result`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub client_side: bool,
     /// Where the tool was defined.
     pub source: SourceLocation,
 }
@@ -127,6 +132,7 @@ impl ToolSpec {
             hooks: HookSet::default(),
             transforms: Vec::new(),
             has_model_output: false,
+            client_side: false,
             source: SourceLocation::default(),
         }
     }

@@ -4,8 +4,12 @@
 //! Owns [`Tool`] (what the registry stores: `#[tool]` functions, hand-written tools and
 //! [`DynamicTool`]s defined at run time all look the same), [`TypedTool`] (typed input, output,
 //! context, suspend and resume types, plus the typed hook/transform/model-output functions
-//! the attribute names) and the adapter between them. Validation, limits and panic handling are
-//! `call`'s; this module only turns validated JSON into typed values and back.
+//! the attribute names) and the adapter between them; `dynamic` owns [`DynamicTool`]. A tool
+//! without a body (client-side) is one whose spec says so: its result comes from the
+//! application through [`Tool::complete`]. Validation, limits and panic handling are `call`'s;
+//! this module only turns validated JSON into typed values and back.
+
+mod dynamic;
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -24,6 +28,16 @@ use crate::schema::{self, SchemaError};
 use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, Isolation, McpSpec, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
 
 pub use crate::context::BoxFuture;
+pub use dynamic::{DynamicTool, DynamicToolBuilder};
+
+/// The error of a client-side tool asked to run: nothing in this process can produce its
+/// result (a plain [`Registry::call`](crate::Registry::call), `toolsmith check`, a child process).
+pub(crate) fn client_side_error(id: &str) -> ToolError {
+    ToolError::new(format!(
+        "Tool `{id}` has no body: its calls are answered by the application, so it was not run. Call it through a runtime, where the call waits for its result (`Runtime::submit_result`, `toolsmith call CALL_ID --result 'JSON'`)."
+    ))
+    .for_tool(id)
+}
 
 /// What a successful call produced.
 ///
@@ -170,6 +184,14 @@ pub trait Tool: Send + Sync + 'static {
         let _ = (event, call);
         Ok(())
     }
+
+    /// Turns the result the application submitted for a client-side call (already checked
+    /// against the output schema) into the call's output, as a run would have: `on_output`,
+    /// `to_model_output` and the output transforms. The default keeps the value as it is.
+    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
+        let _ = call;
+        Ok(ToolOutput::new(result))
+    }
 }
 
 /// A lifecycle hook fired before `execute` (`on_output` runs inside `execute`).
@@ -238,6 +260,8 @@ pub struct ToolMeta {
     pub has_suspend: bool,
     /// Whether the tool takes resume data (its `Resume` type's schema is published).
     pub has_resume: bool,
+    /// Whether the tool has no body (its calls are answered by the application).
+    pub client_side: bool,
     /// The input type's name, for error messages.
     pub input_type: &'static str,
     /// Where the tool is defined.
@@ -273,11 +297,19 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
         Vec::new()
     }
 
-    /// The tool's logic.
+    /// The tool's logic (for a tool without a body, an error: it is never asked to run).
     fn execute(
         input: Self::Input,
         cx: ToolContext<Self::Context>,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'static;
+
+    /// Reads the result the application submitted for a call of a tool without a body
+    /// (`#[tool] fn name(input: In) -> Out;` implements it for `Out: Deserialize`). A tool
+    /// with a body never receives one.
+    fn read_result(result: Value) -> Result<Self::Output, String> {
+        let _ = result;
+        Err("this tool runs its own body: it takes no result from the application".into())
+    }
 
     /// What the model sees instead of the raw output.
     fn to_model_output(output: &Self::Output) -> Option<ModelOutput> {
@@ -362,6 +394,7 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     spec.hooks = meta.hooks;
     spec.transforms = meta.transforms;
     spec.has_model_output = meta.has_model_output;
+    spec.client_side = meta.client_side;
     spec.source = meta.source;
     Ok(spec)
 }
@@ -383,6 +416,47 @@ fn decode_error(kind: ErrorKind, what: &str, e: serde_json::Error) -> ToolError 
             message,
         }],
     )
+}
+
+/// Which steps turn a typed tool's output into a [`ToolOutput`] (from its spec).
+#[derive(Debug, Clone, Copy)]
+struct OutputSteps {
+    model_output: bool,
+    display: bool,
+    transcript: bool,
+}
+
+impl OutputSteps {
+    fn of(spec: &ToolSpec) -> Self {
+        OutputSteps {
+            model_output: spec.has_model_output,
+            display: spec.has_transform(TransformTarget::Display, TransformPhase::Output),
+            transcript: spec.has_transform(TransformTarget::Transcript, TransformPhase::Output),
+        }
+    }
+}
+
+/// A typed output as the call's [`ToolOutput`], whether the body produced it or the
+/// application submitted it: `on_output` (when `call` is given), the JSON, `to_model_output`
+/// and the output views.
+fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Option<&ToolCallInfo>) -> Result<ToolOutput, ToolError> {
+    if let Some(call) = on_output {
+        if let Err(e) = crate::panic::catch_panic(|| T::on_output(call, output)).and_then(|r| r) {
+            tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
+        }
+    }
+    let json = serde_json::value::to_raw_value(output)
+        .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))?;
+    let model_output = (steps.model_output && json.get() != "null")
+        .then(|| T::to_model_output(output))
+        .flatten();
+    let view = |on: bool, target| on.then(|| output_view::<T>(output, target)).flatten();
+    Ok(ToolOutput {
+        model_output,
+        display: view(steps.display, TransformTarget::Display),
+        transcript: view(steps.transcript, TransformTarget::Transcript),
+        json,
+    })
 }
 
 /// An output transform, run on the typed output; a panic or an empty result is an `Err`.
@@ -420,30 +494,31 @@ impl<T: TypedTool> Tool for FnTool<T> {
             Ok(d) => d,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        let has_model_output = self.spec.has_model_output;
+        let steps = OutputSteps::of(&self.spec);
         let on_output_call = self.spec.hooks.on_output.then(|| call.clone());
-        let views = [TransformTarget::Display, TransformTarget::Transcript].map(|t| self.spec.has_transform(t, TransformPhase::Output));
         let fut = T::execute(input, ToolContext::new(typed_context, context, call));
         Box::pin(async move {
             let output = fut.await?;
-            if let Some(call) = on_output_call {
-                if let Err(e) = crate::panic::catch_panic(|| T::on_output(&call, &output)).and_then(|r| r) {
-                    tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
-                }
-            }
-            let json = serde_json::value::to_raw_value(&output)
-                .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))?;
-            let model_output = (has_model_output && json.get() != "null")
-                .then(|| T::to_model_output(&output))
-                .flatten();
-            let view = |on: bool, target| on.then(|| output_view::<T>(&output, target)).flatten();
-            Ok(ToolOutput {
-                model_output,
-                display: view(views[0], TransformTarget::Display),
-                transcript: view(views[1], TransformTarget::Transcript),
-                json,
-            })
+            finish::<T>(steps, &output, on_output_call.as_ref())
         })
+    }
+
+    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
+        let id = self.spec.id.as_str();
+        let output = crate::panic::catch_panic(|| T::read_result(result)).and_then(|r| r).map_err(|e| {
+            let message = crate::json::bound_quotes(&e);
+            ToolError::invalid(
+                ErrorKind::InvalidOutput,
+                format!("The result for tool `{id}` could not be read: {message}"),
+                vec![Issue {
+                    path: String::new(),
+                    message,
+                }],
+            )
+            .for_tool(id)
+        })?;
+        let on_output = self.spec.hooks.on_output.then_some(call);
+        finish::<T>(OutputSteps::of(&self.spec), &output, on_output)
     }
 
     fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
@@ -507,169 +582,5 @@ impl<T: TypedTool> Tool for FnTool<T> {
             }
         })
         .and_then(|r| r)
-    }
-}
-
-type Handler = dyn Fn(Value, ToolContext<RequestContext>) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
-
-/// A tool defined at run time from an id, a description, JSON Schemas and an async handler
-/// over JSON: how remote tools (providers, MCP servers) become ordinary tools.
-///
-/// ```
-/// use tool_core::{DynamicTool, Registry, CallOptions};
-/// use serde_json::json;
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let echo = DynamicTool::builder("echo", "Echo the text back")
-///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
-///     .handler(|input, _cx| async move { Ok(input["text"].clone()) })
-///     .unwrap();
-/// let registry = Registry::from_iter([echo.into_tool()]);
-/// let out = registry.call("echo", json!({"text": "hi"}), CallOptions::default()).await.unwrap();
-/// assert_eq!(out.value(), json!("hi"));
-/// # });
-/// ```
-pub struct DynamicTool {
-    spec: ToolSpec,
-    handler: Arc<Handler>,
-}
-
-impl std::fmt::Debug for DynamicTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DynamicTool").field("spec", &self.spec).finish_non_exhaustive()
-    }
-}
-
-/// Builder for a [`DynamicTool`].
-#[derive(Debug)]
-pub struct DynamicToolBuilder {
-    spec: ToolSpec,
-}
-
-impl DynamicTool {
-    /// Starts a dynamic tool with an id and description; the input schema defaults to an
-    /// object with no declared properties.
-    pub fn builder(id: impl Into<String>, description: impl Into<String>) -> DynamicToolBuilder {
-        DynamicToolBuilder {
-            spec: ToolSpec::new(id, description, serde_json::json!({"type": "object"})),
-        }
-    }
-
-    /// Wraps it for the registry.
-    pub fn into_tool(self) -> Arc<dyn Tool> {
-        Arc::new(self)
-    }
-}
-
-impl DynamicToolBuilder {
-    /// The input JSON Schema (its root must be an object).
-    pub fn input_schema(mut self, schema: Value) -> Self {
-        self.spec.input_schema = schema;
-        self
-    }
-
-    /// The output JSON Schema.
-    pub fn output_schema(mut self, schema: Value) -> Self {
-        self.spec.output_schema = Some(schema);
-        self
-    }
-
-    /// The request-context JSON Schema.
-    pub fn context_schema(mut self, schema: Value) -> Self {
-        self.spec.request_context_schema = Some(schema);
-        self
-    }
-
-    /// A human-readable title.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.spec.title = Some(title.into());
-        self
-    }
-
-    /// The handler does CPU work or blocking I/O: its calls run on the registry's bounded
-    /// blocking pool, never on the async workers (`#[tool(blocking)]` for a dynamic tool).
-    pub fn blocking(mut self) -> Self {
-        self.spec.blocking = true;
-        self
-    }
-
-    /// Edits any other part of the spec (MCP annotations, provider options, …).
-    pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
-        edit(&mut self.spec);
-        self
-    }
-
-    /// Sets the handler and checks the spec (id rules, object input root).
-    pub fn handler<F, Fut>(self, handler: F) -> Result<DynamicTool, SchemaError>
-    where
-        F: Fn(Value, ToolContext<RequestContext>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
-    {
-        check_dynamic_id(&self.spec.id)?;
-        if self.spec.isolate == Isolation::Process {
-            return Err(SchemaError(format!(
-                "tool `{}`: a tool defined at run time cannot run in a child process (the child finds tools among the `#[tool]`s linked into the binary); leave `isolate` unset",
-                self.spec.id
-            )));
-        }
-        if self.spec.description.trim().is_empty() {
-            return Err(SchemaError(format!(
-                "tool `{}`: the description is empty; the model reads it to decide when to call",
-                self.spec.id
-            )));
-        }
-        schema::check_input_root(&self.spec.id, "input schema", &self.spec.input_schema)?;
-        for (what, s) in [("output", &self.spec.output_schema), ("context", &self.spec.request_context_schema)] {
-            if let Some(s) = s {
-                jsonschema::validator_for(s)
-                    .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema is not valid JSON Schema: {e}", self.spec.id)))?;
-            }
-        }
-        jsonschema::validator_for(&self.spec.input_schema)
-            .map_err(|e| SchemaError(format!("tool `{}`: the input schema is not valid JSON Schema: {e}", self.spec.id)))?;
-        Ok(DynamicTool {
-            spec: self.spec,
-            handler: Arc::new(move |v, cx| {
-                let fut = handler(v, cx);
-                Box::pin(async move { fut.await.map(ToolOutput::new) })
-            }),
-        })
-    }
-}
-
-/// Dynamic ids follow the providers' common rule, plus the dots and slashes remote catalogs
-/// use (`Toolkit.Tool`); catalogs map those for targets that forbid them.
-fn check_dynamic_id(id: &str) -> Result<(), SchemaError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@'));
-    if ok {
-        Ok(())
-    } else {
-        Err(SchemaError(format!(
-            "tool id `{id}` is not valid: use 1 to 128 characters from a-z, A-Z, 0-9, `_`, `-`, `.`, `/`, `@`"
-        )))
-    }
-}
-
-impl Tool for DynamicTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn execute(
-        &self,
-        input: ToolInput<'_>,
-        context: Arc<Map<String, Value>>,
-        call: ToolCallInfo,
-    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        let input = match input.decode::<Value>() {
-            Ok(v) => v,
-            Err(e) => return Box::pin(std::future::ready(Err(decode_error(ErrorKind::InvalidInput, "the input", e)))),
-        };
-        let cx = ToolContext::new(RequestContext((*context).clone()), context, call);
-        (self.handler)(input, cx)
     }
 }

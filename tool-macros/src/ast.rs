@@ -54,8 +54,12 @@ pub enum Param {
 }
 
 pub struct ToolFn {
-    /// The function as it is re-emitted (tool-only attributes removed).
+    /// The function as it is re-emitted (tool-only attributes removed); for a declaration
+    /// without a body, with an empty one (and never re-emitted).
     pub item: ItemFn,
+    /// Where the `;` of a declaration without a body is (`fn name(input: In) -> Out;`): a
+    /// client-side tool, whose calls the application answers.
+    pub client_side: Option<Span>,
     pub docs: String,
     pub input: Input,
     pub params: Vec<Param>,
@@ -118,8 +122,33 @@ fn owned_type_text(referent: &Type) -> String {
     }
 }
 
+/// Reads a function, or a declaration without a body (`fn name(input: In) -> Out;`), as the
+/// function it declares with an empty body and the `;`'s span.
+pub fn read_item(item: proc_macro2::TokenStream) -> syn::Result<(ItemFn, Option<Span>)> {
+    match syn::parse2::<ItemFn>(item.clone()) {
+        Ok(f) => Ok((f, None)),
+        Err(e) => match syn::parse2::<syn::ForeignItemFn>(item) {
+            Ok(decl) => {
+                let semi = decl.semi_token.span;
+                let block = Box::new(syn::Block {
+                    brace_token: syn::token::Brace(semi),
+                    stmts: Vec::new(),
+                });
+                let f = ItemFn {
+                    attrs: decl.attrs,
+                    vis: decl.vis,
+                    sig: decl.sig,
+                    block,
+                };
+                Ok((f, Some(semi)))
+            }
+            Err(_) => Err(e),
+        },
+    }
+}
+
 /// Reads the function, recording every mistake in `cx`.
-pub fn parse(cx: &mut Ctxt, mut item: ItemFn) -> ToolFn {
+pub fn parse(cx: &mut Ctxt, mut item: ItemFn, client_side: Option<Span>) -> ToolFn {
     let mut r = Reader {
         cx,
         sound: item.sig.generics.params.is_empty(),
@@ -141,6 +170,7 @@ pub fn parse(cx: &mut Ctxt, mut item: ItemFn) -> ToolFn {
     let types_sound = r.sound;
     ToolFn {
         item,
+        client_side,
         docs,
         input,
         params,

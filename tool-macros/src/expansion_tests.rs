@@ -22,6 +22,17 @@ fn struct_input_with_strict_and_result() {
 }
 
 #[test]
+fn client_side_without_a_body() {
+    insta::assert_snapshot!(expand(
+        quote!(id = "show-map", on_output = shown),
+        quote! {
+            /// Shows a map in the user's browser
+            pub fn show_map(input: MapInput) -> MapShown;
+        }
+    ));
+}
+
+#[test]
 fn plain_parameters_with_docs_and_context() {
     insta::assert_snapshot!(expand(
         quote!(context = Tenant),

@@ -1,5 +1,6 @@
 //! Checks that neither the attribute parser nor the function reader can make alone: the id
-//! rules of every provider, a description, `async`, no generics.
+//! rules of every provider, a description, `async`, no generics, and what a tool without a
+//! body (client-side) cannot ask for.
 
 use heck::ToKebabCase;
 use syn::{LitStr, Signature};
@@ -28,16 +29,19 @@ fn id_problem(id: &str) -> Option<String> {
 }
 
 pub fn check(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) -> Names {
-    signature(cx, &f.item.sig);
+    signature(cx, &f.item.sig, f.client_side.is_none());
+    if f.client_side.is_some() {
+        client_side(cx, attrs, f);
+    }
     Names {
         id: id(cx, attrs, &f.item.sig),
         description: description(cx, attrs, f),
     }
 }
 
-/// What a tool function cannot be: sync, generic, variadic, `unsafe`.
-fn signature(cx: &mut Ctxt, sig: &Signature) {
-    if sig.asyncness.is_none() {
+/// What a tool function cannot be: sync (when it has a body), generic, variadic, `unsafe`.
+fn signature(cx: &mut Ctxt, sig: &Signature, has_body: bool) {
+    if has_body && sig.asyncness.is_none() {
         cx.error_spanned_by(
             sig.fn_token,
             "`#[tool]` functions must be `async fn`: write `async fn` (the body may simply not await)",
@@ -54,6 +58,55 @@ fn signature(cx: &mut Ctxt, sig: &Signature) {
     }
     if let Some(u) = &sig.unsafety {
         cx.error_spanned_by(u, "`#[tool]` functions cannot be `unsafe`: a model decides when they run");
+    }
+}
+
+/// What a tool without a body cannot ask for: everything about running a body (where it runs,
+/// in the background, suspending, its `#[ctx]`). Each is reported at itself, with the fix.
+fn client_side(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) {
+    const NO_BODY: &str = "this tool has no body (its calls are answered by the application)";
+    if let Some(span) = attrs.blocking {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("`blocking` places a tool's body, and {NO_BODY}: remove `blocking`, or give the function a body"),
+        ));
+    }
+    if let Some(lit) = &attrs.isolate {
+        cx.error_spanned_by(
+            lit,
+            format!("`isolate` runs a tool's body in a child process, and {NO_BODY}: remove `isolate`, or give the function a body"),
+        );
+    }
+    if let Some(span) = attrs.background.as_ref().and_then(|b| b.span) {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("`background` runs a tool's body as a task, and {NO_BODY}: remove `background(...)`"),
+        ));
+    }
+    for (ty, key) in [(&attrs.suspend, "suspend"), (&attrs.resume, "resume")] {
+        if let Some(ty) = ty {
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "only a body can suspend, and {NO_BODY}: remove `{key} = ...` (its call already waits for the application's result)"
+                ),
+            );
+        }
+    }
+    for tr in [&attrs.display, &attrs.transcript].into_iter().flatten() {
+        for (phase, path) in tr.entries() {
+            if phase == "suspend" || phase == "resume" {
+                cx.error_spanned_by(
+                    path,
+                    format!("a `{phase}` transform needs a body that suspends, and {NO_BODY}: remove it"),
+                );
+            }
+        }
+    }
+    for p in &f.params {
+        if let crate::ast::Param::Context(ty) = p {
+            cx.error_spanned_by(ty, format!("the `#[ctx]` parameter is handed to a tool's body, and {NO_BODY}: remove it (`context = Type` still validates the request context)"));
+        }
     }
 }
 

@@ -48,7 +48,7 @@ fn spec_json(spec: &ToolSpec) -> Value {
         ApprovalRule::Always => "always",
         ApprovalRule::Predicate => "predicate",
     };
-    json!({
+    let mut entry = json!({
         "id": spec.id,
         "title": spec.title,
         "description": spec.description,
@@ -67,7 +67,12 @@ fn spec_json(spec: &ToolSpec) -> Value {
             "resume": spec.resume_schema,
             "context": spec.request_context_schema,
         },
-    })
+    });
+    // Written only when set, so the entries (and hashes) of other tools stay as they were.
+    if spec.client_side {
+        entry["clientSide"] = Value::Bool(true);
+    }
+    entry
 }
 
 /// Writes the document for a catalog. Each dialect's result is recorded per tool (under the
@@ -200,9 +205,13 @@ pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadE
             s.tags = tags.unwrap_or_default();
             s.background = background.as_ref().map(background_from);
         });
-        let tool = builder
-            .handler(move |args, cx| (dispatch)(target_id.clone(), args, cx))
-            .map_err(|e| LoadError(format!("tool `{id}`: {e}")))?;
+        // A client-side tool stays one: the application answers its calls, wherever it is loaded.
+        let tool = if tool.get("clientSide").and_then(Value::as_bool) == Some(true) {
+            builder.client_side()
+        } else {
+            builder.handler(move |args, cx| (dispatch)(target_id.clone(), args, cx))
+        };
+        let tool = tool.map_err(|e| LoadError(format!("tool `{id}`: {e}")))?;
         registry.insert(tool).map_err(|e| LoadError(e.to_string()))?;
     }
     let name = doc.get("name").and_then(Value::as_str).unwrap_or("default");

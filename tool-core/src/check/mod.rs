@@ -15,6 +15,11 @@
 //!   context (the check puts canary secrets there);
 //! - one of its `input_examples` fails.
 //!
+//! A client-side tool (no body: the application answers its calls) is checked on its input
+//! only: the valid inputs must pass validation and the mistakes must be refused, and nothing
+//! runs (its output schema is the application's contract, checked when a result is
+//! submitted). It has no side effects here, so it is never skipped for them.
+//!
 //! Failing inputs are shrunk (`shrink`) and printed as a ready `toolsmith call` command
 //! (`report`). Tools that need approval, declare `destructive_hint`, or do not declare
 //! `read_only_hint` are skipped unless side effects are allowed
@@ -323,6 +328,11 @@ impl Checker<'_> {
         let text = input.to_string();
         let args = CallArgs::from(text.as_str());
         let prepared = self.registry.prepare(&self.spec.id, &args, Some(self.context.clone()))?;
+        if self.spec.client_side {
+            // Validated, and nothing here runs it (nor needs approving): the application
+            // answers its calls.
+            return Ok(());
+        }
         if !self.options.include_side_effects {
             prepared.gate()?;
         }
@@ -358,6 +368,9 @@ impl Checker<'_> {
 /// Why a tool is not run, if it is not. A tool with side effects runs only with the request
 /// context its schema requires given by the user (its sandbox), never with a made-up one.
 fn skip_reason(spec: &ToolSpec, options: &CheckOptions) -> Option<String> {
+    if spec.client_side {
+        return None;
+    }
     let side_effects =
         spec.require_approval != ApprovalRule::Never || spec.mcp.destructive_hint == Some(true) || spec.mcp.read_only_hint != Some(true);
     if options.include_side_effects {

@@ -78,11 +78,12 @@ pub enum Command {
     /// Export the tool catalog in a provider's format (warnings go to standard error).
     Catalog(CatalogCommand),
     /// Call a tool with JSON arguments and print its result; or approve or decline a pending
-    /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or replay a captured
-    /// model stream (`call --stream FILE.sse --format anthropic`).
+    /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or complete a
+    /// client-side tool's call with its result (`call CALL_ID --result 'JSON'`); or replay a
+    /// captured model stream (`call --stream FILE.sse --format anthropic`).
     ///
-    /// A call that needs approval or suspends prints its event and waits in the store (see
-    /// `pending`).
+    /// A call that needs approval, suspends or is client-side prints its event and waits in
+    /// the store (see `pending`).
     Call(CallCommand),
     /// Resume a suspended call with data matching its resume schema (or answer an approval
     /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
@@ -105,7 +106,8 @@ pub enum Command {
     /// and deliberate mistakes, called through the registry; a failure is printed as a ready
     /// `toolsmith call` command.
     Check(check::CheckCommand),
-    /// List the stored calls: waiting (for approval or resume data), running, interrupted
+    /// List the stored calls: waiting (for approval, resume data or a client-side tool's
+    /// result), running, interrupted
     /// (their process died mid-run: rerun or decline them explicitly), and damaged rows
     /// (skipped, with their id and why).
     Pending {
@@ -148,7 +150,7 @@ pub struct CatalogCommand {
 /// The arguments of `call`.
 #[derive(Debug, clap::Args)]
 pub struct CallCommand {
-    /// The tool id (or, with --approve/--decline, the pending call's id).
+    /// The tool id (or, with --approve/--decline/--result, the pending call's id).
     #[arg(required_unless_present = "stream")]
     id: Option<String>,
     /// The arguments, as JSON text.
@@ -164,6 +166,10 @@ pub struct CallCommand {
     /// Decline the pending call ID with this reason (the tool never runs).
     #[arg(long, value_name = "REASON", conflicts_with = "stream")]
     decline: Option<String>,
+    /// Complete the pending call ID of a client-side tool (one without a body, whose calls
+    /// the application answers) with this result, as JSON text matching its output schema.
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["approve", "decline", "stream"])]
+    result: Option<String>,
     /// Replay a captured model response (server-sent events) through the tools' hooks and
     /// run its calls, printing every display event as a JSON line.
     #[arg(long, value_name = "FILE.sse", requires = "format")]

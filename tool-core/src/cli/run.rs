@@ -1,5 +1,5 @@
-//! The commands that run tools: `call` (and approving, declining, replaying a stream) and
-//! `resume`. Each maps the run's one [`Outcome`] to what it prints.
+//! The commands that run tools: `call` (and approving, declining, completing a client-side
+//! call with its result, replaying a stream) and `resume`. Each maps the run's one [`Outcome`] to what it prints.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -23,6 +23,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         approve,
         rerun,
         decline,
+        result,
         stream,
         format,
         events,
@@ -63,6 +64,9 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         runtime.approve(&id).await.map_err(|e| e.to_string())?
     } else if let Some(reason) = decline {
         runtime.decline(&id, &reason).await.map_err(|e| e.to_string())?
+    } else if let Some(result) = result {
+        let value = crate::json::parse_unique(result.as_bytes()).map_err(|e| format!("--result is not valid JSON: {e}"))?;
+        runtime.submit_result(&id, value).await.map_err(|e| e.to_string())?
     } else {
         runtime.call(&id, args, options)
     };
@@ -151,6 +155,13 @@ fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<Dial
             let hint = format!(
                 "suspended: `toolsmith resume {} 'JSON'` continues it with data matching its resume schema",
                 w.id()
+            );
+            return waiting(&w, out, hint);
+        }
+        Outcome::AwaitingResult(w) => {
+            let id = w.id();
+            let hint = format!(
+                "waiting for a result: this tool is answered by the application (listed by `toolsmith pending`); `toolsmith call {id} --result 'JSON'` completes it with a value matching its output schema"
             );
             return waiting(&w, out, hint);
         }

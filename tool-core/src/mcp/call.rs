@@ -138,6 +138,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Some(Outcome::Failed(error)) => error_result(error.message().to_owned()),
             Some(Outcome::AwaitingApproval(waiting)) => self.ask_approval(tool, &waiting, ctx, round, continuation).await,
             Some(Outcome::Suspended(waiting)) => self.ask_resume(tool, &waiting, ctx, round, continuation).await,
+            // An MCP client cannot answer a server's tool: the call waits for the application.
+            Some(Outcome::AwaitingResult(waiting)) => error_result(format!(
+                "Tool `{}` is answered by the application, not by this server: its call `{}` waits for the application's result (`toolsmith call {} --result 'JSON'`, or `Runtime::submit_result`), and this request cannot give it.",
+                tool.name,
+                waiting.id(),
+                waiting.id()
+            )),
             Some(Outcome::Backgrounded(_)) | None => error_result(format!("Tool `{}` ended without a result.", tool.name)),
         }
     }

@@ -473,4 +473,8 @@ impl Tool for Renamed {
     fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
         self.inner.input_hook(event, call)
     }
+
+    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
+        self.inner.complete(result, call)
+    }
 }

@@ -1,7 +1,7 @@
-//! Continuing a waiting call: approve, decline, resume.
+//! Continuing a waiting call: approve, decline, resume, submit a client-side call's result.
 //!
 //! Owns claiming a waiting call from the store (exactly one claimer; anything wrong puts it
-//! back, nothing runs) and the three ways it goes on. A continued call runs with what the
+//! back, nothing runs) and the four ways it goes on. A continued call runs with what the
 //! continuing request brings ([`CallEnv`]: its cancellation, timeout, MCP client), never with
 //! the handles of the request that started it.
 
@@ -12,8 +12,8 @@ use super::outcome::{EventStream, Outcome, Sink};
 use super::pending::{PendingCall, PendingKind};
 use super::store::StoreError;
 use super::{Runtime, RuntimeError};
-use crate::call::CallArgs;
-use crate::context::CallEnv;
+use crate::call::{CallArgs, Finished};
+use crate::context::{CallEnv, ToolCallInfo};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
 
@@ -120,8 +120,8 @@ impl Runtime {
         }
     }
 
-    /// Whether the call can go on as asked: its kind, its tool, its arguments and context, and
-    /// the data it continues with.
+    /// Whether the call can go on as asked: its kind (`None`: approval or resume data), its
+    /// tool, its arguments and context, and the data it continues with.
     fn validate(
         &self,
         id: &str,
@@ -129,15 +129,14 @@ impl Runtime {
         (asked, kind): (&'static str, Option<PendingKind>),
         data: Option<&Value>,
     ) -> Result<OwnedPrepared, RuntimeError> {
-        if let Some(kind) = kind.filter(|k| *k != call.kind) {
-            let waits = match call.kind {
-                PendingKind::Approval => "approval",
-                PendingKind::Suspended => "resume data",
-            };
-            debug_assert_ne!(kind, call.kind);
+        let fits = match kind {
+            Some(kind) => kind == call.kind,
+            None => call.kind != PendingKind::Result,
+        };
+        if !fits {
             return Err(RuntimeError::WrongKind {
                 id: id.to_owned(),
-                waits,
+                waits: call.kind.waits_for(),
                 asked,
             });
         }
@@ -152,11 +151,11 @@ impl Runtime {
         let prepared = self.inner.registry.prepare(&call.tool_name, &args, context);
         let prepared = prepared.and_then(|p| p.into_owned()).map_err(RuntimeError::InvalidResume)?;
         if let Some(data) = data {
-            let checked = match call.kind {
-                PendingKind::Approval => Decision::read(id, data).map(drop),
-                PendingKind::Suspended => prepared.check_resume(data),
-            };
-            checked.map_err(RuntimeError::InvalidResume)?;
+            match call.kind {
+                PendingKind::Approval => Decision::read(id, data).map(drop).map_err(RuntimeError::InvalidResume)?,
+                PendingKind::Suspended => prepared.check_resume(data).map_err(RuntimeError::InvalidResume)?,
+                PendingKind::Result => prepared.check_result(data).map_err(RuntimeError::InvalidResult)?,
+            }
         }
         Ok(prepared)
     }
@@ -282,6 +281,75 @@ impl Runtime {
             this.execute(&sink, &prepared, &at, (call.data_for_run(), env), Some(data), false)
                 .await;
         });
+        Ok(stream)
+    }
+
+    /// Completes a client-side call (`Outcome::AwaitingResult`) with the result the
+    /// application produced. The value is checked against the tool's output schema: one that
+    /// does not match is refused with a model-readable list of what is wrong, and the call keeps
+    /// waiting. An accepted value becomes the call's output as a run's would (`on_output`,
+    /// `to_model_output`, the output transforms): the returned run has its `tool-result` event
+    /// and ends [`Outcome::Done`]. A call is completed once: a second submit finds nothing
+    /// waiting ([`RuntimeError::UnknownCall`]).
+    ///
+    /// ```
+    /// use tool_core::prelude::*;
+    /// use tool_core::runtime::{Outcome, Runtime};
+    ///
+    /// #[derive(Debug, Serialize, Deserialize, JsonSchema)]
+    /// pub struct Confirmed {
+    ///     /// Whether the user said yes.
+    ///     pub confirmed: bool,
+    /// }
+    ///
+    /// /// Asks the user to confirm, in the browser
+    /// #[tool]
+    /// fn ask_confirmation(question: String) -> Confirmed;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let runtime = Runtime::new(Registry::from_iter([ask_confirmation::tool()]));
+    /// let run = runtime.call("ask-confirmation", json!({"question": "Delete?"}), CallOptions::default()).finish().await;
+    /// let Outcome::AwaitingResult(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
+    ///
+    /// let refused = runtime.submit_result(waiting.id(), json!({"confirmed": "yes"})).await.err().unwrap();
+    /// assert!(refused.to_string().contains("/confirmed"), "{refused}");
+    /// let run = runtime.submit_result(waiting.id(), json!({"confirmed": true})).await.unwrap().finish().await;
+    /// let Outcome::Done(output) = run.outcome else { panic!() };
+    /// assert_eq!(output.value(), json!({"confirmed": true}));
+    /// assert!(runtime.submit_result(waiting.id(), json!({"confirmed": true})).await.is_err(), "completed once");
+    /// # });
+    /// ```
+    pub async fn submit_result(&self, tool_call_id: &str, result: Value) -> Result<EventStream, RuntimeError> {
+        // Nothing runs on a result: an interrupted submit (its process died) may be submitted again.
+        let asked = ("a result", Some(PendingKind::Result));
+        let (call, prepared) = self.claim(tool_call_id, asked, Some(&result), Take::Again).await?;
+        let tool = prepared.tool().clone();
+        let data = call.data_for_run();
+        let info = ToolCallInfo::new(
+            &call.tool_name,
+            call.tool_call_id.clone(),
+            &data,
+            CallEnv::default(),
+            Default::default(),
+        );
+        let output = match tool.complete(result, &info) {
+            Ok(output) => output,
+            Err(e) => {
+                self.release(tool_call_id).await;
+                return Err(RuntimeError::InvalidResult(e));
+            }
+        };
+        let (sink, stream) = Sink::channel();
+        let at = CallRef::new(call.tool_call_id, call.tool_name);
+        self.report(
+            &sink,
+            &self.viewer(Some(&*tool)),
+            &prepared,
+            &at,
+            &data,
+            Ok(Finished::Output(output)),
+        )
+        .await;
         Ok(stream)
     }
 }

@@ -141,6 +141,15 @@ pub enum RunEventKind<O = ToolOutput, E = ToolError> {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         resume_schema: Option<Value>,
     },
+    /// A client-side tool's call waits for its result from the application (nothing in this
+    /// process runs it).
+    ToolCallAwaitingResult {
+        /// The call's arguments.
+        args: Value,
+        /// What the result must match, when the tool declares an output schema.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_schema: Option<Value>,
+    },
     /// A waiting call continues (approved, declined or resumed with data).
     ToolCallResumed {
         /// The decision or the resume data.
@@ -230,6 +239,7 @@ impl<O, E> RunEvent<O, E> {
             RunEventKind::ToolCall { .. } => "tool-call",
             RunEventKind::ToolCallApproval { .. } => "tool-call-approval",
             RunEventKind::ToolCallSuspended { .. } => "tool-call-suspended",
+            RunEventKind::ToolCallAwaitingResult { .. } => "tool-call-awaiting-result",
             RunEventKind::ToolCallResumed { .. } => "tool-call-resumed",
             RunEventKind::ToolResult { .. } => "tool-result",
             RunEventKind::ToolError { .. } => "tool-error",
@@ -274,6 +284,10 @@ impl<O, E> RunEventKind<O, E> {
                 suspend_payload: value(P::Suspend, suspend_payload)?,
                 args: value(P::Input, args)?,
                 resume_schema: resume_schema.clone(),
+            },
+            K::ToolCallAwaitingResult { args, output_schema } => K::ToolCallAwaitingResult {
+                args: value(P::Input, args)?,
+                output_schema: output_schema.clone(),
             },
             K::ToolCallResumed { resume_data } => K::ToolCallResumed {
                 resume_data: value(P::Resume, resume_data)?,

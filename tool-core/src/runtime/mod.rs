@@ -5,9 +5,9 @@
 //! [`TransformPolicy`] and the background-task limit) and [`RuntimeError`] (what approving or
 //! resuming a call can fail with). Its parts: `events` (typed events and their views'
 //! shape), `views` (what each view shows), `outcome` (how a run ends, and its stream), `run`
-//! (a new call), `decide` (approving, declining, resuming), `pending` (what a waiting call is),
-//! `store` (where it is kept: memory, SQLite, PostgreSQL), `state` (a stored call's states:
-//! waiting, running, interrupted),
+//! (a new call), `decide` (approving, declining, resuming, submitting a client-side call's
+//! result), `pending` (what a waiting call is), `store` (where it is kept: memory, SQLite,
+//! PostgreSQL), `state` (a stored call's states: waiting, running, interrupted),
 //! `background` and `stream`. The registry validates and executes; the runtime decides *when*:
 //! after `on_input_available`, after approval, again after resume, in the background.
 //!
@@ -108,7 +108,8 @@ impl From<Registry> for RegistryRef {
     }
 }
 
-/// What approving, declining or resuming a call can fail with. Nothing ran when it fails.
+/// What approving, declining, resuming a call or submitting its result can fail with.
+/// Nothing ran when it fails.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// No call with this id waits (unknown, or already resolved).
@@ -127,6 +128,10 @@ pub enum RuntimeError {
     /// The resume data (or decision) does not match the schema.
     #[error("{0}")]
     InvalidResume(ToolError),
+    /// The result submitted for a client-side call does not match the tool's output schema
+    /// (or cannot be read as its output type); the call keeps waiting.
+    #[error("{0}")]
+    InvalidResult(ToolError),
     /// The tool of the pending call is not in this runtime's registry.
     #[error("call `{id}` is for tool `{tool}`, which this process does not have")]
     ToolGone {
@@ -294,7 +299,8 @@ impl Runtime {
 
     /// Starts a call and returns its events and outcome: `tool-call`, then `tool-result`,
     /// `tool-error`, `tool-call-approval` (it waits; see [`Runtime::approve`]),
-    /// `tool-call-suspended` (see [`Runtime::resume`]) or a background task's placeholder and
+    /// `tool-call-suspended` (see [`Runtime::resume`]), `tool-call-awaiting-result` (a
+    /// client-side tool; see [`Runtime::submit_result`]) or a background task's placeholder and
     /// events. Writer chunks arrive as `custom` events. The run ends with one [`Outcome`]. Must
     /// be called inside a Tokio runtime.
     pub fn call(&self, tool: &str, args: impl Into<crate::call::CallArgs<'static>>, options: crate::call::CallOptions) -> EventStream {

@@ -1,7 +1,7 @@
 //! How a run ends, and the stream that carries it.
 //!
 //! Owns [`Outcome`] (the one typed end of a run: done, failed, waiting for approval,
-//! suspended, declined, backgrounded), [`Waiting`] (a call that waits, with the event that
+//! suspended, waiting for a client-side result, declined, backgrounded), [`Waiting`] (a call that waits, with the event that
 //! announced it), [`EventStream`] (a run's events, then its outcome) and [`Run`] (both,
 //! collected). Consumers (the MCP server, the CLI, an application) map an [`Outcome`] to their
 //! answer with one `match`; nothing needs to search the event log for meaning.
@@ -15,18 +15,18 @@ use crate::model_output::ModelOutput;
 use crate::spec::TransformTarget;
 use crate::tool::ToolOutput;
 
-/// A call that waits for a person: its record (what continuing it needs) and the event that
-/// announced it, in its three views (what may be shown to the person).
+/// A call that waits for a person or the application: its record (what continuing it needs)
+/// and the event that announced it, in its three views (what may be shown to the person).
 #[derive(Debug, Clone)]
 pub struct Waiting {
     /// The waiting call, as the store keeps it.
     pub call: PendingCall,
-    /// The `tool-call-approval` or `tool-call-suspended` event.
+    /// The `tool-call-approval`, `tool-call-suspended` or `tool-call-awaiting-result` event.
     pub event: Event,
 }
 
 impl Waiting {
-    /// The call id: approve, decline or resume exactly this call.
+    /// The call id: approve, decline, resume or submit the result of exactly this call.
     pub fn id(&self) -> &str {
         &self.call.tool_call_id
     }
@@ -57,6 +57,10 @@ pub enum Outcome {
     AwaitingApproval(Box<Waiting>),
     /// The tool suspended itself and waits for resume data.
     Suspended(Box<Waiting>),
+    /// A client-side tool was called (validated, approved when it needs it): nothing here runs
+    /// it, and the call waits for its result from the application
+    /// ([`Runtime::submit_result`](super::Runtime::submit_result)).
+    AwaitingResult(Box<Waiting>),
     /// A person declined the call; the tool never ran. The model receives
     /// [`Outcome::declined_text`].
     Declined {
@@ -83,14 +87,15 @@ impl Outcome {
         }
     }
 
-    /// The outcome's name (`done`, `failed`, `awaiting-approval`, `suspended`, `declined`,
-    /// `backgrounded`).
+    /// The outcome's name (`done`, `failed`, `awaiting-approval`, `suspended`,
+    /// `awaiting-result`, `declined`, `backgrounded`).
     pub fn name(&self) -> &'static str {
         match self {
             Outcome::Done(_) => "done",
             Outcome::Failed(_) => "failed",
             Outcome::AwaitingApproval(_) => "awaiting-approval",
             Outcome::Suspended(_) => "suspended",
+            Outcome::AwaitingResult(_) => "awaiting-result",
             Outcome::Declined { .. } => "declined",
             Outcome::Backgrounded(_) => "backgrounded",
         }

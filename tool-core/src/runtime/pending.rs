@@ -1,4 +1,5 @@
-//! Calls that wait for a person: pending approvals and suspended calls.
+//! Calls that wait: pending approvals, suspended calls and client-side calls waiting for their
+//! result.
 //!
 //! Owns [`PendingCall`] (everything needed to continue a call in another process) and
 //! [`PendingKind`] (why it waits). Where such calls are kept is `store`'s; a call's states are
@@ -17,19 +18,33 @@ pub enum PendingKind {
     Approval,
     /// The tool suspended itself and waits for resume data.
     Suspended,
+    /// A client-side tool's call waits for its result from the application
+    /// (`Runtime::submit_result`).
+    Result,
 }
 
 impl PendingKind {
-    /// The snake_case name (`approval`, `suspended`).
+    /// The snake_case name (`approval`, `suspended`, `result`).
     pub fn as_str(self) -> &'static str {
         match self {
             PendingKind::Approval => "approval",
             PendingKind::Suspended => "suspended",
+            PendingKind::Result => "result",
+        }
+    }
+
+    /// What a call of this kind waits for, as messages say it.
+    pub fn waits_for(self) -> &'static str {
+        match self {
+            PendingKind::Approval => "approval",
+            PendingKind::Suspended => "resume data",
+            PendingKind::Result => "a result from the application",
         }
     }
 }
 
-/// A call waiting for approval or resume data: what a new process needs to continue it.
+/// A call waiting for approval, resume data or its result: what a new process needs to
+/// continue it.
 ///
 /// What the call *is* ([`CallData`]: thread, resource, messages, request context, background
 /// settings) is kept whole, flattened into the record; its id is the record's own
@@ -52,7 +67,8 @@ pub struct PendingCall {
     /// What the tool passed to `suspend` (suspended calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend_payload: Option<Value>,
-    /// The schema resume data must match.
+    /// The schema resume data must match (for a call waiting for its result, the tool's output
+    /// schema: what the result must match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_schema: Option<Value>,
     /// When it started waiting (milliseconds since the Unix epoch).

@@ -2,8 +2,9 @@
 //!
 //! Owns the steps every run shares: starting a new call ([`Runtime::run_new`]), executing a
 //! prepared one (in the background when the tool opted in), turning how it ended into its
-//! last events and its [`Outcome`], and recording a call that waits. Approving and resuming
-//! are `decide`; the views are `views`.
+//! last events and its [`Outcome`], and recording a call that waits (for approval, resume data,
+//! or, for a client-side tool, its result). Approving, resuming and submitting a result are
+//! `decide`; the views are `views`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -62,7 +63,7 @@ impl Runtime {
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
         if self.inner.approve_all || prepared.needs_approval() {
-            return self.wait(sink, &viewer, &call, &prepared, &data, None).await;
+            return self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval).await;
         }
         self.execute(sink, &prepared, &call, (data, env), None, true).await;
     }
@@ -77,7 +78,7 @@ impl Runtime {
     }
 
     /// Runs a prepared call (in the background when the tool opted in and `may_background`)
-    /// and reports how it ended.
+    /// and reports how it ended. A client-side tool is not run: its call waits for its result.
     pub(crate) async fn execute(
         &self,
         sink: &Sink,
@@ -88,6 +89,9 @@ impl Runtime {
         may_background: bool,
     ) {
         let tool = prepared.tool().clone();
+        if tool.spec().client_side {
+            return self.wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result).await;
+        }
         if may_background {
             if let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
                 return background::run(self, sink, prepared, call, (data, env), plan).await;
@@ -114,7 +118,7 @@ impl Runtime {
                 sink.send(viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() })));
                 sink.end(Outcome::Done(output));
             }
-            Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Some(s.payload)).await,
+            Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Wait::Suspended(s.payload)).await,
             Err(error) => {
                 self.forget(&call.tool_call_id).await;
                 fail(sink, viewer, call, error);
@@ -122,21 +126,14 @@ impl Runtime {
         }
     }
 
-    /// Records a call that waits (for approval, or with a suspension's payload for resume
-    /// data), then announces it: what a user sees, survives.
-    async fn wait(
-        &self,
-        sink: &Sink,
-        viewer: &Viewer<'_>,
-        call: &CallRef,
-        prepared: &OwnedPrepared,
-        data: &CallData,
-        suspended: Option<Value>,
-    ) {
+    /// Records a call that waits (for approval, for resume data with a suspension's payload,
+    /// or for its result), then announces it: what a user sees, survives.
+    async fn wait(&self, sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, prepared: &OwnedPrepared, data: &CallData, why: Wait) {
         let spec = prepared.tool().spec();
-        let (kind, resume_schema) = match suspended {
-            None => (PendingKind::Approval, Some(approval_resume_schema())),
-            Some(_) => (PendingKind::Suspended, spec.resume_schema.clone()),
+        let (kind, resume_schema, suspended) = match why {
+            Wait::Approval => (PendingKind::Approval, Some(approval_resume_schema()), None),
+            Wait::Suspended(payload) => (PendingKind::Suspended, spec.resume_schema.clone(), Some(payload)),
+            Wait::Result => (PendingKind::Result, spec.output_schema.clone(), None),
         };
         let pending = PendingCall {
             tool_call_id: call.tool_call_id.clone(),
@@ -162,18 +159,26 @@ impl Runtime {
                 PendingKind::Suspended => ToolError::new(format!(
                     "Tool `{name}` suspended, but the suspension could not be recorded ({e}); call it again."
                 )),
+                PendingKind::Result => ToolError::new(format!(
+                    "Tool `{name}` is answered by the application, and its call could not be recorded to wait for the result ({e}); call it again."
+                )),
             };
             return fail(sink, viewer, call, error.for_tool(name));
         }
-        let kind = match &pending.suspend_payload {
-            None => RunEventKind::ToolCallApproval {
-                args: pending.args.clone(),
+        let args = pending.args.clone();
+        let kind = match (pending.kind, &pending.suspend_payload) {
+            (PendingKind::Approval, _) => RunEventKind::ToolCallApproval {
+                args,
                 resume_schema: approval_resume_schema(),
             },
-            Some(payload) => RunEventKind::ToolCallSuspended {
-                suspend_payload: payload.clone(),
-                args: pending.args.clone(),
+            (PendingKind::Suspended, payload) => RunEventKind::ToolCallSuspended {
+                suspend_payload: payload.clone().unwrap_or(Value::Null),
+                args,
                 resume_schema: pending.resume_schema.clone(),
+            },
+            (PendingKind::Result, _) => RunEventKind::ToolCallAwaitingResult {
+                args,
+                output_schema: pending.resume_schema.clone(),
             },
         };
         let event = viewer.event(call.event(kind));
@@ -182,6 +187,7 @@ impl Runtime {
         sink.end(match waiting.call.kind {
             PendingKind::Approval => Outcome::AwaitingApproval(waiting),
             PendingKind::Suspended => Outcome::Suspended(waiting),
+            PendingKind::Result => Outcome::AwaitingResult(waiting),
         });
     }
 
@@ -190,6 +196,16 @@ impl Runtime {
             tracing::warn!(tool_call_id = id, error = %e, "a resolved call could not be removed from the pending store");
         }
     }
+}
+
+/// Why a call waits (see [`PendingKind`]).
+enum Wait {
+    /// For a person's approval.
+    Approval,
+    /// For resume data, with what the tool passed to `suspend`.
+    Suspended(Value),
+    /// For its result from the application (a client-side tool).
+    Result,
 }
 
 /// Ends a run with an error, logged at warn: the tool, the call id and the error's kind, and

@@ -178,7 +178,7 @@ impl Scope<'_> {
         let error = |e: &crate::ToolError| self.field(target, TransformPhase::Error, &e.to_json(), false);
         let waiting = matches!(
             raw.kind,
-            RunEventKind::ToolCallApproval { .. } | RunEventKind::ToolCallSuspended { .. }
+            RunEventKind::ToolCallApproval { .. } | RunEventKind::ToolCallSuspended { .. } | RunEventKind::ToolCallAwaitingResult { .. }
         );
         let kind = raw
             .kind

@@ -57,6 +57,8 @@ pub struct Mcp {
 
 #[derive(Default)]
 pub struct Background {
+    /// Where `background` is written.
+    pub span: Option<Span>,
     pub enabled: Option<LitBool>,
     pub timeout_ms: Option<LitInt>,
     pub max_retries: Option<LitInt>,

@@ -88,7 +88,10 @@ fn parse_mcp(cx: &mut Ctxt, m: &mut Mcp, meta: ParseNestedMeta) -> syn::Result<(
 
 /// `background`, `background()` and `background(enabled = true, ...)`: all opt in.
 pub fn background(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
-    let mut b = Background::default();
+    let mut b = Background {
+        span: Some(syn::spanned::Spanned::span(&meta.path)),
+        ..Background::default()
+    };
     if meta.input.peek(syn::token::Paren) {
         let content;
         syn::parenthesized!(content in meta.input);

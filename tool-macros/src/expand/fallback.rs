@@ -16,7 +16,10 @@ use super::{marker, Tool};
 
 pub fn expand(t: &Tool, errors: syn::Error) -> TokenStream {
     let mut out = errors.to_compile_error();
-    t.f.item.to_tokens(&mut out);
+    // A declaration without a body has no function to keep (`item` holds an empty body).
+    if t.f.client_side.is_none() {
+        t.f.item.to_tokens(&mut out);
+    }
     // A method is in an `impl` block, where no stub could go (and nothing names one).
     if t.f.item.sig.receiver().is_none() {
         out.extend(stubs(t));

@@ -33,6 +33,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
     let tags = attrs.tags.iter().flatten();
     let has_model_output = attrs.to_model_output.is_some();
     let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
+    let client_side = t.f.client_side.is_some();
     quote! {
         fn meta() -> #pr::ToolMeta {
             #pr::ToolMeta {
@@ -52,6 +53,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
                 has_model_output: #has_model_output,
                 has_suspend: #has_suspend,
                 has_resume: #has_resume,
+                client_side: #client_side,
                 input_type: #input_type,
                 source: #pr::SourceLocation {
                     crate_name: #pr::String::from(#pr::env!("CARGO_PKG_NAME")),

@@ -20,7 +20,7 @@ mod user_fns;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
-use syn::{Ident, ItemFn, Visibility};
+use syn::{Ident, Visibility};
 
 use crate::ast::{self, ToolFn};
 use crate::attr::{self, ToolAttrs};
@@ -49,8 +49,8 @@ impl Tool<'_> {
 /// Entry point: parse → validate → expand, or, after any mistake, the errors beside the
 /// function and stubs of what other code names (`fallback`), so one mistake is one error.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
+    let (item, client_side) = match ast::read_item(item.clone()) {
+        Ok(read) => read,
         Err(e) => {
             let mut out = e.to_compile_error();
             out.extend(item);
@@ -59,7 +59,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut cx = Ctxt::new();
     let attrs = attr::parse(&mut cx, args);
-    let f = ast::parse(&mut cx, item);
+    let f = ast::parse(&mut cx, item, client_side);
     let names = valid::check(&mut cx, &attrs, &f);
     let tool = Tool {
         pr: facade::private(),
@@ -74,12 +74,19 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 
 fn expand(t: &Tool, names: &Names) -> TokenStream {
     let pr = &t.pr;
-    let item = &t.f.item;
+    // A declaration without a body declares the tool only: there is no function to keep.
+    let item = t.f.client_side.is_none().then_some(&t.f.item);
     let name = t.name();
-    let doc = format!(
-        "The `#[tool]` definition of [`{name}()`]: `{name}::tool()` is the registered tool `{}`.",
-        names.id
-    );
+    let doc = match t.f.client_side {
+        None => format!(
+            "The `#[tool]` definition of [`{name}()`]: `{name}::tool()` is the registered tool `{}`.",
+            names.id
+        ),
+        Some(_) => format!(
+            "The client-side tool `{}` (no body: the application answers its calls): `{name}::tool()` is the registered tool.",
+            names.id
+        ),
+    };
     let marker = marker(t, &doc);
     let input = input::Input::new(t);
     let output = output::Output::new(t);

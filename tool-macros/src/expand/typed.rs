@@ -52,9 +52,28 @@ pub fn expand(t: &Tool, names: &Names, input: &Input, output: &Output) -> TokenS
 }
 
 /// `execute`: the input taken apart, the function called with its parameters in order, its
-/// return turned into the tool's result.
+/// return turned into the tool's result. A tool without a body has nothing to call: its
+/// `execute` is the client-side error (never reached: the runtime waits for a result), and it
+/// reads the application's result instead (`read_result`, spanned at the return type, where a
+/// type that cannot be read back is reported).
 fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> TokenStream {
     let (pr, name) = (&t.pr, t.name());
+    if t.f.client_side.is_some() {
+        let read = quote_spanned!(t.f.output.span()=> #pr::read_result::<Self::Output>(__toolsmith_result));
+        return quote! {
+            fn execute(
+                _: Self::Input,
+                _: #pr::ToolContext<Self::Context>,
+            ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
+                let __toolsmith_error = #pr::client_side_error(<Self as #pr::TypedTool>::meta().id);
+                async move { #pr::Result::Err(__toolsmith_error) }
+            }
+
+            fn read_result(__toolsmith_result: #pr::serde_json::Value) -> #pr::Result<Self::Output, #pr::String> {
+                #read
+            }
+        };
+    }
     let args = t.f.params.iter().map(|p| match p {
         Param::Input => input.whole_arg.clone(),
         Param::Field(i) => input.field_args[*i].to_token_stream(),

@@ -1,0 +1,235 @@
+//! Tools defined at run time: [`DynamicTool`] and its builder.
+//!
+//! Owns the checks a tool defined from JSON Schemas must pass (id rules, an object input root,
+//! schemas that compile, a description) and the two ways it ends: with an async handler over
+//! JSON, or with none ([`DynamicToolBuilder::client_side`]: the application answers its calls).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{decode_error, BoxFuture, Tool, ToolInput, ToolOutput};
+use crate::context::{RequestContext, ToolCallInfo, ToolContext};
+use crate::error::{ErrorKind, ToolError};
+use crate::schema::{self, SchemaError};
+use crate::spec::{Isolation, ToolSpec};
+
+type Handler = dyn Fn(Value, ToolContext<RequestContext>) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
+
+/// A tool defined at run time from an id, a description, JSON Schemas and an async handler
+/// over JSON: how remote tools (providers, MCP servers) become ordinary tools. Without a
+/// handler ([`DynamicToolBuilder::client_side`]) it is a definition only, whose calls the
+/// application answers.
+///
+/// ```
+/// use tool_core::{DynamicTool, Registry, CallOptions};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let echo = DynamicTool::builder("echo", "Echo the text back")
+///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+///     .handler(|input, _cx| async move { Ok(input["text"].clone()) })
+///     .unwrap();
+/// let registry = Registry::from_iter([echo.into_tool()]);
+/// let out = registry.call("echo", json!({"text": "hi"}), CallOptions::default()).await.unwrap();
+/// assert_eq!(out.value(), json!("hi"));
+/// # });
+/// ```
+pub struct DynamicTool {
+    spec: ToolSpec,
+    /// `None`: a client-side tool (nothing in this process runs it).
+    handler: Option<Arc<Handler>>,
+}
+
+impl std::fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicTool").field("spec", &self.spec).finish_non_exhaustive()
+    }
+}
+
+/// Builder for a [`DynamicTool`].
+#[derive(Debug)]
+pub struct DynamicToolBuilder {
+    spec: ToolSpec,
+}
+
+impl DynamicTool {
+    /// Starts a dynamic tool with an id and description; the input schema defaults to an
+    /// object with no declared properties.
+    pub fn builder(id: impl Into<String>, description: impl Into<String>) -> DynamicToolBuilder {
+        DynamicToolBuilder {
+            spec: ToolSpec::new(id, description, serde_json::json!({"type": "object"})),
+        }
+    }
+
+    /// Wraps it for the registry.
+    pub fn into_tool(self) -> Arc<dyn Tool> {
+        Arc::new(self)
+    }
+}
+
+impl DynamicToolBuilder {
+    /// The input JSON Schema (its root must be an object).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.spec.input_schema = schema;
+        self
+    }
+
+    /// The output JSON Schema.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.spec.output_schema = Some(schema);
+        self
+    }
+
+    /// The request-context JSON Schema.
+    pub fn context_schema(mut self, schema: Value) -> Self {
+        self.spec.request_context_schema = Some(schema);
+        self
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.spec.title = Some(title.into());
+        self
+    }
+
+    /// The handler does CPU work or blocking I/O: its calls run on the registry's bounded
+    /// blocking pool, never on the async workers (`#[tool(blocking)]` for a dynamic tool).
+    pub fn blocking(mut self) -> Self {
+        self.spec.blocking = true;
+        self
+    }
+
+    /// Edits any other part of the spec (MCP annotations, provider options, …).
+    pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
+        edit(&mut self.spec);
+        self
+    }
+
+    /// Sets the handler and checks the spec (id rules, object input root).
+    pub fn handler<F, Fut>(self, handler: F) -> Result<DynamicTool, SchemaError>
+    where
+        F: Fn(Value, ToolContext<RequestContext>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.check()?;
+        Ok(DynamicTool {
+            spec: self.spec,
+            handler: Some(Arc::new(move |v, cx| {
+                let fut = handler(v, cx);
+                Box::pin(async move { fut.await.map(ToolOutput::new) })
+            })),
+        })
+    }
+
+    /// Ends the definition without a handler: a client-side tool, whose calls the application
+    /// answers. A runtime validates each call, announces it and ends the run with
+    /// `Outcome::AwaitingResult`; `Runtime::submit_result` completes it with a value checked
+    /// against the output schema. Nothing in this process runs it, so it cannot be `blocking`,
+    /// isolated, suspended or backgrounded.
+    ///
+    /// ```
+    /// use tool_core::{DynamicTool, Registry, CallOptions};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let confirm = DynamicTool::builder("confirm", "Asks the user to confirm in the browser")
+    ///     .input_schema(json!({"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}))
+    ///     .output_schema(json!({"type": "object", "properties": {"confirmed": {"type": "boolean"}}, "required": ["confirmed"]}))
+    ///     .client_side()
+    ///     .unwrap();
+    /// let registry = Registry::try_from_tools([confirm]).unwrap();
+    /// let err = registry.call("confirm", json!({"question": "Go?"}), CallOptions::default()).await.unwrap_err();
+    /// assert!(err.message().contains("answered by the application"), "{}", err.message());
+    /// # });
+    /// ```
+    pub fn client_side(mut self) -> Result<DynamicTool, SchemaError> {
+        let id = &self.spec.id;
+        let runs = [
+            (self.spec.blocking, "`blocking`"),
+            (self.spec.suspend_schema.is_some(), "a suspend schema"),
+            (self.spec.resume_schema.is_some(), "a resume schema"),
+            (self.spec.background.as_ref().is_some_and(|b| b.enabled), "background execution"),
+        ];
+        if let Some((_, what)) = runs.iter().find(|(set, _)| *set) {
+            return Err(SchemaError(format!(
+                "tool `{id}` is client-side (the application answers its calls, nothing here runs it): it cannot have {what}; remove it"
+            )));
+        }
+        self.spec.client_side = true;
+        self.check()?;
+        Ok(DynamicTool {
+            spec: self.spec,
+            handler: None,
+        })
+    }
+
+    /// The checks of every dynamic tool: id rules, no isolation, a description, an object input
+    /// root, schemas that compile.
+    fn check(&self) -> Result<(), SchemaError> {
+        check_dynamic_id(&self.spec.id)?;
+        if self.spec.isolate == Isolation::Process {
+            return Err(SchemaError(format!(
+                "tool `{}`: a tool defined at run time cannot run in a child process (the child finds tools among the `#[tool]`s linked into the binary); leave `isolate` unset",
+                self.spec.id
+            )));
+        }
+        if self.spec.description.trim().is_empty() {
+            return Err(SchemaError(format!(
+                "tool `{}`: the description is empty; the model reads it to decide when to call",
+                self.spec.id
+            )));
+        }
+        schema::check_input_root(&self.spec.id, "input schema", &self.spec.input_schema)?;
+        for (what, s) in [("output", &self.spec.output_schema), ("context", &self.spec.request_context_schema)] {
+            if let Some(s) = s {
+                jsonschema::validator_for(s)
+                    .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema is not valid JSON Schema: {e}", self.spec.id)))?;
+            }
+        }
+        jsonschema::validator_for(&self.spec.input_schema)
+            .map_err(|e| SchemaError(format!("tool `{}`: the input schema is not valid JSON Schema: {e}", self.spec.id)))?;
+        Ok(())
+    }
+}
+
+/// Dynamic ids follow the providers' common rule, plus the dots and slashes remote catalogs
+/// use (`Toolkit.Tool`); catalogs map those for targets that forbid them.
+fn check_dynamic_id(id: &str) -> Result<(), SchemaError> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(SchemaError(format!(
+            "tool id `{id}` is not valid: use 1 to 128 characters from a-z, A-Z, 0-9, `_`, `-`, `.`, `/`, `@`"
+        )))
+    }
+}
+
+impl Tool for DynamicTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn execute(
+        &self,
+        input: ToolInput<'_>,
+        context: Arc<Map<String, Value>>,
+        call: ToolCallInfo,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        let Some(handler) = &self.handler else {
+            return Box::pin(std::future::ready(Err(super::client_side_error(&self.spec.id))));
+        };
+        let input = match input.decode::<Value>() {
+            Ok(v) => v,
+            Err(e) => return Box::pin(std::future::ready(Err(decode_error(ErrorKind::InvalidInput, "the input", e)))),
+        };
+        let cx = ToolContext::new(RequestContext((*context).clone()), context, call);
+        handler(input, cx)
+    }
+}
