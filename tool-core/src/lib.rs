@@ -56,6 +56,7 @@
 
 extern crate self as tool_core;
 
+pub mod budget;
 pub mod call;
 pub mod catalog;
 #[cfg(feature = "check")]

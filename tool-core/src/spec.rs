@@ -67,6 +67,10 @@ pub struct ToolSpec {
     pub transforms: Vec<(TransformTarget, TransformPhase)>,
     /// Whether a `to_model_output` function is set.
     pub has_model_output: bool,
+    /// The most the model sees of one result (`max_model_output = "16KiB"`), in the unit of the
+    /// registry's budget (bytes unless a tokenizer is configured); `None`: the registry's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_model_output: Option<usize>,
     /// Where the tool was defined.
     pub source: SourceLocation,
 }
@@ -127,6 +131,7 @@ impl ToolSpec {
             hooks: HookSet::default(),
             transforms: Vec::new(),
             has_model_output: false,
+            max_model_output: None,
             source: SourceLocation::default(),
         }
     }

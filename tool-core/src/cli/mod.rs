@@ -23,6 +23,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
+use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
 use crate::runtime::{PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoredCall};
@@ -177,6 +178,15 @@ pub struct CallCommand {
     /// would see them) instead of the raw value.
     #[arg(long = "as", value_parser = DialectArg::parser(Dialect::supports_tool_results))]
     result_as: Option<DialectArg>,
+    /// The most the model sees of the result (`16KiB`, `64kB`, bytes) for tools that set
+    /// none: over it, --as and --model-output show its head and tail with a marker.
+    #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
+    max_model_output: Option<OutputBudget>,
+}
+
+/// A `--max-model-output` size.
+fn budget_arg(text: &str) -> Result<OutputBudget, String> {
+    OutputBudget::parse(text).map_err(|e| e.to_string())
 }
 
 /// The arguments of `serve`.
@@ -226,6 +236,11 @@ pub struct ServeCommand {
     /// `--stateless`.
     #[arg(long, requires = "stateless")]
     json_response: bool,
+    /// The most the model sees of one result (`16KiB`, `64kB`, bytes) for tools that set
+    /// none: over it, the content keeps its head and tail and links the full result
+    /// (`toolsmith://results/<call-id>`, readable by the calling session).
+    #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
+    max_model_output: Option<OutputBudget>,
     #[command(flatten)]
     limits: serve::LimitArgs,
     #[command(flatten)]
