@@ -66,6 +66,7 @@ pub mod cli;
 pub mod context;
 pub mod dialect;
 pub mod error;
+pub mod fingerprint;
 pub mod isolate;
 pub mod json;
 #[cfg(feature = "mcp")]

@@ -8,6 +8,7 @@ mod check;
 mod commands;
 mod execution;
 mod log;
+mod pins;
 mod run;
 mod serve;
 
@@ -54,6 +55,12 @@ pub struct GlobalArgs {
     /// appended (created, owner-only).
     #[arg(long, global = true)]
     store: Option<PathBuf>,
+    /// The SQLite file where imported remote tools (MCP servers, Composio, Arcade) are pinned
+    /// (default: next to `--store`, `NAME.pins.sqlite3`; without either, pins last for the
+    /// process only). A pinned tool whose definition changes is not called until `pins
+    /// accept`.
+    #[arg(long, global = true)]
+    pins: Option<PathBuf>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -111,6 +118,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
+    #[command(subcommand)]
+    Pins(pins::PinsCommand),
 }
 
 /// The arguments of `catalog`.
@@ -446,12 +456,22 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
         Command::Pending { json } => commands::pending(&runtime, json, out),
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
+        Command::Pins(command) => pins::pins(cli.global.pin_file(), command, out).await,
     }
 }
 
 /// The title shown in listings: the tool's title, else its MCP title, else `-`.
 fn title_of(spec: &crate::ToolSpec) -> &str {
     spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or("-")
+}
+
+impl GlobalArgs {
+    /// The pin file: `--pins`, else the one next to `--store`; `None` without either.
+    pub fn pin_file(&self) -> Option<PathBuf> {
+        self.pins
+            .clone()
+            .or_else(|| self.store.as_deref().map(crate::provider::SqlitePins::path_next_to))
+    }
 }
 
 impl Cli {

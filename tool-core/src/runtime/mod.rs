@@ -55,6 +55,8 @@ pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEven
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{MemoryStore, PendingCall, PendingKind, PendingStore, StoreError};
 #[cfg(feature = "sqlite")]
+pub(crate) use sqlite::create_private_file;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use state::{CallState, Claim, Interruption, StoredCall};
 pub use stream::StreamRun;

@@ -32,7 +32,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
     });
     let tags = attrs.tags.iter().flatten();
     let has_model_output = attrs.to_model_output.is_some();
-    let max_model_output = opt(&attrs.max_model_output.map(|b| quote!(#b as usize)), pr);
+    let max_model_output = opt(&attrs.max_model_output.map(proc_macro2::Literal::u64_unsuffixed), pr);
     let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
     quote! {
         fn meta() -> #pr::ToolMeta {
