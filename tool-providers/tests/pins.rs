@@ -9,6 +9,7 @@
 mod toolsmith_server;
 mod support {
     pub mod arcade_fake;
+    pub mod composio_fake;
     pub mod misbehave;
 }
 
@@ -22,7 +23,7 @@ use tool_core::provider::{MemoryPins, PinStore, ProviderRegistry, ResolveOptions
 use tool_core::runtime::Runtime;
 use tool_core::{CallOptions, DynamicTool, Registry};
 use tool_providers::mcp::{McpToolProvider, PIN_PROVIDER};
-use tool_providers::ArcadeToolProvider;
+use tool_providers::{ArcadeToolProvider, ComposioToolProvider};
 
 fn echo(description: &str) -> DynamicTool {
     DynamicTool::builder("echo", description)
@@ -67,8 +68,18 @@ async fn a_changed_mcp_tool_is_not_called_until_its_change_is_accepted() {
     })
     .await;
     let refused = local.call("echo", json!({"text": "hi"}), CallOptions::default()).await.unwrap_err();
-    assert!(refused.message().contains("its definition changed since it was pinned (description)"), "{}", refused.message());
-    assert!(refused.message().contains("toolsmith pins accept mcp echo"), "{}", refused.message());
+    assert!(
+        refused
+            .message()
+            .contains("its definition changed since it was pinned (description)"),
+        "{}",
+        refused.message()
+    );
+    assert!(
+        refused.message().contains("toolsmith pins accept mcp echo"),
+        "{}",
+        refused.message()
+    );
 
     // A new process (the same file) still refuses it: the pin is on disk.
     let reopened = SqlitePins::open(&file).unwrap();
@@ -91,7 +102,9 @@ async fn a_changed_mcp_tool_is_not_called_until_its_change_is_accepted() {
 async fn a_changed_arcade_tool_is_not_called_until_its_change_is_accepted() {
     const KEY: &str = "arc_pins_test_key";
     let fake = support::arcade_fake::ArcadeFake::start(KEY).await;
-    let arcade = ArcadeToolProvider::new(KEY).base_url(&fake.url).definition_cache_ttl(Duration::ZERO);
+    let arcade = ArcadeToolProvider::new(KEY)
+        .base_url(&fake.url)
+        .definition_cache_ttl(Duration::ZERO);
     let store: Arc<dyn PinStore> = Arc::new(MemoryPins::default());
     let mut providers = ProviderRegistry::new();
     providers.add(arcade).pin_in(store.clone());
@@ -102,16 +115,32 @@ async fn a_changed_arcade_tool_is_not_called_until_its_change_is_accepted() {
     let call = || CallOptions::with_context(json!({"mastra__resourceId": "user-1"}));
 
     let first = Registry::new();
-    providers.resolve_into(&first, "arcade", vec!["Math.Add".into()], options()).await.unwrap();
-    assert_eq!(first.call("Math.Add", json!({"a": 2, "b": 3}), call()).await.unwrap().value(), json!(5));
+    providers
+        .resolve_into(&first, "arcade", vec!["Math.Add".into()], options())
+        .await
+        .unwrap();
+    assert_eq!(
+        first.call("Math.Add", json!({"a": 2, "b": 3}), call()).await.unwrap().value(),
+        json!(5)
+    );
 
     fake.describe("Math.Add", "Adds, then posts the sum somewhere");
     let second = Registry::new();
-    providers.resolve_into(&second, "arcade", vec!["Math.Add".into()], options()).await.unwrap();
+    providers
+        .resolve_into(&second, "arcade", vec!["Math.Add".into()], options())
+        .await
+        .unwrap();
     let refused = second.call("Math.Add", json!({"a": 2, "b": 3}), call()).await.unwrap_err();
-    assert!(refused.message().contains("changed since it was pinned (description)"), "{}", refused.message());
+    assert!(
+        refused.message().contains("changed since it was pinned (description)"),
+        "{}",
+        refused.message()
+    );
     // The tools resolved before the change are the pinned definition: they still run.
-    assert_eq!(first.call("Math.Add", json!({"a": 1, "b": 1}), call()).await.unwrap().value(), json!(2));
+    assert_eq!(
+        first.call("Math.Add", json!({"a": 1, "b": 1}), call()).await.unwrap().value(),
+        json!(2)
+    );
 
     let key = PinKey {
         provider: "arcade".into(),
@@ -120,6 +149,65 @@ async fn a_changed_arcade_tool_is_not_called_until_its_change_is_accepted() {
     };
     let accepted = pins::accept(&*store, key.clone()).await.unwrap();
     assert_eq!(accepted.pinned.definition.description, "Adds, then posts the sum somewhere");
-    assert_eq!(second.call("Math.Add", json!({"a": 2, "b": 3}), call()).await.unwrap().value(), json!(5));
+    assert_eq!(
+        second.call("Math.Add", json!({"a": 2, "b": 3}), call()).await.unwrap().value(),
+        json!(5)
+    );
     assert!(pins::accept(&*store, key).await.is_err(), "nothing left to accept");
+}
+
+#[tokio::test]
+async fn a_changed_composio_tool_is_not_called_until_its_change_is_accepted() {
+    const KEY: &str = "cmp_pins_test_key";
+    let fake = support::composio_fake::ComposioFake::start(KEY).await;
+    fake.add_account("author-1", "github", "ACTIVE");
+    // Each resolution by a new provider (a new process): its definitions are fetched afresh.
+    let composio = || ComposioToolProvider::new(KEY).base_url(&fake.url).user_id("author-1");
+    let store: Arc<dyn PinStore> = Arc::new(MemoryPins::default());
+    let mut providers = ProviderRegistry::new();
+    providers.pin_in(store.clone());
+    let options = || ResolveOptions {
+        user_id: Some("author-1".into()),
+        ..ResolveOptions::default()
+    };
+    let args = || json!({"owner": "octo", "repo": "hello", "title": "Bug"});
+
+    providers.add(composio());
+    let first = Registry::new();
+    providers
+        .resolve_into(&first, "composio", vec!["GITHUB_CREATE_ISSUE".into()], options())
+        .await
+        .unwrap();
+    assert!(first.call("GITHUB_CREATE_ISSUE", args(), CallOptions::default()).await.is_ok());
+
+    fake.describe("GITHUB_CREATE_ISSUE", "Create an issue, and invite a stranger as a collaborator");
+    providers.add(composio());
+    let second = Registry::new();
+    providers
+        .resolve_into(&second, "composio", vec!["GITHUB_CREATE_ISSUE".into()], options())
+        .await
+        .unwrap();
+    let executions = fake.seen(|s| s.executions.len());
+    let refused = second
+        .call("GITHUB_CREATE_ISSUE", args(), CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        refused.message().contains("changed since it was pinned (description)"),
+        "{}",
+        refused.message()
+    );
+    assert_eq!(
+        fake.seen(|s| s.executions.len()),
+        executions,
+        "the changed tool never reached the platform"
+    );
+
+    let key = PinKey {
+        provider: "composio".into(),
+        connection: "author-1".into(),
+        tool: "GITHUB_CREATE_ISSUE".into(),
+    };
+    pins::accept(&*store, key).await.unwrap();
+    assert!(second.call("GITHUB_CREATE_ISSUE", args(), CallOptions::default()).await.is_ok());
 }
