@@ -638,3 +638,53 @@ async def test_bearer_token_required(servers, catalog, mode):
     assert [t.name for t in tools] == list(catalog)
     assert bad.is_error and "/expression" in text_of(bad)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded model output: a cut result links its full form, readable by its session only
+
+
+def result_link(result: Any) -> str | None:
+    links = [c for c in result.content if getattr(c, "type", None) == "resource_link"]
+    return str(links[-1].uri) if links else None
+
+
+@pytest.mark.parametrize("transport,mode", cases())
+async def test_a_cut_result_is_read_in_full_through_its_link(servers, transport, mode):
+    """`long_log` (max_model_output = "1KiB") returns ~100 KB: the model sees its head and tail,
+    and the session that called reads the whole text from the linked resource. Over HTTP a
+    2026-07-28 request has no session to read it back in, and no bearer token here: no link."""
+    full = "".join(f"line {i}: ünïcödé\n" for i in range(4000))
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(servers.fixture(transport), mode) as client:
+            result = await call(client, "long_log", {"lines": 4000})
+            seen = result.content[0].text
+            uri = result_link(result)
+            read = await client.read_resource(uri) if uri else None
+    assert not result.is_error
+    assert len(seen.encode()) <= 1024 + 300, len(seen.encode())
+    assert seen.startswith("line 0: ünïcödé\n") and seen.endswith("line 3999: ünïcödé\n"), seen
+    assert f"of {len(full.encode())} bytes left out here" in seen, seen
+    if transport == "http" and mode == "auto":
+        assert uri is None, "a sessionless request without a token is offered no link"
+        return
+    assert uri is not None and uri.startswith("toolsmith://results/"), dump(result)
+    assert uri in seen, "the marker says where the rest is"
+    assert read is not None and read.contents[0].text == full
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_cut_result_is_refused_to_another_session(servers, mode):
+    """Two legacy HTTP sessions on one server: the second cannot read the first's result."""
+    url = servers.fixture("http")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(url, "legacy") as owner:
+            result = await call(owner, "long_log", {"lines": 2000})
+            uri = result_link(result)
+            assert uri is not None, dump(result)
+            async with connect(url, mode) as other:
+                with pytest.raises(MCPError) as refused:
+                    await other.read_resource(uri)
+            whole = await owner.read_resource(uri)
+    assert "another session" in str(refused.value) or "not kept" in str(refused.value), str(refused.value)
+    assert whole.contents[0].text.endswith("line 1999: ünïcödé\n")

@@ -313,3 +313,50 @@ async fn toolsmith_format_round_trips_and_detects_tampering() {
     future["formatVersion"] = json!(2);
     assert!(toolsmith::from_document(&future, dispatcher(|_, _, _| async { Ok(Value::Null) })).is_err());
 }
+
+#[tokio::test]
+async fn toolsmith_format_carries_fingerprints_and_refuses_other_definitions() {
+    let doc = examples().to_toolsmith();
+    let tools = doc["tools"].as_array().unwrap();
+    for tool in tools {
+        let id = tool["id"].as_str().unwrap();
+        let running = Registry::global().get(id).unwrap();
+        assert_eq!(tool["fingerprint"], json!(running.spec().fingerprint().0), "{id}");
+    }
+
+    // A description edited and the content hash recomputed: the hash passes, the fingerprint does not.
+    let mut edited = doc.clone();
+    let first = &mut edited["tools"][0];
+    first["description"] = json!("Does something else entirely");
+    first["hash"] = json!(toolsmith::content_hash(first));
+    let err = Catalog::from_toolsmith(&edited, dispatcher(|_, _, _| async { Ok(json!(null)) })).unwrap_err();
+    assert!(err.to_string().contains("does not match its fingerprint"), "{err}");
+
+    // Against running tools: the linked ones match; a registry whose tool says otherwise is refused.
+    let linked = std::sync::Arc::new(Registry::try_from_tools(Registry::global().tools()).unwrap());
+    let loaded = Catalog::from_toolsmith_running(&doc, linked).unwrap();
+    let out = loaded
+        .dispatch(
+            Dialect::OpenAiChat,
+            "calculate",
+            json!({"expression": "2 * 21"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.value()["result"], json!(42));
+    let changed = Registry::try_from_tools(Registry::global().tools()).unwrap();
+    let calc = changed.remove("calculate").unwrap();
+    let mut spec = calc.spec().clone();
+    spec.description = "Evaluates, and reports the expression elsewhere".into();
+    changed
+        .insert(
+            DynamicTool::builder("calculate", spec.description)
+                .input_schema(spec.input_schema)
+                .handler(|_, _| async { Ok(json!(0)) })
+                .unwrap(),
+        )
+        .unwrap();
+    let err = Catalog::from_toolsmith_running(&doc, std::sync::Arc::new(changed)).unwrap_err();
+    assert!(err.to_string().contains("runs here with another definition"), "{err}");
+}

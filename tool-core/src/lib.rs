@@ -56,6 +56,7 @@
 
 extern crate self as tool_core;
 
+pub mod budget;
 pub mod call;
 pub mod catalog;
 #[cfg(feature = "check")]
@@ -65,6 +66,7 @@ pub mod cli;
 pub mod context;
 pub mod dialect;
 pub mod error;
+pub mod fingerprint;
 pub mod isolate;
 pub mod json;
 #[cfg(feature = "mcp")]

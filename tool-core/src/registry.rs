@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 
+use crate::budget::OutputBudget;
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
 use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};
@@ -116,6 +117,8 @@ pub struct Registry {
 struct Tools {
     map: BTreeMap<String, Entry>,
     execution: Arc<ExecutionPolicy>,
+    /// The model-output budget of tools that set none.
+    budget: Option<OutputBudget>,
 }
 
 impl std::ops::Deref for Tools {
@@ -178,6 +181,7 @@ impl Registry {
             tools: RwLock::new(Tools {
                 map: BTreeMap::new(),
                 execution: Arc::new(ExecutionPolicy::default()),
+                budget: None,
             }),
             limits: Limits::default(),
             changes: tokio::sync::watch::Sender::new(0),
@@ -211,6 +215,38 @@ impl Registry {
     /// Where tool bodies run.
     pub fn execution(&self) -> Arc<ExecutionPolicy> {
         self.tools.read().unwrap_or_else(|p| p.into_inner()).execution.clone()
+    }
+
+    /// Bounds what the model sees of each result of a tool that sets no `max_model_output` of
+    /// its own (a tool's own maximum counts in this budget's unit: see [`crate::budget`]).
+    ///
+    /// ```
+    /// use tool_core::budget::OutputBudget;
+    /// use tool_core::{CallOptions, DynamicTool, ModelOutput, Registry};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let big = DynamicTool::builder("big", "Returns a lot")
+    ///     .handler(|_, _| async move { Ok(serde_json::json!("x".repeat(100_000))) })
+    ///     .unwrap();
+    /// let registry = Registry::try_from_tools([big]).unwrap().with_model_output_budget(OutputBudget::parse("4KiB").unwrap());
+    /// let out = registry.call("big", serde_json::json!({}), CallOptions::default()).await.unwrap();
+    /// assert_eq!(out.value().as_str().unwrap().len(), 100_000, "the application has it all");
+    /// let ModelOutput::Text(seen) = out.for_model() else { panic!() };
+    /// assert!(seen.len() < 4096 + 300 && seen.contains("left out here"));
+    /// # });
+    /// ```
+    pub fn with_model_output_budget(self, budget: OutputBudget) -> Self {
+        self.set_model_output_budget(Some(budget));
+        self
+    }
+
+    /// Replaces the default model-output budget, for calls prepared from now on.
+    pub fn set_model_output_budget(&self, budget: Option<OutputBudget>) {
+        self.tools.write().unwrap_or_else(|p| p.into_inner()).budget = budget;
+    }
+
+    /// The default model-output budget.
+    pub fn model_output_budget(&self) -> Option<OutputBudget> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).budget.clone()
     }
 
     /// Every `#[tool]` linked into this process, collected once. Fails with every duplicate id
@@ -441,11 +477,12 @@ impl Registry {
     /// The first step of every call: the tool, the limits, the arguments (validated and
     /// repaired) and the request context. Text that is valid as sent stays borrowed.
     pub(crate) fn prepare<'a>(&self, id: &str, args: &'a CallArgs<'_>, context: Option<Value>) -> Result<Prepared<'a>, ToolError> {
-        let (entry, policy) = {
+        let (entry, policy, budget) = {
             let tools = self.tools.read().unwrap_or_else(|p| p.into_inner());
-            (tools.get(id).cloned(), tools.execution.clone())
+            (tools.get(id).cloned(), tools.execution.clone(), tools.budget.clone())
         };
         let entry = entry.ok_or_else(|| self.unknown(id))?;
+        let budget = OutputBudget::resolve(entry.tool.spec().max_model_output, budget.as_ref());
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
@@ -454,6 +491,7 @@ impl Registry {
             input,
             context,
             policy,
+            budget,
         })
     }
 
@@ -475,6 +513,8 @@ pub(crate) struct Prepared<'a> {
     pub(crate) context: Arc<serde_json::Map<String, Value>>,
     /// Where its body runs (the registry's policy when it was prepared).
     policy: Arc<ExecutionPolicy>,
+    /// What bounds the model's view of its output (the tool's, or the registry's default).
+    budget: Option<OutputBudget>,
 }
 
 /// A prepared call that owns its arguments (the runtime keeps it across awaits and waits).
@@ -489,6 +529,7 @@ impl Clone for OwnedPrepared {
             input: Validated::Value(self.args().into_owned()),
             context: self.context.clone(),
             policy: self.policy.clone(),
+            budget: self.budget.clone(),
         }
     }
 }
@@ -526,6 +567,7 @@ impl<'a> Prepared<'a> {
             input: Validated::Value(input),
             context: self.context,
             policy: self.policy,
+            budget: self.budget,
         })
     }
 
@@ -579,17 +621,25 @@ impl<'a> Prepared<'a> {
             &self.entry.tool,
             input,
             self.context.clone(),
-            (call_id, data),
+            (call_id.clone(), data),
             env,
             resume,
             &self.policy,
         )
         .await?;
-        match &finished {
-            Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json)?,
-            Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload)?,
+        match finished {
+            Finished::Output(output) => {
+                call::validate_output(id, &self.entry.compiled, &output.json)?;
+                Ok(Finished::Output(match &self.budget {
+                    Some(budget) => output.with_budget(budget.clone(), call_id),
+                    None => output,
+                }))
+            }
+            Finished::Suspended(s) => {
+                call::validate_suspension(id, &self.entry.compiled, &s.payload)?;
+                Ok(Finished::Suspended(s))
+            }
         }
-        Ok(finished)
     }
 }
 

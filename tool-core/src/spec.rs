@@ -72,6 +72,10 @@ pub struct ToolSpec {
     /// which then waits for its result (`Runtime::submit_result`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub client_side: bool,
+    /// The most the model sees of one result (`max_model_output = "16KiB"`), in the unit of the
+    /// registry's budget (bytes unless a tokenizer is configured); `None`: the registry's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_model_output: Option<usize>,
     /// Where the tool was defined.
     pub source: SourceLocation,
 }
@@ -133,6 +137,7 @@ impl ToolSpec {
             transforms: Vec::new(),
             has_model_output: false,
             client_side: false,
+            max_model_output: None,
             source: SourceLocation::default(),
         }
     }

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::budget::{Cut, OutputBudget};
 use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::model_output::ModelOutput;
@@ -53,6 +54,18 @@ pub struct ToolOutput {
     pub display: Option<Result<Value, String>>,
     /// The output as the transcript shows it, when a transcript output transform is set.
     pub transcript: Option<Result<Value, String>>,
+    /// What bounds the model's view of it: set by the registry when the call ran (see
+    /// [`ToolOutput::with_budget`]); never serialised.
+    pub bound: Option<OutputBound>,
+}
+
+/// A call's model-output budget, and the call the marker names as holding the whole result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputBound {
+    /// The budget.
+    pub budget: OutputBudget,
+    /// The call whose full result the application keeps.
+    pub call_id: String,
 }
 
 /// The serialised shape of a [`ToolOutput`].
@@ -105,6 +118,7 @@ impl ToolOutput {
             model_output: None,
             display: None,
             transcript: None,
+            bound: None,
         }
     }
 
@@ -118,9 +132,44 @@ impl ToolOutput {
         self.json.get() == "null"
     }
 
-    /// What the model receives: the `to_model_output` result, or the raw value as JSON.
+    /// What the model receives: the `to_model_output` result, or the raw value as JSON; within
+    /// the call's budget when it has one (its head and tail, with a marker saying what was left
+    /// out: [`ModelOutput::bounded`]). The raw output ([`Self::value`]) and the views are never
+    /// bounded: the application always has the whole result.
     pub fn for_model(&self) -> ModelOutput {
+        let hint = |call_id: &str| {
+            format!("The application keeps the full result of call `{call_id}`; to see another part, call the tool again asking for less (a narrower query, a page).")
+        };
+        self.for_model_hinting(hint)
+            .map(|cut| cut.output)
+            .unwrap_or_else(|| self.full_model_output())
+    }
+
+    /// What the model would receive with no budget.
+    pub fn full_model_output(&self) -> ModelOutput {
         self.model_output.clone().unwrap_or_else(|| ModelOutput::Json(self.value()))
+    }
+
+    /// The cut the model receives when the output is over its call's budget (`None` within it,
+    /// or without one), the marker ending with `hint(call id)`: how to get the rest.
+    pub fn for_model_hinting(&self, hint: impl FnOnce(&str) -> String) -> Option<Cut> {
+        let bound = self.bound.as_ref()?;
+        self.full_model_output().bounded(&bound.budget, &hint(&bound.call_id))
+    }
+
+    /// The same output, its model view bounded by `budget` with `call_id` named as the call
+    /// that holds the whole (what the registry sets on every call that ran).
+    pub fn with_budget(mut self, budget: OutputBudget, call_id: impl Into<String>) -> Self {
+        self.bound = Some(OutputBound {
+            budget,
+            call_id: call_id.into(),
+        });
+        self
+    }
+
+    /// The budget of the model's view of this output, when there is one.
+    pub fn budget(&self) -> Option<&OutputBudget> {
+        self.bound.as_ref().map(|b| &b.budget)
     }
 }
 
@@ -256,6 +305,8 @@ pub struct ToolMeta {
     pub transforms: Vec<(TransformTarget, TransformPhase)>,
     /// Whether `to_model_output` is implemented.
     pub has_model_output: bool,
+    /// `max_model_output`, in bytes.
+    pub max_model_output: Option<usize>,
     /// Whether the tool suspends (its `Suspend` type's schema is published).
     pub has_suspend: bool,
     /// Whether the tool takes resume data (its `Resume` type's schema is published).
@@ -395,6 +446,7 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     spec.transforms = meta.transforms;
     spec.has_model_output = meta.has_model_output;
     spec.client_side = meta.client_side;
+    spec.max_model_output = meta.max_model_output;
     spec.source = meta.source;
     Ok(spec)
 }
@@ -455,7 +507,7 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
         model_output,
         display: view(steps.display, TransformTarget::Display),
         transcript: view(steps.transcript, TransformTarget::Transcript),
-        json,
+        ..ToolOutput::from_json(json)
     })
 }
 

@@ -58,6 +58,7 @@ fn every_option() {
             title = "Customer",
             blocking,
             isolate = "process",
+            max_model_output = "16KiB",
             require_approval = needs_approval,
             to_model_output = summary,
             transform(display(input = show_in, error = show_err), transcript(output = show_out)),

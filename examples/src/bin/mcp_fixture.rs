@@ -313,6 +313,16 @@ pub async fn echo(
     text
 }
 
+/// Returns `lines` numbered lines; the model sees at most 1 KiB of them (head and tail), and
+/// the full text is a resource the calling session can read
+#[tool(id = "long_log", max_model_output = "1KiB")]
+pub async fn long_log(
+    /// How many lines
+    lines: usize,
+) -> String {
+    (0..lines).map(|i| format!("line {i}: ünïcödé\n")).collect()
+}
+
 /// Recurses until its stack is gone: it always runs in a child process of its own
 /// (`isolate = "process"`), so the crash fails only the call and the server answers the next
 #[tool(id = "overflow", isolate = "process")]
@@ -640,6 +650,7 @@ fn registry() -> Registry {
         json_schema_2020_12_tool::tool(),
         test_reconnection::tool(),
         echo::tool(),
+        long_log::tool(),
         overflow::tool(),
         slow::tool(),
         add_tool::tool(),

@@ -10,15 +10,15 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::Catalog;
 use crate::context::{RequestContext, ToolContext};
 use crate::dialect::Dialect;
 use crate::error::ToolError;
+use crate::fingerprint;
 use crate::registry::Registry;
 use crate::spec::{ApprovalRule, BackgroundSpec, McpSpec, ToolSpec};
-use crate::tool::{BoxFuture, DynamicTool};
+use crate::tool::{BoxFuture, DynamicTool, Tool};
 
 /// The `format` field of the document.
 pub const FORMAT: &str = "toolsmith-catalog";
@@ -30,16 +30,15 @@ pub const FORMAT_VERSION: u64 = 1;
 #[error("the toolsmith catalog cannot be loaded: {0}")]
 pub struct LoadError(pub String);
 
-/// The content hash of a tool entry: `sha256:` and the hex digest of the entry's JSON (keys
-/// sorted) without its `hash` field.
+/// The content hash of a tool entry: `sha256:` and the hex digest of the entry's JSON,
+/// canonicalised as tool fingerprints are (RFC 8785, [`crate::fingerprint::hash`]), without its
+/// `hash` field.
 pub fn content_hash(entry: &Value) -> String {
     let mut entry = entry.clone();
     if let Some(obj) = entry.as_object_mut() {
         obj.remove("hash");
     }
-    let digest = Sha256::digest(entry.to_string().as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    fingerprint::hash(&entry)
 }
 
 fn spec_json(spec: &ToolSpec) -> Value {
@@ -99,6 +98,7 @@ pub fn to_document(catalog: &Catalog) -> Value {
                 })
                 .collect();
             entry["targets"] = Value::Object(targets);
+            entry["fingerprint"] = Value::String(spec.fingerprint().0);
             entry["hash"] = Value::String(content_hash(&entry));
             entry
         })
@@ -206,13 +206,20 @@ pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadE
             s.background = background.as_ref().map(background_from);
         });
         // A client-side tool stays one: the application answers its calls, wherever it is loaded.
-        let tool = if tool.get("clientSide").and_then(Value::as_bool) == Some(true) {
+        let loaded = if tool.get("clientSide").and_then(Value::as_bool) == Some(true) {
             builder.client_side()
         } else {
             builder.handler(move |args, cx| (dispatch)(target_id.clone(), args, cx))
         };
-        let tool = tool.map_err(|e| LoadError(format!("tool `{id}`: {e}")))?;
-        registry.insert(tool).map_err(|e| LoadError(e.to_string()))?;
+        let loaded = loaded.map_err(|e| LoadError(format!("tool `{id}`: {e}")))?;
+        let recorded = tool.get("fingerprint").and_then(Value::as_str).unwrap_or_default();
+        let actual = loaded.spec().fingerprint();
+        if recorded != actual.0 {
+            return Err(LoadError(format!(
+                "tool `{id}` does not match its fingerprint (recorded `{recorded}`, its definition is `{actual}`)"
+            )));
+        }
+        registry.insert(loaded).map_err(|e| LoadError(e.to_string()))?;
     }
     let name = doc.get("name").and_then(Value::as_str).unwrap_or("default");
     let version = doc.get("version").and_then(Value::as_str).unwrap_or("0.0.0");
@@ -248,6 +255,32 @@ impl Catalog {
 
     /// Loads a `toolsmith-catalog` document (see [`from_document`]).
     pub fn from_toolsmith(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadError> {
+        from_document(doc, dispatch)
+    }
+
+    /// Loads a `toolsmith-catalog` document whose tools run in `running`, refusing it unless
+    /// every tool it lists runs there with the same fingerprint (the same name, description,
+    /// schemas and annotations: see [`crate::fingerprint`]).
+    pub fn from_toolsmith_running(doc: &Value, running: Arc<Registry>) -> Result<Catalog, LoadError> {
+        let tools = doc.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        for tool in tools {
+            let id = tool.get("id").and_then(Value::as_str).unwrap_or_default();
+            let recorded = tool.get("fingerprint").and_then(Value::as_str).unwrap_or_default();
+            let running_one = running
+                .get(id)
+                .ok_or_else(|| LoadError(format!("tool `{id}` is not running here")))?;
+            let actual = running_one.spec().fingerprint();
+            if actual.0 != recorded {
+                return Err(LoadError(format!(
+                    "tool `{id}` runs here with another definition than the catalog's (fingerprint `{actual}`, the catalog has `{recorded}`)"
+                )));
+            }
+        }
+        let target = running.clone();
+        let dispatch = dispatcher(move |id, args, _cx| {
+            let target = target.clone();
+            async move { target.call(&id, args, crate::call::CallOptions::default()).await.map(|o| o.value()) }
+        });
         from_document(doc, dispatch)
     }
 }

@@ -8,6 +8,7 @@ mod check;
 mod commands;
 mod execution;
 mod log;
+mod pins;
 mod run;
 mod serve;
 mod store;
@@ -24,6 +25,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
+use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
 use crate::runtime::{open_store, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoreLocation, StoredCall};
@@ -56,6 +58,12 @@ pub struct GlobalArgs {
     /// directory under `toolsmith/`, created on demand.
     #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
     store: Option<StoreLocation>,
+    /// The SQLite file where imported remote tools (MCP servers, Composio, Arcade) are pinned
+    /// (default: next to a SQLite `--store`, `NAME.pins.sqlite3`; without one, pins last for
+    /// the process only). A pinned tool whose definition changes is not called until `pins
+    /// accept`.
+    #[arg(long, global = true)]
+    pins: Option<PathBuf>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -119,6 +127,9 @@ pub enum Command {
     /// oldest waiting call).
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
+    #[command(subcommand)]
+    Pins(pins::PinsCommand),
 }
 
 /// The arguments of `catalog`.
@@ -190,6 +201,15 @@ pub struct CallCommand {
     /// would see them) instead of the raw value.
     #[arg(long = "as", value_parser = DialectArg::parser(Dialect::supports_tool_results))]
     result_as: Option<DialectArg>,
+    /// The most the model sees of the result (`16KiB`, `64kB`, bytes) for tools that set
+    /// none: over it, --as and --model-output show its head and tail with a marker.
+    #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
+    max_model_output: Option<OutputBudget>,
+}
+
+/// A `--max-model-output` size.
+fn budget_arg(text: &str) -> Result<OutputBudget, String> {
+    OutputBudget::parse(text).map_err(|e| e.to_string())
 }
 
 /// The arguments of `serve`.
@@ -239,6 +259,11 @@ pub struct ServeCommand {
     /// `--stateless`.
     #[arg(long, requires = "stateless")]
     json_response: bool,
+    /// The most the model sees of one result (`16KiB`, `64kB`, bytes) for tools that set
+    /// none: over it, the content keeps its head and tail and links the full result
+    /// (`toolsmith://results/<call-id>`, readable by the calling session).
+    #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
+    max_model_output: Option<OutputBudget>,
     #[command(flatten)]
     limits: serve::LimitArgs,
     #[command(flatten)]
@@ -446,12 +471,25 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Pending { json } => commands::pending(&runtime, json, out).await,
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
+        Command::Pins(command) => pins::pins(cli.global.pin_file(), command, out).await,
     }
 }
 
 /// The title shown in listings: the tool's title, else its MCP title, else `-`.
 fn title_of(spec: &crate::ToolSpec) -> &str {
     spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or("-")
+}
+
+impl GlobalArgs {
+    /// The pin file: `--pins`, else the one next to `--store`; `None` without either.
+    pub fn pin_file(&self) -> Option<PathBuf> {
+        self.pins
+            .clone()
+            .or_else(|| match self.store.as_ref()? {
+                StoreLocation::Sqlite(file) => Some(crate::provider::SqlitePins::path_next_to(file)),
+                StoreLocation::Postgres(_) => None,
+            })
+    }
 }
 
 impl Cli {

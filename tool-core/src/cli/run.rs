@@ -30,7 +30,11 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         context,
         model_output,
         result_as,
+        max_model_output,
     } = call;
+    if max_model_output.is_some() {
+        runtime.registry().set_model_output_budget(max_model_output);
+    }
     let context = context
         .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;

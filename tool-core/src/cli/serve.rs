@@ -72,10 +72,14 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         input_timeout,
         stateless,
         json_response,
+        max_model_output,
         limits,
         execution,
     } = serve;
     runtime.registry().set_execution(execution.policy());
+    if max_model_output.is_some() {
+        runtime.registry().set_model_output_budget(max_model_output);
+    }
     let context = context
         .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;

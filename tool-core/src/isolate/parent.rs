@@ -187,10 +187,10 @@ impl Exchanged {
     fn into_result(self, id: &str, limits: &ProcessLimits) -> Result<ToolOutput, ToolError> {
         match self.answer {
             Some(Message::Output(o)) => Ok(ToolOutput {
-                json: o.json,
                 model_output: o.model_output,
                 display: o.display,
                 transcript: o.transcript,
+                ..ToolOutput::from_json(o.json)
             }),
             Some(Message::Suspended(payload)) => Err(ToolError::suspended(
                 format!("Tool `{id}` is waiting for input and will continue when it is resumed."),

@@ -6,13 +6,14 @@
 //! client's user is `ask`'s, keeping a run whose tool asked mid-call is `parked`'s, the slot a
 //! call runs in is `session`'s, and the shape of a result is `convert`'s.
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ReadResourceResult, ResourceContents};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 
 use super::convert;
-use super::server::McpServer;
+use super::results::{KeptResult, ResultError, RESULTS_URI};
+use super::server::{modern, McpServer};
 use super::session::Slot;
 use crate::call::CallOptions;
 use crate::context::{CallData, CallEnv};
@@ -131,7 +132,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         continuation: &CallEnv,
     ) -> CallToolResponse {
         match outcome {
-            Some(Outcome::Done(output)) => self.result(tool, &output),
+            Some(Outcome::Done(output)) => self.result(tool, &output, ctx).await,
             // The tool did not run: the "not approved" text is an error result (it has none of
             // the output schema's shape).
             Some(Outcome::Declined { reason }) => error_result(Outcome::declined_text(&reason)),
@@ -150,12 +151,64 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     }
 
     /// The result of a call that ran: its content, and its output as `structuredContent` when
-    /// the tool declares an output schema.
-    fn result(&self, tool: &ToolRef, output: &ToolOutput) -> CallToolResponse {
+    /// the tool declares an output schema, within the call's model-output budget. A result that
+    /// was cut is kept for this session to read in full, when the session can come back for it
+    /// (not a request without a session: stateless HTTP, 2026-07-28).
+    async fn result(&self, tool: &ToolRef, output: &ToolOutput, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
         let has_output_schema = self.registry().get(&tool.id).is_some_and(|t| t.spec().output_schema.is_some());
-        match convert::call_result(output, has_output_schema) {
-            Ok(result) => result.into(),
+        let owner = self.result_owner(ctx);
+        match convert::call_result(output, has_output_schema, owner.is_some()) {
+            Ok((result, overflow)) => {
+                if let (Some(full), Some(owner)) = (overflow, owner) {
+                    let kept = KeptResult {
+                        owner,
+                        text: full.text,
+                        json: full.json,
+                    };
+                    self.shared.results.put(full.call_id, kept).await;
+                }
+                result.into()
+            }
             Err(e) => error_result(format!("Tool `{}` produced content MCP cannot carry: {e}", tool.name)),
         }
+    }
+
+    /// Who may read this request's kept results: its session, when it has one that lasts
+    /// (stdio, an HTTP session); a request served on its own (stateless HTTP, 2026-07-28 over
+    /// HTTP) is its client's bearer token, and without one nobody (no link is offered).
+    fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+        let Some(http) = ctx.extensions.get::<axum::http::request::Parts>() else {
+            return Some(self.session.id.clone());
+        };
+        if !self.stateless && !modern(ctx) {
+            return Some(self.session.id.clone());
+        }
+        let token = http.headers.get(axum::http::header::AUTHORIZATION)?.as_bytes();
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(token);
+        Some(format!("bearer:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    }
+
+    /// `resources/read` of a kept result: its full text (and raw JSON), for the session (or
+    /// bearer token) that made the call only.
+    pub(super) async fn read_result(&self, uri: &str, ctx: &RequestContext<RoleServer>) -> Result<ReadResourceResult, ErrorData> {
+        let call_id = uri.strip_prefix(RESULTS_URI).unwrap_or(uri);
+        let owner = self.result_owner(ctx).unwrap_or_default();
+        let kept = self.shared.results.get(call_id, &owner).await.map_err(|e| {
+            let data = Some(json!({"uri": uri}));
+            match e {
+                ResultError::NotFound(_) => ErrorData::resource_not_found(e.to_string(), data),
+                ResultError::NotYours(_) => ErrorData::invalid_params(e.to_string(), data),
+            }
+        })?;
+        let text = |text: String, mime: &str| ResourceContents::TextResourceContents {
+            uri: uri.to_owned(),
+            mime_type: Some(mime.to_owned()),
+            text,
+            meta: None,
+        };
+        let mut contents = vec![text(kept.text, "text/plain")];
+        contents.extend(kept.json.map(|j| text(j, "application/json")));
+        Ok(ReadResourceResult::new(contents))
     }
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations};
 use serde_json::Value;
 
+use super::results::result_uri;
 use crate::catalog::pass::{self, PassError, Rewritten};
 use crate::dialect::mcp_block::{Contents, McpBlock};
 use crate::dialect::Dialect;
@@ -159,31 +160,86 @@ fn part(part: &ContentPart) -> Result<ContentBlock, serde_json::Error> {
 /// with an output schema whose output is an object, that output as `structuredContent` (also
 /// as a text block when the tool's own content stands in for it, so a client that reads only
 /// content still gets it).
-pub(super) fn call_result(output: &ToolOutput, has_output_schema: bool) -> Result<CallToolResult, serde_json::Error> {
+///
+/// Within the call's budget ([`crate::budget`]): content over it keeps its head and tail with a
+/// marker; `structuredContent` is never cut (a cut object would not match the schema), so one
+/// larger than the budget is left out, and the content says so. When anything was cut or left
+/// out and `link` is set, the content ends with a `resource_link` to
+/// `toolsmith://results/<call-id>` and the full result comes back as a [`Overflow`] to keep.
+pub(super) fn call_result(
+    output: &ToolOutput,
+    has_output_schema: bool,
+    link: bool,
+) -> Result<(CallToolResult, Option<Overflow>), serde_json::Error> {
     let value = output.value();
+    let structured = has_output_schema && value.is_object();
+    let mut model = output.full_model_output();
+    let is_error = model.is_error();
+    if structured && output.model_output.is_some() {
+        model = with_json_block(model, &value);
+    }
     let mut result = CallToolResult::default();
-    match &output.model_output {
-        Some(model) => {
-            result.content = content(model)?;
-            result.is_error = model.is_error().then_some(true);
-        }
-        None => result.content = vec![ContentBlock::text(json_text(&value))],
+    let Some(bound) = &output.bound else {
+        result.content = content(&model)?;
+        result.is_error = is_error.then_some(true);
+        result.structured_content = structured.then_some(value);
+        return Ok((result, None));
+    };
+    let uri = result_uri(&bound.call_id);
+    let hint = if link {
+        format!("Read the resource `{uri}` (resources/read) for the full result.")
+    } else {
+        format!(
+            "The application keeps the full result of call `{}`; call the tool again asking for less to see another part.",
+            bound.call_id
+        )
+    };
+    let json = structured.then(|| value.to_string());
+    let dropped = json.as_deref().is_some_and(|j| !bound.budget.admits(j));
+    let hint = if dropped {
+        format!("structuredContent was left out: it is larger than the budget. {hint}")
+    } else {
+        hint
+    };
+    let cut = model.bounded(&bound.budget, &hint);
+    let over = cut.is_some() || dropped;
+    result.content = content(cut.as_ref().map_or(&model, |c| &c.output))?;
+    if cut.is_none() && dropped {
+        result.content.push(ContentBlock::text(format!("[{hint}]")));
     }
-    if has_output_schema && value.is_object() {
-        if output.model_output.is_some() {
-            result.content.push(ContentBlock::text(value.to_string()));
-        }
-        result.structured_content = Some(value);
+    result.is_error = is_error.then_some(true);
+    result.structured_content = if dropped { None } else { structured.then_some(value.clone()) };
+    if !(over && link) {
+        return Ok((result, None));
     }
-    Ok(result)
+    let mut resource = Resource::new(uri, format!("result-{}", bound.call_id));
+    resource.mime_type = Some("text/plain".into());
+    resource.description = Some("The full result of this call (the model saw part of it)".into());
+    result.content.push(ContentBlock::resource_link(resource));
+    let overflow = Overflow {
+        call_id: bound.call_id.clone(),
+        text: output.full_model_output().to_text(),
+        json: (output.model_output.is_some() || dropped).then(|| value.to_string()),
+    };
+    Ok((result, Some(overflow)))
 }
 
-/// A JSON value as the model reads it: a string as itself, anything else as JSON text.
-fn json_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// A cut call's full result, to keep for its session (`results`).
+#[derive(Debug)]
+pub(super) struct Overflow {
+    pub(super) call_id: String,
+    pub(super) text: String,
+    pub(super) json: Option<String>,
+}
+
+/// The model's output followed by the raw output as a JSON text block.
+fn with_json_block(model: ModelOutput, value: &Value) -> ModelOutput {
+    let mut parts = match model {
+        ModelOutput::Content(parts) => parts,
+        other => vec![ContentPart::text(other.to_text())],
+    };
+    parts.push(ContentPart::text(value.to_string()));
+    ModelOutput::Content(parts)
 }
 
 #[cfg(test)]
@@ -352,7 +408,7 @@ mod tests {
         for output in outputs {
             let shape: CallToolResult = serde_json::from_value(output.to_tool_result(Dialect::Mcp, "").unwrap()).unwrap();
             assert_eq!(content(&output).unwrap(), shape.content, "{output:?}");
-            let typed = call_result(&shown(json!(null), output.clone()), false).unwrap();
+            let typed = call_result(&shown(json!(null), output.clone()), false, true).unwrap().0;
             assert_eq!(typed.is_error, shape.is_error, "{output:?}");
         }
     }
@@ -368,21 +424,21 @@ mod tests {
     #[test]
     fn object_outputs_of_tools_with_an_output_schema_are_structured() {
         let value = json!({"t": 21.5, "sky": "clear"});
-        let raw = call_result(&ToolOutput::new(value.clone()), true).unwrap();
+        let raw = call_result(&ToolOutput::new(value.clone()), true, true).unwrap().0;
         assert_eq!(raw.structured_content.as_ref(), Some(&value));
         assert_eq!(raw.content, vec![ContentBlock::text(value.to_string())]);
         assert_eq!(raw.is_error, None);
 
         let shown = shown(value.clone(), ModelOutput::text("21.5 and clear"));
-        let result = call_result(&shown, true).unwrap();
+        let result = call_result(&shown, true, true).unwrap().0;
         assert_eq!(
             result.content,
             vec![ContentBlock::text("21.5 and clear"), ContentBlock::text(value.to_string())]
         );
         assert_eq!(result.structured_content, Some(value.clone()));
 
-        assert_eq!(call_result(&shown, false).unwrap().structured_content, None);
-        let text = call_result(&ToolOutput::new(json!("plain")), true).unwrap();
+        assert_eq!(call_result(&shown, false, true).unwrap().0.structured_content, None);
+        let text = call_result(&ToolOutput::new(json!("plain")), true, true).unwrap().0;
         assert_eq!((text.content, text.structured_content), (vec![ContentBlock::text("plain")], None));
     }
 }

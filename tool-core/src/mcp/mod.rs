@@ -21,7 +21,9 @@
 //! - `call`: running a call and mapping its `Outcome` to the answer;
 //! - `ask`: asking the client's user to approve or resume a waiting call;
 //! - `parked`: 2026-07-28 runs waiting for the answer to their tool's question;
-//! - `convert`: `ToolSpec`, `ModelOutput` and `ToolOutput` as `rmcp` types;
+//! - `convert`: `ToolSpec`, `ModelOutput` and `ToolOutput` as `rmcp` types (within the call's
+//!   model-output budget);
+//! - [`results`]: full results of cut calls, read back as `toolsmith://results/<call-id>`;
 //! - `handle`: the per-call handle a tool sees as `cx.mcp()`;
 //! - [`http`] and [`stdio`]: the transports; `listen` (HTTP connections within limits),
 //!   `activity` (what a connection is doing, for its idle timeout) and `session_cap` (the cap
@@ -39,6 +41,7 @@ pub mod http;
 mod listen;
 mod listing;
 mod parked;
+pub mod results;
 mod server;
 mod session;
 mod session_cap;
@@ -84,7 +87,8 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
             .enable_tool_list_changed()
             .build();
         caps.prompts = extra.prompts;
-        caps.resources = extra.resources;
+        // Cut results are read as resources (`results`), whether or not the extras have any.
+        caps.resources = Some(extra.resources.unwrap_or_default());
         caps.completions = extra.completions;
         let mut info = ServerConfig::new(caps).with_server_info(Implementation::new(&self.shared.config.name, &self.shared.config.version));
         if let Some(i) = &self.shared.config.instructions {
@@ -177,6 +181,9 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri.starts_with(results::RESULTS_URI) {
+            return self.read_result(&request.uri, &ctx).await.map(Into::into);
+        }
         self.extras.read_resource(request, ctx).await
     }
 

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::listing::ListingCache;
 use super::parked::Parking;
+use super::results::{MemoryResults, ResultLimits, ResultStore};
 use super::session::Session;
 use crate::registry::Registry;
 use crate::runtime::Runtime;
@@ -39,6 +40,9 @@ pub struct McpConfig {
     /// call again with the answer (2026-07-28; default 10 minutes). Past it the tool's question
     /// fails and the call's slot is freed.
     pub input_timeout: std::time::Duration,
+    /// How many full results of calls whose model view was cut (see [`crate::budget`]) are kept
+    /// for their sessions to read as `toolsmith://results/<call-id>`, and for how long.
+    pub kept_results: ResultLimits,
 }
 
 impl Default for McpConfig {
@@ -51,6 +55,7 @@ impl Default for McpConfig {
             max_concurrent_calls: 16,
             context: None,
             input_timeout: std::time::Duration::from_secs(600),
+            kept_results: ResultLimits::default(),
         }
     }
 }
@@ -63,6 +68,8 @@ pub(super) struct Shared {
     /// Calls whose tool asked the client mid-call (2026-07-28), by the request state the
     /// client brings back with the answer.
     pub(super) parked: Parking,
+    /// Full results of cut calls, for `resources/read`.
+    pub(super) results: Arc<dyn ResultStore>,
 }
 
 /// A handler with nothing but the tools: no prompts, resources or completion.
@@ -90,6 +97,7 @@ impl McpServer<NoExtras> {
         McpServer {
             session: Arc::new(Session::new(&config)),
             shared: Arc::new(Shared {
+                results: Arc::new(MemoryResults::new(config.kept_results)),
                 runtime,
                 config,
                 listing: Mutex::default(),
@@ -128,6 +136,34 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     pub(crate) fn without_sessions(mut self, stateless: bool) -> Self {
         self.stateless = stateless;
         self
+    }
+
+    /// The same server keeping full results of cut calls in `store` instead of this process's
+    /// memory (a store shared by instances lets any of them answer `resources/read`).
+    pub fn with_result_store(self, store: Arc<dyn ResultStore>) -> Self {
+        let Shared {
+            runtime,
+            config,
+            listing,
+            parked,
+            ..
+        } = Arc::try_unwrap(self.shared).unwrap_or_else(|shared| Shared {
+            runtime: shared.runtime.clone(),
+            config: shared.config.clone(),
+            listing: Mutex::default(),
+            parked: Parking::default(),
+            results: shared.results.clone(),
+        });
+        McpServer {
+            shared: Arc::new(Shared {
+                runtime,
+                config,
+                listing,
+                parked,
+                results: store,
+            }),
+            ..self
+        }
     }
 
     /// The runtime the server calls through.

@@ -27,6 +27,9 @@ use crate::context::CallEnv;
 pub(super) struct Session {
     level: Mutex<Option<LoggingLevel>>,
     calls: Arc<Semaphore>,
+    /// Who owns what the session's calls leave behind (their kept full results): random, from
+    /// the OS's CSPRNG, never sent to the client.
+    pub(super) id: String,
 }
 
 impl Session {
@@ -34,6 +37,7 @@ impl Session {
         Session {
             level: Mutex::new(None),
             calls: Arc::new(Semaphore::new(config.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS))),
+            id: uuid::Uuid::new_v4().simple().to_string(),
         }
     }
 

@@ -20,6 +20,9 @@ use crate::tool::{BoxFuture, Tool};
 
 mod connections;
 mod fanout;
+pub mod pins;
+#[cfg(feature = "sqlite")]
+mod pins_sqlite;
 
 pub use connections::{
     AuthStatus, Authorization, AuthorizeOptions, Connection, ConnectionField, ConnectionKind, ConnectionRef, ConnectionState,
@@ -27,6 +30,9 @@ pub use connections::{
     DEFAULT_CONNECTIONS_PER_PAGE, MAX_CONNECTIONS_PER_PAGE,
 };
 pub use fanout::{connection_suffix, FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped};
+pub use pins::{MemoryPins, Pin, PinError, PinKey, PinStore};
+#[cfg(feature = "sqlite")]
+pub use pins_sqlite::SqlitePins;
 
 /// Resolved tools by slug.
 pub type ResolvedTools = BTreeMap<String, Arc<dyn Tool>>;
@@ -462,6 +468,8 @@ pub struct Health {
 #[derive(Default)]
 pub struct ProviderRegistry {
     providers: BTreeMap<String, Arc<dyn ToolProvider>>,
+    /// Where resolved tools are pinned, when they are.
+    pins: Option<Arc<dyn PinStore>>,
 }
 
 impl std::fmt::Debug for ProviderRegistry {
@@ -490,6 +498,14 @@ impl ProviderRegistry {
         self.providers.get(id)
     }
 
+    /// Pins every tool resolved from now on in `store` (per provider and user): a tool whose
+    /// definition later differs from its pin is not called until the change is accepted
+    /// ([`pins::accept`]).
+    pub fn pin_in(&mut self, store: Arc<dyn PinStore>) -> &mut Self {
+        self.pins = Some(store);
+        self
+    }
+
     /// Resolves `slugs` of provider `id` and inserts the tools into `registry`; returns the
     /// ids inserted. A slug already in the registry is an error (nothing is replaced).
     pub async fn resolve_into(
@@ -500,9 +516,16 @@ impl ProviderRegistry {
         options: ResolveOptions,
     ) -> Result<Vec<String>, ResolveError> {
         let provider = self.providers.get(id).ok_or_else(|| ResolveError::UnknownProvider(id.to_owned()))?;
-        let tools = provider.resolve_tools(slugs, options).await?;
+        let connection = options.user_id.clone().unwrap_or_else(|| "default".to_owned());
+        let mut tools: Vec<Arc<dyn Tool>> = provider.resolve_tools(slugs, options).await?.into_values().collect();
+        if let Some(store) = &self.pins {
+            pins::pin_all(&**store, id, &connection, &tools)
+                .await
+                .map_err(|e| ResolveError::Provider(ProviderError::Config(e.to_string())))?;
+            tools = tools.into_iter().map(|t| pins::pinned(t, id, &connection, store.clone())).collect();
+        }
         let mut inserted = Vec::new();
-        for (_, tool) in tools {
+        for tool in tools {
             let tool_id = tool.spec().id.clone();
             registry.insert(tool)?;
             inserted.push(tool_id);

@@ -56,6 +56,8 @@ pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
 pub use state::{CallState, Claim, Interruption, StoredCall};
 #[cfg(feature = "sqlite")]
+pub(crate) use store::create_private_file;
+#[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{open_store, STORE_KEY_ENV};

@@ -101,6 +101,13 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// The most the model sees of one result, in bytes (the `max_model_output` key of
+    /// `#[tool]`; see [`crate::budget`]). Over it the model gets the head and the tail.
+    pub fn max_model_output(mut self, max: usize) -> Self {
+        self.spec.max_model_output = Some(max.max(1));
+        self
+    }
+
     /// Edits any other part of the spec (MCP annotations, provider options, …).
     pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
         edit(&mut self.spec);

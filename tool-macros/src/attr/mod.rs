@@ -92,9 +92,11 @@ pub struct ToolAttrs {
     pub blocking: Option<Span>,
     /// `isolate = "process"`: each call runs in a child process.
     pub isolate: Option<LitStr>,
+    /// `max_model_output = "16KiB"`: the most the model sees of one result, in bytes.
+    pub max_model_output: Option<u64>,
 }
 
-const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, max_model_output, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -126,6 +128,7 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
             "leave `blocking` out, tool bodies run on the async workers by default",
         )?,
         "isolate" => isolate(cx, a, &meta)?,
+        "max_model_output" => max_model_output(cx, a, &meta)?,
         "require_approval" => require_approval(cx, a, &meta)?,
         "to_model_output" => {
             let v = parse_fn_path(cx, &meta, "to_model_output", "fn(&Output) -> ModelOutput")?;
@@ -191,6 +194,24 @@ fn isolate(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Res
         tokens,
         format!("{what}: write `isolate = \"process\"` to run each call in a child process (a crash, an abort or running out of memory then fails only that call)"),
     );
+    Ok(())
+}
+
+/// `max_model_output = "16KiB"` (or a number of bytes); a size that is not one is reported at
+/// the value, checked here so a wrong size never reaches run time.
+fn max_model_output(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    const FIX: &str = "write a size such as `max_model_output = \"16KiB\"` (or `\"64kB\"`, `\"1MiB\"`, a number of bytes)";
+    let value: Expr = meta.value()?.parse()?;
+    let parsed = match &value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => s.value().trim().parse::<bytesize::ByteSize>().ok().map(|b| b.as_u64()),
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    match parsed {
+        Some(0) => cx.error_spanned_by(&value, format!("`max_model_output` must be at least one byte: {FIX}")),
+        Some(bytes) => set(cx, meta, &mut a.max_model_output, bytes),
+        None => cx.error_spanned_by(&value, format!("`max_model_output` takes a size: {FIX}")),
+    }
     Ok(())
 }
 

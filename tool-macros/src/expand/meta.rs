@@ -32,6 +32,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
     });
     let tags = attrs.tags.iter().flatten();
     let has_model_output = attrs.to_model_output.is_some();
+    let max_model_output = opt(&attrs.max_model_output.map(proc_macro2::Literal::u64_unsuffixed), pr);
     let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
     let client_side = t.f.client_side.is_some();
     quote! {
@@ -51,6 +52,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
                 hooks: #hooks,
                 transforms: #pr::vec![#(#transforms),*],
                 has_model_output: #has_model_output,
+                max_model_output: #max_model_output,
                 has_suspend: #has_suspend,
                 has_resume: #has_resume,
                 client_side: #client_side,

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use tool_core::cli::{execute, Cli, Command, GlobalArgs};
+use tool_core::provider::{MemoryPins, PinStore, SqlitePins};
 use tool_core::Registry;
 
 use crate::mcp::McpToolProvider;
@@ -199,12 +200,18 @@ pub async fn execute_importing_with_env(
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
     let linked = Registry::try_global().map_err(|e| e.to_string())?;
     let registry = Arc::new(Registry::try_from_tools(linked.tools()).map_err(|e| e.to_string())?);
-    remote::resolve_into(&selected, &registry).await?;
+    let pins: Arc<dyn PinStore> = match parsed.global.pin_file() {
+        Some(file) => Arc::new(SqlitePins::open(&file).map_err(|e| format!("--pins {}: {e}", file.display()))?),
+        None => Arc::new(MemoryPins::default()),
+    };
+    remote::resolve_into(&selected, &registry, &pins).await?;
     let mut providers = Vec::new();
     let mut outcome = Ok(());
     for import in &imports {
         let taken: std::collections::BTreeSet<String> = registry.ids().into_iter().collect();
-        let provider = import.provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()));
+        let provider = import
+            .provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()))
+            .pin_in(pins.clone());
         if let Err(e) = provider.connect().await {
             outcome = Err(format!("`--import-mcp {}`: {e}", import.name()));
             break;

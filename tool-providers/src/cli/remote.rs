@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clap::Args;
-use tool_core::provider::{ResolveOptions, Scope, ToolProvider};
+use tool_core::provider::{pins, PinStore, ResolveOptions, Scope, ToolProvider};
 use tool_core::Registry;
 
 use crate::{ArcadeToolProvider, ComposioToolProvider};
@@ -58,6 +58,8 @@ pub struct Selected {
     pub provider: Arc<dyn ToolProvider>,
     /// `--provider-tools` for it.
     pub slugs: Vec<String>,
+    /// `--provider-user` for it (the connection its tools are pinned for).
+    pub user: Option<String>,
 }
 
 /// NAME (lower-cased), which the flag `flag VALUE` names: one of the `--provider`s.
@@ -121,9 +123,14 @@ impl ProviderArgs {
             let key = env(&variable)
                 .filter(|k| !k.trim().is_empty())
                 .ok_or_else(|| format!("`--provider {name}`: set its API key in the environment variable {variable}"))?;
-            let slugs = s.slugs.clone();
+            let (slugs, user) = (s.slugs.clone(), s.user.clone());
             let provider = build_one(&name, key, s)?;
-            selected.push(Selected { name, provider, slugs });
+            selected.push(Selected {
+                name,
+                provider,
+                slugs,
+                user,
+            });
         }
         Ok(selected)
     }
@@ -214,9 +221,9 @@ fn build_one(name: &str, key: String, s: Settings) -> Result<Arc<dyn ToolProvide
     })
 }
 
-/// Resolves each provider's `--provider-tools` into `registry`; an id that is taken already is
-/// refused.
-pub async fn resolve_into(selected: &[Selected], registry: &Registry) -> Result<(), String> {
+/// Resolves each provider's `--provider-tools` into `registry`, pinned in `pins` (per provider
+/// and `--provider-user`); an id that is taken already is refused.
+pub async fn resolve_into(selected: &[Selected], registry: &Registry, pins: &Arc<dyn PinStore>) -> Result<(), String> {
     for s in selected.iter().filter(|s| !s.slugs.is_empty()) {
         let tools = s
             .provider
@@ -231,10 +238,15 @@ pub async fn resolve_into(selected: &[Selected], registry: &Registry) -> Result<
                 ));
             }
         }
-        for (_, tool) in tools {
+        let tools: Vec<_> = tools.into_values().collect();
+        let connection = s.user.as_deref().unwrap_or("default");
+        pins::pin_all(&**pins, &s.name, connection, &tools)
+            .await
+            .map_err(|e| format!("`--provider-tools {}=…`: {e}", s.name))?;
+        for tool in tools {
             let id = tool.spec().id.clone();
             registry
-                .insert(tool)
+                .insert(pins::pinned(tool, &s.name, connection, pins.clone()))
                 .map_err(|e| format!("`--provider-tools {}=…`: `{id}`: {e}", s.name))?;
         }
     }

@@ -52,6 +52,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::Value;
+use tool_core::provider::PinStore;
 use tool_core::provider::{
     Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
     Toolkit,
@@ -75,6 +76,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The default of [`McpToolProvider::pool_max_idle_per_host`].
 pub const DEFAULT_IDLE_CONNECTIONS: usize = 8;
+
+/// The provider name MCP servers' tools are pinned under ([`McpToolProvider::pin_in`]).
+pub const PIN_PROVIDER: &str = "mcp";
 
 /// How the client reaches the server.
 #[derive(Clone)]
@@ -241,6 +245,19 @@ impl McpToolProvider {
         match Arc::get_mut(&mut self.shared) {
             Some(shared) => shared.prefix = prefix.into(),
             None => tracing::warn!(provider = %self.info.id, "tool_prefix after connect is ignored"),
+        }
+        self
+    }
+
+    /// Pins this server's tools in `store` (provider `mcp`, connection: this provider's id):
+    /// the first listing pins each tool's definition, and a tool whose definition later
+    /// differs is not called until the change is accepted (`toolsmith pins accept`,
+    /// [`tool_core::provider::pins::accept`]). Set it before [`connect`](Self::connect); later
+    /// it is ignored.
+    pub fn pin_in(mut self, store: Arc<dyn PinStore>) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.pins = Some(store),
+            None => tracing::warn!(provider = %self.info.id, "pin_in after connect is ignored"),
         }
         self
     }

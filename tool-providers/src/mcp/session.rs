@@ -12,11 +12,11 @@ use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressTok
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use rmcp::ClientHandler;
 use tool_core::context::McpHandle;
-use tool_core::provider::ProviderError;
+use tool_core::provider::{pins, PinStore, ProviderError};
 use tool_core::{Registry, ToolError};
 
 use super::tools::build_tool;
-use super::MAX_PAGES;
+use super::{MAX_PAGES, PIN_PROVIDER};
 
 /// A synced registry and the definitions of the tools this provider put there.
 type Synced = (Arc<Registry>, BTreeMap<String, Tool>);
@@ -34,6 +34,8 @@ pub(super) struct Shared {
     pub(super) tools: RwLock<Vec<Tool>>,
     /// Where list changes are mirrored, and the definitions of the tools put there.
     pub(super) sync: Mutex<Option<Synced>>,
+    /// Where this server's tools are pinned, when they are (`pins`).
+    pub(super) pins: Option<Arc<dyn PinStore>>,
     /// Serialises refreshes.
     refreshing: tokio::sync::Mutex<()>,
     /// Where the progress of each running call goes (the MCP client of the call, when it came
@@ -49,6 +51,7 @@ impl Shared {
             peer: RwLock::new(None),
             tools: RwLock::new(Vec::new()),
             sync: Mutex::new(None),
+            pins: None,
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
         }
@@ -135,6 +138,13 @@ pub(super) async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Re
     }
     *shared.tools.write().unwrap_or_else(|e| e.into_inner()) = tools.clone();
     sync_registry(shared, &tools);
+    if let Some(store) = &shared.pins {
+        // The first listing pins each tool; a later one that differs is recorded for review.
+        let built: Vec<_> = tools.iter().filter_map(|def| build_tool(shared, def)).collect();
+        pins::pin_all(&**store, PIN_PROVIDER, &shared.id, &built)
+            .await
+            .map_err(|e| transport_error(&shared.id, e))?;
+    }
     Ok(())
 }
 

@@ -22,6 +22,8 @@ use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
 
 use super::content::{all_text, outcome};
 use super::session::Shared;
+use super::PIN_PROVIDER;
+use tool_core::provider::pins;
 
 /// A non-blank text.
 fn text(s: Option<&str>) -> Option<String> {
@@ -64,11 +66,17 @@ pub(super) fn build_tool(shared: &Arc<Shared>, def: &rmcp::model::Tool) -> Optio
     });
     // The builder checks the spec; its handler is never called (the tool is an `McpTool`).
     match builder.handler(|_, _| async { Ok(Value::Null) }) {
-        Ok(checked) => Some(Arc::new(McpTool {
-            spec: checked.spec().clone(),
-            shared: Arc::downgrade(shared),
-            name,
-        })),
+        Ok(checked) => {
+            let tool: Arc<dyn Tool> = Arc::new(McpTool {
+                spec: checked.spec().clone(),
+                shared: Arc::downgrade(shared),
+                name,
+            });
+            Some(match &shared.pins {
+                Some(store) => pins::pinned(tool, PIN_PROVIDER, &shared.id, store.clone()),
+                None => tool,
+            })
+        }
         Err(e) => {
             tracing::warn!(provider = %shared.id, tool = %name, error = %e, "skipping an MCP tool that is not a valid Toolsmith tool");
             None

@@ -73,6 +73,8 @@ struct Inner {
     seen: Mutex<Seen>,
     accounts: Mutex<Vec<Account>>,
     next_id: Mutex<u64>,
+    /// Descriptions that replace a tool's own, by slug.
+    descriptions: Mutex<BTreeMap<String, String>>,
 }
 
 /// A running fake.
@@ -92,6 +94,7 @@ impl ComposioFake {
             seen: Mutex::default(),
             accounts: Mutex::default(),
             next_id: Mutex::new(1),
+            descriptions: Mutex::default(),
         });
         let api = Router::new()
             .route("/toolkits", get(list_toolkits))
@@ -113,6 +116,15 @@ impl ComposioFake {
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         ComposioFake { url, inner }
+    }
+
+    /// Gives the tool `slug` a new description from now on (a changed remote definition).
+    pub fn describe(&self, slug: &str, description: &str) {
+        self.inner
+            .descriptions
+            .lock()
+            .unwrap()
+            .insert(slug.to_owned(), description.to_owned());
     }
 
     /// Changes how it misbehaves.
@@ -503,7 +515,7 @@ async fn get_toolkit(Path(slug): Path<String>) -> Response {
 async fn list_tools(State(inner): State<Arc<Inner>>, Query(q): Query<ListQuery>) -> Response {
     let search = q.query.clone().or(q.search.clone()).map(|s| s.to_lowercase());
     let slugs = csv(&q.tool_slugs);
-    let items: Vec<Value> = tools()
+    let items: Vec<Value> = current_tools(&inner)
         .into_iter()
         .filter(|t| {
             q.toolkit_slug
@@ -530,12 +542,24 @@ async fn list_tools(State(inner): State<Arc<Inner>>, Query(q): Query<ListQuery>)
     })
 }
 
-fn find_tool(slug: &str) -> Option<Value> {
-    tools().into_iter().find(|t| t["slug"] == slug)
+/// The catalog with the descriptions [`ComposioFake::describe`] replaced.
+fn current_tools(inner: &Inner) -> Vec<Value> {
+    let descriptions = inner.descriptions.lock().unwrap();
+    let mut all = tools();
+    for t in &mut all {
+        if let Some(d) = t["slug"].as_str().and_then(|s| descriptions.get(s)) {
+            t["description"] = json!(d);
+        }
+    }
+    all
 }
 
-async fn get_tool(Path(slug): Path<String>) -> Response {
-    match find_tool(&slug) {
+fn find_tool(inner: &Inner, slug: &str) -> Option<Value> {
+    current_tools(inner).into_iter().find(|t| t["slug"] == slug)
+}
+
+async fn get_tool(State(inner): State<Arc<Inner>>, Path(slug): Path<String>) -> Response {
+    match find_tool(&inner, &slug) {
         Some(t) => Json(t).into_response(),
         None => error(
             StatusCode::NOT_FOUND,
@@ -790,7 +814,7 @@ async fn execute(State(inner): State<Arc<Inner>>, Path(slug): Path<String>, Json
         version: body["version"].as_str().map(str::to_owned),
         arguments: body["arguments"].clone(),
     });
-    let Some(def) = find_tool(&slug) else {
+    let Some(def) = find_tool(&inner, &slug) else {
         return error(
             StatusCode::NOT_FOUND,
             json!(404),

@@ -38,6 +38,8 @@ pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{Migrated, PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
+pub(crate) use sqlite::create_private_file;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
 /// The environment variable that gives the integrity key of stored rows (its bytes; use 32 or

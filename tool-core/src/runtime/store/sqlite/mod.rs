@@ -79,7 +79,7 @@ fn now_ms() -> i64 {
 
 /// Creates `path` if missing, readable by the owner only on unix (and makes an existing file so
 /// too). Its directory must exist: a mistyped path is an error, not a new directory tree.
-fn create_private_file(path: &Path) -> Result<(), String> {
+pub(crate) fn create_private_file(path: &Path) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
             return Err(format!(

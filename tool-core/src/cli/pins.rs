@@ -1,0 +1,112 @@
+//! `toolsmith pins list|diff|accept`: reviewing the definitions of pinned remote tools.
+//!
+//! Owns the command's arguments and output over the pin file (`--pins FILE`, else the one next
+//! to `--store`). What a pin is and how a change is accepted are `provider::pins`'.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::provider::pins::{self, Pin, PinStore};
+use crate::provider::SqlitePins;
+
+/// The arguments of `pins`.
+#[derive(Debug, clap::Subcommand)]
+pub enum PinsCommand {
+    /// Every pinned tool: provider, connection, tool, fingerprint, and whether a changed
+    /// definition waits for review.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What a tool's changed definition changes: the parts, then the pinned and the new
+    /// definition as JSON.
+    Diff(Named),
+    /// Accept a tool's changed definition: it becomes the pin, and calls go through again.
+    Accept(Named),
+}
+
+/// One pinned tool.
+#[derive(Debug, clap::Args)]
+pub struct Named {
+    /// The provider (`mcp`, `composio`, `arcade`).
+    provider: String,
+    /// The tool's id.
+    tool: String,
+    /// The connection (needed when the tool is pinned for several).
+    #[arg(long)]
+    connection: Option<String>,
+}
+
+fn json(v: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// `pins`: `file` is the pin file (`None`: neither `--pins` nor `--store` was given).
+pub(super) async fn pins(file: Option<PathBuf>, command: PinsCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let file = file.ok_or("`pins` needs the pin file: pass --pins FILE (or --store FILE, whose pins are next to it)")?;
+    let store = SqlitePins::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let all = store.list().await.map_err(|e| e.to_string())?;
+    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| e.to_string());
+    match command {
+        PinsCommand::List { json: true } => w(out, json(&all))?,
+        PinsCommand::List { json: false } => {
+            for pin in &all {
+                let changed: Vec<&str> = pin.changes().into_iter().map(|c| c.as_str()).collect();
+                let state = if changed.is_empty() {
+                    "pinned".to_owned()
+                } else {
+                    format!("CHANGED ({})", changed.join(", "))
+                };
+                w(
+                    out,
+                    format!(
+                        "{}\t{}\t{}\t{}\t{state}",
+                        pin.key.provider, pin.key.connection, pin.key.tool, pin.pinned.fingerprint
+                    ),
+                )?;
+            }
+        }
+        PinsCommand::Diff(named) => {
+            let pin = find(&all, &named)?;
+            let changed: Vec<&str> = pin.changes().into_iter().map(|c| c.as_str()).collect();
+            let seen = pin.seen.as_ref().map(|s| &s.definition);
+            w(
+                out,
+                json(&serde_json::json!({"key": pin.key, "changed": changed, "pinned": pin.pinned.definition, "seen": seen})),
+            )?;
+        }
+        PinsCommand::Accept(named) => {
+            let key = find(&all, &named)?.key.clone();
+            let pin = pins::accept(&store, key).await.map_err(|e| e.to_string())?;
+            w(
+                out,
+                format!(
+                    "accepted {} of {} ({}): {}",
+                    pin.key.tool, pin.key.provider, pin.key.connection, pin.pinned.fingerprint
+                ),
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The one pin `named` names.
+fn find<'a>(all: &'a [Pin], named: &Named) -> Result<&'a Pin, String> {
+    let matching: Vec<&Pin> = all
+        .iter()
+        .filter(|p| p.key.provider == named.provider && p.key.tool == named.tool)
+        .filter(|p| named.connection.as_ref().is_none_or(|c| &p.key.connection == c))
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok(one),
+        [] => Err(format!("no tool `{}` of `{}` is pinned", named.tool, named.provider)),
+        several => Err(format!(
+            "`{}` of `{}` is pinned for several connections ({}): name one with --connection",
+            named.tool,
+            named.provider,
+            several.iter().map(|p| p.key.connection.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
