@@ -172,6 +172,57 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
+/// `inner` under an edited spec (another id, description or scopes); everything else (running,
+/// approval, transforms, hooks) is the inner tool's.
+///
+/// ```
+/// use tool_core::{tool::with_spec, DynamicTool, Tool};
+/// let tool = DynamicTool::builder("lookup", "Look a record up")
+///     .handler(|_, _| async { Ok(serde_json::json!(1)) })
+///     .unwrap()
+///     .into_tool();
+/// let scoped = with_spec(tool, |spec| spec.scopes.push("crm.read".into()));
+/// assert_eq!(scoped.spec().scopes, ["crm.read"]);
+/// ```
+pub fn with_spec(inner: Arc<dyn Tool>, edit: impl FnOnce(&mut ToolSpec)) -> Arc<dyn Tool> {
+    let mut spec = inner.spec().clone();
+    edit(&mut spec);
+    Arc::new(Respecified { inner, spec })
+}
+
+/// A tool under an edited spec ([`with_spec`]).
+struct Respecified {
+    inner: Arc<dyn Tool>,
+    spec: ToolSpec,
+}
+
+impl Tool for Respecified {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn execute(
+        &self,
+        input: ToolInput<'_>,
+        context: Arc<Map<String, Value>>,
+        call: ToolCallInfo,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        self.inner.execute(input, context, call)
+    }
+
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
+        self.inner.requires_approval(input, context)
+    }
+
+    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
+        self.inner.transform(target, phase, payload)
+    }
+
+    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
+        self.inner.input_hook(event, call)
+    }
+}
+
 /// A lifecycle hook fired before `execute` (`on_output` runs inside `execute`).
 #[derive(Debug, Clone, Copy)]
 pub enum InputHook<'a> {
@@ -226,6 +277,8 @@ pub struct ToolMeta {
     pub provider_options: Vec<(&'static str, Value)>,
     /// Tags for selecting tools.
     pub tags: &'static [&'static str],
+    /// The OAuth scopes a caller must hold (`scopes = [...]`).
+    pub scopes: &'static [&'static str],
     /// Background execution settings.
     pub background: Option<BackgroundSpec>,
     /// Which lifecycle hooks are implemented.
@@ -358,6 +411,7 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     spec.provider_options = meta.provider_options.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     spec.input_examples = T::input_examples();
     spec.tags = meta.tags.iter().map(|t| (*t).to_owned()).collect();
+    spec.scopes = meta.scopes.iter().map(|t| (*t).to_owned()).collect();
     spec.background = meta.background;
     spec.hooks = meta.hooks;
     spec.transforms = meta.transforms;
@@ -593,6 +647,28 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// The OAuth scopes a caller's access token must grant to call the tool (`#[tool(scopes =
+    /// [...])]` for a dynamic tool); duplicates and blank entries are dropped.
+    ///
+    /// ```
+    /// use tool_core::DynamicTool;
+    /// let tool = DynamicTool::builder("crm_update", "Update a CRM record")
+    ///     .scopes(["crm.write", "crm.write", " "])
+    ///     .handler(|_, _| async { Ok(serde_json::json!("updated")) })
+    ///     .unwrap();
+    /// use tool_core::Tool;
+    /// assert_eq!(tool.spec().scopes, ["crm.write"]);
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        for scope in scopes {
+            let scope = scope.into().trim().to_owned();
+            if !scope.is_empty() && !self.spec.scopes.contains(&scope) {
+                self.spec.scopes.push(scope);
+            }
+        }
+        self
+    }
+
     /// Edits any other part of the spec (MCP annotations, provider options, …).
     pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
         edit(&mut self.spec);
@@ -615,6 +691,12 @@ impl DynamicToolBuilder {
         if self.spec.description.trim().is_empty() {
             return Err(SchemaError(format!(
                 "tool `{}`: the description is empty; the model reads it to decide when to call",
+                self.spec.id
+            )));
+        }
+        if let Some(bad) = self.spec.scopes.iter().find(|s| !crate::spec::is_scope_token(s)) {
+            return Err(SchemaError(format!(
+                "tool `{}`: `{bad}` is not an OAuth scope: use printable ASCII characters other than space, `\"` and `\\`",
                 self.spec.id
             )));
         }

@@ -229,6 +229,8 @@ pub struct ServeCommand {
     #[command(flatten)]
     limits: serve::LimitArgs,
     #[command(flatten)]
+    auth: serve::AuthArgs,
+    #[command(flatten)]
     execution: execution::ExecutionArgs,
 }
 

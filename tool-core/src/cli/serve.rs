@@ -35,6 +35,53 @@ pub(super) struct LimitArgs {
     session_idle_timeout: f64,
 }
 
+/// `serve --http` as an OAuth 2.1 resource server (flattened into `serve`'s arguments).
+#[derive(Debug, clap::Args)]
+pub(super) struct AuthArgs {
+    /// HTTP: accept access tokens (JWTs) of this OAuth authorization server (its issuer URL;
+    /// its keys are found through its RFC 8414 or OpenID metadata). Requires --auth-resource.
+    #[arg(long, value_name = "URL", requires = "auth_resource", conflicts_with_all = ["auth_token_env", "stdio"])]
+    auth_issuer: Option<String>,
+    /// HTTP: this server's canonical URI as clients reach it (e.g.
+    /// `https://mcp.example.com/mcp`): tokens must name it in `aud`, and its Protected
+    /// Resource Metadata names it.
+    #[arg(long, value_name = "URI", requires = "auth_issuer")]
+    auth_resource: Option<String>,
+    /// HTTP: accept tokens whose `aud` is this too (repeatable), for an authorization server
+    /// that cannot use the resource URI as the audience.
+    #[arg(long, value_name = "AUD", requires = "auth_issuer")]
+    auth_audience: Vec<String>,
+    /// HTTP: a scope every request's token must grant (repeatable).
+    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    required_scope: Vec<String>,
+    /// HTTP: a token claim that reaches tools in the request context (`auth.claims`), e.g.
+    /// `email` (repeatable).
+    #[arg(long, value_name = "CLAIM", requires = "auth_issuer")]
+    auth_claim: Vec<String>,
+    /// HTTP: the JWKS URI, when the authorization server publishes no metadata.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_jwks_uri: Option<String>,
+    /// HTTP: `tools/list` shows a caller only the tools its token's scopes allow it to call.
+    #[arg(long, requires = "auth_issuer")]
+    hide_unauthorized_tools: bool,
+}
+
+impl AuthArgs {
+    /// The resource server the flags describe, if any.
+    fn resource_server(&self) -> Result<Option<std::sync::Arc<crate::mcp::oauth::ResourceServer>>, String> {
+        let (Some(issuer), Some(resource)) = (&self.auth_issuer, &self.auth_resource) else {
+            return Ok(None);
+        };
+        let mut config = crate::mcp::oauth::OAuthConfig::new(issuer, resource);
+        config.audiences = self.auth_audience.clone();
+        config.required_scopes = self.required_scope.clone();
+        config.claims = self.auth_claim.clone();
+        config.jwks_uri = self.auth_jwks_uri.clone();
+        let server = crate::mcp::oauth::ResourceServer::new(config).map_err(|e| e.to_string())?;
+        Ok(Some(std::sync::Arc::new(server)))
+    }
+}
+
 /// A positive, finite number of seconds (fractions allowed).
 fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -73,6 +120,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         stateless,
         json_response,
         limits,
+        auth,
         execution,
     } = serve;
     runtime.registry().set_execution(execution.policy());
@@ -84,6 +132,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         max_concurrent_calls,
         context,
         input_timeout: std::time::Duration::from_secs(input_timeout),
+        hide_unauthorized_tools: auth.hide_unauthorized_tools,
         ..crate::mcp::McpConfig::default()
     };
     let server = crate::mcp::McpServer::new(runtime.clone(), config);
@@ -104,6 +153,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         allowed_hosts: allow_hosts,
         allowed_origins: allow_origins,
         auth_token,
+        oauth: auth.resource_server()?,
         max_body_bytes,
         stateless,
         json_response,

@@ -39,6 +39,10 @@ pub struct McpConfig {
     /// call again with the answer (2026-07-28; default 10 minutes). Past it the tool's question
     /// fails and the call's slot is freed.
     pub input_timeout: std::time::Duration,
+    /// `tools/list` shows a caller with an [`Identity`](super::Identity) (an authorized HTTP
+    /// request) only the tools whose scopes its token grants (default: every tool is listed,
+    /// and calling one without its scopes is refused).
+    pub hide_unauthorized_tools: bool,
 }
 
 impl Default for McpConfig {
@@ -51,6 +55,7 @@ impl Default for McpConfig {
             max_concurrent_calls: 16,
             context: None,
             input_timeout: std::time::Duration::from_secs(600),
+            hide_unauthorized_tools: false,
         }
     }
 }
