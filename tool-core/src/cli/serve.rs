@@ -61,6 +61,10 @@ pub(super) struct AuthArgs {
     /// HTTP: the JWKS URI, when the authorization server publishes no metadata.
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     auth_jwks_uri: Option<String>,
+    /// HTTP: the shortest time between two fetches of the authorization server's keys (a
+    /// token naming an unknown key refetches them at most this often).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = seconds, requires = "auth_issuer")]
+    auth_key_refresh_interval: f64,
     /// HTTP: `tools/list` shows a caller only the tools its token's scopes allow it to call.
     #[arg(long, requires = "auth_issuer")]
     hide_unauthorized_tools: bool,
@@ -77,6 +81,7 @@ impl AuthArgs {
         config.required_scopes = self.required_scope.clone();
         config.claims = self.auth_claim.clone();
         config.jwks_uri = self.auth_jwks_uri.clone();
+        config.key_refresh_interval = Duration::from_secs_f64(self.auth_key_refresh_interval);
         let server = crate::mcp::oauth::ResourceServer::new(config).map_err(|e| e.to_string())?;
         Ok(Some(std::sync::Arc::new(server)))
     }
