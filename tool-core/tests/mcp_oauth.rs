@@ -48,7 +48,10 @@ fn main() -> std::process::ExitCode {
             ("key_rotation_and_bounded_refetch", key_rotation_and_bounded_refetch),
             ("scopes_server_wide_and_per_tool", scopes_server_wide_and_per_tool),
             ("hidden_tools", hidden_tools),
-            ("the_caller_reaches_tools_but_its_token_does_not", the_caller_reaches_tools_but_its_token_does_not),
+            (
+                "the_caller_reaches_tools_but_its_token_does_not",
+                the_caller_reaches_tools_but_its_token_does_not,
+            ),
         ],
         || false,
     )
@@ -153,10 +156,19 @@ fn metadata_and_challenges() {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &[]);
         for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
-            let doc: Value = reqwest::get(format!("{}{path}", served.origin())).await.unwrap().json().await.unwrap();
+            let doc: Value = reqwest::get(format!("{}{path}", served.origin()))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             assert_eq!(doc["resource"], RESOURCE, "{path}: {doc}");
             assert_eq!(doc["authorization_servers"], json!([auth.issuer]));
-            assert_eq!(doc["scopes_supported"], json!(["mcp", "crm.write"]), "required scopes, then the tools'");
+            assert_eq!(
+                doc["scopes_supported"],
+                json!(["mcp", "crm.write"]),
+                "required scopes, then the tools'"
+            );
             assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
         }
         let r = served.post(None, 1, "tools/list", json!({})).await;
@@ -192,17 +204,43 @@ fn bad_tokens_are_refused() {
         let last = if flipped.ends_with('A') { 'B' } else { 'A' };
         flipped.replace_range(flipped.len() - 1.., &last.to_string());
         // The RSA key's public modulus used as an HMAC secret (algorithm confusion).
-        let n: Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oauth/rsa1.jwk.json")).unwrap()).unwrap();
+        let n: Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oauth/rsa1.jwk.json")).unwrap(),
+        )
+        .unwrap();
         let mut hs = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
         hs.kid = Some("k1".into());
-        let confused = jsonwebtoken::encode(&hs, &good, &jsonwebtoken::EncodingKey::from_secret(n["n"].as_str().unwrap().as_bytes())).unwrap();
+        let confused = jsonwebtoken::encode(
+            &hs,
+            &good,
+            &jsonwebtoken::EncodingKey::from_secret(n["n"].as_str().unwrap().as_bytes()),
+        )
+        .unwrap();
         let cases: Vec<(&str, String, &str)> = vec![
             ("expired", with(&|c| c["exp"] = json!(now() - 120)), "expired"),
             ("not yet valid", with(&|c| c["nbf"] = json!(now() + 120)), "not valid yet"),
-            ("another resource", with(&|c| c["aud"] = json!("https://other.example.com/mcp")), "another resource"),
-            ("another issuer", with(&|c| c["iss"] = json!("https://evil.example.com")), "another authorization server"),
-            ("no subject", with(&|c| { c.as_object_mut().unwrap().remove("sub"); }), "`sub`"),
-            ("unsigned", format!("{}.{payload}.", b64(&json!({"alg": "none", "typ": "JWT"}))), "not a signed JWT"),
+            (
+                "another resource",
+                with(&|c| c["aud"] = json!("https://other.example.com/mcp")),
+                "another resource",
+            ),
+            (
+                "another issuer",
+                with(&|c| c["iss"] = json!("https://evil.example.com")),
+                "another authorization server",
+            ),
+            (
+                "no subject",
+                with(&|c| {
+                    c.as_object_mut().unwrap().remove("sub");
+                }),
+                "`sub`",
+            ),
+            (
+                "unsigned",
+                format!("{}.{payload}.", b64(&json!({"alg": "none", "typ": "JWT"}))),
+                "not a signed JWT",
+            ),
             ("tampered payload", format!("{header}.{other_payload}.{signature}"), "signature"),
             ("tampered signature", format!("{header}.{payload}.{flipped}"), "signature"),
             ("HMAC with the public key", confused, "shared secret"),
@@ -215,7 +253,9 @@ fn bad_tokens_are_refused() {
             assert!(c.contains(r#"error="invalid_token""#) && c.contains(says), "{what}: {c}");
         }
         // Within the leeway, a just-expired token still passes.
-        let r = served.post(Some(&with(&|c| c["exp"] = json!(now() - 5))), 1, "tools/list", json!({})).await;
+        let r = served
+            .post(Some(&with(&|c| c["exp"] = json!(now() - 5))), 1, "tools/list", json!({}))
+            .await;
         assert_eq!(r.status(), 200, "a token 5 s past `exp` is within the leeway");
     });
 }
@@ -225,21 +265,50 @@ fn key_rotation_and_bounded_refetch() {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &["--auth-key-refresh-interval", "0.2"]);
         let claims = auth.claims(RESOURCE, "alice", "mcp");
-        assert_eq!(served.post(Some(&auth.mint("k1", &claims)), 1, "tools/list", json!({})).await.status(), 200);
+        assert_eq!(
+            served
+                .post(Some(&auth.mint("k1", &claims)), 1, "tools/list", json!({}))
+                .await
+                .status(),
+            200
+        );
         assert_eq!(auth.jwks_fetches(), 1);
         // Rotation: new keys appear; a token naming one makes the server fetch the set again.
         auth.publish("k2");
         auth.publish("k3");
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        assert_eq!(served.post(Some(&auth.mint("k2", &claims)), 1, "tools/list", json!({})).await.status(), 200, "RS256 after rotation");
+        assert_eq!(
+            served
+                .post(Some(&auth.mint("k2", &claims)), 1, "tools/list", json!({}))
+                .await
+                .status(),
+            200,
+            "RS256 after rotation"
+        );
         assert_eq!(auth.jwks_fetches(), 2);
-        assert_eq!(served.post(Some(&auth.mint("k3", &claims)), 1, "tools/list", json!({})).await.status(), 200, "ES256, already fetched");
+        assert_eq!(
+            served
+                .post(Some(&auth.mint("k3", &claims)), 1, "tools/list", json!({}))
+                .await
+                .status(),
+            200,
+            "ES256, already fetched"
+        );
         assert_eq!(auth.jwks_fetches(), 2, "a known key costs no fetch");
-        assert_eq!(served.post(Some(&auth.mint("k1", &claims)), 1, "tools/list", json!({})).await.status(), 200);
+        assert_eq!(
+            served
+                .post(Some(&auth.mint("k1", &claims)), 1, "tools/list", json!({}))
+                .await
+                .status(),
+            200
+        );
 
         // A flood of unknown kids: one refetch per interval at most, and each is refused.
         let mut forged = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
-        let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oauth/rsa1.pem")).unwrap()).unwrap();
+        let key = jsonwebtoken::EncodingKey::from_rsa_pem(
+            &std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oauth/rsa1.pem")).unwrap(),
+        )
+        .unwrap();
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         let before = auth.jwks_fetches();
         for i in 0..20 {
@@ -260,7 +329,14 @@ fn scopes_server_wide_and_per_tool() {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &[]);
         // Without the server's required scope: 403 insufficient_scope on any request.
-        let r = served.post(Some(&auth.mint("k1", &auth.claims(RESOURCE, "alice", "crm.write"))), 1, "tools/list", json!({})).await;
+        let r = served
+            .post(
+                Some(&auth.mint("k1", &auth.claims(RESOURCE, "alice", "crm.write"))),
+                1,
+                "tools/list",
+                json!({}),
+            )
+            .await;
         assert_eq!(r.status(), 403);
         assert_eq!(
             challenge(&r),
@@ -270,8 +346,18 @@ fn scopes_server_wide_and_per_tool() {
         // the call needs, with the JSON-RPC id.
         let reader = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));
         let list = served.result(&reader, "tools/list", json!({})).await;
-        assert!(list["tools"].as_array().unwrap().iter().any(|t| t["name"] == "crm-update"), "{list}");
-        let r = served.post(Some(&reader), 7, "tools/call", json!({"name": "crm-update", "arguments": {"id": "r1"}})).await;
+        assert!(
+            list["tools"].as_array().unwrap().iter().any(|t| t["name"] == "crm-update"),
+            "{list}"
+        );
+        let r = served
+            .post(
+                Some(&reader),
+                7,
+                "tools/call",
+                json!({"name": "crm-update", "arguments": {"id": "r1"}}),
+            )
+            .await;
         assert_eq!(r.status(), 403);
         assert_eq!(
             challenge(&r),
@@ -282,7 +368,10 @@ fn scopes_server_wide_and_per_tool() {
         assert!(body["error"]["message"].as_str().unwrap().contains("crm.write"), "{body}");
         // A tool without scopes needs only the server's.
         let me = served.call(&reader, "whoami", json!({})).await;
-        assert!(me["isError"] != json!(true) && me["content"][0]["text"].as_str().is_some_and(|t| t.contains("alice")), "{me}");
+        assert!(
+            me["isError"] != json!(true) && me["content"][0]["text"].as_str().is_some_and(|t| t.contains("alice")),
+            "{me}"
+        );
         let writer = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp crm.write"));
         let done = served.call(&writer, "crm-update", json!({"id": "r1"})).await;
         assert_eq!(done["content"][0]["text"], "updated r1", "{done}");
@@ -294,11 +383,19 @@ fn hidden_tools() {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &["--hide-unauthorized-tools"]);
         let names = |list: &Value| -> Vec<String> {
-            list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+            list["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
         };
         let reader = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));
         let listed = names(&served.result(&reader, "tools/list", json!({})).await);
-        assert!(listed.contains(&"whoami".to_owned()) && !listed.contains(&"crm-update".to_owned()), "{listed:?}");
+        assert!(
+            listed.contains(&"whoami".to_owned()) && !listed.contains(&"crm-update".to_owned()),
+            "{listed:?}"
+        );
         let writer = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp crm.write"));
         let listed = names(&served.result(&writer, "tools/list", json!({})).await);
         assert!(listed.contains(&"crm-update".to_owned()), "{listed:?}");
@@ -308,7 +405,15 @@ fn hidden_tools() {
 fn the_caller_reaches_tools_but_its_token_does_not() {
     block_on(async {
         let auth = AuthServer::start().await;
-        let served = Served::start(&auth, &["--auth-claim", "email", "--context", r#"{"resourceId": "operator", "region": "eu"}"#]);
+        let served = Served::start(
+            &auth,
+            &[
+                "--auth-claim",
+                "email",
+                "--context",
+                r#"{"resourceId": "operator", "region": "eu"}"#,
+            ],
+        );
         let mut seen = Vec::new();
         for who in ["alice", "bob"] {
             let mut claims = auth.claims(RESOURCE, who, "mcp");

@@ -196,7 +196,12 @@ mod tests {
     #[tokio::test]
     async fn static_tokens_compare_exactly_and_are_removed() {
         let gate = Gate::Token("s3cret".into());
-        for (given, ok) in [("Bearer s3cret", true), ("bearer s3cret", true), ("Bearer s3cre", false), ("s3cret", false)] {
+        for (given, ok) in [
+            ("Bearer s3cret", true),
+            ("bearer s3cret", true),
+            ("Bearer s3cre", false),
+            ("s3cret", false),
+        ] {
             let mut h = HeaderMap::new();
             h.insert(header::AUTHORIZATION, given.parse().unwrap());
             assert_eq!(gate.admit(&mut h).await.is_ok(), ok, "{given}");

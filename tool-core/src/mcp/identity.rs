@@ -53,11 +53,7 @@ impl Identity {
 
     /// The scopes of `required` this identity is not granted, in order.
     pub fn missing<'a>(&self, required: &'a [String]) -> Vec<&'a str> {
-        required
-            .iter()
-            .filter(|s| !self.scopes.contains(*s))
-            .map(String::as_str)
-            .collect()
+        required.iter().filter(|s| !self.scopes.contains(*s)).map(String::as_str).collect()
     }
 
     /// The request context a call of this identity gets: `base` (the server's configured
@@ -83,10 +79,7 @@ impl Identity {
 
 /// The identity the transport established for the request carrying `ctx`, if any.
 pub(super) fn of(ctx: &RequestContext<RoleServer>) -> Option<&Identity> {
-    ctx.extensions
-        .get::<axum::http::request::Parts>()?
-        .extensions
-        .get::<Identity>()
+    ctx.extensions.get::<axum::http::request::Parts>()?.extensions.get::<Identity>()
 }
 
 /// The error text of a call whose token lacks scopes the tool needs.

@@ -91,7 +91,12 @@ async fn metadata(State(s): State<Arc<AsState>>) -> ([(&'static str, &'static st
 async fn jwks(State(s): State<Arc<AsState>>) -> ([(&'static str, &'static str); 1], String) {
     s.jwks_fetches.fetch_add(1, Ordering::SeqCst);
     let published = s.published.lock().unwrap().clone();
-    let keys: Vec<Value> = s.keys.iter().filter(|k| published.contains(&k.kid)).map(|k| k.jwk.clone()).collect();
+    let keys: Vec<Value> = s
+        .keys
+        .iter()
+        .filter(|k| published.contains(&k.kid))
+        .map(|k| k.jwk.clone())
+        .collect();
     json_body(json!({ "keys": keys }))
 }
 
@@ -147,5 +152,8 @@ impl AuthServer {
 
 /// Seconds since the epoch.
 pub fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }

@@ -146,12 +146,16 @@ pub fn provider_options(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta
 
 /// `tags = ["weather", "read-only"]`: distinct string literals of a safe alphabet.
 pub fn tags(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
-    let tags = strings(cx, meta, &Words {
-        key: "tag",
-        example: "tags = [\"weather\", \"read-only\"]",
-        allowed: |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'),
-        alphabet: "a-z, A-Z, 0-9, `-`, `_`, `.`, `/`",
-    })?;
+    let tags = strings(
+        cx,
+        meta,
+        &Words {
+            key: "tag",
+            example: "tags = [\"weather\", \"read-only\"]",
+            allowed: |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'),
+            alphabet: "a-z, A-Z, 0-9, `-`, `_`, `.`, `/`",
+        },
+    )?;
     set(cx, meta, &mut a.tags, tags);
     Ok(())
 }
@@ -159,12 +163,16 @@ pub fn tags(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Re
 /// `scopes = ["crm.write"]`: distinct OAuth scope tokens (RFC 6749 §3.3: printable ASCII
 /// without space, `"` and `\`), every one of which a caller's access token must grant.
 pub fn scopes(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
-    let scopes = strings(cx, meta, &Words {
-        key: "scope",
-        example: "scopes = [\"crm.read\", \"crm.write\"]",
-        allowed: |c| c.is_ascii_graphic() && !matches!(c, '"' | '\\'),
-        alphabet: "printable ASCII characters other than space, `\"` and `\\`",
-    })?;
+    let scopes = strings(
+        cx,
+        meta,
+        &Words {
+            key: "scope",
+            example: "scopes = [\"crm.read\", \"crm.write\"]",
+            allowed: |c| c.is_ascii_graphic() && !matches!(c, '"' | '\\'),
+            alphabet: "printable ASCII characters other than space, `\"` and `\\`",
+        },
+    )?;
     set(cx, meta, &mut a.scopes, scopes);
     Ok(())
 }

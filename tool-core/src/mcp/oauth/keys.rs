@@ -66,7 +66,10 @@ impl KeySet {
         Ok(KeySet {
             issuer,
             client,
-            cache: Mutex::new(Cache { jwks_uri, ..Cache::default() }),
+            cache: Mutex::new(Cache {
+                jwks_uri,
+                ..Cache::default()
+            }),
             refetch: tokio::sync::Mutex::new(()),
             min_refresh,
         })
@@ -151,7 +154,10 @@ impl KeySet {
                         why.push(format!("{url}: its `issuer` is not `{}`", self.issuer));
                         continue;
                     }
-                    let uri = meta.get("jwks_uri").and_then(Value::as_str).ok_or(format!("{url}: no `jwks_uri`"))?;
+                    let uri = meta
+                        .get("jwks_uri")
+                        .and_then(Value::as_str)
+                        .ok_or(format!("{url}: no `jwks_uri`"))?;
                     return Url::parse(uri).map_err(|e| format!("{url}: `jwks_uri` is not a URL: {e}"));
                 }
                 Err(e) => why.push(format!("{url}: {e}")),

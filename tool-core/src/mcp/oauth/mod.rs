@@ -105,7 +105,9 @@ pub struct ResourceServer {
 
 impl fmt::Debug for ResourceServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourceServer").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("ResourceServer")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -164,7 +166,13 @@ impl ResourceServer {
     /// `scopes_supported`.
     pub fn metadata(&self, tool_scopes: &[String]) -> Value {
         let mut scopes: Vec<&String> = Vec::new();
-        for s in self.config.required_scopes.iter().chain(&self.config.scopes_supported).chain(tool_scopes) {
+        for s in self
+            .config
+            .required_scopes
+            .iter()
+            .chain(&self.config.scopes_supported)
+            .chain(tool_scopes)
+        {
             if !scopes.contains(&s) {
                 scopes.push(s);
             }
@@ -206,7 +214,13 @@ impl ResourceServer {
 /// `text` fit for a quoted-string: no `"` or `\`, printable ASCII only.
 fn quoted(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '\'' })
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '\''
+            }
+        })
         .collect()
 }
 
@@ -219,7 +233,9 @@ fn checked_url(what: &str, url: &str) -> Result<reqwest::Url, ConfigError> {
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" if loopback => Ok(parsed),
-        _ => Err(ConfigError(format!("{what} `{url}` must be an https URL (http only on a loopback host)"))),
+        _ => Err(ConfigError(format!(
+            "{what} `{url}` must be an https URL (http only on a loopback host)"
+        ))),
     }
 }
 
@@ -251,7 +267,10 @@ mod tests {
         let meta = r#"resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
         assert_eq!(s.challenge(&Refusal::Missing), format!(r#"Bearer scope="mcp", {meta}"#));
         let bad = s.challenge(&Refusal::Invalid("the \"exp\" is past\n".into()));
-        assert!(bad.starts_with(r#"Bearer error="invalid_token", error_description="the 'exp' is past'", scope="mcp""#), "{bad}");
+        assert!(
+            bad.starts_with(r#"Bearer error="invalid_token", error_description="the 'exp' is past'", scope="mcp""#),
+            "{bad}"
+        );
         let more = s.challenge(&Refusal::InsufficientScope(vec!["mcp".into(), "crm.write".into()]));
         assert_eq!(more, format!(r#"Bearer error="insufficient_scope", scope="mcp crm.write", {meta}"#));
     }
@@ -264,7 +283,10 @@ mod tests {
             ("https://auth.example.com", "https://mcp.example.com/mcp#frag"),
             ("not a url", "https://mcp.example.com"),
         ] {
-            assert!(ResourceServer::new(OAuthConfig::new(issuer, resource)).is_err(), "{issuer} {resource}");
+            assert!(
+                ResourceServer::new(OAuthConfig::new(issuer, resource)).is_err(),
+                "{issuer} {resource}"
+            );
         }
         assert!(ResourceServer::new(OAuthConfig::new("http://127.0.0.1:9/", "http://localhost:8931/mcp")).is_ok());
     }

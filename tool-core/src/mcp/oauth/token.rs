@@ -109,7 +109,11 @@ mod tests {
     fn subject_required_and_chosen_claims_only() {
         assert!(identity(claims(json!({"sub": " "})), &[]).is_err());
         assert!(identity(claims(json!({"sub": 7})), &[]).is_err());
-        let i = identity(claims(json!({"sub": "a", "email": "a@x", "secret": 1})), &["email".into(), "org".into()]).unwrap();
+        let i = identity(
+            claims(json!({"sub": "a", "email": "a@x", "secret": 1})),
+            &["email".into(), "org".into()],
+        )
+        .unwrap();
         assert_eq!(Value::Object(i.claims), json!({"email": "a@x"}));
     }
 }
