@@ -229,7 +229,7 @@ pub struct ServeCommand {
     #[command(flatten)]
     limits: serve::LimitArgs,
     #[command(flatten)]
-    auth: serve::AuthArgs,
+    auth: Box<serve::AuthArgs>,
     #[command(flatten)]
     execution: execution::ExecutionArgs,
 }

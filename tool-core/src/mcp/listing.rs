@@ -84,7 +84,7 @@ impl Listing {
                 .ok_or_else(|| ErrorData::invalid_params(format!("the cursor `{c}` is not one this server gave"), None))?,
         };
         let end = (start + size.max(1)).min(tools.len());
-        let mut result = ListToolsResult::with_all_items(tools[start..end].iter().map(|t| McpTool::clone(t)).collect());
+        let mut result = ListToolsResult::with_all_items(tools[start..end].iter().copied().cloned().collect());
         result.next_cursor = (end < tools.len()).then(|| end.to_string());
         Ok(result)
     }
