@@ -13,7 +13,8 @@ use axum::routing::get;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/oauth");
+/// The keys live with tool-core's tests; this module is used by tool-providers' tests too.
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tool-core/tests/fixtures/oauth");
 
 /// A signing key of the fixtures: its `kid`, algorithm, private half and public JWK.
 struct SigningKey {
