@@ -47,6 +47,10 @@ impl RequestContext {
     }
 }
 
+/// The key of Mastra's request-context entry naming the caller's resource id; `resourceId`
+/// and `resource_id` are read too (by the providers' caller-supplied scope, for one).
+pub const RESOURCE_ID_KEYS: [&str; 3] = ["mastra__resourceId", "resourceId", "resource_id"];
+
 /// What a call *is*: its identity and what the caller sent with it. Plain data, kept with a
 /// call that waits (for approval or resume data) and given back to it when it continues.
 ///

@@ -47,7 +47,8 @@
 //! All on by default. With `default-features = false` a crate that only defines tools gets the
 //! macro, the registry, validated calls, catalogs and the stream decoders, and none of the heavy
 //! parts: `runtime` (runs, approval, suspension, background tasks), `sqlite` (the SQLite store
-//! for waiting calls; bundled SQLite), `mcp` (the MCP server: rmcp, axum), `check`
+//! for waiting calls; bundled SQLite), `mcp` (the MCP server: rmcp, axum), `oauth` (the MCP
+//! HTTP server as an OAuth 2.1 resource server: jsonwebtoken, reqwest), `check`
 //! ([`Registry::check`]: every tool tested against its own schemas), `isolate` (tools in a child
 //! process with resource limits: libc, Tokio's process support) and `cli` (the `toolsmith`
 //! command line: clap; implies the others).

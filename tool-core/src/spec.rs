@@ -54,6 +54,11 @@ pub struct ToolSpec {
     /// Tags for selecting tools into catalogs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The OAuth scopes a caller's access token must grant to call the tool (`#[tool(scopes =
+    /// [...])]`), on top of the server's own; served without authorization, nothing checks
+    /// them. See the MCP server's authorization (`mcp::http`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
     /// Example inputs (values of the input type, serialised).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_examples: Vec<Value>,
@@ -78,6 +83,18 @@ pub struct ToolSpec {
     pub max_model_output: Option<usize>,
     /// Where the tool was defined.
     pub source: SourceLocation,
+}
+
+/// Whether `s` is one OAuth scope token (RFC 6749 §3.3): printable ASCII other than space,
+/// `"` and `\`.
+///
+/// ```
+/// use tool_core::spec::is_scope_token;
+/// assert!(is_scope_token("crm.write") && is_scope_token("https://api.example.com/read"));
+/// assert!(!is_scope_token("crm write") && !is_scope_token("") && !is_scope_token("ünï"));
+/// ```
+pub fn is_scope_token(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_graphic() && !matches!(c, '"' | '\\'))
 }
 
 /// The `_meta` key under which an MCP listing carries a tool's suspend schema (what its call
@@ -132,6 +149,7 @@ impl ToolSpec {
             provider_options: BTreeMap::new(),
             input_examples: Vec::new(),
             tags: Vec::new(),
+            scopes: Vec::new(),
             background: None,
             hooks: HookSet::default(),
             transforms: Vec::new(),

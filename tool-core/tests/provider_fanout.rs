@@ -110,6 +110,7 @@ fn meta(toolkit: &str) -> ToolMeta {
     ToolMeta {
         toolkit: Some(toolkit.into()),
         description: None,
+        ..ToolMeta::default()
     }
 }
 

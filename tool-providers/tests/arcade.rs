@@ -533,6 +533,7 @@ async fn resolve_tools_vnext_binds_the_user_bucket_and_applies_description_overr
         ToolMeta {
             toolkit: Some("Slack".into()),
             description: Some("Post to the team's Slack".into()),
+            ..ToolMeta::default()
         },
     );
     let asked = |author: Option<&str>, kind: Option<ConnectionKind>, context: serde_json::Map<String, Value>| ResolveToolsOptions {
@@ -1052,6 +1053,7 @@ async fn the_fan_out_resolves_a_pinned_arcade_connection_into_callable_tools() {
         ToolMeta {
             toolkit: Some("Github".into()),
             description: Some("Read one of Alice's repositories".into()),
+            ..ToolMeta::default()
         },
     );
     selection.tools.insert("Math.Add".into(), ToolMeta::default());

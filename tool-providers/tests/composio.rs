@@ -645,6 +645,7 @@ async fn fan_out_with_two_labelled_gmail_connections() {
                 ToolMeta {
                     toolkit: Some("gmail".into()),
                     description: Some("Send mail for the team".into()),
+                    ..ToolMeta::default()
                 },
             )]),
             connections: BTreeMap::from([("gmail".to_owned(), vec![pin(&work, "Work"), pin(&personal, "Personal")])]),

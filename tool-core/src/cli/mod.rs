@@ -267,6 +267,8 @@ pub struct ServeCommand {
     #[command(flatten)]
     limits: serve::LimitArgs,
     #[command(flatten)]
+    auth: Box<serve::AuthArgs>,
+    #[command(flatten)]
     execution: execution::ExecutionArgs,
 }
 

@@ -35,6 +35,58 @@ pub(super) struct LimitArgs {
     session_idle_timeout: f64,
 }
 
+/// `serve --http` as an OAuth 2.1 resource server (flattened into `serve`'s arguments).
+#[derive(Debug, clap::Args)]
+pub(super) struct AuthArgs {
+    /// HTTP: accept access tokens (JWTs) of this OAuth authorization server (its issuer URL;
+    /// its keys are found through its RFC 8414 or OpenID metadata). Requires --auth-resource.
+    #[arg(long, value_name = "URL", requires = "auth_resource", conflicts_with_all = ["auth_token_env", "stdio"])]
+    auth_issuer: Option<String>,
+    /// HTTP: this server's canonical URI as clients reach it (e.g.
+    /// `https://mcp.example.com/mcp`): tokens must name it in `aud`, and its Protected
+    /// Resource Metadata names it.
+    #[arg(long, value_name = "URI", requires = "auth_issuer")]
+    auth_resource: Option<String>,
+    /// HTTP: accept tokens whose `aud` is this too (repeatable), for an authorization server
+    /// that cannot use the resource URI as the audience.
+    #[arg(long, value_name = "AUD", requires = "auth_issuer")]
+    auth_audience: Vec<String>,
+    /// HTTP: a scope every request's token must grant (repeatable).
+    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    required_scope: Vec<String>,
+    /// HTTP: a token claim that reaches tools in the request context (`auth.claims`), e.g.
+    /// `email` (repeatable).
+    #[arg(long, value_name = "CLAIM", requires = "auth_issuer")]
+    auth_claim: Vec<String>,
+    /// HTTP: the JWKS URI, when the authorization server publishes no metadata.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_jwks_uri: Option<String>,
+    /// HTTP: the shortest time between two fetches of the authorization server's keys (a
+    /// token naming an unknown key refetches them at most this often).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = seconds, requires = "auth_issuer")]
+    auth_key_refresh_interval: f64,
+    /// HTTP: `tools/list` shows a caller only the tools its token's scopes allow it to call.
+    #[arg(long, requires = "auth_issuer")]
+    hide_unauthorized_tools: bool,
+}
+
+impl AuthArgs {
+    /// The resource server the flags describe, if any.
+    fn resource_server(&self) -> Result<Option<std::sync::Arc<crate::mcp::oauth::ResourceServer>>, String> {
+        let (Some(issuer), Some(resource)) = (&self.auth_issuer, &self.auth_resource) else {
+            return Ok(None);
+        };
+        let mut config = crate::mcp::oauth::OAuthConfig::new(issuer, resource);
+        config.audiences = self.auth_audience.clone();
+        config.required_scopes = self.required_scope.clone();
+        config.claims = self.auth_claim.clone();
+        config.jwks_uri = self.auth_jwks_uri.clone();
+        config.key_refresh_interval = Duration::from_secs_f64(self.auth_key_refresh_interval);
+        let server = crate::mcp::oauth::ResourceServer::new(config).map_err(|e| e.to_string())?;
+        Ok(Some(std::sync::Arc::new(server)))
+    }
+}
+
 /// A positive, finite number of seconds (fractions allowed).
 fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -74,6 +126,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         json_response,
         max_model_output,
         limits,
+        auth,
         execution,
     } = serve;
     runtime.registry().set_execution(execution.policy());
@@ -88,6 +141,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         max_concurrent_calls,
         context,
         input_timeout: std::time::Duration::from_secs(input_timeout),
+        hide_unauthorized_tools: auth.hide_unauthorized_tools,
         ..crate::mcp::McpConfig::default()
     };
     let server = crate::mcp::McpServer::new(runtime.clone(), config);
@@ -108,6 +162,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         allowed_hosts: allow_hosts,
         allowed_origins: allow_origins,
         auth_token,
+        oauth: auth.resource_server()?,
         max_body_bytes,
         stateless,
         json_response,

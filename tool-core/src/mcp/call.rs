@@ -1,6 +1,8 @@
 //! Running a `tools/call` and answering it with how the run ended.
 //!
 //! Owns the way from a call request to its response: which tool it names ([`ToolRef`]),
+//! whether the caller's identity grants the tool's scopes (an error result naming the missing
+//! ones; over HTTP the transport answers `403` before the call gets here),
 //! starting the run in the runtime, following it to its end ([`McpServer::drive`]) and mapping
 //! its [`Outcome`] to the MCP answer with one `match` ([`McpServer::answer`]). Asking the
 //! client's user is `ask`'s, keeping a run whose tool asked mid-call is `parked`'s, the slot a
@@ -12,6 +14,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 
 use super::convert;
+use super::identity;
 use super::results::{KeptResult, ResultError, RESULTS_URI};
 use super::server::{modern, McpServer};
 use super::session::Slot;
@@ -49,6 +52,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 Some(json!({"available": known})),
             ));
         };
+        let caller = identity::of(ctx);
+        if let Some(caller) = caller {
+            let missing = caller.missing(listing.scopes(&name).unwrap_or_default());
+            if !missing.is_empty() {
+                return Ok(error_result(identity::missing_text(&name, &missing)));
+            }
+        }
         let tool = ToolRef { name, id };
         if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
             return Ok(self.continue_call(&tool, state, responses, ctx).await);
@@ -62,12 +72,19 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
+        let caller = identity::of(ctx);
         let options = CallOptions {
             data: CallData {
                 // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state
                 // that names the waiting call, so it must not be guessable.
                 tool_call_id: Some(format!("mcp_{}", uuid::Uuid::new_v4().simple())),
-                context: self.shared.config.context.clone(),
+                // An authorized caller acts as its token's subject, whatever the configured
+                // context says.
+                resource_id: caller.map(|c| c.subject.clone()),
+                context: match caller {
+                    Some(caller) => Some(caller.context(self.shared.config.context.as_ref())),
+                    None => self.shared.config.context.clone(),
+                },
                 ..Default::default()
             },
             env: slot.continuation.clone(),

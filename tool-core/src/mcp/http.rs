@@ -3,7 +3,8 @@
 //! Owns [`HttpOptions`], [`router`] and [`serve`]: `rmcp`'s Streamable HTTP service (sessions
 //! with CSPRNG ids, every protocol revision, the 2026-07-28 stateless path) behind a guard that
 //! checks `Host` and `Origin` (local names only unless allowed: 403; either header twice: 400,
-//! before anything else), an optional bearer token (401), the body size (413) and how long the
+//! before anything else), authorization (`gate`: none, a static bearer token, or an OAuth 2.1
+//! resource server with Protected Resource Metadata: 401/403), the body size (413) and how long the
 //! body takes to arrive (408), that every POST is a JSON-RPC message (400 with a JSON-RPC
 //! `-32700`/`-32600` error instead of a bare status) and that an `initialize` carries valid
 //! params (400 with `-32602`), and the cap on live sessions (503). Every refusal is logged at
@@ -51,6 +52,7 @@ use serde_json::{json, Value};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
+use super::gate::{Gate, ToolScopes};
 use super::listen::{serve_router, ConnLimits};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::McpServer;
@@ -63,8 +65,15 @@ pub struct HttpOptions {
     /// `Origin`s accepted besides local ones (`http://localhost:*`, `http://127.0.0.1:*`,
     /// `http://[::1]:*`); `*` as the port matches any port.
     pub allowed_origins: Vec<String>,
-    /// When set, every request must carry `Authorization: Bearer <token>`.
+    /// When set, every request must carry `Authorization: Bearer <token>`: one shared secret,
+    /// no identities (for a private deployment). Not together with [`Self::oauth`].
     pub auth_token: Option<String>,
+    /// When set, the server is an OAuth 2.1 resource server: every request must carry an
+    /// access token this resource server accepts, whose identity reaches the calls, and the
+    /// Protected Resource Metadata is served at `/.well-known/oauth-protected-resource` (and
+    /// with the resource URI's path appended).
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<Arc<super::oauth::ResourceServer>>,
     /// Largest accepted request body (default 4 MiB).
     pub max_body_bytes: usize,
     /// Serve without sessions (rmcp's `legacy_session_mode = false`): no `Mcp-Session-Id`,
@@ -88,6 +97,8 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             auth_token: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
             max_body_bytes: 4 << 20,
             stateless: false,
             json_response: false,
@@ -175,6 +186,10 @@ impl HttpOptions {
                     .into(),
             );
         }
+        #[cfg(feature = "oauth")]
+        if self.auth_token.is_some() && self.oauth.is_some() {
+            return Err("`auth_token` and `oauth` exclude each other: a request is authorized one way".into());
+        }
         self.limits.check()
     }
 }
@@ -184,7 +199,7 @@ const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 struct Guard {
-    token: Option<String>,
+    gate: Gate,
     max_body: usize,
     body_timeout: Duration,
     /// The live sessions' slots (`None` when stateless: no sessions).
@@ -198,7 +213,7 @@ fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Respo
 
 /// A refused request: logged at warn with `reason` (never the request's content), answered
 /// with a JSON-RPC error.
-fn refuse(reason: &'static str, status: StatusCode, id: Value, code: i64, message: String) -> Response {
+pub(super) fn refuse(reason: &'static str, status: StatusCode, id: Value, code: i64, message: String) -> Response {
     tracing::warn!(reason, status = status.as_u16(), code, answer = %message, "refused an MCP HTTP request");
     rpc_error(status, id, code, message)
 }
@@ -208,20 +223,6 @@ fn duplicated(headers: &HeaderMap) -> Option<header::HeaderName> {
     [header::HOST, header::ORIGIN]
         .into_iter()
         .find(|name| headers.get_all(name).iter().nth(1).is_some())
-}
-
-/// Compares without an early exit on the first differing byte.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        // The scheme name is case-insensitive (RFC 9110 §11.1).
-        .and_then(|v| v.get(..7).filter(|scheme| scheme.eq_ignore_ascii_case("bearer ")).map(|_| &v[7..]))
-        .is_some_and(|t| same_secret(t.trim().as_bytes(), token.as_bytes()))
 }
 
 /// Why a JSON value is not a JSON-RPC 2.0 message, and the id to answer with.
@@ -272,9 +273,17 @@ pub(crate) fn invalid_params(v: &Value) -> Option<(Value, String)> {
     ))
 }
 
-async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+async fn guard(State(g): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     if let Some(refused) = g.check_head(request.headers()) {
         return refused;
+    }
+    let caller = match g.gate.admit(request.headers_mut()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    if let Some(caller) = &caller {
+        // rmcp hands the request's parts, extensions included, to the handler.
+        request.extensions_mut().insert(caller.clone());
     }
     if request.method() != Method::POST {
         return logged(next.run(request).await);
@@ -300,6 +309,9 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
     }
     if let Some((id, why)) = invalid_params(&message) {
         return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);
+    }
+    if let Some(refused) = caller.as_ref().and_then(|c| g.gate.check_call(c, &message)) {
+        return refused;
     }
     let slot = match g.reserve_session(&parts.headers, &message) {
         Ok(slot) => slot,
@@ -335,7 +347,7 @@ fn logged(response: Response) -> Response {
 }
 
 impl Guard {
-    /// Refuses a request by its head: `Host` or `Origin` twice, or no valid bearer token.
+    /// Refuses a request by its head: `Host` or `Origin` twice.
     fn check_head(&self, headers: &HeaderMap) -> Option<Response> {
         if let Some(name) = duplicated(headers) {
             return Some(refuse(
@@ -346,20 +358,7 @@ impl Guard {
                 format!("Invalid request: the `{name}` header appears more than once"),
             ));
         }
-        let token = self.token.as_deref()?;
-        if authorized(headers, token) {
-            return None;
-        }
-        let mut r = refuse(
-            "no valid bearer token",
-            StatusCode::UNAUTHORIZED,
-            Value::Null,
-            -32001,
-            "Unauthorized: send `Authorization: Bearer <token>`".into(),
-        );
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-        Some(r)
+        None
     }
 
     /// The whole body, if it is small enough and arrives in time.
@@ -459,20 +458,52 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     // Stateless, the factory runs for every request: each is a session of its own, told it
     // has no client to send requests to.
     let server = server.without_sessions(options.stateless);
+    let gate = gate(&server, options);
     let slots = SessionSlots::new(options.limits.max_sessions);
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.limits.session_idle_timeout);
     let sessions = CappedSessions::new(local, slots.clone());
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), sessions.into(), config);
+    let metadata = gate.metadata_routes();
     let guard_state = Arc::new(Guard {
-        token: options.auth_token.clone(),
+        gate,
         max_body: options.max_body_bytes,
         body_timeout: options.limits.body_read_timeout,
         sessions: (!options.stateless).then_some(slots),
     });
-    axum::Router::new()
+    let router = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(guard_state, guard))
+        .layer(axum::middleware::from_fn_with_state(guard_state, guard));
+    match metadata {
+        Some(metadata) => router.merge(metadata),
+        None => router,
+    }
+}
+
+/// How `options` admit requests to `server`.
+fn gate<E: ServerHandler + Clone + Send + Sync + 'static>(server: &McpServer<E>, options: &HttpOptions) -> Gate {
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &options.oauth {
+        return Gate::OAuth {
+            server: oauth.clone(),
+            tools: Arc::new(server.clone()),
+        };
+    }
+    let _ = server;
+    match &options.auth_token {
+        Some(token) => Gate::Token(token.clone()),
+        None => Gate::Open,
+    }
+}
+
+impl<E: ServerHandler + Clone + Send + Sync + 'static> ToolScopes for McpServer<E> {
+    fn of(&self, name: &str) -> Option<Vec<String>> {
+        Some(self.listing().ok()?.scopes(name)?.to_vec())
+    }
+
+    fn all(&self) -> Vec<String> {
+        self.listing().map(|l| l.all_scopes()).unwrap_or_default()
+    }
 }
 
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` receives the bound address
@@ -520,16 +551,5 @@ mod tests {
             assert_eq!(id, Value::Null);
         }
         assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})).is_none());
-    }
-
-    #[test]
-    fn bearer_tokens_compare_exactly() {
-        let mut h = HeaderMap::new();
-        h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert!(authorized(&h, "s3cret"));
-        h.insert(header::AUTHORIZATION, "bearer s3cret".parse().unwrap());
-        assert!(authorized(&h, "s3cret"), "the scheme is case-insensitive");
-        assert!(!authorized(&h, "s3cre"));
-        assert!(!authorized(&HeaderMap::new(), "s3cret"));
     }
 }

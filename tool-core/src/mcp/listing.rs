@@ -16,6 +16,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 
 use super::convert::{self, NotListable};
+use super::identity::Identity;
 use super::server::McpServer;
 use crate::catalog::names::NameMap;
 use crate::dialect::Dialect;
@@ -27,6 +28,8 @@ pub(super) struct Listing {
     version: u64,
     names: NameMap,
     tools: Vec<McpTool>,
+    /// The scopes each listed tool needs (`ToolSpec::scopes`), in listing order.
+    scopes: Vec<Vec<String>>,
 }
 
 impl Listing {
@@ -45,19 +48,44 @@ impl Listing {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    /// The page starting at `cursor` (an index this server gave as `nextCursor`).
-    fn page(&self, cursor: Option<&str>, size: usize) -> Result<ListToolsResult, ErrorData> {
+    /// The scopes the tool listed as `name` needs.
+    pub(super) fn scopes(&self, name: &str) -> Option<&[String]> {
+        let i = self.tools.iter().position(|t| t.name == name)?;
+        Some(&self.scopes[i])
+    }
+
+    /// Every scope some tool needs, each once.
+    pub(super) fn all_scopes(&self) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        for s in self.scopes.iter().flatten() {
+            if !all.contains(s) {
+                all.push(s.clone());
+            }
+        }
+        all
+    }
+
+    /// The page starting at `cursor` (an index this server gave as `nextCursor`) of the tools
+    /// whose scopes `visible` accepts.
+    fn page(&self, cursor: Option<&str>, size: usize, visible: impl Fn(&[String]) -> bool) -> Result<ListToolsResult, ErrorData> {
+        let tools: Vec<&McpTool> = self
+            .tools
+            .iter()
+            .zip(&self.scopes)
+            .filter(|(_, scopes)| visible(scopes))
+            .map(|(tool, _)| tool)
+            .collect();
         let start = match cursor {
             None => 0,
             Some(c) => c
                 .parse::<usize>()
                 .ok()
-                .filter(|n| *n <= self.tools.len())
+                .filter(|n| *n <= tools.len())
                 .ok_or_else(|| ErrorData::invalid_params(format!("the cursor `{c}` is not one this server gave"), None))?,
         };
-        let end = (start + size.max(1)).min(self.tools.len());
-        let mut result = ListToolsResult::with_all_items(self.tools[start..end].to_vec());
-        result.next_cursor = (end < self.tools.len()).then(|| end.to_string());
+        let end = (start + size.max(1)).min(tools.len());
+        let mut result = ListToolsResult::with_all_items(tools[start..end].iter().copied().cloned().collect());
+        result.next_cursor = (end < tools.len()).then(|| end.to_string());
         Ok(result)
     }
 }
@@ -106,6 +134,7 @@ impl ListingCache {
         let names = NameMap::build(Dialect::Mcp, tools.iter().map(|t| t.spec().id.as_str()));
         let mut previous = std::mem::take(&mut self.entries);
         let (mut listed, mut unlistable) = (Vec::with_capacity(tools.len()), Vec::new());
+        let mut scopes = Vec::with_capacity(tools.len());
         for tool in tools {
             let id = tool.spec().id.clone();
             let name = names.name(&id).unwrap_or(&id).to_owned();
@@ -118,7 +147,10 @@ impl ListingCache {
                 },
             };
             match &entry.listed {
-                Ok(mcp) => listed.push(McpTool::clone(mcp)),
+                Ok(mcp) => {
+                    listed.push(McpTool::clone(mcp));
+                    scopes.push(entry.tool.spec().scopes.clone());
+                }
                 Err(e) => unlistable.push(e.clone()),
             }
             self.entries.insert(id, entry);
@@ -130,6 +162,7 @@ impl ListingCache {
             version,
             names,
             tools: listed,
+            scopes,
         });
         self.current = Some(listing.clone());
         Ok(listing)
@@ -145,9 +178,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
-    /// One `tools/list` page.
-    pub(super) fn list_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
-        self.listing()?.page(cursor, self.shared.config.page_size)
+    /// One `tools/list` page; with [`McpConfig::hide_unauthorized_tools`](super::McpConfig)
+    /// and a caller's identity, of the tools it may call only.
+    pub(super) fn list_page(&self, cursor: Option<&str>, caller: Option<&Identity>) -> Result<ListToolsResult, ErrorData> {
+        let hide = caller.filter(|_| self.shared.config.hide_unauthorized_tools);
+        let visible = |scopes: &[String]| hide.is_none_or(|caller| caller.missing(scopes).is_empty());
+        self.listing()?.page(cursor, self.shared.config.page_size, visible)
     }
 
     /// Tells a session of an older revision about tool changes, as notifications, until it
@@ -265,12 +301,12 @@ mod tests {
     fn pages_follow_the_cursor_and_refuse_foreign_ones() {
         let registry = Registry::from_iter(["a", "b", "c"].map(echo));
         let listing = ListingCache::default().listing(&registry).unwrap();
-        let first = listing.page(None, 2).unwrap();
+        let first = listing.page(None, 2, |_| true).unwrap();
         assert_eq!(first.next_cursor.as_deref(), Some("2"));
-        let last = listing.page(first.next_cursor.as_deref(), 2).unwrap();
+        let last = listing.page(first.next_cursor.as_deref(), 2, |_| true).unwrap();
         assert_eq!((last.tools.len(), last.next_cursor), (1, None));
-        assert!(listing.page(Some("9"), 2).is_err());
-        assert!(listing.page(Some("x"), 2).is_err());
+        assert!(listing.page(Some("9"), 2, |_| true).is_err());
+        assert!(listing.page(Some("x"), 2, |_| true).is_err());
     }
 
     #[test]

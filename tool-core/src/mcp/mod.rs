@@ -25,6 +25,9 @@
 //!   model-output budget);
 //! - [`results`]: full results of cut calls, read back as `toolsmith://results/<call-id>`;
 //! - `handle`: the per-call handle a tool sees as `cx.mcp()`;
+//! - `gate`: who may use the HTTP endpoint (static token, OAuth), Protected Resource Metadata;
+//! - `identity`: who is calling ([`Identity`]), the scope check and what a call sees of it;
+//! - [`oauth`] (feature `oauth`): the HTTP server as an OAuth 2.1 resource server;
 //! - [`http`] and [`stdio`]: the transports; `listen` (HTTP connections within limits),
 //!   `activity` (what a connection is doing, for its idle timeout) and `session_cap` (the cap
 //!   on live HTTP sessions) serve `http`.
@@ -36,10 +39,14 @@ mod ask;
 mod body;
 mod call;
 mod convert;
+mod gate;
 mod handle;
 pub mod http;
+mod identity;
 mod listen;
 mod listing;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod parked;
 pub mod results;
 mod server;
@@ -56,6 +63,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 
+pub use identity::{Identity, AUTH_CONTEXT_KEY};
 pub(crate) use server::SESSIONLESS;
 pub use server::{McpConfig, McpServer, NoExtras};
 
@@ -100,9 +108,9 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.list_page(request.and_then(|r| r.cursor).as_deref())
+        self.list_page(request.and_then(|r| r.cursor).as_deref(), identity::of(&ctx))
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {

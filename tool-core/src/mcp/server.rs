@@ -43,6 +43,10 @@ pub struct McpConfig {
     /// How many full results of calls whose model view was cut (see [`crate::budget`]) are kept
     /// for their sessions to read as `toolsmith://results/<call-id>`, and for how long.
     pub kept_results: ResultLimits,
+    /// `tools/list` shows a caller with an [`Identity`](super::Identity) (an authorized HTTP
+    /// request) only the tools whose scopes its token grants (default: every tool is listed,
+    /// and calling one without its scopes is refused).
+    pub hide_unauthorized_tools: bool,
 }
 
 impl Default for McpConfig {
@@ -56,6 +60,7 @@ impl Default for McpConfig {
             context: None,
             input_timeout: std::time::Duration::from_secs(600),
             kept_results: ResultLimits::default(),
+            hide_unauthorized_tools: false,
         }
     }
 }

@@ -19,6 +19,10 @@ pub struct ToolMeta {
     /// A description the model reads instead of the provider's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// OAuth scopes a caller's access token must grant to call the tool, added to any the
+    /// provider's tool has (see [`ToolSpec::scopes`](crate::ToolSpec::scopes)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// Whose identity a pinned connection binds.

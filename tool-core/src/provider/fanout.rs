@@ -16,11 +16,9 @@ use serde_json::{Map, Value};
 use super::{
     connection_owner, ConnectionKind, ProviderError, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider,
 };
-use crate::context::ToolCallInfo;
 use crate::registry::Registry;
-use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
-use crate::tool::{BoxFuture, InputHook, Tool, ToolInput, ToolOutput};
-use crate::ToolError;
+
+use crate::tool::Tool;
 
 /// One connection pinned to a toolkit (Mastra's `ToolProviderConnection`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -322,6 +320,7 @@ async fn resolve_unpinned(
         match provider.resolve_tools_vnext(asked).await {
             Ok(tools) => {
                 for (slug, tool) in tools {
+                    let tool = scoped(tool, config.tools.get(&slug));
                     let tool = if tool.spec().id == slug { tool } else { renamed(tool, &slug, None) };
                     out.add(provider_id, &toolkit, slug, tool);
                 }
@@ -410,6 +409,7 @@ async fn resolve_pinned(
             }
         };
         for (slug, tool) in tools {
+            let tool = scoped(tool, config.tools.get(&slug));
             match &suffix {
                 None => {
                     let tool = if tool.spec().id == slug { tool } else { renamed(tool, &slug, None) };
@@ -430,51 +430,29 @@ async fn resolve_pinned(
 
 /// A tool under another id (and, with a hint, a longer description); everything else is
 /// the inner tool's.
-struct Renamed {
-    inner: Arc<dyn Tool>,
-    spec: ToolSpec,
-}
-
 fn renamed(inner: Arc<dyn Tool>, id: &str, hint: Option<&str>) -> Arc<dyn Tool> {
-    let mut spec = inner.spec().clone();
-    spec.id = id.to_owned();
-    if let Some(hint) = hint {
-        spec.description = if spec.description.trim().is_empty() {
-            hint.to_owned()
-        } else {
-            format!("{}\n\n{hint}", spec.description)
-        };
-    }
-    Arc::new(Renamed { inner, spec })
+    crate::tool::with_spec(inner, |spec| {
+        spec.id = id.to_owned();
+        if let Some(hint) = hint {
+            spec.description = if spec.description.trim().is_empty() {
+                hint.to_owned()
+            } else {
+                format!("{}\n\n{hint}", spec.description)
+            };
+        }
+    })
 }
 
-impl Tool for Renamed {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn execute(
-        &self,
-        input: ToolInput<'_>,
-        context: Arc<Map<String, Value>>,
-        call: ToolCallInfo,
-    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        self.inner.execute(input, context, call)
-    }
-
-    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
-        self.inner.requires_approval(input, context)
-    }
-
-    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
-        self.inner.transform(target, phase, payload)
-    }
-
-    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
-        self.inner.input_hook(event, call)
-    }
-
-    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
-        self.inner.complete(result, call)
-    }
+/// The tool with the scopes its selection names ([`ToolMeta::scopes`]) added to its own.
+fn scoped(tool: Arc<dyn Tool>, meta: Option<&ToolMeta>) -> Arc<dyn Tool> {
+    let Some(meta) = meta.filter(|m| m.scopes.iter().any(|s| !tool.spec().scopes.contains(s))) else {
+        return tool;
+    };
+    crate::tool::with_spec(tool, |spec| {
+        for scope in &meta.scopes {
+            if !spec.scopes.contains(scope) {
+                spec.scopes.push(scope.clone());
+            }
+        }
+    })
 }

@@ -205,9 +205,7 @@ pub enum ProviderError {
     },
 }
 
-/// The key of Mastra's request-context entry naming the caller's resource id; `resourceId`
-/// and `resource_id` are read too.
-pub const RESOURCE_ID_KEYS: [&str; 3] = ["mastra__resourceId", "resourceId", "resource_id"];
+pub use crate::context::RESOURCE_ID_KEYS;
 
 /// Whose connection a call uses: the author's in per-author scope; the caller's resource id
 /// (from the request context) in caller-supplied scope. A caller without a resource id is an

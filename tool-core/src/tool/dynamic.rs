@@ -108,6 +108,28 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// The OAuth scopes a caller's access token must grant to call the tool (`#[tool(scopes =
+    /// [...])]` for a dynamic tool); duplicates and blank entries are dropped.
+    ///
+    /// ```
+    /// use tool_core::DynamicTool;
+    /// let tool = DynamicTool::builder("crm_update", "Update a CRM record")
+    ///     .scopes(["crm.write", "crm.write", " "])
+    ///     .handler(|_, _| async { Ok(serde_json::json!("updated")) })
+    ///     .unwrap();
+    /// use tool_core::Tool;
+    /// assert_eq!(tool.spec().scopes, ["crm.write"]);
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        for scope in scopes {
+            let scope = scope.into().trim().to_owned();
+            if !scope.is_empty() && !self.spec.scopes.contains(&scope) {
+                self.spec.scopes.push(scope);
+            }
+        }
+        self
+    }
+
     /// Edits any other part of the spec (MCP annotations, provider options, …).
     pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
         edit(&mut self.spec);
@@ -185,6 +207,12 @@ impl DynamicToolBuilder {
         if self.spec.description.trim().is_empty() {
             return Err(SchemaError(format!(
                 "tool `{}`: the description is empty; the model reads it to decide when to call",
+                self.spec.id
+            )));
+        }
+        if let Some(bad) = self.spec.scopes.iter().find(|s| !crate::spec::is_scope_token(s)) {
+            return Err(SchemaError(format!(
+                "tool `{}`: `{bad}` is not an OAuth scope: use printable ASCII characters other than space, `\"` and `\\`",
                 self.spec.id
             )));
         }

@@ -82,6 +82,8 @@ pub struct ToolAttrs {
     pub mcp: Option<Mcp>,
     pub provider_options: Option<Vec<(Ident, Expr)>>,
     pub tags: Option<Vec<LitStr>>,
+    /// `scopes = [...]`: the OAuth scopes a caller's access token must grant.
+    pub scopes: Option<Vec<LitStr>>,
     pub input_examples: Option<Vec<Expr>>,
     pub background: Option<Background>,
     pub on_input_start: Option<Path>,
@@ -96,7 +98,7 @@ pub struct ToolAttrs {
     pub max_model_output: Option<u64>,
 }
 
-const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, background, max_model_output, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -143,6 +145,7 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
         "mcp" => nested::mcp(cx, a, &meta)?,
         "provider_options" => nested::provider_options(cx, a, &meta)?,
         "tags" => nested::tags(cx, a, &meta)?,
+        "scopes" => nested::scopes(cx, a, &meta)?,
         "background" => nested::background(cx, a, &meta)?,
         _ => return unknown(cx, &meta, "`#[tool]`", TOP_KEYS),
     }

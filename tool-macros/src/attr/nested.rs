@@ -1,5 +1,5 @@
 //! The keys with a value of their own shape: `transform(...)`, `mcp(...)`, `background(...)`,
-//! `provider_options(...)` and `tags = [...]`.
+//! `provider_options(...)`, `tags = [...]` and `scopes = [...]`.
 
 use syn::meta::ParseNestedMeta;
 use syn::{Expr, ExprArray, Ident, LitStr};
@@ -149,28 +149,73 @@ pub fn provider_options(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta
 
 /// `tags = ["weather", "read-only"]`: distinct string literals of a safe alphabet.
 pub fn tags(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let tags = strings(
+        cx,
+        meta,
+        &Words {
+            key: "tag",
+            example: "tags = [\"weather\", \"read-only\"]",
+            allowed: |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'),
+            alphabet: "a-z, A-Z, 0-9, `-`, `_`, `.`, `/`",
+        },
+    )?;
+    set(cx, meta, &mut a.tags, tags);
+    Ok(())
+}
+
+/// `scopes = ["crm.write"]`: distinct OAuth scope tokens (RFC 6749 §3.3: printable ASCII
+/// without space, `"` and `\`), every one of which a caller's access token must grant.
+pub fn scopes(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    let scopes = strings(
+        cx,
+        meta,
+        &Words {
+            key: "scope",
+            example: "scopes = [\"crm.read\", \"crm.write\"]",
+            allowed: |c| c.is_ascii_graphic() && !matches!(c, '"' | '\\'),
+            alphabet: "printable ASCII characters other than space, `\"` and `\\`",
+        },
+    )?;
+    set(cx, meta, &mut a.scopes, scopes);
+    Ok(())
+}
+
+/// What a list of words (`tags`, `scopes`) may hold.
+struct Words {
+    /// One word's name in messages.
+    key: &'static str,
+    /// The key written right, for messages.
+    example: &'static str,
+    allowed: fn(char) -> bool,
+    /// The allowed characters, for messages.
+    alphabet: &'static str,
+}
+
+/// `[ "a", "b" ]`: distinct, non-empty string literals of `words`' alphabet; every mistake is
+/// reported at its literal.
+fn strings(cx: &mut Ctxt, meta: &ParseNestedMeta, words: &Words) -> syn::Result<Vec<LitStr>> {
     let arr: ExprArray = meta.value()?.parse()?;
-    let mut tags: Vec<LitStr> = Vec::new();
+    let mut out: Vec<LitStr> = Vec::new();
+    let key = words.key;
     for elem in arr.elems {
         let Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(lit), ..
         }) = elem
         else {
-            cx.error_spanned_by(elem, "tags are string literals: `tags = [\"weather\", \"read-only\"]`");
+            cx.error_spanned_by(elem, format!("{key}s are string literals: `{}`", words.example));
             continue;
         };
-        let tag = lit.value();
-        if tag.is_empty() || !tag.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')) {
+        let word = lit.value();
+        if word.is_empty() || !word.chars().all(words.allowed) {
             cx.error_spanned_by(
                 &lit,
-                format!("invalid tag `{tag}`: use 1 or more characters from a-z, A-Z, 0-9, `-`, `_`, `.`, `/`"),
+                format!("invalid {key} `{word}`: use 1 or more characters from {}", words.alphabet),
             );
-        } else if tags.iter().any(|t| t.value() == tag) {
-            cx.error_spanned_by(&lit, format!("duplicate tag `{tag}`: remove one of them"));
+        } else if out.iter().any(|t| t.value() == word) {
+            cx.error_spanned_by(&lit, format!("duplicate {key} `{word}`: remove one of them"));
         } else {
-            tags.push(lit);
+            out.push(lit);
         }
     }
-    set(cx, meta, &mut a.tags, tags);
-    Ok(())
+    Ok(out)
 }

@@ -31,6 +31,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
         quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
     });
     let tags = attrs.tags.iter().flatten();
+    let scopes = attrs.scopes.iter().flatten();
     let has_model_output = attrs.to_model_output.is_some();
     let max_model_output = opt(&attrs.max_model_output.map(proc_macro2::Literal::u64_unsuffixed), pr);
     let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
@@ -48,6 +49,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
                 mcp: #mcp,
                 provider_options: #pr::vec![#(#provider_options),*],
                 tags: &[#(#tags),*],
+                scopes: &[#(#scopes),*],
                 background: #background,
                 hooks: #hooks,
                 transforms: #pr::vec![#(#transforms),*],

@@ -45,6 +45,8 @@ pub struct Execution {
 pub struct Seen {
     /// Every authenticated request as `METHOD /path?query`.
     pub requests: Vec<String>,
+    /// Every header of every request, as `name: value`.
+    pub headers: Vec<String>,
     /// Requests received (authenticated or not).
     pub count: usize,
     /// Every execute.
@@ -205,7 +207,14 @@ fn error(status: StatusCode, code: Value, slug: Option<&str>, message: &str, fix
 
 async fn gate(State(inner): State<Arc<Inner>>, headers: HeaderMap, uri: Uri, request: Request, next: Next) -> Response {
     let misbehave = Misbehave::take(&inner.misbehave);
-    inner.seen.lock().unwrap().count += 1;
+    {
+        let mut seen = inner.seen.lock().unwrap();
+        seen.count += 1;
+        let lines = headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())));
+        seen.headers.extend(lines);
+    }
     let presented = headers.get("x-api-key").and_then(|v| v.to_str().ok()).unwrap_or_default();
     if presented.is_empty() || presented != inner.key {
         return error(

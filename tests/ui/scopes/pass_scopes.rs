@@ -1,0 +1,19 @@
+// `scopes` reach the spec in order; a tool without them has none.
+use tool_core::prelude::*;
+
+/// Update a CRM record
+#[tool(scopes = ["crm.write", "https://api.example.com/crm"])]
+pub async fn crm_update(id: String) -> String {
+    id
+}
+
+/// Read a CRM record
+#[tool]
+pub async fn crm_read(id: String) -> String {
+    id
+}
+
+fn main() {
+    assert_eq!(crm_update::tool().spec().scopes, ["crm.write", "https://api.example.com/crm"]);
+    assert!(crm_read::tool().spec().scopes.is_empty());
+}

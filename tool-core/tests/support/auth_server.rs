@@ -1,0 +1,160 @@
+//! A local OAuth authorization server for tests: RFC 8414 metadata, a JWKS whose keys a test
+//! publishes (and rotates), and access tokens minted with the test-only keys of
+//! `tests/fixtures/oauth`. It counts JWKS fetches, so a test can see the resource server's
+//! refetching.
+
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::routing::get;
+use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+use serde_json::{json, Value};
+
+/// The keys live with tool-core's tests; this module is used by tool-providers' tests too.
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tool-core/tests/fixtures/oauth");
+
+/// A signing key of the fixtures: its `kid`, algorithm, private half and public JWK.
+struct SigningKey {
+    kid: &'static str,
+    alg: Algorithm,
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{FIXTURES}/{name}")).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+fn signing_keys() -> Vec<SigningKey> {
+    let jwk = |name: &str, kid: &str, alg: &str| {
+        let mut v: Value = serde_json::from_slice(&fixture(name)).unwrap();
+        v["kid"] = kid.into();
+        v["alg"] = alg.into();
+        v["use"] = "sig".into();
+        v
+    };
+    vec![
+        SigningKey {
+            kid: "k1",
+            alg: Algorithm::RS256,
+            encoding: EncodingKey::from_rsa_pem(&fixture("rsa1.pem")).unwrap(),
+            jwk: jwk("rsa1.jwk.json", "k1", "RS256"),
+        },
+        SigningKey {
+            kid: "k2",
+            alg: Algorithm::RS256,
+            encoding: EncodingKey::from_rsa_pem(&fixture("rsa2.pem")).unwrap(),
+            jwk: jwk("rsa2.jwk.json", "k2", "RS256"),
+        },
+        SigningKey {
+            kid: "k3",
+            alg: Algorithm::ES256,
+            encoding: EncodingKey::from_ec_pem(&fixture("ec1.pem")).unwrap(),
+            jwk: jwk("ec1.jwk.json", "k3", "ES256"),
+        },
+    ]
+}
+
+struct AsState {
+    issuer: String,
+    keys: Vec<SigningKey>,
+    published: Mutex<Vec<&'static str>>,
+    jwks_fetches: AtomicUsize,
+}
+
+/// The running authorization server (stopped when dropped).
+pub struct AuthServer {
+    pub issuer: String,
+    state: Arc<AsState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn metadata(State(s): State<Arc<AsState>>) -> ([(&'static str, &'static str); 1], String) {
+    json_body(json!({
+        "issuer": s.issuer,
+        "jwks_uri": format!("{}/jwks", s.issuer),
+        "authorization_endpoint": format!("{}/authorize", s.issuer),
+        "token_endpoint": format!("{}/token", s.issuer),
+        "response_types_supported": ["code"],
+        "id_token_signing_alg_values_supported": ["RS256", "ES256"],
+    }))
+}
+
+async fn jwks(State(s): State<Arc<AsState>>) -> ([(&'static str, &'static str); 1], String) {
+    s.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+    let published = s.published.lock().unwrap().clone();
+    let keys: Vec<Value> = s
+        .keys
+        .iter()
+        .filter(|k| published.contains(&k.kid))
+        .map(|k| k.jwk.clone())
+        .collect();
+    json_body(json!({ "keys": keys }))
+}
+
+fn json_body(v: Value) -> ([(&'static str, &'static str); 1], String) {
+    ([("content-type", "application/json")], v.to_string())
+}
+
+impl AuthServer {
+    /// Serves on 127.0.0.1 (a free port), publishing `k1` (RS256).
+    pub async fn start() -> AuthServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(AsState {
+            issuer: issuer.clone(),
+            keys: signing_keys(),
+            published: Mutex::new(vec!["k1"]),
+            jwks_fetches: AtomicUsize::new(0),
+        });
+        let app = axum::Router::new()
+            .route("/.well-known/oauth-authorization-server", get(metadata))
+            .route("/jwks", get(jwks))
+            .with_state(state.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        AuthServer { issuer, state, task }
+    }
+
+    /// Adds `kid` to the published key set (a rotation: the new key appears).
+    pub fn publish(&self, kid: &'static str) {
+        self.state.published.lock().unwrap().push(kid);
+    }
+
+    /// How often the key set was fetched.
+    pub fn jwks_fetches(&self) -> usize {
+        self.state.jwks_fetches.load(Ordering::SeqCst)
+    }
+
+    /// A token signed with the key `kid` (published or not) carrying `claims`.
+    pub fn mint(&self, kid: &str, claims: &Value) -> String {
+        let key = self.state.keys.iter().find(|k| k.kid == kid).expect("a fixture key");
+        let mut header = Header::new(key.alg);
+        header.kid = Some(kid.to_owned());
+        encode(&header, claims, &key.encoding).unwrap()
+    }
+
+    /// Claims valid for `resource` now: `sub`, `scope`, `iss`, `aud`, `iat`, `exp` (+5 min).
+    pub fn claims(&self, resource: &str, sub: &str, scope: &str) -> Value {
+        let now = now();
+        json!({"iss": self.issuer, "sub": sub, "aud": resource, "scope": scope, "iat": now, "exp": now + 300})
+    }
+}
+
+/// Seconds since the epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
