@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
 use crate::context::{CallData, CallEnv};
@@ -402,7 +403,18 @@ impl Registry {
     /// cannot be resumed by a plain call: that is an error too (use a `Runtime`).
     pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
         let CallOptions { mut data, env } = options;
-        let args = args.into();
+        let call_id = data.tool_call_id.get_or_insert_with(call::new_call_id).clone();
+        let tool = self.get(id);
+        let span = call::call_span(id, &call_id, tool.as_deref().map(|t| t.spec()));
+        let ended = self.call_in_span(id, args.into(), data, env).instrument(span.clone()).await;
+        if let Err(e) = &ended {
+            call::record_error(&span, e);
+        }
+        ended
+    }
+
+    /// [`Registry::call`] inside the call's span.
+    async fn call_in_span(&self, id: &str, args: CallArgs<'_>, mut data: CallData, env: CallEnv) -> Result<ToolOutput, ToolError> {
         let prepared = self.prepare(id, &args, data.context.take())?;
         prepared.gate()?;
         match prepared.run(&data, env, None).await? {
@@ -445,6 +457,7 @@ impl Registry {
             (tools.get(id).cloned(), tools.execution.clone())
         };
         let entry = entry.ok_or_else(|| self.unknown(id))?;
+        let _validating = call::trace::validation_span().entered();
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
@@ -569,11 +582,12 @@ impl<'a> Prepared<'a> {
             resume,
             &self.policy,
         )
+        .instrument(call::trace::execution_span())
         .await?;
-        match &finished {
-            Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json)?,
-            Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload)?,
-        }
+        call::trace::output_span().in_scope(|| match &finished {
+            Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json),
+            Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload),
+        })?;
         Ok(finished)
     }
 }
