@@ -12,6 +12,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+#[cfg(feature = "runtime")]
 use serde_json::Value;
 use tracing::field::Empty;
 use tracing::Span;
@@ -81,6 +82,7 @@ pub(crate) fn call_span(name: &str, call_id: &str, spec: Option<&ToolSpec>) -> S
 /// The span of a call continued later (approved, declined or resumed): the current span when
 /// the continuation happens within the call's own span (an MCP request that asked its client
 /// in-band), else a new call span.
+#[cfg(feature = "runtime")]
 pub(crate) fn continued_span(name: &str, call_id: &str, spec: Option<&ToolSpec>) -> Span {
     let current = Span::current();
     match current.metadata().map(|m| m.name()) {
@@ -95,6 +97,7 @@ pub(crate) fn validation_span() -> Span {
 }
 
 /// Waiting for a person's approval (recording the waiting call, or asking the client in-band).
+#[cfg(feature = "runtime")]
 pub(crate) fn approval_span() -> Span {
     tracing::info_span!("tool.approval")
 }
@@ -117,15 +120,18 @@ pub(crate) fn record_error(span: &Span, error: &ToolError) {
 }
 
 /// Records a call's arguments, as the transcript view shows them, when recording is on.
+#[cfg(feature = "runtime")]
 pub(crate) fn record_arguments(span: &Span, shown: Option<&Value>) {
     record(span, "gen_ai.tool.call.arguments", shown);
 }
 
 /// Records a call's result, as the transcript view shows it, when recording is on.
+#[cfg(feature = "runtime")]
 pub(crate) fn record_result(span: &Span, shown: Option<&Value>) {
     record(span, "gen_ai.tool.call.result", shown);
 }
 
+#[cfg(feature = "runtime")]
 fn record(span: &Span, field: &str, shown: Option<&Value>) {
     if span.is_disabled() || !records_content() {
         return;
