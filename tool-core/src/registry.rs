@@ -404,8 +404,11 @@ impl Registry {
     pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
         let CallOptions { mut data, env } = options;
         let call_id = data.tool_call_id.get_or_insert_with(call::new_call_id).clone();
-        let tool = self.get(id);
-        let span = call::call_span(id, &call_id, tool.as_deref().map(|t| t.spec()));
+        let span = call::call_span(id, &call_id, None);
+        // Looked up again only for a span someone records (the call's own lookup is `prepare`'s).
+        if let Some(tool) = (!span.is_disabled()).then(|| self.get(id)).flatten() {
+            call::trace::describe(&span, tool.spec());
+        }
         let ended = self.call_in_span(id, args.into(), data, env).instrument(span.clone()).await;
         if let Err(e) = &ended {
             call::record_error(&span, e);

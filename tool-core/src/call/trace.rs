@@ -53,7 +53,9 @@ pub fn records_content() -> bool {
 }
 
 /// The span of one call of tool `name` with id `call_id` (a child of the current span). The
-/// tool's description and type are added when `spec` is known (an unknown tool has none).
+/// tool's description and type are added when `spec` is known (an unknown tool has none); a
+/// caller that must look the tool up first passes `None` and calls [`describe`] when the span
+/// is enabled.
 pub(crate) fn call_span(name: &str, call_id: &str, spec: Option<&ToolSpec>) -> Span {
     let span = tracing::info_span!(
         CALL_SPAN,
@@ -68,15 +70,23 @@ pub(crate) fn call_span(name: &str, call_id: &str, spec: Option<&ToolSpec>) -> S
         error.type = Empty,
         otel.status_code = Empty,
     );
-    if let (false, Some(spec)) = (span.is_disabled(), spec) {
-        // Every tool here runs in this process as a function the model called; the
-        // convention's `extension` is for tools a model provider runs on its side.
-        span.record("gen_ai.tool.type", "function");
-        if !spec.description.is_empty() {
-            span.record("gen_ai.tool.description", spec.description.as_str());
-        }
+    if let Some(spec) = spec {
+        describe(&span, spec);
     }
     span
+}
+
+/// Adds the tool's type and description to its call span.
+pub(crate) fn describe(span: &Span, spec: &ToolSpec) {
+    if span.is_disabled() {
+        return;
+    }
+    // Every tool here runs in this process as a function the model called; the
+    // convention's `extension` is for tools a model provider runs on its side.
+    span.record("gen_ai.tool.type", "function");
+    if !spec.description.is_empty() {
+        span.record("gen_ai.tool.description", spec.description.as_str());
+    }
 }
 
 /// The span of a call continued later (approved, declined or resumed): the current span when

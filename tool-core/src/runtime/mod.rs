@@ -299,8 +299,11 @@ impl Runtime {
     /// The span of a new call of `tool` (its id, given or generated now, is kept in `options`).
     pub(crate) fn call_span(&self, tool: &str, options: &mut crate::call::CallOptions) -> tracing::Span {
         let id = options.data.tool_call_id.get_or_insert_with(crate::call::new_call_id);
-        let known = self.inner.registry.get(tool);
-        crate::call::call_span(tool, id, known.as_deref().map(|t| t.spec()))
+        let span = crate::call::call_span(tool, id, None);
+        if let Some(known) = (!span.is_disabled()).then(|| self.inner.registry.get(tool)).flatten() {
+            crate::call::trace::describe(&span, known.spec());
+        }
+        span
     }
 
     /// [`Runtime::call`] inside a span made by [`Runtime::call_span`] (an edge that sets the
