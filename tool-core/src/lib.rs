@@ -73,6 +73,8 @@ pub mod json;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod model_output;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod panic;
 pub mod partial_json;
 pub mod provider;

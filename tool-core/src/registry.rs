@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::budget::OutputBudget;
 use crate::call::{self, CallArgs, CallOptions, Compiled, Finished, Limits, Validated};
@@ -439,7 +440,21 @@ impl Registry {
     /// client-side tool (no body: its result comes from the application, through a runtime).
     pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
         let CallOptions { mut data, env } = options;
-        let args = args.into();
+        let call_id = data.tool_call_id.get_or_insert_with(call::new_call_id).clone();
+        let span = call::call_span(id, &call_id, None);
+        // Looked up again only for a span someone records (the call's own lookup is `prepare`'s).
+        if let Some(tool) = (!span.is_disabled()).then(|| self.get(id)).flatten() {
+            call::trace::describe(&span, tool.spec());
+        }
+        let ended = self.call_in_span(id, args.into(), data, env).instrument(span.clone()).await;
+        if let Err(e) = &ended {
+            call::record_error(&span, e);
+        }
+        ended
+    }
+
+    /// [`Registry::call`] inside the call's span.
+    async fn call_in_span(&self, id: &str, args: CallArgs<'_>, mut data: CallData, env: CallEnv) -> Result<ToolOutput, ToolError> {
         let prepared = self.prepare(id, &args, data.context.take())?;
         prepared.gate()?;
         match prepared.run(&data, env, None).await? {
@@ -483,6 +498,7 @@ impl Registry {
         };
         let entry = entry.ok_or_else(|| self.unknown(id))?;
         let budget = OutputBudget::resolve(entry.tool.spec().max_model_output, budget.as_ref());
+        let _validating = call::trace::validation_span().entered();
         call::check_limits(id, args, &self.limits)?;
         let input = call::validate_args(id, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
@@ -626,20 +642,19 @@ impl<'a> Prepared<'a> {
             resume,
             &self.policy,
         )
+        .instrument(call::trace::execution_span())
         .await?;
-        match finished {
-            Finished::Output(output) => {
-                call::validate_output(id, &self.entry.compiled, &output.json)?;
-                Ok(Finished::Output(match &self.budget {
-                    Some(budget) => output.with_budget(budget.clone(), call_id),
-                    None => output,
-                }))
-            }
-            Finished::Suspended(s) => {
-                call::validate_suspension(id, &self.entry.compiled, &s.payload)?;
-                Ok(Finished::Suspended(s))
-            }
-        }
+        call::trace::output_span().in_scope(|| match &finished {
+            Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json),
+            Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload),
+        })?;
+        Ok(match finished {
+            Finished::Output(output) => Finished::Output(match &self.budget {
+                Some(budget) => output.with_budget(budget.clone(), call_id),
+                None => output,
+            }),
+            suspended => suspended,
+        })
     }
 }
 

@@ -4,13 +4,14 @@
 //! [`Finished`] end of a call that ran (output or suspension) and running a tool's future:
 //! panics caught, cancellation and timeout honoured. Its parts: `limits` (before parsing),
 //! `validate` (schemas, with forgiveness), `closed` (what a strict tool accepts), `redact`
-//! (what messages may quote). It never decides
+//! (what messages may quote), `trace` (the call's spans). It never decides
 //! which tool runs (that is `registry`), never asks for approval (the registry's gate) and
 //! never formats for a provider.
 
 mod closed;
 mod limits;
 mod redact;
+pub mod trace;
 mod validate;
 
 use std::any::Any;
@@ -32,6 +33,7 @@ pub use limits::Limits;
 #[cfg(feature = "mcp")]
 pub(crate) use redact::quote;
 pub use redact::{is_secret_key, redact};
+pub(crate) use trace::{call_span, record_error};
 #[cfg(feature = "check")]
 pub(crate) use validate::accepted_input;
 pub(crate) use validate::validate_resume;

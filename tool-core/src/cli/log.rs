@@ -7,14 +7,17 @@
 //! --stdio` speaks MCP there. `rmcp` logs whole messages (arguments included) at debug and
 //! trace, so it is held at info when `RUST_LOG` asks for more, unless it names `rmcp`. Lines
 //! are written by a thread of their own (`tracing-appender`): a standard error that is not
-//! read drops lines (up to a bounded backlog) instead of stalling the server.
+//! read drops lines (up to a bounded backlog) instead of stalling the server. Spans are exported
+//! over OTLP beside the lines when the `OTEL_*` variables ask for it (`crate::otel`).
 
 use std::io::IsTerminal;
 
 use clap::ValueEnum;
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -38,10 +41,18 @@ fn default_filter(serving: bool) -> &'static str {
 /// Log lines waiting for standard error at most; past it lines are dropped.
 const BACKLOG: usize = 16_384;
 
+/// What keeps logging and span export going: dropping it writes out the log lines left and
+/// flushes the spans not exported yet.
+pub(super) struct LogGuard {
+    _lines: WorkerGuard,
+    _spans: Option<crate::otel::OtelGuard>,
+}
+
 /// Installs the process's log subscriber, once (later calls, or a subscriber the embedding
-/// program installed first, leave it as it is). `serving`: the command is `serve`. Keep the
-/// guard while logging: dropping it writes out what is left.
-pub(super) fn init(format: LogFormat, serving: bool) -> Option<WorkerGuard> {
+/// program installed first, leave it as it is), with span export over OTLP when the
+/// `OTEL_*` variables ask for it (see [`crate::otel`]). `serving`: the command is `serve`.
+/// Keep the guard while logging.
+pub(super) fn init(format: LogFormat, serving: bool) -> Option<LogGuard> {
     let spec = std::env::var("RUST_LOG").unwrap_or_default();
     let mut filter = match spec.trim() {
         "" => EnvFilter::new(default_filter(serving)),
@@ -63,13 +74,26 @@ pub(super) fn init(format: LogFormat, serving: bool) -> Option<WorkerGuard> {
         .finish(std::io::stderr());
     // A closed standard error loses the logs, nothing else (the default would report the
     // failed write with `eprintln!`, which panics when standard error is closed).
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(writer)
-        .log_internal_errors(false);
-    let installed = match format {
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
-        LogFormat::Json => builder.json().with_ansi(false).try_init(),
+    let lines = tracing_subscriber::fmt::layer().with_writer(writer).log_internal_errors(false);
+    let lines = match format {
+        LogFormat::Text => lines.with_ansi(std::io::stderr().is_terminal()).boxed(),
+        LogFormat::Json => lines.json().with_ansi(false).boxed(),
     };
-    installed.is_ok().then_some(guard)
+    // Each layer has its own filter: `RUST_LOG` picks the lines, the export its own spans.
+    let (spans, spans_guard) = match crate::otel::layer_from_env() {
+        Ok(Some((layer, guard))) => (Some(layer), Some(guard)),
+        Ok(None) => (None, None),
+        Err(e) => {
+            eprintln!("warning: {e}; spans are not exported");
+            (None, None)
+        }
+    };
+    let installed = tracing_subscriber::registry()
+        .with(lines.with_filter(filter))
+        .with(spans)
+        .try_init();
+    installed.is_ok().then_some(LogGuard {
+        _lines: guard,
+        _spans: spans_guard,
+    })
 }

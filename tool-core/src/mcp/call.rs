@@ -12,6 +12,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Conte
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use super::convert;
 use super::identity;
@@ -64,16 +65,28 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             return Ok(self.continue_call(&tool, state, responses, ctx).await);
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.run_call(&tool, args, ctx).await)
+        // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
+        let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
+        let trace_context = meta.into_iter().flatten().find(|m| m.get_traceparent().is_some());
+        let trace_context = trace_context.map(|m| (m.get_traceparent(), m.get_tracestate()));
+        Ok(self.run_call(&tool, args, ctx, trace_context).await)
     }
 
-    async fn run_call(&self, tool: &ToolRef, args: Value, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
+    /// Runs a new call inside its span (`execute_tool`), whose parent is the request's W3C
+    /// trace context when it has one (SEP-414) and spans are exported (feature `otel`).
+    async fn run_call(
+        &self,
+        tool: &ToolRef,
+        args: Value,
+        ctx: &RequestContext<RoleServer>,
+        trace_context: Option<(Option<&str>, Option<&str>)>,
+    ) -> CallToolResponse {
         let slot = match self.take_slot(ctx, &format!("call `{}` again", tool.name)) {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
         let caller = identity::of(ctx);
-        let options = CallOptions {
+        let mut options = CallOptions {
             data: CallData {
                 // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state
                 // that names the waiting call, so it must not be guessable.
@@ -89,8 +102,16 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             },
             env: slot.continuation.clone(),
         };
-        let events = self.shared.runtime.call(&tool.id, args, options);
-        self.drive(tool, events, slot, ctx, 0).await
+        let span = self.shared.runtime.call_span(&tool.id, &mut options);
+        #[cfg(feature = "otel")]
+        if let Some((traceparent, tracestate)) = trace_context {
+            crate::otel::adopt_trace_context(&span, traceparent, tracestate);
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = trace_context;
+        let events = self.shared.runtime.call_in(span.clone(), &tool.id, args.into(), options);
+        // The whole request is the call's: asking the client for approval or resume data too.
+        self.drive(tool, events, slot, ctx, 0).instrument(span).await
     }
 
     /// Follows a run to its end and answers the call. A tool that asks the client something
@@ -154,7 +175,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             // the output schema's shape).
             Some(Outcome::Declined { reason }) => error_result(Outcome::declined_text(&reason)),
             Some(Outcome::Failed(error)) => error_result(error.message().to_owned()),
-            Some(Outcome::AwaitingApproval(waiting)) => self.ask_approval(tool, &waiting, ctx, round, continuation).await,
+            Some(Outcome::AwaitingApproval(waiting)) => {
+                let asking = self.ask_approval(tool, &waiting, ctx, round, continuation);
+                asking.instrument(crate::call::trace::approval_span()).await
+            }
             Some(Outcome::Suspended(waiting)) => self.ask_resume(tool, &waiting, ctx, round, continuation).await,
             // An MCP client cannot answer a server's tool: the call waits for the application.
             Some(Outcome::AwaitingResult(waiting)) => error_result(format!(

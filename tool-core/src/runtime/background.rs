@@ -117,14 +117,15 @@ pub(crate) async fn run(
         data: data.clone(),
         task_id: task_id.clone(),
     };
-    tokio::spawn(async move {
+    // The task stays in the call's span: its attempts are the call's execution.
+    tokio::spawn(tracing::Instrument::in_current_span(async move {
         let _slot = permit;
         let ended = attempts(&task.prepared, (&task.data, &env), timeout, max_retries).await;
         // If the caller is still waiting, it reports the result as an ordinary one.
         if let Err(ended) = tx.send(ended) {
             task.finish(ended).await;
         }
-    });
+    }));
     if let Some(wait) = wait {
         if let Ok(Ok(ended)) = tokio::time::timeout(wait, &mut rx).await {
             let viewer = runtime.viewer(Some(&*tool));
@@ -190,6 +191,7 @@ impl Task {
                     .await
             }
             Err(error) => {
+                crate::call::record_error(&tracing::Span::current(), &error);
                 self.runtime.forget(&self.call.tool_call_id).await;
                 let event = self.call.event(RunEventKind::BackgroundTaskFailed {
                     task_id,

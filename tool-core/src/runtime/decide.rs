@@ -12,7 +12,9 @@ use super::outcome::{EventStream, Outcome, Sink};
 use super::pending::{PendingCall, PendingKind};
 use super::store::StoreError;
 use super::{Runtime, RuntimeError};
-use crate::call::{CallArgs, Finished};
+use tracing::Instrument;
+
+use crate::call::{trace, CallArgs, Finished};
 use crate::context::{CallEnv, ToolCallInfo};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
@@ -209,7 +211,8 @@ impl Runtime {
     ) -> EventStream {
         let (sink, stream) = Sink::channel();
         let this = self.clone();
-        tokio::spawn(async move {
+        let span = trace::continued_span(&call.tool_name, &call.tool_call_id, Some(prepared.tool().spec()));
+        let run = async move {
             let tool = prepared.tool().clone();
             let viewer = this.viewer(Some(&*tool));
             let at = CallRef::new(call.tool_call_id.clone(), call.tool_name.clone());
@@ -236,7 +239,8 @@ impl Runtime {
                     sink.end(Outcome::Declined { reason });
                 }
             }
-        });
+        };
+        tokio::spawn(run.instrument(span));
         stream
     }
 
@@ -269,7 +273,8 @@ impl Runtime {
         }
         let (sink, stream) = Sink::channel();
         let this = self.clone();
-        tokio::spawn(async move {
+        let span = trace::continued_span(&call.tool_name, &call.tool_call_id, Some(prepared.tool().spec()));
+        let run = async move {
             let tool = prepared.tool().clone();
             let at = CallRef::new(call.tool_call_id.clone(), call.tool_name.clone());
             let resumed = at.event(RunEventKind::ToolCallResumed { resume_data: data.clone() });
@@ -280,7 +285,8 @@ impl Runtime {
             };
             this.execute(&sink, &prepared, &at, (call.data_for_run(), env), Some(data), false)
                 .await;
-        });
+        };
+        tokio::spawn(run.instrument(span));
         Ok(stream)
     }
 

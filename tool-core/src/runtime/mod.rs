@@ -306,11 +306,47 @@ impl Runtime {
     /// events. Writer chunks arrive as `custom` events. The run ends with one [`Outcome`]. Must
     /// be called inside a Tokio runtime.
     pub fn call(&self, tool: &str, args: impl Into<crate::call::CallArgs<'static>>, options: crate::call::CallOptions) -> EventStream {
+        let mut options = options;
+        let span = self.call_span(tool, &mut options);
+        self.call_in(span, tool, args.into(), options)
+    }
+
+    /// The span of a new call of `tool` (its id, given or generated now, is kept in `options`).
+    pub(crate) fn call_span(&self, tool: &str, options: &mut crate::call::CallOptions) -> tracing::Span {
+        let id = options.data.tool_call_id.get_or_insert_with(crate::call::new_call_id);
+        let span = crate::call::call_span(tool, id, None);
+        if let Some(known) = (!span.is_disabled()).then(|| self.inner.registry.get(tool)).flatten() {
+            crate::call::trace::describe(&span, known.spec());
+        }
+        span
+    }
+
+    /// [`Runtime::call`] inside a span made by [`Runtime::call_span`] (an edge that sets the
+    /// span's parent first: the MCP server, from a request's trace context).
+    pub(crate) fn call_in(
+        &self,
+        span: tracing::Span,
+        tool: &str,
+        args: crate::call::CallArgs<'static>,
+        options: crate::call::CallOptions,
+    ) -> EventStream {
         let (sink, stream) = Sink::channel();
-        let this = self.clone();
-        let (tool, args) = (tool.to_owned(), args.into());
-        tokio::spawn(async move { this.run_new(&sink, &tool, args, options).await });
+        self.spawn_new(span, sink, tool.to_owned(), args, options);
         stream
+    }
+
+    /// Starts a new call on a task of its own, inside its span.
+    pub(crate) fn spawn_new(
+        &self,
+        span: tracing::Span,
+        sink: Sink,
+        tool: String,
+        args: crate::call::CallArgs<'static>,
+        options: crate::call::CallOptions,
+    ) {
+        use tracing::Instrument;
+        let this = self.clone();
+        tokio::spawn(async move { this.run_new(&sink, &tool, args, options).await }.instrument(span));
     }
 }
 

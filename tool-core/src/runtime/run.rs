@@ -9,13 +9,14 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+use tracing::Instrument;
 
-use super::events::{CallRef, RunEventKind};
+use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
 use super::views::Viewer;
 use super::{approval_resume_schema, background, log_hook, Runtime};
-use crate::call::{new_call_id, CallArgs, CallOptions, Finished};
+use crate::call::{new_call_id, trace, CallArgs, CallOptions, Finished};
 use crate::context::{CallData, CallEnv, ToolCallInfo, Writer};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
@@ -50,9 +51,11 @@ impl Runtime {
                 return fail(sink, &viewer, &call, error);
             }
         };
-        sink.send(viewer.event(call.event(RunEventKind::ToolCall {
+        let shown = viewer.event(call.event(RunEventKind::ToolCall {
             args: prepared.args().into_owned(),
-        })));
+        }));
+        trace::record_arguments(&tracing::Span::current(), transcript_payload(&shown));
+        sink.send(shown);
         let tool = prepared.tool().clone();
         // The hooks and the tool share the call's one cancellation token and writer.
         let cancellation = env.cancellation.get_or_insert_with(Default::default).clone();
@@ -63,7 +66,8 @@ impl Runtime {
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
         if self.inner.approve_all || prepared.needs_approval() {
-            return self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval).await;
+            let waiting = self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval);
+            return waiting.instrument(trace::approval_span()).await;
         }
         self.execute(sink, &prepared, &call, (data, env), None, true).await;
     }
@@ -115,7 +119,9 @@ impl Runtime {
         match ended {
             Ok(Finished::Output(output)) => {
                 self.forget(&call.tool_call_id).await;
-                sink.send(viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() })));
+                let shown = viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() }));
+                trace::record_result(&tracing::Span::current(), transcript_payload(&shown));
+                sink.send(shown);
                 sink.end(Outcome::Done(output));
             }
             Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Wait::Suspended(s.payload)).await,
@@ -208,10 +214,21 @@ enum Wait {
     Result,
 }
 
+/// What the transcript view of an event shows of its arguments or result (what a call's span
+/// may record): never the raw payload.
+fn transcript_payload(event: &Event) -> Option<&Value> {
+    match &event.transcript.as_ref()?.kind {
+        RunEventKind::ToolCall { args } => Some(args),
+        RunEventKind::ToolResult { output } => Some(&output.result),
+        _ => None,
+    }
+}
+
 /// Ends a run with an error, logged at warn: the tool, the call id and the error's kind, and
 /// the message only when this crate wrote it (unknown tool, approval, cancellation, timeout):
 /// a tool's own message or a validation message may quote the arguments.
 pub(crate) fn fail(sink: &Sink, viewer: &Viewer<'_>, call: &CallRef, error: ToolError) {
+    trace::record_error(&tracing::Span::current(), &error);
     let (tool, id, kind) = (&call.tool_name, &call.tool_call_id, error.kind().as_str());
     match error.kind() {
         ErrorKind::Aborted => tracing::warn!(tool = %tool, tool_call_id = %id, kind, error = error.message(), "tool call interrupted"),

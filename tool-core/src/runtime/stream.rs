@@ -139,8 +139,9 @@ impl StreamRun {
                     if let Some(open) = self.open.remove(&tool_call_id) {
                         options.env.cancellation = Some(open.info.cancellation);
                     }
-                    let (runtime, sink) = (self.runtime.clone(), self.sink.clone());
-                    tokio::spawn(async move { runtime.run_new(&sink, &tool_name, CallArgs::from(input), options).await });
+                    let span = self.runtime.call_span(&tool_name, &mut options);
+                    self.runtime
+                        .spawn_new(span, self.sink.clone(), tool_name, CallArgs::from(input), options);
                 }
             }
         }
