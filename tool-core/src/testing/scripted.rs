@@ -167,8 +167,9 @@ impl ScriptedStream {
         let chunk = |delta: Value, finish: Value| {
             let data = json!({
                 "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1735689600,
-                "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_scripted",
+                "model": "gpt-4o-2024-08-06", "service_tier": "default", "system_fingerprint": "fp_scripted",
                 "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+                "usage": null,
             });
             format!("data: {data}\n\n")
         };
@@ -206,16 +207,7 @@ impl ScriptedStream {
         out += &event(json!({"type": "response.in_progress", "response": response("in_progress", json!([]))}));
         let offset = usize::from(self.text.is_some());
         if let Some(text) = &self.text {
-            let message = |status: &str, content: Value| json!({"id": "msg_scripted", "type": "message", "status": status, "role": "assistant", "content": content});
-            let part = json!({"type": "output_text", "annotations": [], "text": text});
-            out += &event(json!({"type": "response.output_item.added", "output_index": 0, "item": message("in_progress", json!([]))}));
-            out += &event(
-                json!({"type": "response.output_text.delta", "item_id": "msg_scripted", "output_index": 0, "content_index": 0, "delta": text}),
-            );
-            out += &event(
-                json!({"type": "response.output_text.done", "item_id": "msg_scripted", "output_index": 0, "content_index": 0, "text": text}),
-            );
-            out += &event(json!({"type": "response.output_item.done", "output_index": 0, "item": message("completed", json!([part]))}));
+            out += &responses_message(text).into_iter().map(&mut event).collect::<String>();
         }
         let item = |i: usize, status: &str, arguments: &str| {
             let c = &self.calls[i];
@@ -280,4 +272,28 @@ impl ScriptedStream {
             &event(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 1}}));
         out + &event(json!({"type": "message_stop"}))
     }
+}
+
+/// The events of a Responses message item with `text`, at output index 0 (without sequence
+/// numbers).
+fn responses_message(text: &str) -> Vec<Value> {
+    let message = |status: &str, content: Value| json!({"id": "msg_scripted", "type": "message", "status": status, "role": "assistant", "content": content});
+    let part = |text: &str| json!({"type": "output_text", "annotations": [], "text": text});
+    let at = |kind: &str, key: &str, value: Value| {
+        let mut e = json!({"type": kind, "item_id": "msg_scripted", "output_index": 0, "content_index": 0});
+        e[key] = value;
+        e
+    };
+    let with_logprobs = |mut e: Value| {
+        e["logprobs"] = json!([]);
+        e
+    };
+    vec![
+        json!({"type": "response.output_item.added", "output_index": 0, "item": message("in_progress", json!([]))}),
+        at("response.content_part.added", "part", part("")),
+        with_logprobs(at("response.output_text.delta", "delta", json!(text))),
+        with_logprobs(at("response.output_text.done", "text", json!(text))),
+        at("response.content_part.done", "part", part(text)),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": message("completed", json!([part(text)]))}),
+    ]
 }
