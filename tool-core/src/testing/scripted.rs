@@ -18,6 +18,8 @@ struct ScriptedCall {
     id: String,
     name: String,
     input: String,
+    /// The pieces to stream, when chosen by hand (else cut by `chunk_size`).
+    pieces: Option<Vec<String>>,
 }
 
 /// A model response with tool calls, as a provider streams it.
@@ -102,6 +104,19 @@ impl ScriptedStream {
             id: id.to_owned(),
             name: name.to_owned(),
             input: input.to_owned(),
+            pieces: None,
+        });
+        self
+    }
+
+    /// A call whose input is streamed in exactly these pieces (their concatenation is the
+    /// input; `chunk_size` does not cut them).
+    pub fn tool_call_pieces(mut self, id: &str, name: &str, pieces: &[&str]) -> Self {
+        self.calls.push(ScriptedCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            input: pieces.concat(),
+            pieces: Some(pieces.iter().map(|p| (*p).to_owned()).collect()),
         });
         self
     }
@@ -120,8 +135,11 @@ impl ScriptedStream {
     }
 
     /// The pieces of one call's input.
-    fn pieces(&self, input: &str) -> Vec<String> {
-        let chars: Vec<char> = input.chars().collect();
+    fn pieces(&self, call: &ScriptedCall) -> Vec<String> {
+        if let Some(pieces) = &call.pieces {
+            return pieces.clone();
+        }
+        let chars: Vec<char> = call.input.chars().collect();
         if chars.is_empty() {
             return vec![String::new()];
         }
@@ -130,7 +148,7 @@ impl ScriptedStream {
 
     /// The input pieces of every call, in the order they are streamed: `(call index, piece)`.
     fn schedule(&self) -> Vec<(usize, String)> {
-        let pieces: Vec<Vec<String>> = self.calls.iter().map(|c| self.pieces(&c.input)).collect();
+        let pieces: Vec<Vec<String>> = self.calls.iter().map(|c| self.pieces(c)).collect();
         if !self.interleaved || self.dialect == Dialect::Anthropic {
             return pieces
                 .into_iter()
@@ -256,10 +274,10 @@ impl ScriptedStream {
             let block = json!({"type": "tool_use", "id": c.id, "name": c.name, "input": {}});
             out += &event(json!({"type": "content_block_start", "index": index, "content_block": block}));
             // Anthropic streams an empty input as one empty piece.
-            let pieces = if c.input == "{}" {
+            let pieces = if c.input == "{}" && c.pieces.is_none() {
                 vec![String::new()]
             } else {
-                self.pieces(&c.input)
+                self.pieces(c)
             };
             for piece in pieces {
                 let delta = json!({"type": "input_json_delta", "partial_json": piece});
