@@ -212,6 +212,16 @@ impl McpPair {
         self.heard().asked.clone()
     }
 
+    /// Every log notification (`notifications/message` params) heard so far, in order.
+    pub fn logs(&self) -> Vec<Value> {
+        self.heard().logs.clone()
+    }
+
+    /// Every progress notification heard so far, in order.
+    pub fn progress(&self) -> Vec<Progress> {
+        self.heard().progress.clone()
+    }
+
     /// Every tool listed (all pages), as JSON.
     pub async fn list(&self) -> Vec<Value> {
         let tools = self
