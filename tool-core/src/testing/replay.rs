@@ -31,7 +31,7 @@ pub fn replay(dialect: Dialect, bytes: impl AsRef<[u8]>) -> Replay {
         dialect,
         bytes: bytes.as_ref().to_vec(),
         registry: None,
-        byte_chunk: usize::MAX,
+        byte_chunk: 1,
         options: CallOptions::default(),
         configure: None,
     }
@@ -72,7 +72,8 @@ impl Replay {
         self
     }
 
-    /// Feeds the bytes `n` at a time (default: all at once), as a network would split them.
+    /// Feeds the bytes `n` at a time, as a network would split them (default: one at a time,
+    /// so every preview the input passes through is seen).
     pub fn byte_chunks(mut self, n: usize) -> Self {
         self.byte_chunk = n.max(1);
         self
@@ -229,7 +230,7 @@ impl Replayed {
     }
 
     /// The distinct live previews of one call's input, in the order they were seen (after each
-    /// chunk of bytes).
+    /// chunk of bytes; a call whose input completes within one chunk shows none).
     pub fn previews(&self, tool_call_id: &str) -> &[Value] {
         self.previews.get(tool_call_id).map_or(&[], Vec::as_slice)
     }
