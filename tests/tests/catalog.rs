@@ -22,8 +22,7 @@ fn examples() -> Catalog {
 fn golden_files_per_format() {
     let catalog = examples();
     for format in Dialect::ALL {
-        let export = catalog.export(format).unwrap();
-        insta::assert_json_snapshot!(format!("{format:?}"), export.document());
+        tool_core::assert_catalog_snapshot!(format!("{format:?}"), &catalog, format);
     }
     insta::assert_json_snapshot!(
         "OpenAiStrictAll_weather",

@@ -51,7 +51,8 @@
 //! HTTP server as an OAuth 2.1 resource server: jsonwebtoken, reqwest), `check`
 //! ([`Registry::check`]: every tool tested against its own schemas), `isolate` (tools in a child
 //! process with resource limits: libc, Tokio's process support) and `cli` (the `toolsmith`
-//! command line: clap; implies the others).
+//! command line: clap; implies the others). `testing` (the test kit, `tool_core::testing`: for
+//! dev-dependencies; not in `default`).
 
 #![warn(missing_docs)]
 
@@ -84,6 +85,8 @@ pub mod runtime;
 pub mod schema;
 pub mod spec;
 pub mod stream;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tool;
 
 /// What `#[tool]`'s generated code uses; the name carries the version (`__private_v{MAJOR}_{MINOR}`)

@@ -5,10 +5,8 @@
 //! errors are, and only under secret-named keys.
 
 mod support {
-    pub mod anthropic_sse;
     pub mod http_server;
 }
-use support::anthropic_sse::anthropic_sse;
 use support::http_server::{self, Served};
 
 use std::net::SocketAddr;
@@ -21,6 +19,7 @@ use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, RunEventKind, Runtime};
 use tool_core::spec::TransformTarget;
+use tool_core::testing::ScriptedStream;
 use tool_core::Dialect;
 
 /// How long a test waits for something that should come (a hang, not a slow machine).
@@ -323,9 +322,9 @@ async fn an_object_sent_as_a_string_is_not_repaired_when_it_repeats_a_key() {
 #[tokio::test]
 async fn streamed_calls_with_a_repeated_key_fail_with_the_key_named() {
     let runtime = Runtime::new(registry());
-    let sse = anthropic_sse(&[("toolu_1", "hy-add", &[r#"{"a": 1, "b": 2,"#, r#" "a": 5}"#])]);
+    let sse = ScriptedStream::anthropic().tool_call_pieces("toolu_1", "hy-add", &[r#"{"a": 1, "b": 2,"#, r#" "a": 5}"#]);
     let (mut run, events) = runtime.stream(Dialect::Anthropic, CallOptions::default());
-    run.push(sse.as_bytes()).unwrap();
+    run.push(&sse.sse_bytes()).unwrap();
     run.finish().unwrap();
     let run = tokio::time::timeout(PATIENCE, events.finish()).await.expect("the run ends");
     match run.outcome {

@@ -1,6 +1,7 @@
 //! The MCP server end to end: a real server started in-process, spoken to over stdio (a pair of
-//! in-memory pipes carrying line-delimited JSON-RPC) and over Streamable HTTP (hand-written
-//! HTTP/1.1 on 127.0.0.1, SSE responses decoded here).
+//! in-memory pipes carrying line-delimited JSON-RPC, written by hand where the wire itself is
+//! tested, and `rmcp`'s client through the test kit's `McpPair` where only the answers are) and
+//! over Streamable HTTP (hand-written HTTP/1.1 on 127.0.0.1, SSE responses decoded here).
 
 #[path = "support/http_server.rs"]
 mod http_server;
@@ -17,6 +18,7 @@ use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{PendingKind, RunEventKind, Runtime};
+use tool_core::testing::McpPair;
 use tool_core::CancellationToken;
 
 /// How long a test waits for a message that should come.
@@ -750,52 +752,45 @@ async fn tools_list_pages_follow_the_cursor() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn object_outputs_are_structured_content() {
-    let mut c = Stdio::start(server_with(all_tools(), McpConfig::default()));
-    c.initialize(json!({})).await;
-    let (list, _) = c.request(1, "tools/list", json!({})).await;
-    let forecast_entry = result_of(&list)["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "forecast")
-        .cloned()
-        .unwrap();
+    let c = McpPair::builder(server_with(all_tools(), McpConfig::default()))
+        .protocol(LEGACY)
+        .start()
+        .await;
+    let forecast_entry = c.list().await.into_iter().find(|t| t["name"] == "forecast").unwrap();
     assert_eq!(forecast_entry["outputSchema"]["type"], "object", "{forecast_entry}");
 
     let raw = json!({"city": "Oslo", "celsius": 21, "sky": "sunny"});
-    let (result, _) = c.call(2, "forecast", json!({"city": "Oslo"})).await;
-    assert!(!is_error(&result), "{result}");
-    assert_eq!(result["structuredContent"], raw);
-    let content = result["content"].as_array().unwrap();
-    assert_eq!(content.len(), 1, "{result}");
+    let result = c.call("forecast", json!({"city": "Oslo"})).await;
+    assert_eq!(result.structured(), raw);
+    let content = result.result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{}", result.result);
     assert_eq!(content[0]["type"], "text");
-    let text: Value = serde_json::from_str(content[0]["text"].as_str().unwrap()).unwrap();
+    let text: Value = serde_json::from_str(result.text()).unwrap();
     assert_eq!(text, raw, "the text block is not the output as JSON");
 
     // `to_model_output` decides the content; the raw output is still the structured content.
-    let (result, _) = c.call(3, "radar", json!({"city": "Oslo"})).await;
-    assert!(!is_error(&result), "{result}");
-    assert_eq!(result["structuredContent"], raw);
-    let content = result["content"].as_array().unwrap();
+    let result = c.call("radar", json!({"city": "Oslo"})).await;
+    assert_eq!(result.structured(), raw);
+    let content = result.result["content"].as_array().unwrap();
     assert_eq!(content[0], json!({"type": "text", "text": "Oslo: 21°C and sunny"}));
     assert_eq!(
         content[1],
         json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
     );
     // Structured content comes with its JSON as text, for clients that read only content.
-    assert_eq!(content.len(), 3, "{result}");
+    assert_eq!(content.len(), 3, "{}", result.result);
     assert_eq!(content[2]["type"], "text");
     let text: Value = serde_json::from_str(content[2]["text"].as_str().unwrap()).unwrap();
     assert_eq!(text, raw);
 
     // A text output with `to_model_output`: exactly its blocks, nothing structured.
-    let (result, _) = c.call(4, "shout", json!({"text": "hey"})).await;
-    assert!(!is_error(&result), "{result}");
+    let result = c.call("shout", json!({"text": "hey"})).await;
+    assert!(!result.is_error(), "{}", result.result);
     assert_eq!(
-        result["content"],
+        result.result["content"],
         json!([{"type": "text", "text": "HEY"}, {"type": "text", "text": "!"}])
     );
-    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert!(result.result.get("structuredContent").is_none(), "{}", result.result);
     c.close().await;
 }
 
@@ -839,24 +834,24 @@ async fn stdio_list_changed_reaches_the_client() {
 async fn approval_without_elicitation_says_how_to_continue() {
     let server = server_with(all_tools(), McpConfig::default());
     let runtime = server.runtime().clone();
-    let mut c = Stdio::start(server);
-    c.initialize(json!({})).await;
+    let c = McpPair::builder(server).protocol(LEGACY).without_elicitation().start().await;
 
-    let (result, _) = c.call(1, "transfer", json!({"amount": 111})).await;
-    assert!(is_error(&result), "{result}");
+    let result = c.call("transfer", json!({"amount": 111})).await;
+    assert!(result.is_error(), "{}", result.result);
     let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let waiting = &pending[0];
     assert_eq!(waiting.tool_name, "transfer");
     assert_eq!(waiting.kind, PendingKind::Approval);
     assert_eq!(waiting.args, json!({"amount": 111}));
-    let text = text_of(&result);
+    let text = result.text();
     assert!(text.contains(&waiting.tool_call_id), "the waiting call's id is missing: {text}");
     assert!(
         text.contains(&format!("toolsmith call {} --approve", waiting.tool_call_id)),
         "the command to approve it is missing: {text}"
     );
     assert!(!sent(111), "the tool ran without approval");
+    assert!(c.elicitations().is_empty(), "a client without elicitation was asked");
 
     // The call really waits: approving it runs the tool.
     let events = runtime.approve(&waiting.tool_call_id).await.unwrap().collect().await;
@@ -939,36 +934,34 @@ async fn progress_notifications_come_before_the_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_reach_a_client_that_set_a_level() {
     // No level set: no log messages.
-    let mut quiet = Stdio::start(server_with(all_tools(), McpConfig::default()));
-    quiet.initialize(json!({})).await;
-    let (r, before) = quiet.call(1, "chatty", json!({})).await;
-    assert_eq!(text_of(&r), "talked");
-    assert!(before.is_empty(), "logs without logging/setLevel: {before:?}");
-    assert!(quiet.try_recv(QUIET).await.is_none());
+    let quiet = McpPair::builder(server_with(all_tools(), McpConfig::default()))
+        .protocol(LEGACY)
+        .start()
+        .await;
+    let r = quiet.call("chatty", json!({})).await;
+    assert_eq!(r.text(), "talked");
+    assert!(r.logs.is_empty(), "logs without logging/setLevel: {:?}", r.logs);
+    tokio::time::sleep(QUIET).await;
+    assert!(quiet.logs().is_empty(), "late logs: {:?}", quiet.logs());
     quiet.close().await;
 
-    let mut c = Stdio::start(server_with(all_tools(), McpConfig::default()));
-    c.initialize(json!({})).await;
-    let (r, _) = c.request(1, "logging/setLevel", json!({"level": "info"})).await;
-    assert_eq!(*result_of(&r), json!({}));
-    let (r, before) = c.call(2, "chatty", json!({})).await;
-    assert_eq!(text_of(&r), "talked");
-    let logs: Vec<&Value> = before.iter().filter(|m| m["method"] == "notifications/message").collect();
-    assert_eq!(logs.len(), 1, "only the info message passes an info level: {before:?}");
-    let log = &logs[0]["params"];
+    let c = McpPair::builder(server_with(all_tools(), McpConfig::default()))
+        .protocol(LEGACY)
+        .start()
+        .await;
+    c.set_log_level("info").await;
+    let r = c.call("chatty", json!({})).await;
+    assert_eq!(r.text(), "talked");
+    assert_eq!(r.logs.len(), 1, "only the info message passes an info level: {:?}", r.logs);
+    let log = &r.logs[0];
     assert_eq!(log["level"], "info");
     assert_eq!(log["data"]["message"], "working");
     assert_eq!(log["data"]["data"], json!({"step": 1}));
 
     // A debug level lets both through.
-    let (r, _) = c.request(3, "logging/setLevel", json!({"level": "debug"})).await;
-    result_of(&r);
-    let (_, before) = c.call(4, "chatty", json!({})).await;
-    let levels: Vec<&Value> = before
-        .iter()
-        .filter(|m| m["method"] == "notifications/message")
-        .map(|m| &m["params"]["level"])
-        .collect();
+    c.set_log_level("debug").await;
+    let r = c.call("chatty", json!({})).await;
+    let levels: Vec<&Value> = r.logs.iter().map(|m| &m["level"]).collect();
     assert_eq!(levels, [&json!("debug"), &json!("info")]);
     c.close().await;
 }

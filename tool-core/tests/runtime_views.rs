@@ -2,11 +2,6 @@
 //! runtime's policy, first), their fallbacks, fail-closed placeholders, and a property test that
 //! a secret planted in a transformed tool's payloads reaches no view and no log line.
 
-mod support {
-    pub mod anthropic_sse;
-}
-use support::anthropic_sse::anthropic_sse;
-
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +11,7 @@ use serde_json::json;
 use tool_core::prelude::*;
 use tool_core::runtime::{placeholder, Event, EventStream, RedactSecrets, RunEventKind, Runtime, ShownEvent, TransformPolicy};
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
+use tool_core::testing::ScriptedStream;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
 use tool_core::Dialect;
 
@@ -29,7 +25,8 @@ use TransformTarget as T;
 /// Streams one call whose input arrives in `pieces` and collects every event of the run.
 async fn streamed(runtime: &Runtime, id: &str, tool: &str, pieces: &[&str]) -> Vec<Event> {
     let (mut run, events) = runtime.stream(Dialect::Anthropic, CallOptions::default());
-    run.push(anthropic_sse(&[(id, tool, pieces)]).as_bytes()).unwrap();
+    run.push(&ScriptedStream::anthropic().tool_call_pieces(id, tool, pieces).sse_bytes())
+        .unwrap();
     run.finish().unwrap();
     events.collect().await
 }

@@ -1,38 +1,19 @@
 //! A streamed model response drives each call's hooks in order and runs the calls.
 
-mod support {
-    pub mod anthropic_sse;
-}
-use support::anthropic_sse::anthropic_sse;
-
-use std::sync::Mutex;
-
 use serde_json::json;
 use tool_core::prelude::*;
-use tool_core::runtime::{RunEventKind as K, Runtime, ShownEvent, ShownOutput};
-use tool_core::Dialect;
+use tool_core::runtime::{RunEventKind as K, ShownOutput};
+use tool_core::testing::{Hook, ScriptedStream};
 
-static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-fn log(line: String) {
-    LOG.lock().unwrap().push(line);
-}
-
-fn started(call: &ToolCallInfo) {
-    log(format!("{} start", call.tool_call_id));
-}
-fn delta(call: &ToolCallInfo, d: &str) -> Result<(), String> {
+fn started(_call: &ToolCallInfo) {}
+fn delta(_call: &ToolCallInfo, d: &str) -> Result<(), String> {
     if d.contains("PANIC") {
         panic!("a hook panicked");
     }
-    log(format!("{} delta {d}", call.tool_call_id));
     Ok(())
 }
-fn available(call: &ToolCallInfo, input: &InputOf<forecast>) {
-    log(format!("{} available {}", call.tool_call_id, input.city));
-}
-fn output(call: &ToolCallInfo, out: &String) -> Result<(), String> {
-    log(format!("{} output {out}", call.tool_call_id));
+fn available(_call: &ToolCallInfo, _input: &InputOf<forecast>) {}
+fn output(_call: &ToolCallInfo, _out: &String) -> Result<(), String> {
     Err("the on_output hook fails, which must not fail the call".into())
 }
 
@@ -44,16 +25,13 @@ pub async fn forecast(
     /// Days
     days: Option<u32>,
 ) -> String {
-    log(format!("execute {city}"));
     format!("{city}: sunny for {} days", days.unwrap_or(1))
 }
 
 fn gated(_input: &InputOf<delete_all>, _cx: &RequestContext) -> bool {
     true
 }
-fn gated_available(call: &ToolCallInfo, _input: &InputOf<delete_all>) {
-    log(format!("{} available (approval pending)", call.tool_call_id));
-}
+fn gated_available(_call: &ToolCallInfo, _input: &InputOf<delete_all>) {}
 
 /// Deletes everything (needs approval)
 #[tool(id = "rt-delete", require_approval = gated, on_input_available = gated_available)]
@@ -61,90 +39,80 @@ pub async fn delete_all(
     /// Scope
     scope: String,
 ) -> String {
-    log("execute delete".into());
     scope
 }
 
 #[tokio::test]
 async fn hooks_fire_in_order_and_calls_run() {
-    let sse = anthropic_sse(&[
-        ("toolu_a", "rt-forecast", &[r#"{"city": "Pa"#, r#"ris", "days""#, ": 3}"]),
-        ("toolu_b", "rt-forecast", &[r#"{"city": "PANIC"#, r#"Oslo"}"#]),
-        ("toolu_c", "no-such-tool", &["{}"]),
-        ("toolu_d", "rt-delete", &[r#"{"scope": "all"}"#]),
-    ]);
-    let runtime = Runtime::new(Registry::global());
-    let (mut run, stream) = runtime.stream(Dialect::Anthropic, CallOptions::default());
-    // Feed in small chunks, checking the live preview on the way.
-    let mut saw_partial_preview = false;
-    for chunk in sse.as_bytes().chunks(7) {
-        run.push(chunk).unwrap();
-        if let Some(p) = run.preview("toolu_a") {
-            saw_partial_preview |= p == &json!({"city": "Pa"});
-        }
-    }
-    run.finish().unwrap();
-    let events: Vec<ShownEvent> = stream.collect().await.into_iter().map(|e| e.raw.shown()).collect();
-    assert!(saw_partial_preview, "the preview showed the partial city");
+    // Fed in small chunks, with the live preview recorded on the way.
+    let got = ScriptedStream::anthropic()
+        .tool_call_pieces("toolu_a", "rt-forecast", &[r#"{"city": "Pa"#, r#"ris", "days""#, ": 3}"])
+        .tool_call_pieces("toolu_b", "rt-forecast", &[r#"{"city": "PANIC"#, r#"Oslo"}"#])
+        .tool_call_pieces("toolu_c", "no-such-tool", &["{}"])
+        .tool_call_pieces("toolu_d", "rt-delete", &[r#"{"scope": "all"}"#])
+        .replay()
+        .byte_chunks(7)
+        .await;
+    assert!(
+        got.previews("toolu_a").contains(&json!({"city": "Pa"})),
+        "the preview showed the partial city"
+    );
     // Calls run concurrently: each call's own events are in order.
     for id in ["toolu_a", "toolu_b", "toolu_c", "toolu_d"] {
-        let kinds: Vec<&str> = events
-            .iter()
-            .filter(|e| e.tool_call_id() == id)
-            .map(ShownEvent::type_name)
-            .collect();
+        let kinds = got.types_of(id);
         assert_eq!(kinds.first(), Some(&"input-streaming-start"), "{id}: {kinds:?}");
         let call = kinds.iter().position(|k| *k == "tool-call").unwrap();
         assert!(kinds[1..call].iter().all(|k| *k == "input-delta"), "{id}: {kinds:?}");
         assert_eq!(kinds.len(), call + 2, "one outcome after the call: {id}: {kinds:?}");
     }
 
-    let log = LOG.lock().unwrap().clone();
-    let expected_a = [
-        "toolu_a start",
-        r#"toolu_a delta {"city": "Pa"#,
-        r#"toolu_a delta ris", "days""#,
-        "toolu_a delta : 3}",
-        "toolu_a available Paris",
-        "execute Paris",
-        "toolu_a output Paris: sunny for 3 days",
-    ];
-    let pos: Vec<usize> = expected_a
-        .iter()
-        .map(|e| {
-            log.iter()
-                .position(|l| l == e)
-                .unwrap_or_else(|| panic!("missing {e:?} in {log:?}"))
-        })
-        .collect();
-    assert!(pos.windows(2).all(|w| w[0] < w[1]), "hooks out of order: {log:?}");
+    // The hooks, the body and on_output, in order (on_output's failure is only logged).
+    assert_eq!(
+        got.hook_lines("toolu_a"),
+        [
+            "on_input_start",
+            r#"on_input_delta {"city": "Pa"#,
+            r#"on_input_delta ris", "days""#,
+            "on_input_delta : 3}",
+            r#"on_input_available {"city":"Paris","days":3}"#,
+            r#"execute {"city":"Paris","days":3}"#,
+            r#"on_output "Paris: sunny for 3 days""#,
+        ]
+    );
+    assert!(got.logs().iter().any(|l| l.message == "on_output hook failed"));
     // A panicking delta hook is logged, not fatal: the call still runs.
-    assert!(log.contains(&"execute PANICOslo".to_string()), "{log:?}");
+    let b = got.hooks().into_iter().filter(|h| h.tool_call_id == "toolu_b").collect::<Vec<_>>();
+    assert!(
+        b.iter().any(|h| h.hook
+            == Hook::InputDelta {
+                delta: r#"{"city": "PANIC"#.into()
+            }
+            && h.error.is_some()),
+        "{b:?}"
+    );
+    assert!(
+        b.iter().any(|h| h.hook
+            == Hook::Execute {
+                input: json!({"city": "PANICOslo"})
+            }),
+        "{b:?}"
+    );
     // on_input_available runs before the approval check; the tool itself never runs.
-    assert!(log.contains(&"toolu_d available (approval pending)".to_string()), "{log:?}");
-    assert!(!log.contains(&"execute delete".to_string()));
+    assert_eq!(got.hook_lines("toolu_d"), [r#"on_input_available {"scope":"all"}"#]);
 
-    let outcome = |id: &str| events.iter().rev().find(|e| e.tool_call_id() == id).unwrap();
-    match &outcome("toolu_a").kind {
+    match got.last_of("toolu_a").kind {
         K::ToolResult {
             output: ShownOutput { result, model_output },
         } => {
-            assert_eq!(result, &json!("Paris: sunny for 3 days"));
-            assert_eq!(model_output, &None);
+            assert_eq!(result, json!("Paris: sunny for 3 days"));
+            assert_eq!(model_output, None);
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(&outcome("toolu_b").kind, K::ToolResult { output } if output.result == json!("PANICOslo: sunny for 1 days")));
-    let K::ToolError { error } = &outcome("toolu_c").kind else {
-        panic!()
-    };
-    assert_eq!(error["kind"], "unknown_tool");
-    assert!(matches!(&outcome("toolu_d").kind, K::ToolCallApproval { args, .. } if args == &json!({"scope": "all"})));
+    assert_eq!(got.result_of("toolu_b"), json!("PANICOslo: sunny for 1 days"));
+    assert_eq!(got.error_of("toolu_c")["kind"], "unknown_tool");
+    assert!(matches!(got.last_of("toolu_d").kind, K::ToolCallApproval { args, .. } if args == json!({"scope": "all"})));
     // The ToolCall event carries the validated arguments.
-    let args = events.iter().find_map(|e| match &e.kind {
-        K::ToolCall { args } if e.tool_call_id() == "toolu_a" => Some(args),
-        _ => None,
-    });
-    assert_eq!(args, Some(&json!({"city": "Paris", "days": 3})));
-    assert_eq!(runtime.pending().await.unwrap().len(), 1, "the approval waits in the store");
+    assert_eq!(got.args_of("toolu_a"), Some(json!({"city": "Paris", "days": 3})));
+    assert_eq!(got.runtime().pending().await.unwrap().len(), 1, "the approval waits in the store");
 }

@@ -70,7 +70,7 @@ pub use views::{placeholder, RedactSecrets, TransformPolicy};
 use crate::error::ToolError;
 use crate::registry::Registry;
 use crate::tool::Tool;
-use outcome::Sink;
+pub(crate) use outcome::Sink;
 use views::Viewer;
 
 /// A registry the runtime can keep: the process-wide one or a shared one.

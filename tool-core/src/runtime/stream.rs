@@ -61,6 +61,11 @@ impl StreamRun {
         self.open.get(tool_call_id).map(|o| o.preview.value())
     }
 
+    /// The live previews of the calls whose input is still streaming, by call id.
+    pub fn previews(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.open.iter().map(|(id, o)| (id.as_str(), o.preview.value()))
+    }
+
     /// Feeds bytes of the response; starts every call whose input completed.
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
         let events = self.decoder.push(bytes)?;
