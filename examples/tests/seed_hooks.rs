@@ -133,6 +133,7 @@ async fn each_single_hook_snippet_receives_what_the_seed_says() {
     }
     let mut waiting: Vec<(String, &str)> = runtime
         .pending()
+        .await
         .unwrap()
         .into_iter()
         .map(|c| (c.tool_call_id, c.kind.as_str()))
@@ -140,7 +141,7 @@ async fn each_single_hook_snippet_receives_what_the_seed_says() {
     waiting.sort();
     let mut expected = vec![(START.to_owned(), "result"), (DELTA.to_owned(), "result"), (AVAILABLE.to_owned(), "result")];
     expected.sort();
-    assert!(runtime.pending().unwrap().iter().all(|c| c.kind == PendingKind::Result));
+    assert!(runtime.pending().await.unwrap().iter().all(|c| c.kind == PendingKind::Result));
     assert_eq!(waiting, expected);
 
     // The application answers them (their output is `()`: `null`).
@@ -148,5 +149,5 @@ async fn each_single_hook_snippet_receives_what_the_seed_says() {
         let done = runtime.submit_result(id, Value::Null).await.unwrap().finish().await;
         assert!(matches!(&done.outcome, Outcome::Done(o) if o.is_null()), "{:?}", done.outcome);
     }
-    assert!(runtime.pending().unwrap().is_empty());
+    assert!(runtime.pending().await.unwrap().is_empty());
 }

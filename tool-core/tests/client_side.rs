@@ -2,12 +2,9 @@
 //! without a body, `DynamicToolBuilder::client_side`, the runtime's `AwaitingResult` outcome and
 //! `submit_result`, the stored call another runtime answers, streams, catalogs and checks.
 
-mod support {
-    pub mod anthropic_sse;
-}
-use support::anthropic_sse::anthropic_sse;
-
 use std::sync::Mutex;
+
+use tool_core::testing::ScriptedStream;
 
 use tool_core::catalog::toolsmith::dispatcher;
 use tool_core::catalog::Catalog;
@@ -85,7 +82,7 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
     };
     assert_eq!(args, &json!({"place": "Lisbon", "zoom": 12}));
     assert_eq!(output_schema.as_ref(), show_map::tool().unwrap().spec().output_schema.as_ref());
-    let pending = runtime.pending().unwrap();
+    let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!((pending[0].kind, pending[0].kind.as_str()), (PendingKind::Result, "result"));
 
@@ -103,7 +100,7 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
     let paths: Vec<&str> = error.issues().iter().map(|i| i.path.as_str()).collect();
     assert!(paths.contains(&"/shown"), "{paths:?}");
     assert!(error.message().contains("viewport"), "{}", error.message());
-    assert_eq!(runtime.pending().unwrap().len(), 1, "a refused result leaves the call waiting");
+    assert_eq!(runtime.pending().await.unwrap().len(), 1, "a refused result leaves the call waiting");
     assert!(OUTPUTS.lock().unwrap().is_empty(), "on_output runs on an accepted result only");
 
     // Resume and approve do not answer it.
@@ -130,7 +127,7 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
     let kinds: Vec<&str> = run.events.iter().map(|e| e.raw.type_name()).collect();
     assert_eq!(kinds, ["tool-result"]);
     assert_eq!(*OUTPUTS.lock().unwrap(), ["cs-show-map call_map 38.7,-9.1 z12"]);
-    assert!(runtime.pending().unwrap().is_empty());
+    assert!(runtime.pending().await.unwrap().is_empty());
 
     // Completed once.
     let again = runtime.submit_result("call_map", json!({"shown": true, "viewport": "x"})).await;
@@ -151,7 +148,7 @@ async fn the_call_is_validated_and_gated_before_it_waits() {
         panic!("{:?}", run.outcome)
     };
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
-    assert!(runtime.pending().unwrap().is_empty(), "an invalid call never waits");
+    assert!(runtime.pending().await.unwrap().is_empty(), "an invalid call never waits");
 
     // Approval first, then the wait for the result.
     let run = runtime
@@ -167,7 +164,7 @@ async fn the_call_is_validated_and_gated_before_it_waits() {
     let Outcome::AwaitingResult(waiting) = approved.outcome else {
         panic!("{:?}", approved.outcome)
     };
-    assert_eq!(runtime.pending().unwrap()[0].kind, PendingKind::Result);
+    assert_eq!(runtime.pending().await.unwrap()[0].kind, PendingKind::Result);
     let done = runtime.submit_result(waiting.id(), json!(true)).await.unwrap().finish().await;
     assert!(
         matches!(&done.outcome, Outcome::Done(o) if o.value() == json!(true)),
@@ -224,7 +221,7 @@ async fn a_dynamic_tool_without_a_handler_waits_and_is_answered_through_another_
     let answering = Runtime::builder(Registry::try_from_tools([dynamic_location()]).unwrap())
         .store(SqliteStore::open(&path).unwrap())
         .build();
-    let stored = answering.pending_call(waiting.id()).unwrap().unwrap();
+    let stored = answering.pending_call(waiting.id()).await.unwrap().unwrap();
     assert_eq!((stored.kind, stored.args), (PendingKind::Result, json!({"accuracy": "city"})));
     let refused = answering
         .submit_result(waiting.id(), json!({"lat": 1}))
@@ -239,7 +236,7 @@ async fn a_dynamic_tool_without_a_handler_waits_and_is_answered_through_another_
         .finish()
         .await;
     assert!(matches!(&run.outcome, Outcome::Done(o) if o.value() == json!({"lat": 59.9, "lon": 10.7})));
-    assert!(answering.pending().unwrap().is_empty());
+    assert!(answering.pending().await.unwrap().is_empty());
 }
 
 #[test]
@@ -257,7 +254,9 @@ fn a_client_side_dynamic_tool_refuses_what_needs_a_body() {
 
 #[tokio::test]
 async fn a_stream_ending_at_a_client_side_tool_ends_awaiting_its_result() {
-    let sse = anthropic_sse(&[("toolu_map", "cs-show-map", &[r#"{"place": "Po"#, r#"rto", "zoom": 9}"#])]);
+    let sse = ScriptedStream::anthropic()
+        .tool_call_pieces("toolu_map", "cs-show-map", &[r#"{"place": "Po"#, r#"rto", "zoom": 9}"#])
+        .sse();
     let runtime = runtime();
     let (mut run, events) = runtime.stream(Dialect::Anthropic, CallOptions::default());
     run.push(sse.as_bytes()).unwrap();

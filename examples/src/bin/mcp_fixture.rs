@@ -605,7 +605,7 @@ impl ServerHandler for FixtureExtras {
 
 enum Transport {
     Stdio,
-    Http(SocketAddr, HttpOptions),
+    Http(SocketAddr, Box<HttpOptions>),
 }
 
 const USAGE: &str = "usage: mcp_fixture --stdio | --http 127.0.0.1:PORT [--stateless] [--json-response] (port 0 picks a free port)";
@@ -627,7 +627,7 @@ fn parse_args() -> Result<Transport, String> {
                 }
             }
             options.check()?;
-            Ok(Transport::Http(addr, options))
+            Ok(Transport::Http(addr, Box::new(options)))
         }
         _ => Err(USAGE.into()),
     }
@@ -697,7 +697,7 @@ async fn serve() -> ExitCode {
         Transport::Http(addr, options) => {
             // Never cancelled: the server runs until the process is stopped.
             let shutdown = Default::default();
-            tool_core::mcp::http::serve(server, addr, options, shutdown, |bound| {
+            tool_core::mcp::http::serve(server, addr, *options, shutdown, |bound| {
                 eprintln!("serving MCP on http://{bound}/mcp")
             })
             .await
