@@ -13,6 +13,7 @@ use tool_core::runtime::Runtime;
 use tool_core::testing::{self, Hook, McpPair};
 use tool_core::ErrorKind;
 
+#[allow(clippy::ptr_arg)] // a hook takes the tool's output type
 fn output_hook(_call: &ToolCallInfo, out: &String) -> Result<(), String> {
     if out.contains("fail") {
         return Err("on_output says no".into());
