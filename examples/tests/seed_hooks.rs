@@ -139,7 +139,11 @@ async fn each_single_hook_snippet_receives_what_the_seed_says() {
         .map(|c| (c.tool_call_id, c.kind.as_str()))
         .collect();
     waiting.sort();
-    let mut expected = vec![(START.to_owned(), "result"), (DELTA.to_owned(), "result"), (AVAILABLE.to_owned(), "result")];
+    let mut expected = vec![
+        (START.to_owned(), "result"),
+        (DELTA.to_owned(), "result"),
+        (AVAILABLE.to_owned(), "result"),
+    ];
     expected.sort();
     assert!(runtime.pending().await.unwrap().iter().all(|c| c.kind == PendingKind::Result));
     assert_eq!(waiting, expected);

@@ -100,7 +100,11 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
     let paths: Vec<&str> = error.issues().iter().map(|i| i.path.as_str()).collect();
     assert!(paths.contains(&"/shown"), "{paths:?}");
     assert!(error.message().contains("viewport"), "{}", error.message());
-    assert_eq!(runtime.pending().await.unwrap().len(), 1, "a refused result leaves the call waiting");
+    assert_eq!(
+        runtime.pending().await.unwrap().len(),
+        1,
+        "a refused result leaves the call waiting"
+    );
     assert!(OUTPUTS.lock().unwrap().is_empty(), "on_output runs on an accepted result only");
 
     // Resume and approve do not answer it.

@@ -485,12 +485,10 @@ fn title_of(spec: &crate::ToolSpec) -> &str {
 impl GlobalArgs {
     /// The pin file: `--pins`, else the one next to `--store`; `None` without either.
     pub fn pin_file(&self) -> Option<PathBuf> {
-        self.pins
-            .clone()
-            .or_else(|| match self.store.as_ref()? {
-                StoreLocation::Sqlite(file) => Some(crate::provider::SqlitePins::path_next_to(file)),
-                StoreLocation::Postgres(_) => None,
-            })
+        self.pins.clone().or_else(|| match self.store.as_ref()? {
+            StoreLocation::Sqlite(file) => Some(crate::provider::SqlitePins::path_next_to(file)),
+            StoreLocation::Postgres(_) => None,
+        })
     }
 }
 

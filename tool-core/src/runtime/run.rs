@@ -94,7 +94,9 @@ impl Runtime {
     ) {
         let tool = prepared.tool().clone();
         if tool.spec().client_side {
-            return self.wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result).await;
+            return self
+                .wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)
+                .await;
         }
         if may_background {
             if let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
