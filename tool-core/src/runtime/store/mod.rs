@@ -216,6 +216,7 @@ pub(crate) fn sort_oldest_first(entries: &mut [StoredCall]) {
 }
 
 /// The error of a claim that found the call interrupted.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn interrupted(call: PendingCall, state: CallState) -> StoreError {
     let claim = state.claim().copied().unwrap_or_default();
     StoreError::Interrupted(Box::new(Interruption {
