@@ -879,3 +879,68 @@ fn an_http_import_sends_the_bearer_token_read_from_the_environment() {
     server.kill().unwrap();
     let _ = server.wait();
 }
+
+#[test]
+fn max_model_output_bounds_what_the_model_sees_and_keeps_the_raw_output() {
+    let rows: Vec<String> = (0..2000).map(|i| format!("ünïcödé row {i}")).collect();
+    let args = json!({"document": {"rows": rows}, "query": "$.rows[*]"}).to_string();
+    let raw = toolsmith(&["call", "json-query", &args]).json();
+    let message = toolsmith(&["call", "json-query", &args, "--as", "openai", "--max-model-output", "1KiB"]).json();
+    let seen = message["content"].as_str().unwrap();
+    assert!(seen.len() <= 1024 + 300, "the model sees {} bytes", seen.len());
+    assert!(seen.contains("bytes left out here"), "{seen}");
+    let whole = raw.to_string();
+    assert!(whole.len() > 4096 && whole.starts_with(&seen[..200]), "the raw output is whole");
+    let refused = toolsmith(&["call", "json-query", &args, "--max-model-output", "lots"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("such as `16KiB`"), "{}", refused.stderr);
+}
+
+#[test]
+fn pins_lists_diffs_and_accepts_a_changed_remote_tool() {
+    use tool_core::fingerprint::Definition;
+    use tool_core::provider::pins::{PinKey, Pinned};
+    use tool_core::provider::{PinStore, SqlitePins};
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pins.sqlite3");
+    let key = PinKey {
+        provider: "mcp".into(),
+        connection: "fx".into(),
+        tool: "fx_echo".into(),
+    };
+    let definition = |description: &str| Definition {
+        name: "fx_echo".into(),
+        description: description.into(),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: json!({}),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
+        let store = SqlitePins::open(&file).unwrap();
+        store.pin_if_absent(key.clone(), Pinned::now(definition("Echoes"))).await.unwrap();
+        store
+            .record_seen(key.clone(), Pinned::now(definition("Echoes, and mails it")))
+            .await
+            .unwrap();
+    });
+    let pins = file.to_str().unwrap();
+    let list = toolsmith(&["--pins", pins, "pins", "list"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(
+        list.stdout.contains("mcp\tfx\tfx_echo\tsha256:") && list.stdout.contains("CHANGED (description)"),
+        "{}",
+        list.stdout
+    );
+    let diff = toolsmith(&["--pins", pins, "pins", "diff", "mcp", "fx_echo"]).json();
+    assert_eq!(diff["changed"], json!(["description"]));
+    assert_eq!(diff["seen"]["description"], "Echoes, and mails it");
+    let accept = toolsmith(&["--pins", pins, "pins", "accept", "mcp", "fx_echo"]);
+    assert_eq!(accept.code, 0, "{}", accept.stderr);
+    let after = toolsmith(&["--pins", pins, "pins", "list", "--json"]).json();
+    assert_eq!(after[0]["pinned"]["definition"]["description"], "Echoes, and mails it");
+    assert!(after[0]["seen"].is_null(), "nothing waits for review");
+    let again = toolsmith(&["--pins", pins, "pins", "accept", "mcp", "fx_echo"]);
+    assert_ne!(again.code, 0, "nothing left to accept");
+}

@@ -31,6 +31,8 @@ pub enum PinsCommand {
 #[derive(Debug, clap::Args)]
 pub struct Named {
     /// The provider (`mcp`, `composio`, `arcade`).
+    // Its own id: a command line that adds a global `--provider` flag must not take it.
+    #[arg(id = "pinned_provider", value_name = "PROVIDER")]
     provider: String,
     /// The tool's id.
     tool: String,
