@@ -138,9 +138,13 @@ async fn each_single_hook_snippet_receives_what_the_seed_says() {
         .map(|c| (c.tool_call_id, c.kind.as_str()))
         .collect();
     waiting.sort();
-    let mut expected = vec![(START.to_owned(), "result"), (DELTA.to_owned(), "result"), (AVAILABLE.to_owned(), "result")];
+    let mut expected = vec![
+        (START.to_owned(), "result"),
+        (DELTA.to_owned(), "result"),
+        (AVAILABLE.to_owned(), "result"),
+    ];
     expected.sort();
-    assert!(runtime.pending().unwrap().iter().all(|c| c.kind == PendingKind::Result));
+    assert!(runtime.pending().unwrap().iter().all(|c| c.kind == PendingKind::ClientResult));
     assert_eq!(waiting, expected);
 
     // The application answers them (their output is `()`: `null`).
