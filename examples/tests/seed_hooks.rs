@@ -145,7 +145,7 @@ async fn each_single_hook_snippet_receives_what_the_seed_says() {
         (AVAILABLE.to_owned(), "result"),
     ];
     expected.sort();
-    assert!(runtime.pending().await.unwrap().iter().all(|c| c.kind == PendingKind::Result));
+    assert!(runtime.pending().await.unwrap().iter().all(|c| c.kind == PendingKind::ClientResult));
     assert_eq!(waiting, expected);
 
     // The application answers them (their output is `()`: `null`).

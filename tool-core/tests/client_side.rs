@@ -84,7 +84,7 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
     assert_eq!(output_schema.as_ref(), show_map::tool().unwrap().spec().output_schema.as_ref());
     let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1);
-    assert_eq!((pending[0].kind, pending[0].kind.as_str()), (PendingKind::Result, "result"));
+    assert_eq!((pending[0].kind, pending[0].kind.as_str()), (PendingKind::ClientResult, "result"));
 
     // A value that does not match the output schema is refused, listing what is wrong; the call
     // keeps waiting.
@@ -168,7 +168,7 @@ async fn the_call_is_validated_and_gated_before_it_waits() {
     let Outcome::AwaitingResult(waiting) = approved.outcome else {
         panic!("{:?}", approved.outcome)
     };
-    assert_eq!(runtime.pending().await.unwrap()[0].kind, PendingKind::Result);
+    assert_eq!(runtime.pending().await.unwrap()[0].kind, PendingKind::ClientResult);
     let done = runtime.submit_result(waiting.id(), json!(true)).await.unwrap().finish().await;
     assert!(
         matches!(&done.outcome, Outcome::Done(o) if o.value() == json!(true)),
@@ -226,7 +226,7 @@ async fn a_dynamic_tool_without_a_handler_waits_and_is_answered_through_another_
         .store(SqliteStore::open(&path).unwrap())
         .build();
     let stored = answering.pending_call(waiting.id()).await.unwrap().unwrap();
-    assert_eq!((stored.kind, stored.args), (PendingKind::Result, json!({"accuracy": "city"})));
+    assert_eq!((stored.kind, stored.args), (PendingKind::ClientResult, json!({"accuracy": "city"})));
     let refused = answering
         .submit_result(waiting.id(), json!({"lat": 1}))
         .await

@@ -866,6 +866,58 @@ async fn approval_without_elicitation_says_how_to_continue() {
     c.close().await;
 }
 
+/// Shows a map in the user's browser (the application answers)
+#[tool(id = "show-map")]
+fn show_map(
+    /// The place
+    place: String,
+) -> bool;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_side_tool_is_listed_and_its_call_is_an_error_naming_the_waiting_call() {
+    let server = server_with(Registry::from_iter([add::tool(), show_map::tool()]), McpConfig::default());
+    let runtime = server.runtime().clone();
+    let mut c = Stdio::start(server);
+    c.initialize(json!({"elicitation": {}})).await;
+    let (listed, _) = c.request(1, "tools/list", json!({})).await;
+    assert!(tool_names(result_of(&listed)).contains(&"show-map".to_owned()), "{listed}");
+
+    // Invalid input is refused before anything waits.
+    let (invalid, _) = c.call(2, "show-map", json!({"place": 7})).await;
+    assert!(is_error(&invalid) && text_of(&invalid).contains("/place"), "{invalid}");
+    assert!(runtime.pending().unwrap().is_empty());
+
+    let (result, _) = c.call(3, "show-map", json!({"place": "Oslo"})).await;
+    assert!(is_error(&result), "{result}");
+    let pending = runtime.pending().unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let waiting = &pending[0];
+    assert_eq!((waiting.kind, waiting.tool_name.as_str()), (PendingKind::ClientResult, "show-map"));
+    let text = text_of(&result);
+    assert!(text.contains("answered by the application"), "{text}");
+    assert!(
+        text.contains(&format!("toolsmith call {} --result", waiting.tool_call_id)),
+        "the waiting call and how to complete it are missing: {text}"
+    );
+
+    // It stays answerable through the runtime.
+    let run = runtime
+        .submit_result(&waiting.tool_call_id, json!(true))
+        .await
+        .unwrap()
+        .finish()
+        .await;
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(&e.raw.kind, RunEventKind::ToolResult { output } if output.value() == json!(true))),
+        "{:?}",
+        run.events
+    );
+    assert!(runtime.pending().unwrap().is_empty());
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_asks_a_client_that_can_elicit() {
     let server = server_with(all_tools(), McpConfig::default());

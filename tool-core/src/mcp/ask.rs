@@ -278,7 +278,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 self.shared.runtime.resume_with(id, data, continuation).await
             }
             // Never asked of a client: a client-side call's result comes from the application.
-            PendingKind::Result => Err(RuntimeError::WrongKind {
+            PendingKind::ClientResult => Err(RuntimeError::WrongKind {
                 id: id.to_owned(),
                 waits: kind.waits_for(),
                 asked: "an MCP client's answer",

@@ -133,7 +133,7 @@ impl Runtime {
     ) -> Result<OwnedPrepared, RuntimeError> {
         let fits = match kind {
             Some(kind) => kind == call.kind,
-            None => call.kind != PendingKind::Result,
+            None => call.kind != PendingKind::ClientResult,
         };
         if !fits {
             return Err(RuntimeError::WrongKind {
@@ -156,7 +156,7 @@ impl Runtime {
             match call.kind {
                 PendingKind::Approval => Decision::read(id, data).map(drop).map_err(RuntimeError::InvalidResume)?,
                 PendingKind::Suspended => prepared.check_resume(data).map_err(RuntimeError::InvalidResume)?,
-                PendingKind::Result => prepared.check_result(data).map_err(RuntimeError::InvalidResult)?,
+                PendingKind::ClientResult => prepared.check_result(data).map_err(RuntimeError::InvalidResult)?,
             }
         }
         Ok(prepared)
@@ -327,7 +327,7 @@ impl Runtime {
     /// ```
     pub async fn submit_result(&self, tool_call_id: &str, result: Value) -> Result<EventStream, RuntimeError> {
         // Nothing runs on a result: an interrupted submit (its process died) may be submitted again.
-        let asked = ("a result", Some(PendingKind::Result));
+        let asked = ("a result", Some(PendingKind::ClientResult));
         let (call, prepared) = self.claim(tool_call_id, asked, Some(&result), Take::Again).await?;
         let tool = prepared.tool().clone();
         let data = call.data_for_run();

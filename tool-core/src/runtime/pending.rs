@@ -19,8 +19,9 @@ pub enum PendingKind {
     /// The tool suspended itself and waits for resume data.
     Suspended,
     /// A client-side tool's call waits for its result from the application
-    /// (`Runtime::submit_result`).
-    Result,
+    /// (`Runtime::submit_result`). Stored and listed as `result`.
+    #[serde(rename = "result")]
+    ClientResult,
 }
 
 impl PendingKind {
@@ -29,7 +30,7 @@ impl PendingKind {
         match self {
             PendingKind::Approval => "approval",
             PendingKind::Suspended => "suspended",
-            PendingKind::Result => "result",
+            PendingKind::ClientResult => "result",
         }
     }
 
@@ -38,7 +39,7 @@ impl PendingKind {
         match self {
             PendingKind::Approval => "approval",
             PendingKind::Suspended => "resume data",
-            PendingKind::Result => "a result from the application",
+            PendingKind::ClientResult => "a result from the application",
         }
     }
 }

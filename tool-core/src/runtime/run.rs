@@ -141,7 +141,7 @@ impl Runtime {
         let (kind, resume_schema, suspended) = match why {
             Wait::Approval => (PendingKind::Approval, Some(approval_resume_schema()), None),
             Wait::Suspended(payload) => (PendingKind::Suspended, spec.resume_schema.clone(), Some(payload)),
-            Wait::Result => (PendingKind::Result, spec.output_schema.clone(), None),
+            Wait::Result => (PendingKind::ClientResult, spec.output_schema.clone(), None),
         };
         let pending = PendingCall {
             tool_call_id: call.tool_call_id.clone(),
@@ -167,7 +167,7 @@ impl Runtime {
                 PendingKind::Suspended => ToolError::new(format!(
                     "Tool `{name}` suspended, but the suspension could not be recorded ({e}); call it again."
                 )),
-                PendingKind::Result => ToolError::new(format!(
+                PendingKind::ClientResult => ToolError::new(format!(
                     "Tool `{name}` is answered by the application, and its call could not be recorded to wait for the result ({e}); call it again."
                 )),
             };
@@ -184,7 +184,7 @@ impl Runtime {
                 args,
                 resume_schema: pending.resume_schema.clone(),
             },
-            (PendingKind::Result, _) => RunEventKind::ToolCallAwaitingResult {
+            (PendingKind::ClientResult, _) => RunEventKind::ToolCallAwaitingResult {
                 args,
                 output_schema: pending.resume_schema.clone(),
             },
@@ -195,7 +195,7 @@ impl Runtime {
         sink.end(match waiting.call.kind {
             PendingKind::Approval => Outcome::AwaitingApproval(waiting),
             PendingKind::Suspended => Outcome::Suspended(waiting),
-            PendingKind::Result => Outcome::AwaitingResult(waiting),
+            PendingKind::ClientResult => Outcome::AwaitingResult(waiting),
         });
     }
 
