@@ -52,7 +52,7 @@ use serde_json::{json, Value};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
-use super::gate::{Gate, ToolScopes};
+use super::gate::Gate;
 use super::listen::{serve_router, ConnLimits};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::McpServer;
@@ -496,7 +496,8 @@ fn gate<E: ServerHandler + Clone + Send + Sync + 'static>(server: &McpServer<E>,
     }
 }
 
-impl<E: ServerHandler + Clone + Send + Sync + 'static> ToolScopes for McpServer<E> {
+#[cfg(feature = "oauth")]
+impl<E: ServerHandler + Clone + Send + Sync + 'static> super::gate::ToolScopes for McpServer<E> {
     fn of(&self, name: &str) -> Option<Vec<String>> {
         Some(self.listing().ok()?.scopes(name)?.to_vec())
     }
