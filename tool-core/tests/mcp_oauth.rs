@@ -381,7 +381,7 @@ fn scopes_server_wide_and_per_tool() {
 fn hidden_tools() {
     block_on(async {
         let auth = AuthServer::start().await;
-        let served = Served::start(&auth, &["--hide-unauthorized-tools"]);
+        let served = Served::start(&auth, &["--hide-unauthorized-tools", "--tool-scope", "whoami=profile,audit"]);
         let names = |list: &Value| -> Vec<String> {
             list["tools"]
                 .as_array()
@@ -391,14 +391,19 @@ fn hidden_tools() {
                 .collect()
         };
         let reader = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));
-        let listed = names(&served.result(&reader, "tools/list", json!({})).await);
-        assert!(
-            listed.contains(&"whoami".to_owned()) && !listed.contains(&"crm-update".to_owned()),
-            "{listed:?}"
-        );
+        assert!(names(&served.result(&reader, "tools/list", json!({})).await).is_empty());
         let writer = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp crm.write"));
-        let listed = names(&served.result(&writer, "tools/list", json!({})).await);
-        assert!(listed.contains(&"crm-update".to_owned()), "{listed:?}");
+        assert_eq!(names(&served.result(&writer, "tools/list", json!({})).await), ["crm-update"]);
+        // `--tool-scope` gave `whoami` scopes of its own; a token needs all of them.
+        let partly = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp profile"));
+        assert!(names(&served.result(&partly, "tools/list", json!({})).await).is_empty());
+        let profiler = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp profile audit"));
+        assert_eq!(names(&served.result(&profiler, "tools/list", json!({})).await), ["whoami"]);
+        let r = served
+            .post(Some(&partly), 3, "tools/call", json!({"name": "whoami", "arguments": {}}))
+            .await;
+        assert_eq!(r.status(), 403);
+        assert!(challenge(&r).contains(r#"scope="mcp profile audit""#), "{}", challenge(&r));
     });
 }
 
