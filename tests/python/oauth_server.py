@@ -29,7 +29,7 @@ from starlette.routing import Route
 class AuthServer:
     """Serves on 127.0.0.1 (a free port) in a thread until `stop`."""
 
-    def __init__(self, subject: str = "alice", scopes: tuple[str, ...] = ("mcp", "crm.write")) -> None:
+    def __init__(self, subject: str = "alice", scopes: tuple[str, ...] = ("mcp", "calc.run")) -> None:
         self.subject = subject
         self.grantable = set(scopes)
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)

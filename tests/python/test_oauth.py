@@ -120,6 +120,22 @@ async def test_the_sdk_oauth_client_completes_its_flow_and_calls_tools(
     assert auth_server.issued[-1]["scope"] == "mcp"
 
 
+async def test_a_403_insufficient_scope_makes_the_sdk_step_up(servers: Servers, auth_server: AuthServer) -> None:
+    """A tool needing more than the first token grants: the server's 403 challenge names the
+    scopes, the client authorizes again for them and retries."""
+    url = serve(servers, auth_server, "--required-scope", "mcp", "--tool-scope", "calculate=calc.run")
+    provider, storage = oauth_client(url)
+    async with create_mcp_http_client(auth=provider) as http:
+        async with connect(streamable_http_client(url, http_client=http), "legacy") as client:
+            await client.list_tools()
+            assert auth_server.issued[-1]["scope"] == "mcp", "the first token has the 401's scope only"
+            calc = await call(client, "calculate", {"expression": "(2.5 + 3) * 4"})
+    assert not calc.is_error and "22" in text_of(calc), text_of(calc)
+    assert len(auth_server.issued) == 2
+    assert set(auth_server.issued[-1]["scope"].split()) == {"mcp", "calc.run"}
+    assert storage.tokens is not None and "calc.run" in (storage.tokens.scope or "")
+
+
 async def test_a_token_for_another_resource_is_refused(servers: Servers, auth_server: AuthServer) -> None:
     url = serve(servers, auth_server)
     other = f"http://127.0.0.1:{free_port()}/mcp"

@@ -80,6 +80,7 @@ mod panic;
 pub mod partial_json;
 pub mod provider;
 pub mod registry;
+mod respecified;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod schema;

@@ -243,60 +243,7 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-/// `inner` under an edited spec (another id, description or scopes); everything else (running,
-/// approval, transforms, hooks) is the inner tool's.
-///
-/// ```
-/// use tool_core::{tool::with_spec, DynamicTool, Tool};
-/// let tool = DynamicTool::builder("lookup", "Look a record up")
-///     .handler(|_, _| async { Ok(serde_json::json!(1)) })
-///     .unwrap()
-///     .into_tool();
-/// let scoped = with_spec(tool, |spec| spec.scopes.push("crm.read".into()));
-/// assert_eq!(scoped.spec().scopes, ["crm.read"]);
-/// ```
-pub fn with_spec(inner: Arc<dyn Tool>, edit: impl FnOnce(&mut ToolSpec)) -> Arc<dyn Tool> {
-    let mut spec = inner.spec().clone();
-    edit(&mut spec);
-    Arc::new(Respecified { inner, spec })
-}
-
-/// A tool under an edited spec ([`with_spec`]).
-struct Respecified {
-    inner: Arc<dyn Tool>,
-    spec: ToolSpec,
-}
-
-impl Tool for Respecified {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn execute(
-        &self,
-        input: ToolInput<'_>,
-        context: Arc<Map<String, Value>>,
-        call: ToolCallInfo,
-    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        self.inner.execute(input, context, call)
-    }
-
-    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
-        self.inner.requires_approval(input, context)
-    }
-
-    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
-        self.inner.transform(target, phase, payload)
-    }
-
-    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
-        self.inner.input_hook(event, call)
-    }
-
-    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
-        self.inner.complete(result, call)
-    }
-}
+pub use crate::respecified::with_spec;
 
 /// A lifecycle hook fired before `execute` (`on_output` runs inside `execute`).
 #[derive(Debug, Clone, Copy)]

@@ -48,6 +48,7 @@ fn main() -> std::process::ExitCode {
             ("key_rotation_and_bounded_refetch", key_rotation_and_bounded_refetch),
             ("scopes_server_wide_and_per_tool", scopes_server_wide_and_per_tool),
             ("hidden_tools", hidden_tools),
+            ("a_session_is_its_creators", a_session_is_its_creators),
             (
                 "the_caller_reaches_tools_but_its_token_does_not",
                 the_caller_reaches_tools_but_its_token_does_not,
@@ -81,7 +82,14 @@ impl Drop for Served {
 }
 
 impl Served {
+    /// A stateless server answering JSON, with `extra` flags.
     fn start(auth: &AuthServer, extra: &[&str]) -> Served {
+        let mut flags = vec!["--stateless", "--json-response"];
+        flags.extend_from_slice(extra);
+        Served::spawn(auth, &flags)
+    }
+
+    fn spawn(auth: &AuthServer, extra: &[&str]) -> Served {
         let store = tempfile::tempdir().unwrap();
         let path = store.path().join("store.db");
         let mut args = vec![
@@ -90,8 +98,6 @@ impl Served {
             "serve",
             "--http",
             "127.0.0.1:0",
-            "--stateless",
-            "--json-response",
             "--auth-issuer",
             &auth.issuer,
             "--auth-resource",
@@ -381,7 +387,7 @@ fn scopes_server_wide_and_per_tool() {
 fn hidden_tools() {
     block_on(async {
         let auth = AuthServer::start().await;
-        let served = Served::start(&auth, &["--hide-unauthorized-tools"]);
+        let served = Served::start(&auth, &["--hide-unauthorized-tools", "--tool-scope", "whoami=profile,audit"]);
         let names = |list: &Value| -> Vec<String> {
             list["tools"]
                 .as_array()
@@ -391,14 +397,19 @@ fn hidden_tools() {
                 .collect()
         };
         let reader = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));
-        let listed = names(&served.result(&reader, "tools/list", json!({})).await);
-        assert!(
-            listed.contains(&"whoami".to_owned()) && !listed.contains(&"crm-update".to_owned()),
-            "{listed:?}"
-        );
+        assert!(names(&served.result(&reader, "tools/list", json!({})).await).is_empty());
         let writer = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp crm.write"));
-        let listed = names(&served.result(&writer, "tools/list", json!({})).await);
-        assert!(listed.contains(&"crm-update".to_owned()), "{listed:?}");
+        assert_eq!(names(&served.result(&writer, "tools/list", json!({})).await), ["crm-update"]);
+        // `--tool-scope` gave `whoami` scopes of its own; a token needs all of them.
+        let partly = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp profile"));
+        assert!(names(&served.result(&partly, "tools/list", json!({})).await).is_empty());
+        let profiler = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp profile audit"));
+        assert_eq!(names(&served.result(&profiler, "tools/list", json!({})).await), ["whoami"]);
+        let r = served
+            .post(Some(&partly), 3, "tools/call", json!({"name": "whoami", "arguments": {}}))
+            .await;
+        assert_eq!(r.status(), 403);
+        assert!(challenge(&r).contains(r#"scope="mcp profile audit""#), "{}", challenge(&r));
     });
 }
 
@@ -435,5 +446,45 @@ fn the_caller_reaches_tools_but_its_token_does_not() {
             seen.push(me["bucket"].clone());
         }
         assert_ne!(seen[0], seen[1], "two subjects, two provider scopes");
+    });
+}
+
+/// A session created with one subject's token cannot be used with another's (it is unknown to
+/// them), while its creator goes on using it.
+fn a_session_is_its_creators() {
+    block_on(async {
+        let auth = AuthServer::start().await;
+        let served = Served::spawn(&auth, &[]);
+        let alice = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));
+        let bob = auth.mint("k1", &auth.claims(RESOURCE, "bob", "mcp"));
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+        let r = reqwest::Client::new()
+            .post(&served.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .bearer_auth(&alice)
+            .body(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        drop(r);
+        let send = |token: &str, body: Value| {
+            reqwest::Client::new()
+                .post(&served.url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .header("MCP-Protocol-Version", "2025-06-18")
+                .header("Mcp-Session-Id", &session)
+                .bearer_auth(token)
+                .body(body.to_string())
+                .send()
+        };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(send(&alice, initialized).await.unwrap().status(), 202);
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+        assert_eq!(send(&bob, list.clone()).await.unwrap().status(), 404, "bob used alice's session");
+        assert_eq!(send(&alice, list).await.unwrap().status(), 200);
     });
 }

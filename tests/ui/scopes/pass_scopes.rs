@@ -14,6 +14,6 @@ pub async fn crm_read(id: String) -> String {
 }
 
 fn main() {
-    assert_eq!(crm_update::tool().spec().scopes, ["crm.write", "https://api.example.com/crm"]);
-    assert!(crm_read::tool().spec().scopes.is_empty());
+    assert_eq!(Registry::global().get("crm-update").unwrap().spec().scopes, ["crm.write", "https://api.example.com/crm"]);
+    assert!(Registry::global().get("crm-read").unwrap().spec().scopes.is_empty());
 }

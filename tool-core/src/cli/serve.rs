@@ -68,6 +68,10 @@ pub(super) struct AuthArgs {
     /// HTTP: `tools/list` shows a caller only the tools its token's scopes allow it to call.
     #[arg(long, requires = "auth_issuer")]
     hide_unauthorized_tools: bool,
+    /// HTTP: calling tool ID needs these scopes too (repeatable), e.g. `--tool-scope
+    /// GMAIL_SEND_EMAIL=mail.send`: for tools whose source sets none (imported, provider tools).
+    #[arg(long, value_name = "ID=SCOPE[,SCOPE…]", requires = "auth_issuer")]
+    tool_scope: Vec<String>,
 }
 
 impl AuthArgs {
@@ -85,6 +89,30 @@ impl AuthArgs {
         let server = crate::mcp::oauth::ResourceServer::new(config).map_err(|e| e.to_string())?;
         Ok(Some(std::sync::Arc::new(server)))
     }
+}
+
+/// `--tool-scope ID=S1,S2`: tool ID's scopes gain S1 and S2 (the tool is replaced by itself
+/// under the edited spec).
+fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), String> {
+    for flag in flags {
+        let bad = |why: &str| format!("--tool-scope {flag}: {why}");
+        let (id, list) = flag.split_once('=').ok_or_else(|| bad("expected ID=SCOPE[,SCOPE…]"))?;
+        let scopes: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        if scopes.is_empty() || !scopes.iter().all(|s| crate::spec::is_scope_token(s)) {
+            return Err(bad("scopes are printable ASCII without spaces, `\"` or `\\`, separated by commas"));
+        }
+        let tool = registry.get(id).ok_or_else(|| bad(&format!("there is no tool `{id}`")))?;
+        let tool = crate::tool::with_spec(tool, |spec| {
+            for scope in scopes {
+                if !spec.scopes.iter().any(|s| s == scope) {
+                    spec.scopes.push(scope.to_owned());
+                }
+            }
+        });
+        registry.remove(id);
+        registry.insert(tool).map_err(|e| bad(&e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// A positive, finite number of seconds (fractions allowed).
@@ -133,6 +161,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
     if max_model_output.is_some() {
         runtime.registry().set_model_output_budget(max_model_output);
     }
+    add_tool_scopes(runtime.registry(), &auth.tool_scope)?;
     let context = context
         .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
         .transpose()?;

@@ -9,8 +9,6 @@
 //! serving Protected Resource Metadata (RFC 9728). The rest of the request checks are `http`'s;
 //! what a call does with the identity is `call`'s.
 
-use std::sync::Arc;
-
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
@@ -19,11 +17,11 @@ use super::http::refuse;
 use super::Identity;
 
 /// What the gate needs to know of the tools: the scopes each needs.
+#[cfg(feature = "oauth")]
 pub(super) trait ToolScopes: Send + Sync {
     /// The scopes of the tool listed as `name` (`None`: no such tool).
     fn of(&self, name: &str) -> Option<Vec<String>>;
     /// Every scope some tool needs.
-    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     fn all(&self) -> Vec<String>;
 }
 
@@ -36,8 +34,8 @@ pub(super) enum Gate {
     /// Requests carrying an access token the resource server accepts.
     #[cfg(feature = "oauth")]
     OAuth {
-        server: Arc<super::oauth::ResourceServer>,
-        tools: Arc<dyn ToolScopes>,
+        server: std::sync::Arc<super::oauth::ResourceServer>,
+        tools: std::sync::Arc<dyn ToolScopes>,
     },
 }
 

@@ -52,7 +52,7 @@ use serde_json::{json, Value};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
-use super::gate::{Gate, ToolScopes};
+use super::gate::Gate;
 use super::listen::{serve_router, ConnLimits};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::McpServer;
@@ -282,6 +282,9 @@ async fn guard(State(g): State<Arc<Guard>>, mut request: Request, next: Next) ->
         Err(refused) => return refused,
     };
     if let Some(caller) = &caller {
+        if let Some(refused) = g.foreign_session(request.headers(), caller) {
+            return refused;
+        }
         // rmcp hands the request's parts, extensions included, to the handler.
         request.extensions_mut().insert(caller.clone());
     }
@@ -321,7 +324,7 @@ async fn guard(State(g): State<Arc<Guard>>, mut request: Request, next: Next) ->
     if let (Some(slot), Some(sessions)) = (slot, &g.sessions) {
         // The slot goes to the session the request created (none: it frees at once).
         if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-            sessions.adopt(id, slot);
+            sessions.adopt(id, slot, caller.as_ref().map(|c| c.subject.clone()));
         }
     }
     response
@@ -359,6 +362,22 @@ impl Guard {
             ));
         }
         None
+    }
+
+    /// A request naming a session another subject's token created: answered as an unknown
+    /// session (404), so a token cannot ride on, or learn of, someone else's session.
+    fn foreign_session(&self, headers: &HeaderMap, caller: &super::Identity) -> Option<Response> {
+        let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
+        if !self.sessions.as_ref()?.owned_by_another(id, &caller.subject) {
+            return None;
+        }
+        Some(refuse(
+            "session of another subject",
+            StatusCode::NOT_FOUND,
+            Value::Null,
+            -32001,
+            "Session not found".into(),
+        ))
     }
 
     /// The whole body, if it is small enough and arrives in time.
@@ -496,7 +515,8 @@ fn gate<E: ServerHandler + Clone + Send + Sync + 'static>(server: &McpServer<E>,
     }
 }
 
-impl<E: ServerHandler + Clone + Send + Sync + 'static> ToolScopes for McpServer<E> {
+#[cfg(feature = "oauth")]
+impl<E: ServerHandler + Clone + Send + Sync + 'static> super::gate::ToolScopes for McpServer<E> {
     fn of(&self, name: &str) -> Option<Vec<String>> {
         Some(self.listing().ok()?.scopes(name)?.to_vec())
     }

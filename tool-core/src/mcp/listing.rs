@@ -54,7 +54,8 @@ impl Listing {
         Some(&self.scopes[i])
     }
 
-    /// Every scope some tool needs, each once.
+    /// Every scope some tool needs, each once (Protected Resource Metadata).
+    #[cfg(feature = "oauth")]
     pub(super) fn all_scopes(&self) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();
         for s in self.scopes.iter().flatten() {

@@ -1,7 +1,8 @@
 //! The cap on live Streamable HTTP sessions.
 //!
 //! Owns [`SessionSlots`] (one permit per live session, taken by the HTTP guard before an
-//! `initialize` is served and handed to the session it created) and [`CappedSessions`], the
+//! `initialize` is served and handed to the session it created, with the subject of the token
+//! that created it, if any: a session is its creator's) and [`CappedSessions`], the
 //! `rmcp` session manager that frees a session's permit when the session closes, whether the
 //! client deleted it (`DELETE /mcp`) or it expired (idle past the session keep-alive). It does
 //! not decide what is refused or how the refusal reads (`http`).
@@ -18,7 +19,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub(super) struct SessionSlots {
     cap: usize,
     free: Arc<Semaphore>,
-    live: Mutex<HashMap<String, OwnedSemaphorePermit>>,
+    live: Mutex<HashMap<String, Live>>,
+}
+
+/// A live session's slot and who created it.
+struct Live {
+    _permit: OwnedSemaphorePermit,
+    /// The subject of the access token that created it (OAuth), if any.
+    owner: Option<String>,
 }
 
 impl SessionSlots {
@@ -41,9 +49,19 @@ impl SessionSlots {
         self.free.clone().try_acquire_owned().ok()
     }
 
-    /// The session `id` was created with `permit`: it holds the slot until it closes.
-    pub(super) fn adopt(&self, id: &str, permit: OwnedSemaphorePermit) {
-        self.lock().insert(id.to_owned(), permit);
+    /// The session `id` was created with `permit` (by `owner`'s token): it holds the slot until
+    /// it closes.
+    pub(super) fn adopt(&self, id: &str, permit: OwnedSemaphorePermit, owner: Option<String>) {
+        self.lock().insert(id.to_owned(), Live { _permit: permit, owner });
+    }
+
+    /// Whether the session `id` was created by another subject than `subject` (a token may
+    /// use only its own subject's sessions).
+    pub(super) fn owned_by_another(&self, id: &str, subject: &str) -> bool {
+        self.lock()
+            .get(id)
+            .and_then(|l| l.owner.as_deref())
+            .is_some_and(|owner| owner != subject)
     }
 
     /// The session `id` closed: its slot is free again (nothing happens for an unknown id).
@@ -58,7 +76,7 @@ impl SessionSlots {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, OwnedSemaphorePermit>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -144,8 +162,10 @@ mod tests {
         let a = slots.reserve().unwrap();
         let b = slots.reserve().unwrap();
         assert!(slots.reserve().is_none(), "both slots are taken");
-        slots.adopt("a", a);
-        slots.adopt("b", b);
+        slots.adopt("a", a, Some("alice".into()));
+        slots.adopt("b", b, None);
+        assert!(slots.owned_by_another("a", "bob") && !slots.owned_by_another("a", "alice"));
+        assert!(!slots.owned_by_another("b", "bob"), "a session made without a token is nobody's");
         assert_eq!(slots.live(), 2);
         slots.release("a");
         slots.release("a");

@@ -156,7 +156,7 @@ pub fn tags(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Re
             key: "tag",
             example: "tags = [\"weather\", \"read-only\"]",
             allowed: |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'),
-            alphabet: "a-z, A-Z, 0-9, `-`, `_`, `.`, `/`",
+            rule: "1 or more characters from a-z, A-Z, 0-9, `-`, `_`, `.`, `/`",
         },
     )?;
     set(cx, meta, &mut a.tags, tags);
@@ -173,7 +173,7 @@ pub fn scopes(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::
             key: "scope",
             example: "scopes = [\"crm.read\", \"crm.write\"]",
             allowed: |c| c.is_ascii_graphic() && !matches!(c, '"' | '\\'),
-            alphabet: "printable ASCII characters other than space, `\"` and `\\`",
+            rule: "1 or more printable ASCII characters other than space, `\"` and `\\`",
         },
     )?;
     set(cx, meta, &mut a.scopes, scopes);
@@ -187,8 +187,8 @@ struct Words {
     /// The key written right, for messages.
     example: &'static str,
     allowed: fn(char) -> bool,
-    /// The allowed characters, for messages.
-    alphabet: &'static str,
+    /// What a word may be made of, for messages.
+    rule: &'static str,
 }
 
 /// `[ "a", "b" ]`: distinct, non-empty string literals of `words`' alphabet; every mistake is
@@ -207,10 +207,7 @@ fn strings(cx: &mut Ctxt, meta: &ParseNestedMeta, words: &Words) -> syn::Result<
         };
         let word = lit.value();
         if word.is_empty() || !word.chars().all(words.allowed) {
-            cx.error_spanned_by(
-                &lit,
-                format!("invalid {key} `{word}`: use 1 or more characters from {}", words.alphabet),
-            );
+            cx.error_spanned_by(&lit, format!("invalid {key} `{word}`: use {}", words.rule));
         } else if out.iter().any(|t| t.value() == word) {
             cx.error_spanned_by(&lit, format!("duplicate {key} `{word}`: remove one of them"));
         } else {
