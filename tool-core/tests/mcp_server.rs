@@ -885,11 +885,11 @@ async fn a_client_side_tool_is_listed_and_its_call_is_an_error_naming_the_waitin
     // Invalid input is refused before anything waits.
     let (invalid, _) = c.call(2, "show-map", json!({"place": 7})).await;
     assert!(is_error(&invalid) && text_of(&invalid).contains("/place"), "{invalid}");
-    assert!(runtime.pending().unwrap().is_empty());
+    assert!(runtime.pending().await.unwrap().is_empty());
 
     let (result, _) = c.call(3, "show-map", json!({"place": "Oslo"})).await;
     assert!(is_error(&result), "{result}");
-    let pending = runtime.pending().unwrap();
+    let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let waiting = &pending[0];
     assert_eq!((waiting.kind, waiting.tool_name.as_str()), (PendingKind::ClientResult, "show-map"));
@@ -914,7 +914,7 @@ async fn a_client_side_tool_is_listed_and_its_call_is_an_error_naming_the_waitin
         "{:?}",
         run.events
     );
-    assert!(runtime.pending().unwrap().is_empty());
+    assert!(runtime.pending().await.unwrap().is_empty());
     c.close().await;
 }
 
