@@ -6,13 +6,12 @@
 //! the handles of the request that started it.
 
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
 use super::pending::{PendingCall, PendingKind, StoreError};
 use super::{Runtime, RuntimeError};
-use tracing::Instrument;
-
 use crate::call::{trace, CallArgs};
 use crate::context::CallEnv;
 use crate::error::{ErrorKind, ToolError};
