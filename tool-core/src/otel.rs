@@ -102,6 +102,11 @@ where
             ))
         }
     }
+    let endpoint = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"));
+    if endpoint.is_some_and(|e| e.trim().to_ascii_lowercase().starts_with("https:")) {
+        // The exporter's HTTP client is built without TLS: say so rather than fail every export.
+        return Err("OTLP over https is not supported by this build (use an http:// endpoint, e.g. a local collector)".into());
+    }
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)

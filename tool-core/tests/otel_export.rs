@@ -367,6 +367,16 @@ fn nothing_is_exported_unless_asked() {
     assert!(ok, "{stdout} {stderr}");
     assert!(stderr.contains("grpc") && stderr.contains("not exported"), "{stderr}");
     assert_eq!(receiver.requests(), 0);
+    // So is an https endpoint (this build's exporter has no TLS).
+    let endpoint = format!("https://{}", receiver.addr);
+    let (ok, stdout, stderr) = finish(toolsmith(
+        &["call", "otel-echo", &echo_args()],
+        None,
+        &[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint.as_str())],
+    ));
+    assert!(ok, "{stdout} {stderr}");
+    assert!(stderr.contains("https") && stderr.contains("not exported"), "{stderr}");
+    assert_eq!(receiver.requests(), 0);
 }
 
 /// A JSON-RPC POST to `/mcp` (stateless, JSON answers) and its JSON answer.

@@ -1,7 +1,7 @@
 //! The spans of a call, named the way the OpenTelemetry GenAI semantic conventions name tool
 //! execution.
 //!
-//! Owns the call's span ([`call_span`]: `execute_tool {gen_ai.tool.name}`, with
+//! Owns the call's span (`call_span`: `execute_tool {gen_ai.tool.name}`, with
 //! `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` and
 //! `gen_ai.tool.description`), the spans of its phases (validation, approval wait, execution,
 //! output validation), how a failure is recorded (`error.type`, an error status) and the opt-in
@@ -54,7 +54,7 @@ pub fn records_content() -> bool {
 
 /// The span of one call of tool `name` with id `call_id` (a child of the current span). The
 /// tool's description and type are added when `spec` is known (an unknown tool has none); a
-/// caller that must look the tool up first passes `None` and calls [`describe`] when the span
+/// caller that must look the tool up first passes `None` and calls `describe` when the span
 /// is enabled.
 pub(crate) fn call_span(name: &str, call_id: &str, spec: Option<&ToolSpec>) -> Span {
     let span = tracing::info_span!(

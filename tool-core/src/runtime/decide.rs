@@ -6,14 +6,13 @@
 //! the handles of the request that started it.
 
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
 use super::pending::{PendingCall, PendingKind};
 use super::store::StoreError;
 use super::{Runtime, RuntimeError};
-use tracing::Instrument;
-
 use crate::call::{trace, CallArgs, Finished};
 use crate::context::{CallEnv, ToolCallInfo};
 use crate::error::{ErrorKind, ToolError};
