@@ -78,6 +78,7 @@ pub mod model_output;
 pub mod otel;
 mod panic;
 pub mod partial_json;
+pub mod pins;
 pub mod provider;
 pub mod registry;
 mod respecified;

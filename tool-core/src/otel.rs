@@ -107,6 +107,7 @@ where
         // The exporter's HTTP client is built without TLS: say so rather than fail every export.
         return Err("OTLP over https is not supported by this build (use an http:// endpoint, e.g. a local collector)".into());
     }
+    ensure_crypto_provider();
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
@@ -146,4 +147,15 @@ pub fn adopt_trace_context(span: &tracing::Span, traceparent: Option<&str>, trac
         return false;
     }
     span.set_parent(cx).is_ok()
+}
+
+/// The exporter's HTTP client (reqwest 0.13) is built with rustls whenever another crate of the
+/// binary turned reqwest's rustls feature on (tool-providers does, bringing no provider of its
+/// own): building it then needs a process-wide crypto provider, and panics without one. Installs
+/// ring's (already in the build) unless the application installed its own.
+fn ensure_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Lost a race with another installer: theirs stays, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
 }

@@ -81,8 +81,10 @@ pub(crate) fn describe(span: &Span, spec: &ToolSpec) {
     if span.is_disabled() {
         return;
     }
-    // Every tool here runs in this process as a function the model called; the
-    // convention's `extension` is for tools a model provider runs on its side.
+    // Every call here is a function the model asked for and the application runs (the
+    // convention's `function`, what function-calling instrumentations record); `extension`
+    // (agent-side calls of external APIs) would fit provider tools, which the registry does not
+    // tell apart yet.
     span.record("gen_ai.tool.type", "function");
     if !spec.description.is_empty() {
         span.record("gen_ai.tool.description", spec.description.as_str());

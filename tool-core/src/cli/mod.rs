@@ -486,7 +486,7 @@ impl GlobalArgs {
     /// The pin file: `--pins`, else the one next to `--store`; `None` without either.
     pub fn pin_file(&self) -> Option<PathBuf> {
         self.pins.clone().or_else(|| match self.store.as_ref()? {
-            StoreLocation::Sqlite(file) => Some(crate::provider::SqlitePins::path_next_to(file)),
+            StoreLocation::Sqlite(file) => Some(crate::pins::SqlitePins::path_next_to(file)),
             StoreLocation::Postgres(_) => None,
         })
     }

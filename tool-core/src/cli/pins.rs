@@ -7,8 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::provider::pins::{self, Pin, PinStore};
-use crate::provider::SqlitePins;
+use crate::pins::{self, Pin, PinStore, SqlitePins};
 
 /// The arguments of `pins`.
 #[derive(Debug, clap::Subcommand)]

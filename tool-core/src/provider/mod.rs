@@ -21,9 +21,9 @@ use crate::tool::{BoxFuture, Tool};
 mod connections;
 mod fanout;
 pub mod pins;
-#[cfg(feature = "sqlite")]
-mod pins_sqlite;
 
+#[cfg(feature = "sqlite")]
+pub use crate::pins::SqlitePins;
 pub use connections::{
     AuthStatus, Authorization, AuthorizeOptions, Connection, ConnectionField, ConnectionKind, ConnectionRef, ConnectionState,
     ConnectionStatus, FieldType, ListConnectionsOptions, ListConnectionsResult, ResolveToolsOptions, ToolMeta,
@@ -31,8 +31,6 @@ pub use connections::{
 };
 pub use fanout::{connection_suffix, FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped};
 pub use pins::{MemoryPins, Pin, PinError, PinKey, PinStore};
-#[cfg(feature = "sqlite")]
-pub use pins_sqlite::SqlitePins;
 
 /// Resolved tools by slug.
 pub type ResolvedTools = BTreeMap<String, Arc<dyn Tool>>;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::pins::{Pin, PinError, PinKey, PinStore, Pinned};
+use super::{Pin, PinError, PinKey, PinStore, Pinned};
 use crate::tool::BoxFuture;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS tool_pins (
