@@ -4,6 +4,7 @@
 //! credentials). The integrity tag is `integrity`'s.
 
 use crate::runtime::pending::PendingCall;
+use crate::runtime::state::{CallState, StoredCall};
 
 /// Whether a row's state is `running` (`false`: `waiting`); any other state is damage.
 pub(crate) fn running(state: Option<&str>) -> Result<bool, String> {
@@ -32,3 +33,22 @@ pub(crate) fn call(json: Option<&str>, id: &str, tool_name: Option<&str>, kind: 
 
 /// The message of a row whose tag does not match.
 pub(crate) const TAG_MISMATCH: &str = "its integrity tag does not match: it was changed outside toolsmith (or the store key changed)";
+
+/// A row as `entries` lists it: its call and state when its checks passed, else damaged (and
+/// logged), with why.
+pub(crate) fn listed(checked: Result<(PendingCall, CallState), String>, tool_call_id: String, tool_name: Option<String>) -> StoredCall {
+    match checked {
+        Ok((call, state)) => StoredCall::Call {
+            call: Box::new(call),
+            state,
+        },
+        Err(reason) => {
+            tracing::warn!(%tool_call_id, %reason, "skipping a damaged pending call");
+            StoredCall::Damaged {
+                tool_call_id,
+                tool_name,
+                reason,
+            }
+        }
+    }
+}

@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use deadpool_postgres::{Manager, Object, Pool, PoolError, Runtime};
 use tokio_postgres::NoTls;
 
+use super::checks;
 use super::integrity::Key;
 use super::{interrupted, PendingStore, StoreError};
 use crate::runtime::pending::PendingCall;
@@ -431,19 +432,9 @@ impl PendingStore for PostgresStore {
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         let client = self.client().await?;
         let rows = self.read(&client, None).await?;
-        let entries = rows.into_iter().map(|row| match row.check(&self.key) {
-            Ok((call, state)) => StoredCall::Call {
-                call: Box::new(call),
-                state,
-            },
-            Err(reason) => {
-                tracing::warn!(tool_call_id = %row.id, %reason, "skipping a damaged pending call");
-                StoredCall::Damaged {
-                    tool_call_id: row.id,
-                    tool_name: row.tool_name,
-                    reason,
-                }
-            }
+        let entries = rows.into_iter().map(|row| {
+            let checked = row.check(&self.key);
+            checks::listed(checked, row.id, row.tool_name)
         });
         Ok(entries.collect())
     }

@@ -24,6 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::TransactionBehavior::Immediate;
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::checks;
 use super::integrity::{self, Key};
 use super::{interrupted, PendingStore, StoreError};
 use crate::runtime::pending::PendingCall;
@@ -381,19 +382,9 @@ impl Db {
 
     fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         let rows = read_rows(&self.conn(), "").or_storage("cannot list calls")?;
-        let entries = rows.into_iter().map(|row| match row.check(&self.key) {
-            Ok((call, state)) => StoredCall::Call {
-                call: Box::new(call),
-                state,
-            },
-            Err(reason) => {
-                tracing::warn!(tool_call_id = %row.id, %reason, "skipping a damaged pending call");
-                StoredCall::Damaged {
-                    tool_call_id: row.id,
-                    tool_name: row.tool_name,
-                    reason,
-                }
-            }
+        let entries = rows.into_iter().map(|row| {
+            let checked = row.check(&self.key);
+            checks::listed(checked, row.id, row.tool_name)
         });
         Ok(entries.collect())
     }
