@@ -184,6 +184,10 @@ impl Tool for Recording {
         self.inner.transform(target, phase, payload)
     }
 
+    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
+        self.inner.complete(result, call)
+    }
+
     fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
         let result = self.inner.input_hook(event, call);
         let declared = self.inner.spec().hooks;
