@@ -6,6 +6,7 @@
 
 mod check;
 mod commands;
+mod deploy;
 mod execution;
 mod log;
 mod pins;
@@ -268,6 +269,8 @@ pub struct ServeCommand {
     limits: serve::LimitArgs,
     #[command(flatten)]
     auth: Box<serve::AuthArgs>,
+    #[command(flatten)]
+    deploy: deploy::DeployArgs,
     #[command(flatten)]
     execution: execution::ExecutionArgs,
 }

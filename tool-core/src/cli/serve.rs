@@ -156,6 +156,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         limits,
         auth,
         execution,
+        deploy,
     } = serve;
     runtime.registry().set_execution(execution.policy());
     if max_model_output.is_some() {
@@ -171,6 +172,10 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         context,
         input_timeout: std::time::Duration::from_secs(input_timeout),
         hide_unauthorized_tools: auth.hide_unauthorized_tools,
+        list_caching: crate::mcp::ListCaching {
+            ttl: deploy.list_ttl(),
+            tools_can_change: tools_can_change(runtime.registry()),
+        },
         ..crate::mcp::McpConfig::default()
     };
     let server = crate::mcp::McpServer::new(runtime.clone(), config);
@@ -187,7 +192,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
             _ => return Err(format!("--auth-token-env {var}: the variable is not set (or empty)")),
         },
     };
-    let options = crate::mcp::http::HttpOptions {
+    let mut options = crate::mcp::http::HttpOptions {
         allowed_hosts: allow_hosts,
         allowed_origins: allow_origins,
         auth_token,
@@ -196,18 +201,45 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         stateless,
         json_response,
         limits: limits.limits(),
+        ..crate::mcp::http::HttpOptions::default()
     };
+    deploy.apply(&mut options);
+    let scheme = if deploy.https() { "https" } else { "http" };
     let addr = http.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8931)));
     let shutdown = tokio_util::sync::CancellationToken::new();
     let stop = shutdown.clone();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        let signal = stop_signal().await;
+        tracing::info!(signal, "shutting down");
         stop.cancel();
     });
     crate::mcp::http::serve(server, addr, options, shutdown, |bound| {
-        eprintln!("serving MCP on http://{bound}/mcp")
+        eprintln!("serving MCP on {scheme}://{bound}/mcp")
     })
     .await
     .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the served tool set can change while serving: the registry holds tools that are
+/// not linked into the binary (imported, provider or dynamic tools), which come and go.
+fn tools_can_change(registry: &crate::Registry) -> bool {
+    let linked = crate::Registry::global();
+    registry.ids().iter().any(|id| linked.get(id).is_none())
+}
+
+/// Resolves at the first SIGTERM or Ctrl-C (SIGINT), naming it.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            return tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    "SIGINT"
 }

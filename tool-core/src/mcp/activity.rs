@@ -42,6 +42,11 @@ impl Activity {
         self.lock().elapsed()
     }
 
+    /// How many requests are in flight.
+    pub(super) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
     /// A request's head was read: it is in flight until the returned guard is dropped.
     pub(super) fn begin(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::SeqCst);

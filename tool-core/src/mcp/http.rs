@@ -52,8 +52,9 @@ use serde_json::{json, Value};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
+use super::activity::{Activity, Tracked};
 use super::gate::Gate;
-use super::listen::{serve_router, ConnLimits};
+use super::listen::{serve_router, ConnLimits, Drain, TlsAcceptor};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::McpServer;
 
@@ -89,6 +90,18 @@ pub struct HttpOptions {
     pub json_response: bool,
     /// Timeouts and caps on connections and sessions.
     pub limits: HttpLimits,
+    /// How often an open SSE stream with nothing to send carries a comment (`: ping`), so
+    /// proxies and clients do not take it for dead (default 15 s; `None`: never).
+    pub sse_keep_alive: Option<Duration>,
+    /// Once [`serve`]'s shutdown is asked: how long the calls in flight get to finish before
+    /// what still runs is cancelled (default 30 s). No new connection is accepted meanwhile.
+    pub shutdown_grace: Duration,
+    /// Serve HTTPS with this certificate and key (feature `tls`).
+    #[cfg(feature = "tls")]
+    pub tls: Option<super::tls::TlsFiles>,
+    /// Serve plain HTTP on an address other than loopback (behind a proxy that terminates
+    /// TLS). Off by default: [`serve`] refuses it, since MCP requires HTTPS off the machine.
+    pub insecure_http: bool,
 }
 
 impl Default for HttpOptions {
@@ -103,6 +116,11 @@ impl Default for HttpOptions {
             stateless: false,
             json_response: false,
             limits: HttpLimits::default(),
+            sse_keep_alive: Some(Duration::from_secs(15)),
+            shutdown_grace: Duration::from_secs(30),
+            #[cfg(feature = "tls")]
+            tls: None,
+            insecure_http: false,
         }
     }
 }
@@ -186,6 +204,9 @@ impl HttpOptions {
                     .into(),
             );
         }
+        if self.sse_keep_alive.is_some_and(|d| d.is_zero()) {
+            return Err("`sse_keep_alive` must be longer than zero (`None` turns it off)".into());
+        }
         #[cfg(feature = "oauth")]
         if self.auth_token.is_some() && self.oauth.is_some() {
             return Err("`auth_token` and `oauth` exclude each other: a request is authorized one way".into());
@@ -199,6 +220,8 @@ const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 struct Guard {
+    /// The POSTs in flight (a call's stream is until it ends), for graceful shutdown.
+    calls: Arc<Activity>,
     gate: Gate,
     max_body: usize,
     body_timeout: Duration,
@@ -281,6 +304,9 @@ async fn guard(State(g): State<Arc<Guard>>, mut request: Request, next: Next) ->
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
+    if !matches!(g.gate, Gate::Open) {
+        request.extensions_mut().insert(super::caching::Authorized);
+    }
     if let Some(caller) = &caller {
         if let Some(refused) = g.foreign_session(request.headers(), caller) {
             return refused;
@@ -320,7 +346,9 @@ async fn guard(State(g): State<Arc<Guard>>, mut request: Request, next: Next) ->
         Ok(slot) => slot,
         Err(refused) => return *refused,
     };
+    let call = g.calls.begin();
     let response = logged(next.run(Request::from_parts(parts, Body::from(bytes))).await);
+    let response = response.map(|body| Tracked::body(body, call));
     if let (Some(slot), Some(sessions)) = (slot, &g.sessions) {
         // The slot goes to the session the request created (none: it frees at once).
         if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
@@ -445,15 +473,15 @@ impl Guard {
 /// When [`HttpOptions::check`] refuses `options` (`json_response` without `stateless`, a zero
 /// limit).
 pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServer<E>, options: &HttpOptions) -> axum::Router {
-    build_router(server, options, CancellationToken::new())
+    build_router(server, options, CancellationToken::new()).0
 }
 
-/// The router, its SSE streams ended when `cancel` is.
+/// The router, its SSE streams ended when `cancel` is, and its calls (POSTs) in flight.
 fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     server: McpServer<E>,
     options: &HttpOptions,
     cancel: CancellationToken,
-) -> axum::Router {
+) -> (axum::Router, Arc<Activity>) {
     if let Err(why) = options.check() {
         panic!("invalid HTTP options: {why}");
     }
@@ -472,6 +500,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_legacy_session_mode(!options.stateless)
+        .with_sse_keep_alive(options.sse_keep_alive)
         .with_json_response(options.json_response)
         .with_cancellation_token(cancel);
     // Stateless, the factory runs for every request: each is a session of its own, told it
@@ -484,7 +513,9 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     let sessions = CappedSessions::new(local, slots.clone());
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), sessions.into(), config);
     let metadata = gate.metadata_routes();
+    let calls = Activity::new();
     let guard_state = Arc::new(Guard {
+        calls: calls.clone(),
         gate,
         max_body: options.max_body_bytes,
         body_timeout: options.limits.body_read_timeout,
@@ -493,10 +524,11 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     let router = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(guard_state, guard));
-    match metadata {
+    let router = match metadata {
         Some(metadata) => router.merge(metadata),
         None => router,
-    }
+    };
+    (router, calls)
 }
 
 /// How `options` admit requests to `server`.
@@ -527,10 +559,13 @@ impl<E: ServerHandler + Clone + Send + Sync + 'static> super::gate::ToolScopes f
 }
 
 /// Serves `server` on `addr` until `shutdown` is cancelled; `ready` receives the bound address
-/// (useful with port 0). Options [`HttpOptions::check`] refuses are an
-/// [`std::io::ErrorKind::InvalidInput`] error, before anything is bound. Connections are
-/// limited by [`HttpOptions::limits`]; once `shutdown` is cancelled, open streams end and
-/// connections get a few seconds to finish.
+/// (useful with port 0). Options [`HttpOptions::check`] refuses, plain HTTP on an address other
+/// than loopback without [`HttpOptions::insecure_http`], and TLS files that cannot be used are
+/// an [`std::io::ErrorKind::InvalidInput`] error, before anything is bound. Connections are
+/// limited by [`HttpOptions::limits`]. Once `shutdown` is cancelled, no new connection is
+/// accepted, idle ones close, the calls in flight get [`HttpOptions::shutdown_grace`] to
+/// finish (their clients get their results), then every stream ends and what still runs is
+/// cancelled; calls waiting in the runtime's store (approval, suspension) stay there.
 pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     server: McpServer<E>,
     addr: SocketAddr,
@@ -538,14 +573,36 @@ pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     shutdown: CancellationToken,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    options
-        .check()
-        .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
+    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    options.check().map_err(invalid)?;
+    let tls = acceptor(&options)?;
+    if tls.is_none() && !addr.ip().is_loopback() && !options.insecure_http {
+        return Err(invalid(format!(
+            "refusing to serve plain HTTP on {addr}, which is not a loopback address: MCP requires HTTPS there. Give a certificate and key (`--tls-cert FILE --tls-key FILE`), or `--insecure-http` when a proxy in front terminates TLS"
+        )));
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
-    let router = build_router(server, &options, shutdown.child_token());
-    serve_router(listener, router, options.limits.conn(), shutdown).await;
+    let streams = CancellationToken::new();
+    let (router, calls) = build_router(server, &options, streams.clone());
+    let drain = Drain {
+        calls,
+        grace: options.shutdown_grace,
+        streams,
+    };
+    serve_router(listener, router, options.limits.conn(), shutdown, drain, tls).await;
     Ok(())
+}
+
+/// The TLS acceptor of `options`, if they ask for TLS.
+#[cfg(feature = "tls")]
+fn acceptor(options: &HttpOptions) -> std::io::Result<Option<TlsAcceptor>> {
+    options.tls.as_ref().map(|files| files.acceptor()).transpose()
+}
+
+#[cfg(not(feature = "tls"))]
+fn acceptor(_: &HttpOptions) -> std::io::Result<Option<TlsAcceptor>> {
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -30,7 +31,7 @@ use tower::ServiceExt;
 
 use super::activity::{Activity, Tracked, Watched};
 
-/// How long connections get to finish once shutdown is asked.
+/// How long connections get to finish once the streams have ended.
 const DRAIN: Duration = Duration::from_secs(10);
 /// Connections past the cap that are answered 503 at once; any more are closed unanswered.
 const REFUSALS: usize = 64;
@@ -47,13 +48,33 @@ pub(super) struct ConnLimits {
     pub(super) max_connections: usize,
 }
 
-/// Serves `router` on `listener` until `shutdown` is cancelled, then lets open connections
-/// finish (at most [`DRAIN`]).
-pub(super) async fn serve_router(listener: TcpListener, router: axum::Router, limits: ConnLimits, shutdown: CancellationToken) {
+/// How the server stops: the requests that are calls (POSTs) still in flight get `grace` to
+/// finish; then `streams` is cancelled (every SSE stream ends, calls still running with it).
+pub(super) struct Drain {
+    pub(super) calls: Arc<Activity>,
+    pub(super) grace: Duration,
+    pub(super) streams: CancellationToken,
+}
+
+/// Serves `router` on `listener` until `shutdown` is cancelled; then stops accepting (new
+/// connections are refused), closes idle connections, lets the calls in flight finish within
+/// the grace period, ends what still runs and lets connections finish (at most [`DRAIN`]).
+pub(super) async fn serve_router(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnLimits,
+    shutdown: CancellationToken,
+    drain: Drain,
+    tls: Option<TlsAcceptor>,
+) {
     let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let slots = Arc::new(Semaphore::new(max));
     let refusals = Arc::new(Semaphore::new(REFUSALS));
     let at_cap = AtomicBool::new(false);
+    let closing = Closing {
+        shutdown: shutdown.clone(),
+        streams: drain.streams.clone(),
+    };
     loop {
         let tcp = tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -74,7 +95,15 @@ pub(super) async fn serve_router(listener: TcpListener, router: axum::Router, li
         match slots.clone().try_acquire_owned() {
             Ok(permit) => {
                 at_cap.store(false, Ordering::Relaxed);
-                tokio::spawn(serve_connection(tcp, router.clone(), limits, shutdown.clone(), permit));
+                let (router, closing) = (router.clone(), closing.clone());
+                match &tls {
+                    None => {
+                        tokio::spawn(serve_connection(tcp, router, limits, closing, permit));
+                    }
+                    Some(tls) => {
+                        tokio::spawn(serve_tls(tls.clone(), tcp, router, limits, closing, permit));
+                    }
+                }
             }
             Err(_) => {
                 if !at_cap.swap(true, Ordering::Relaxed) {
@@ -83,25 +112,89 @@ pub(super) async fn serve_router(listener: TcpListener, router: axum::Router, li
                         "refusing HTTP connections: the server is at its connection limit"
                     );
                 }
-                refuse(tcp, &refusals, max);
+                // Over TLS a plain answer would be noise: the connection is closed.
+                if tls.is_none() {
+                    refuse(tcp, &refusals, max);
+                }
             }
         }
     }
     drop(listener);
+    finish_calls(&drain).await;
+    drain.streams.cancel();
     // Every connection holds a slot until it ends.
     let _ = tokio::time::timeout(DRAIN + Duration::from_secs(1), slots.acquire_many(max as u32)).await;
 }
 
-/// Serves one connection until it ends, idles past the limit or shutdown has drained it.
-async fn serve_connection(
+/// Waits (at most the grace period) for the calls in flight to finish.
+async fn finish_calls(drain: &Drain) {
+    let running = drain.calls.in_flight();
+    if running == 0 {
+        return;
+    }
+    tracing::info!(
+        running,
+        grace_ms = drain.grace.as_millis() as u64,
+        "shutting down: no new connections; waiting for the calls in flight"
+    );
+    let finished = async {
+        while drain.calls.in_flight() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    if tokio::time::timeout(drain.grace, finished).await.is_err() {
+        tracing::warn!(
+            running = drain.calls.in_flight(),
+            "shutting down: the grace period is over; cancelling the calls still running"
+        );
+    }
+}
+
+/// What a connection watches to close: the shutdown (stop taking requests) and the end of
+/// the streams (past the grace period).
+#[derive(Clone)]
+struct Closing {
+    shutdown: CancellationToken,
+    streams: CancellationToken,
+}
+
+/// What wraps each accepted connection in TLS (feature `tls`).
+#[cfg(feature = "tls")]
+pub(super) type TlsAcceptor = tokio_rustls::TlsAcceptor;
+/// Without feature `tls` there is no TLS to serve.
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(super) enum TlsAcceptor {}
+
+#[cfg(not(feature = "tls"))]
+async fn serve_tls(tls: TlsAcceptor, _: TcpStream, _: axum::Router, _: ConnLimits, _: Closing, _: OwnedSemaphorePermit) {
+    match tls {}
+}
+
+/// A TLS handshake (within the header read timeout), then the connection served over it.
+#[cfg(feature = "tls")]
+async fn serve_tls(
+    tls: TlsAcceptor,
     tcp: TcpStream,
     router: axum::Router,
     limits: ConnLimits,
-    shutdown: CancellationToken,
-    _slot: OwnedSemaphorePermit,
+    closing: Closing,
+    slot: OwnedSemaphorePermit,
 ) {
+    match tokio::time::timeout(limits.header_read_timeout, tls.accept(tcp)).await {
+        Ok(Ok(stream)) => serve_connection(stream, router, limits, closing, slot).await,
+        Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
+        Err(_) => tracing::debug!("a TLS handshake did not finish in time"),
+    }
+}
+
+/// Serves one connection until it ends, idles past the limit or shutdown has drained it.
+async fn serve_connection<I>(io: I, router: axum::Router, limits: ConnLimits, closing: Closing, _slot: OwnedSemaphorePermit)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let activity = Activity::new();
-    let io = TokioIo::new(Watched::new(tcp, activity.clone()));
+    let io = TokioIo::new(Watched::new(io, activity.clone()));
     let requests = activity.clone();
     let service = service_fn(move |request: Request<Incoming>| {
         let in_flight = requests.begin();
@@ -134,9 +227,15 @@ async fn serve_connection(
             tracing::debug!("closed an idle HTTP connection");
             return;
         }
-        () = shutdown.cancelled() => {}
+        () = closing.shutdown.cancelled() => {}
     }
+    // No next request: an idle connection closes now, one with a request in flight once its
+    // response is sent (a call within the grace period; a stream once the streams end).
     conn.as_mut().graceful_shutdown();
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        () = closing.streams.cancelled() => {}
+    }
     let _ = tokio::time::timeout(DRAIN, conn).await;
 }
 

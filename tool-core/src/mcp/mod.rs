@@ -17,6 +17,7 @@
 //!
 //! - `server`: [`McpConfig`], [`McpServer`] and what its sessions share;
 //! - `listing`: `tools/list` (per-tool cached entries, paging) and `list_changed`;
+//! - `caching`: the 2026-07-28 caching hints (`ttlMs`, `cacheScope`) of `tools/list`;
 //! - `session`: a session's log level and call slots, a call's cancellation;
 //! - `call`: running a call and mapping its `Outcome` to the answer;
 //! - `ask`: asking the client's user to approve or resume a waiting call;
@@ -37,6 +38,7 @@
 mod activity;
 mod ask;
 mod body;
+mod caching;
 mod call;
 mod convert;
 mod gate;
@@ -53,6 +55,8 @@ mod server;
 mod session;
 mod session_cap;
 pub mod stdio;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams,
@@ -63,6 +67,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 
+pub use caching::{ListCaching, FIXED_TOOLS_TTL};
 pub use identity::{Identity, AUTH_CONTEXT_KEY};
 pub(crate) use server::SESSIONLESS;
 pub use server::{McpConfig, McpServer, NoExtras};
@@ -110,7 +115,14 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.list_page(request.and_then(|r| r.cursor).as_deref(), identity::of(&ctx))
+        let caller = identity::of(&ctx);
+        let mut page = self.list_page(request.and_then(|r| r.cursor).as_deref(), caller)?;
+        if server::modern(&ctx) {
+            // A caller's identity (its listing may be filtered) or any required token: private.
+            let private = caller.is_some() || caching::authorized(&ctx);
+            self.shared.config.list_caching.apply(&mut page, private);
+        }
+        Ok(page)
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {

@@ -47,6 +47,8 @@ pub struct McpConfig {
     /// request) only the tools whose scopes its token grants (default: every tool is listed,
     /// and calling one without its scopes is refused).
     pub hide_unauthorized_tools: bool,
+    /// The caching hints of `tools/list` results on 2026-07-28 (`ttlMs`, `cacheScope`).
+    pub list_caching: super::ListCaching,
 }
 
 impl Default for McpConfig {
@@ -61,6 +63,7 @@ impl Default for McpConfig {
             input_timeout: std::time::Duration::from_secs(600),
             kept_results: ResultLimits::default(),
             hide_unauthorized_tools: false,
+            list_caching: super::ListCaching::default(),
         }
     }
 }
