@@ -51,6 +51,15 @@ async fn fail(
     Err(ToolError::new(format!("it failed on purpose ({} chars)", text.len())))
 }
 
+/// Pays, once approved
+#[tool(id = "otel-pay", require_approval)]
+async fn pay(
+    /// How much
+    amount: u32,
+) -> String {
+    format!("paid {amount}")
+}
+
 /// One span as the receiver got it.
 #[derive(Debug, Clone)]
 struct Got {
@@ -464,6 +473,105 @@ fn served_call_is_a_child_of_the_request_trace_context() {
     assert!(!receiver.saw(CANARY), "the canary was exported");
 }
 
+/// A 2026-07-28 `tools/call` of `params` (plus the revision's `_meta` and `traceparent`) to a
+/// stateless JSON server, and its JSON answer.
+fn call_modern(addr: &str, mut params: Value, traceparent: &str) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "traceparent": traceparent,
+    });
+    let name = params["name"].as_str().unwrap().to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
+    let mut tcp = std::net::TcpStream::connect(addr).expect("the server accepts");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    tcp.write_all(format!("{head}{body}").as_bytes()).unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer}"));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+fn a_continued_call_is_a_child_of_the_follow_up_trace_context() {
+    let receiver = Receiver::start();
+    let mut child = toolsmith(
+        &["serve", "--http", "127.0.0.1:0", "--stateless", "--json-response"],
+        Some(&receiver),
+        &[("OTEL_BSP_SCHEDULE_DELAY", "50")],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("the server starts");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| panic!("the server ended before it served"));
+        if let Some(url) = line.split("serving MCP on http://").nth(1) {
+            break url.trim_end_matches("/mcp").to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+
+    // The first request asks for approval; the follow-up answers it, in a trace of its own.
+    let (first_trace, follow_trace, follow_parent) = (
+        "4bf92f3577b34da6a3ce929d0e0e4736",
+        "0af7651916cd43dd8448eb211c80319c",
+        "b7ad6b7169203331",
+    );
+    let asked = call_modern(
+        &addr,
+        json!({"name": "otel-pay", "arguments": {"amount": 3}}),
+        &format!("00-{first_trace}-00f067aa0ba902b7-01"),
+    );
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no request state: {asked}"));
+    let answer = json!({"action": "accept", "content": {"approved": true}});
+    let params = json!({"name": "otel-pay", "arguments": {"amount": 3}, "requestState": state, "inputResponses": {"approval": answer}});
+    let done = call_modern(&addr, params, &format!("00-{follow_trace}-{follow_parent}-01"));
+    assert!(done.to_string().contains("paid 3"), "{done}");
+
+    let started = Instant::now();
+    let continued = loop {
+        let spans = receiver.wait_for("execute_tool otel-pay");
+        let found = spans
+            .iter()
+            .find(|s| s.name == "execute_tool otel-pay" && hex(&s.trace_id) == follow_trace);
+        if let Some(span) = found {
+            break span.clone();
+        }
+        let seen: Vec<(&str, String)> = spans.iter().map(|s| (s.name.as_str(), hex(&s.trace_id))).collect();
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no call span in the follow-up's trace: {seen:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let _ = child.wait();
+    assert_eq!(
+        hex(&continued.parent),
+        follow_parent,
+        "the continued call's parent is not the follow-up request's span"
+    );
+    let spans = receiver.spans();
+    let first = spans
+        .iter()
+        .find(|s| s.name == "execute_tool otel-pay" && hex(&s.trace_id) == first_trace);
+    assert!(first.is_some(), "the first request's call span is in its trace");
+    let execute = spans.iter().find(|s| s.name == "tool.execute" && s.trace_id == continued.trace_id);
+    assert!(execute.is_some(), "the approved run executes in the follow-up's trace");
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -487,6 +595,10 @@ fn main() -> std::process::ExitCode {
             (
                 "served_call_is_a_child_of_the_request_trace_context",
                 served_call_is_a_child_of_the_request_trace_context,
+            ),
+            (
+                "a_continued_call_is_a_child_of_the_follow_up_trace_context",
+                a_continued_call_is_a_child_of_the_follow_up_trace_context,
             ),
         ],
         || false,

@@ -61,15 +61,36 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             }
         }
         let tool = ToolRef { name, id };
-        if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
-            return Ok(self.continue_call(&tool, state, responses, ctx).await);
-        }
-        let args = Value::Object(request.arguments.unwrap_or_default());
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
         let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
         let trace_context = meta.into_iter().flatten().find(|m| m.get_traceparent().is_some());
         let trace_context = trace_context.map(|m| (m.get_traceparent(), m.get_tracestate()));
+        if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
+            let continued = self.continue_call(&tool, state, responses, ctx);
+            return Ok(match self.continued_span(&tool, state, trace_context) {
+                Some(span) => continued.instrument(span).await,
+                None => continued.await,
+            });
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
         Ok(self.run_call(&tool, args, ctx, trace_context).await)
+    }
+
+    /// The span of a call continued by a 2026-07-28 follow-up request that carries W3C trace
+    /// context (SEP-414): a call span of its own whose parent is that request's, so the rest of
+    /// the run (and the runtime's approval or resume, which adopts the current call span) is in
+    /// the follow-up's trace. `None` without trace context (or spans exported).
+    #[cfg(feature = "otel")]
+    fn continued_span(&self, tool: &ToolRef, call_id: &str, trace_context: Option<(Option<&str>, Option<&str>)>) -> Option<tracing::Span> {
+        let (traceparent, tracestate) = trace_context?;
+        let registered = self.registry().get(&tool.id);
+        let span = crate::call::trace::call_span(&tool.id, call_id, registered.as_ref().map(|t| t.spec()));
+        crate::otel::adopt_trace_context(&span, traceparent, tracestate).then_some(span)
+    }
+
+    #[cfg(not(feature = "otel"))]
+    fn continued_span(&self, _: &ToolRef, _: &str, _: Option<(Option<&str>, Option<&str>)>) -> Option<tracing::Span> {
+        None
     }
 
     /// Runs a new call inside its span (`execute_tool`), whose parent is the request's W3C
