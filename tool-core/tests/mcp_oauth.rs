@@ -48,6 +48,7 @@ fn main() -> std::process::ExitCode {
             ("key_rotation_and_bounded_refetch", key_rotation_and_bounded_refetch),
             ("scopes_server_wide_and_per_tool", scopes_server_wide_and_per_tool),
             ("hidden_tools", hidden_tools),
+            ("opaque_tokens_are_introspected", opaque_tokens_are_introspected),
             ("a_session_is_its_creators", a_session_is_its_creators),
             (
                 "the_caller_reaches_tools_but_its_token_does_not",
@@ -90,6 +91,10 @@ impl Served {
     }
 
     fn spawn(auth: &AuthServer, extra: &[&str]) -> Served {
+        Served::spawn_with(auth, extra, &[])
+    }
+
+    fn spawn_with(auth: &AuthServer, extra: &[&str], env: &[(&str, &str)]) -> Served {
         let store = tempfile::tempdir().unwrap();
         let path = store.path().join("store.db");
         let mut args = vec![
@@ -106,7 +111,11 @@ impl Served {
             "mcp",
         ];
         args.extend_from_slice(extra);
-        let mut child = child_cli::toolsmith(&args).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = child_cli::toolsmith(&args)
+            .envs(env.iter().copied())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let url = loop {
             let line = lines.next().expect("the server printed its address").unwrap();
@@ -207,7 +216,9 @@ fn bad_tokens_are_refused() {
         let [header, payload, signature]: [&str; 3] = valid.split('.').collect::<Vec<_>>().try_into().unwrap();
         let other_payload = b64(&json!({"iss": auth.issuer, "sub": "mallory", "aud": RESOURCE, "scope": "mcp", "exp": now() + 300}));
         let mut flipped = signature.to_owned();
-        let last = if flipped.ends_with('A') { 'B' } else { 'A' };
+        // RS256 signatures are 256 bytes: the last base64 character carries 2 bits and 4 zero
+        // bits, so only A, Q, g and w decode; swapping between A and Q keeps it decodable.
+        let last = if flipped.ends_with('A') { 'Q' } else { 'A' };
         flipped.replace_range(flipped.len() - 1.., &last.to_string());
         // The RSA key's public modulus used as an HMAC secret (algorithm confusion).
         let n: Value = serde_json::from_str(
@@ -410,6 +421,51 @@ fn hidden_tools() {
             .await;
         assert_eq!(r.status(), 403);
         assert!(challenge(&r).contains(r#"scope="mcp profile audit""#), "{}", challenge(&r));
+    });
+}
+
+fn opaque_tokens_are_introspected() {
+    block_on(async {
+        let auth = AuthServer::start().await;
+        let endpoint = format!("{}/introspect", auth.issuer);
+        let (id, secret) = auth_server::INTROSPECTION_CLIENT;
+        let env = [("TOOLSMITH_OAUTH_CLIENT_ID", id), ("TOOLSMITH_OAUTH_CLIENT_SECRET", secret)];
+        let flags = [
+            "--stateless",
+            "--json-response",
+            "--oauth-introspection",
+            &endpoint,
+            "--tool-scope",
+            "whoami=profile",
+        ];
+        let served = Served::spawn_with(&auth, &flags, &env);
+        let claims = |sub: &str, aud: &str| json!({"sub": sub, "aud": aud, "iss": auth.issuer, "scope": "mcp profile", "exp": now() + 300});
+        let token = auth.opaque(&claims("olivia", RESOURCE));
+        let who = served.call(&token, "whoami", json!({})).await;
+        let who = &who["structuredContent"];
+        assert_eq!(who["resource_id"], "olivia", "{who}");
+        assert!(!who.to_string().contains(&token), "the token reached the tool: {who}");
+        // A valid answer is reused: a second request asks nobody.
+        let asked = auth.introspections();
+        served.call(&token, "whoami", json!({})).await;
+        assert_eq!(auth.introspections(), asked, "a cached token was introspected again");
+        // Refused: an inactive (unknown) token, one for another resource, an expired one.
+        let other = auth.opaque(&claims("olivia", "https://other.example/mcp"));
+        let mut old = claims("olivia", RESOURCE);
+        old["exp"] = json!(now() - 600);
+        let expired = auth.opaque(&old);
+        for (bad, why) in [
+            ("opaque-unknown", "not active"),
+            (other.as_str(), "another resource"),
+            (expired.as_str(), "expired"),
+        ] {
+            let r = served.post(Some(bad), 1, "tools/list", json!({})).await;
+            assert_eq!(r.status(), 401, "{bad}");
+            assert!(challenge(&r).contains(why), "{bad}: {}", challenge(&r));
+        }
+        // JWTs are still checked locally.
+        let jwt = auth.mint("k1", &auth.claims(RESOURCE, "jay", "mcp"));
+        assert_eq!(served.post(Some(&jwt), 1, "tools/list", json!({})).await.status(), 200);
     });
 }
 

@@ -72,6 +72,11 @@ pub(super) struct AuthArgs {
     /// GMAIL_SEND_EMAIL=mail.send`: for tools whose source sets none (imported, provider tools).
     #[arg(long, value_name = "ID=SCOPE[,SCOPE…]", requires = "auth_issuer")]
     tool_scope: Vec<String>,
+    /// HTTP: accept opaque (non-JWT) access tokens by asking this RFC 7662 introspection
+    /// endpoint, as the client whose id and secret are in TOOLSMITH_OAUTH_CLIENT_ID and
+    /// TOOLSMITH_OAUTH_CLIENT_SECRET; valid answers are reused for up to a minute.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    oauth_introspection: Option<String>,
 }
 
 impl AuthArgs {
@@ -86,6 +91,16 @@ impl AuthArgs {
         config.claims = self.auth_claim.clone();
         config.jwks_uri = self.auth_jwks_uri.clone();
         config.key_refresh_interval = Duration::from_secs_f64(self.auth_key_refresh_interval);
+        if let Some(endpoint) = &self.oauth_introspection {
+            let var = |name: &str| match std::env::var(name) {
+                Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
+                _ => Err(format!(
+                    "--oauth-introspection needs the client credentials in {name} (not set, or empty)"
+                )),
+            };
+            let (id, secret) = (var("TOOLSMITH_OAUTH_CLIENT_ID")?, var("TOOLSMITH_OAUTH_CLIENT_SECRET")?);
+            config.introspection = Some(crate::mcp::oauth::Introspection::new(endpoint, id, secret));
+        }
         let server = crate::mcp::oauth::ResourceServer::new(config).map_err(|e| e.to_string())?;
         Ok(Some(std::sync::Arc::new(server)))
     }

@@ -63,7 +63,13 @@ struct AsState {
     keys: Vec<SigningKey>,
     published: Mutex<Vec<&'static str>>,
     jwks_fetches: AtomicUsize,
+    /// Opaque tokens and the introspection answer each gets (RFC 7662).
+    opaque: Mutex<Vec<(String, Value)>>,
+    introspections: AtomicUsize,
 }
+
+/// The client id and secret a resource server introspects with.
+pub const INTROSPECTION_CLIENT: (&str, &str) = ("mcp-resource", "introspection-secret");
 
 /// The running authorization server (stopped when dropped).
 pub struct AuthServer {
@@ -101,6 +107,30 @@ async fn jwks(State(s): State<Arc<AsState>>) -> ([(&'static str, &'static str); 
     json_body(json!({ "keys": keys }))
 }
 
+/// RFC 7662: the answer about the form's `token`, for the client authenticated with HTTP Basic.
+async fn introspect(
+    State(s): State<Arc<AsState>>,
+    headers: axum::http::HeaderMap,
+    body: String,
+) -> (axum::http::StatusCode, [(&'static str, &'static str); 1], String) {
+    // `INTROSPECTION_CLIENT` as HTTP Basic credentials (tool-providers' tests have no base64).
+    let expected = "Basic bWNwLXJlc291cmNlOmludHJvc3BlY3Rpb24tc2VjcmV0";
+    let authorized = headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(expected);
+    if !authorized {
+        let (h, b) = json_body(json!({"error": "invalid_client"}));
+        return (axum::http::StatusCode::UNAUTHORIZED, h, b);
+    }
+    s.introspections.fetch_add(1, Ordering::SeqCst);
+    let token = body.split('&').find_map(|kv| kv.strip_prefix("token=")).unwrap_or_default();
+    let opaque = s.opaque.lock().unwrap();
+    let answer = opaque
+        .iter()
+        .find(|(t, _)| t == token)
+        .map_or(json!({"active": false}), |(_, a)| a.clone());
+    let (h, b) = json_body(answer);
+    (axum::http::StatusCode::OK, h, b)
+}
+
 fn json_body(v: Value) -> ([(&'static str, &'static str); 1], String) {
     ([("content-type", "application/json")], v.to_string())
 }
@@ -115,10 +145,13 @@ impl AuthServer {
             keys: signing_keys(),
             published: Mutex::new(vec!["k1"]),
             jwks_fetches: AtomicUsize::new(0),
+            opaque: Mutex::new(Vec::new()),
+            introspections: AtomicUsize::new(0),
         });
         let app = axum::Router::new()
             .route("/.well-known/oauth-authorization-server", get(metadata))
             .route("/jwks", get(jwks))
+            .route("/introspect", axum::routing::post(introspect))
             .with_state(state.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -129,6 +162,21 @@ impl AuthServer {
     /// Adds `kid` to the published key set (a rotation: the new key appears).
     pub fn publish(&self, kid: &'static str) {
         self.state.published.lock().unwrap().push(kid);
+    }
+
+    /// An opaque token whose introspection answers `answer` (`active` added).
+    pub fn opaque(&self, answer: &Value) -> String {
+        let mut opaque = self.state.opaque.lock().unwrap();
+        let token = format!("opaque-{}-{}", opaque.len(), now());
+        let mut answer = answer.clone();
+        answer["active"] = json!(true);
+        opaque.push((token.clone(), answer));
+        token
+    }
+
+    /// How often a token was introspected (by an authenticated client).
+    pub fn introspections(&self) -> usize {
+        self.state.introspections.load(Ordering::SeqCst)
     }
 
     /// How often the key set was fetched.

@@ -7,8 +7,10 @@
 //! signature against the authorization server's published keys (`keys`: discovered from its
 //! RFC 8414 or OpenID metadata, cached, refetched for an unknown `kid`), then `iss`, `exp`/`nbf`
 //! with a small leeway, and `aud` against this server's canonical resource URI (RFC 8707), in
-//! `token`. Which HTTP answer a refusal becomes, and where the identity goes, is `http`'s.
+//! `token`. Opaque tokens can be checked by introspection at the authorization server
+//! (RFC 7662, `introspect`). Which HTTP answer a refusal becomes, and where the identity goes, is `http`'s.
 
+mod introspect;
 mod keys;
 mod token;
 
@@ -18,6 +20,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::Identity;
+pub use introspect::Introspection;
+use introspect::Introspector;
 use keys::KeySet;
 
 /// How the resource server checks access tokens and what it publishes.
@@ -50,6 +54,9 @@ pub struct OAuthConfig {
     /// The shortest time between two fetches of the key set (default 10 s): a token naming
     /// an unknown `kid` refetches it at most this often.
     pub key_refresh_interval: Duration,
+    /// Accept opaque (non-JWT) access tokens by asking the authorization server about each
+    /// (RFC 7662), caching positive answers for a bounded time.
+    pub introspection: Option<Introspection>,
 }
 
 impl OAuthConfig {
@@ -65,6 +72,7 @@ impl OAuthConfig {
             leeway: Duration::from_secs(30),
             jwks_uri: None,
             key_refresh_interval: Duration::from_secs(10),
+            introspection: None,
         }
     }
 }
@@ -101,6 +109,7 @@ impl fmt::Display for Refusal {
 pub struct ResourceServer {
     config: OAuthConfig,
     keys: KeySet,
+    introspector: Option<Introspector>,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -131,7 +140,18 @@ impl ResourceServer {
             return Err(ConfigError(format!("`{bad}` is not an OAuth scope")));
         }
         let keys = KeySet::new(issuer, config.jwks_uri.clone(), config.key_refresh_interval).map_err(ConfigError)?;
-        Ok(ResourceServer { config, keys })
+        let introspector = match &config.introspection {
+            Some(i) => {
+                checked_url("the introspection endpoint", &i.endpoint)?;
+                Some(Introspector::new(i.clone()).map_err(ConfigError)?)
+            }
+            None => None,
+        };
+        Ok(ResourceServer {
+            config,
+            keys,
+            introspector,
+        })
     }
 
     /// The configuration.

@@ -25,7 +25,12 @@ impl ResourceServer {
         if token.len() > MAX_TOKEN {
             return Err(format!("longer than {MAX_TOKEN} bytes"));
         }
-        let header = decode_header(token).map_err(|e| format!("not a signed JWT ({e})"))?;
+        let header = match (decode_header(token), &self.introspector) {
+            (Ok(header), _) => header,
+            // Not a JWT: an opaque token, which only its authorization server can judge.
+            (Err(_), Some(introspector)) => return introspector.identity(token, &self.config).await,
+            (Err(e), None) => return Err(format!("not a signed JWT ({e})")),
+        };
         if matches!(header.alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512) {
             return Err("signed with a shared secret (HMAC); only the authorization server's public keys are accepted".into());
         }
@@ -66,7 +71,7 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> String {
 }
 
 /// The identity in a token's verified claims: `sub`, the scopes, and the `chosen` claims.
-fn identity(claims: Map<String, Value>, chosen: &[String]) -> Result<Identity, String> {
+pub(super) fn identity(claims: Map<String, Value>, chosen: &[String]) -> Result<Identity, String> {
     let subject = claims
         .get("sub")
         .and_then(Value::as_str)
