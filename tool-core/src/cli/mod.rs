@@ -270,7 +270,7 @@ pub struct ServeCommand {
     #[command(flatten)]
     auth: Box<serve::AuthArgs>,
     #[command(flatten)]
-    deploy: deploy::DeployArgs,
+    deploy: Box<deploy::DeployArgs>,
     #[command(flatten)]
     execution: execution::ExecutionArgs,
 }
