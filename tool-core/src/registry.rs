@@ -624,6 +624,21 @@ impl<'a> Prepared<'a> {
         call::validate_output(id, &self.entry.compiled, &json)
     }
 
+    /// The output of a call whose result was recorded by an earlier run (a receipt): the tool's
+    /// output steps run on it as on a client-side result (`on_output`, `to_model_output`, the
+    /// transforms) and the budget applies; the body does not run.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn recorded(&self, data: &CallData, env: CallEnv, result: Value) -> Result<Finished, ToolError> {
+        let id = self.entry.tool.spec().id.as_str();
+        let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
+        let info = crate::context::ToolCallInfo::new(id, call_id.clone(), data, env, Default::default());
+        let output = self.entry.tool.complete(result, &info)?;
+        Ok(Finished::Output(match &self.budget {
+            Some(budget) => output.with_budget(budget.clone(), call_id),
+            None => output,
+        }))
+    }
+
     /// Runs it (approval already settled): execution, then the suspension or output checks. A
     /// client-side tool is not run: its result comes from the application (the runtime).
     pub(crate) async fn run(&self, data: &CallData, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {

@@ -31,6 +31,9 @@ impl Runtime {
     pub(crate) async fn run_new(&self, sink: &Sink, tool_name: &str, args: CallArgs<'static>, options: CallOptions) {
         let CallOptions { mut data, mut env } = options;
         let id = data.tool_call_id.get_or_insert_with(new_call_id).clone();
+        // The key is fixed now and kept with the call wherever it waits or runs again.
+        let key = crate::context::IdempotencyKey::for_call(tool_name, &id, &data);
+        data.idempotency_key = Some(key.as_str().to_owned());
         let call = CallRef::new(id.clone(), tool_name);
         let tool = self.inner.registry.get(tool_name);
         let viewer = self.viewer(tool.as_deref());
@@ -103,7 +106,7 @@ impl Runtime {
                 return background::run(self, sink, prepared, call, (data, env), plan).await;
             }
         }
-        let ended = prepared.run(&data, env, resume).await;
+        let ended = super::once::run(&self.inner.receipts, prepared, &data, env, resume).await;
         self.report(sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended).await;
     }
 
