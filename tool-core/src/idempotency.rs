@@ -12,9 +12,9 @@
 //! survives every way it runs again: the tool, the tool call id, the thread and the resource
 //! (SHA-256 over them, framed). Wall time and randomness play no part, so a retried request with
 //! the same call id, a background retry, an approval and a resume of the same call all see the
-//! same key, and two calls with different ids (or in different threads) never share one. The
-//! runtime records the key with the call when it first prepares it (a waiting call, a task), so
-//! a continued call keeps the key it started with.
+//! same key, and two calls with different ids (or in different threads) never share one. A
+//! waiting call keeps everything the key is made of (and a given key), so a continued call runs
+//! with the key it started with.
 //!
 //! The key is not a secret a tool can hide behind, but it is never logged: its `Debug` shows
 //! only that a key is there.

@@ -624,19 +624,15 @@ impl<'a> Prepared<'a> {
         call::validate_output(id, &self.entry.compiled, &json)
     }
 
-    /// The output of a call whose result was recorded by an earlier run (a receipt): the tool's
-    /// output steps run on it as on a client-side result (`on_output`, `to_model_output`, the
-    /// transforms) and the budget applies; the body does not run.
+    /// The output of a call whose result was recorded by an earlier run (a receipt), as that
+    /// run produced it; the budget applies as it would have. The body does not run.
     #[cfg(feature = "runtime")]
-    pub(crate) fn recorded(&self, data: &CallData, env: CallEnv, result: Value) -> Result<Finished, ToolError> {
-        let id = self.entry.tool.spec().id.as_str();
+    pub(crate) fn recorded(&self, data: &CallData, output: ToolOutput) -> Finished {
         let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
-        let info = crate::context::ToolCallInfo::new(id, call_id.clone(), data, env, Default::default());
-        let output = self.entry.tool.complete(result, &info)?;
-        Ok(Finished::Output(match &self.budget {
+        Finished::Output(match &self.budget {
             Some(budget) => output.with_budget(budget.clone(), call_id),
             None => output,
-        }))
+        })
     }
 
     /// Runs it (approval already settled): execution, then the suspension or output checks. A

@@ -8,8 +8,8 @@
 //!   reports it. A body that fails by itself (its own error) or suspends releases the key
 //!   (nothing happened: a later run runs it). A run cut short (panic, timeout, cancellation,
 //!   an output that failed its schema, the future dropped) marks the receipt interrupted.
-//! - The key holds a result: the call answers with it (through the tool's output steps, as a
-//!   client-side result would be), and the body does not run.
+//! - The key holds a result: the call answers with it (the first run's output, model view and
+//!   views, as recorded), and the body does not run.
 //! - A live run holds the key: this run waits for it (polling, bounded by the call's timeout,
 //!   its cancellation and [`MAX_WAIT`]), then answers with its result.
 //! - The run holding the key was interrupted (its process died between "the tool ran" and
@@ -22,7 +22,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::store::{Began, ReceiptClaim, ReceiptStore};
@@ -31,6 +31,7 @@ use crate::context::{CallData, CallEnv, IdempotencyKey};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
 use crate::spec::Idempotent;
+use crate::tool::ToolOutput;
 
 /// The longest a run waits for another live run of the same key (unless its timeout is
 /// shorter).
@@ -57,7 +58,15 @@ pub(crate) async fn run(
         args_digest: args_digest(&prepared.args()),
     };
     let taken_over = match turn(receipts, &claim, policy, &env).await? {
-        Turn::Recorded(result) => return prepared.recorded(data, env, result),
+        Turn::Recorded(recorded) => {
+            let output = read_output(recorded).map_err(|why| {
+                ToolError::new(format!(
+                    "Tool `{name}` runs once per call, and the recorded result of this call cannot be read ({why}); it was not run again."
+                ))
+                .for_tool(name)
+            })?;
+            return Ok(prepared.recorded(data, output));
+        }
         Turn::Run(taken_over) => taken_over,
     };
     let key = if taken_over { key.interrupted_before() } else { key };
@@ -72,9 +81,9 @@ pub(crate) async fn run(
     let ended = prepared.run(data, env, resume).await;
     let key = guard.key.take().unwrap_or_default();
     let recorded = match &ended {
-        Ok(Finished::Output(output)) => match serde_json::from_str::<Value>(output.json.get()) {
-            Ok(result) => receipts.finish(&key, &result).await,
-            Err(_) => receipts.interrupt(&key).await,
+        Ok(Finished::Output(output)) => match recorded_output(output) {
+            Some(result) => receipts.finish(&key, &result).await,
+            None => receipts.interrupt(&key).await,
         },
         Ok(Finished::Suspended(_)) => receipts.release(&key).await,
         Err(e) if matches!(e.kind(), ErrorKind::Panic | ErrorKind::Aborted | ErrorKind::InvalidOutput) => receipts.interrupt(&key).await,
@@ -143,6 +152,46 @@ fn interrupted(name: &str, claim: &crate::runtime::Claim) -> ToolError {
          happened; to run the call once more, clear its receipt (`ReceiptStore::remove` with the call's idempotency key)."
     ))
     .for_tool(name)
+}
+
+/// What a receipt records of an output: everything a later run answers with (the raw output,
+/// what the model sees, the views' transformed payloads), so the answer is the first run's.
+fn recorded_output(output: &ToolOutput) -> Option<Value> {
+    let view = |v: &Option<Result<Value, String>>| match v {
+        None => Value::Null,
+        Some(Ok(value)) => json!({"ok": value}),
+        Some(Err(error)) => json!({"err": error}),
+    };
+    Some(json!({
+        "result": serde_json::from_str::<Value>(output.json.get()).ok()?,
+        "model_output": serde_json::to_value(&output.model_output).ok()?,
+        "display": view(&output.display),
+        "transcript": view(&output.transcript),
+    }))
+}
+
+/// The output a receipt recorded (see [`recorded_output`]).
+fn read_output(mut recorded: Value) -> Result<ToolOutput, String> {
+    let view = |v: Value| -> Result<Option<Result<Value, String>>, String> {
+        match v {
+            Value::Null => Ok(None),
+            Value::Object(mut o) => match (o.remove("ok"), o.remove("err")) {
+                (Some(value), None) => Ok(Some(Ok(value))),
+                (None, Some(Value::String(error))) => Ok(Some(Err(error))),
+                _ => Err("a view of it is not one toolsmith writes".into()),
+            },
+            _ => Err("a view of it is not one toolsmith writes".into()),
+        }
+    };
+    let result = recorded.get_mut("result").map(Value::take).ok_or("it has no result")?;
+    let model_output = serde_json::from_value(recorded.get_mut("model_output").map(Value::take).unwrap_or(Value::Null))
+        .map_err(|e| format!("its model output is unreadable ({:?} error)", e.classify()))?;
+    Ok(ToolOutput {
+        model_output,
+        display: view(recorded.get_mut("display").map(Value::take).unwrap_or(Value::Null))?,
+        transcript: view(recorded.get_mut("transcript").map(Value::take).unwrap_or(Value::Null))?,
+        ..ToolOutput::new(result)
+    })
 }
 
 /// A digest of the validated arguments (canonical JSON), to refuse a key reused for others.

@@ -31,9 +31,6 @@ impl Runtime {
     pub(crate) async fn run_new(&self, sink: &Sink, tool_name: &str, args: CallArgs<'static>, options: CallOptions) {
         let CallOptions { mut data, mut env } = options;
         let id = data.tool_call_id.get_or_insert_with(new_call_id).clone();
-        // The key is fixed now and kept with the call wherever it waits or runs again.
-        let key = crate::context::IdempotencyKey::for_call(tool_name, &id, &data);
-        data.idempotency_key = Some(key.as_str().to_owned());
         let call = CallRef::new(id.clone(), tool_name);
         let tool = self.inner.registry.get(tool_name);
         let viewer = self.viewer(tool.as_deref());

@@ -236,9 +236,10 @@ fn idempotent(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::
     match &value {
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "fail" => set(cx, meta, &mut a.idempotent, (span, false)),
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "recover" => set(cx, meta, &mut a.idempotent, (span, true)),
-        Expr::Lit(ExprLit { lit: Lit::Bool(_), .. }) => {
-            cx.error_spanned_by(&value, format!("`idempotent` takes no `true`/`false`: {FIX}; leave it out for a tool that runs on every call"))
-        }
+        Expr::Lit(ExprLit { lit: Lit::Bool(_), .. }) => cx.error_spanned_by(
+            &value,
+            format!("`idempotent` takes no `true`/`false`: {FIX}; leave it out for a tool that runs on every call"),
+        ),
         _ => cx.error_spanned_by(&value, format!("unknown `idempotent` policy: {FIX}")),
     }
     Ok(())

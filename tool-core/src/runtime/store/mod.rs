@@ -36,9 +36,9 @@ use super::pending::PendingCall;
 use super::state::{CallState, Interruption, StoredCall};
 
 pub use memory::MemoryStore;
-pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
 #[cfg(feature = "postgres")]
 pub use postgres::{Migrated, PostgresOptions, PostgresStore};
+pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::create_private_file;
 #[cfg(feature = "sqlite")]

@@ -183,7 +183,10 @@ impl PgReceipts {
             }
             None => {
                 let sql = "DELETE FROM toolsmith_receipts WHERE key_digest = $1 AND tag = $2";
-                client.execute(sql, &[&digest, &old_tag]).await.map_err(storage("cannot release a receipt"))?;
+                client
+                    .execute(sql, &[&digest, &old_tag])
+                    .await
+                    .map_err(storage("cannot release a receipt"))?;
             }
         }
         Ok(())
