@@ -62,6 +62,21 @@ async fn chaos_strict(
     Ok("sent".into())
 }
 
+/// Returns a secret the transcript must not keep, once per call.
+#[tool(id = "chaos-secret", idempotent, transform(transcript(output = hide_secret)))]
+async fn chaos_secret(
+    /// The file that counts effects, one key per line
+    effects: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    append(&effects, cx.idempotency_key().as_str())?;
+    Ok(format!("the code is {CANARY}"))
+}
+
+fn hide_secret(_: &String) -> Value {
+    json!("[hidden]")
+}
+
 fn append(path: &str, line: &str) -> Result<(), ToolError> {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new()
@@ -383,11 +398,60 @@ fn the_runtime_runs_an_idempotent_call_once() {
     });
 }
 
+/// The secret canary over receipts: a result answered from a receipt is shown in the views as
+/// the first run's was (the transcript never keeps the secret), the application still gets it
+/// whole, and no log line carries the key or the secret.
+fn a_recorded_result_keeps_its_views_and_is_never_logged() {
+    let job = |dir: &Path| Job {
+        store: Store::Sqlite(dir.join("pending.sqlite3")),
+        tool: "chaos-secret".into(),
+        id: "call_secret".into(),
+        effects: dir.join("effects"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (first, first_logs) = run_to_end(&job(dir.path()));
+    let (again, again_logs) = run_to_end(&job(dir.path()));
+    assert_eq!(first, again, "answered from the receipt");
+    assert_eq!(
+        first["done"],
+        json!(format!("the code is {CANARY}")),
+        "the application gets it whole"
+    );
+    let key = lines(&dir.path().join("effects")).pop().unwrap();
+    assert_eq!(lines(&dir.path().join("effects")).len(), 1, "ran once");
+    for logs in [first_logs, again_logs] {
+        assert!(!logs.contains(CANARY) && !logs.contains(&key), "{logs}");
+    }
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let runtime = Runtime::builder(Registry::global())
+            .store(SqliteStore::open_with_key(dir.path().join("pending.sqlite3"), KEY).unwrap())
+            .build();
+        let args = json!({"effects": dir.path().join("effects")});
+        let run = runtime
+            .call("chaos-secret", args, CallOptions::default().id("call_secret"))
+            .finish()
+            .await;
+        let Outcome::Done(output) = &run.outcome else {
+            panic!("{:?}", run.outcome)
+        };
+        assert_eq!(output.value(), json!(format!("the code is {CANARY}")));
+        let transcript = serde_json::to_string(&run.events.iter().map(|e| &e.transcript).collect::<Vec<_>>()).unwrap();
+        assert!(transcript.contains("[hidden]") && !transcript.contains(CANARY), "{transcript}");
+    });
+    assert_eq!(lines(&dir.path().join("effects")).len(), 1, "still once");
+}
+
 fn main() -> std::process::ExitCode {
     child_cli::main(
         &[
             ("receipt_store_contract_on_every_backend", receipt_store_contract_on_every_backend),
             ("the_runtime_runs_an_idempotent_call_once", the_runtime_runs_an_idempotent_call_once),
+            (
+                "a_recorded_result_keeps_its_views_and_is_never_logged",
+                a_recorded_result_keeps_its_views_and_is_never_logged,
+            ),
             ("sqlite_chaos_loop", sqlite_chaos_loop),
             ("postgres_chaos_loop", postgres_chaos_loop),
         ],
