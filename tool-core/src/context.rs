@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::ToolError;
+pub use crate::idempotency::IdempotencyKey;
 use crate::spec::BackgroundOverride;
 
 /// A boxed, sendable future.
@@ -82,6 +83,11 @@ pub struct CallData {
     /// tools that did not opt in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<BackgroundOverride>,
+    /// The call's idempotency key when the caller gives one (or the runtime recorded it when
+    /// it first prepared the call); otherwise it is derived from the call's identity (see
+    /// [`crate::idempotency`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// What a call *runs with*: live handles that belong to whoever runs it now. Never stored: a
@@ -98,6 +104,9 @@ pub struct CallEnv {
     pub workflow: Option<Workflow>,
     /// The MCP client that asked for the call.
     pub mcp: Option<Arc<dyn McpHandle>>,
+    /// The idempotency key as the runtime resolved it for this run (marked when an earlier run
+    /// holding it was interrupted); `None`: the call's own (see [`IdempotencyKey::for_call`]).
+    pub idempotency: Option<IdempotencyKey>,
 }
 
 /// Identity of one tool call and what travels with it, shared by the context and the
@@ -124,13 +133,20 @@ pub struct ToolCallInfo {
     pub workflow: Option<Workflow>,
     /// The MCP client that asked for this call, if any.
     pub mcp: Option<Arc<dyn McpHandle>>,
+    /// The call's idempotency key: the same for every run of this call (retries, background
+    /// attempts, approval, resume), different for different calls (see [`crate::idempotency`]).
+    pub idempotency_key: IdempotencyKey,
 }
 
 impl ToolCallInfo {
     /// What tool `tool_name` sees of a call with id `tool_call_id` (its data's id, if any, is
     /// ignored: the caller resolved it), running with `env`'s handles and the given cancellation.
     pub fn new(tool_name: &str, tool_call_id: String, data: &CallData, env: CallEnv, cancellation: CancellationToken) -> Self {
+        let idempotency_key = env
+            .idempotency
+            .unwrap_or_else(|| IdempotencyKey::for_call(tool_name, &tool_call_id, data));
         ToolCallInfo {
+            idempotency_key,
             tool_call_id,
             tool_name: tool_name.to_owned(),
             messages: data.messages.clone(),
@@ -394,6 +410,16 @@ impl<C> ToolContext<C> {
     /// The call's cancellation token: cancelled when the caller aborts or a timeout fires.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.call.cancellation
+    }
+
+    /// The call's idempotency key: the same every time this call runs (a retry with the same
+    /// call id, a background attempt, after approval, after resume), different for another
+    /// call. Pass it to services that take one (a payment API's `Idempotency-Key`), or record
+    /// it with the effect. For a tool declared `idempotent`, the runtime runs the body once per
+    /// key; [`IdempotencyKey::after_interruption`] tells a body declared
+    /// `idempotent = "recover"` that an earlier run was cut short before its result was stored.
+    pub fn idempotency_key(&self) -> &IdempotencyKey {
+        &self.call.idempotency_key
     }
 
     /// Whether the call has been cancelled.

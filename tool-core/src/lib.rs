@@ -69,6 +69,7 @@ pub mod context;
 pub mod dialect;
 pub mod error;
 pub mod fingerprint;
+pub mod idempotency;
 pub mod isolate;
 pub mod json;
 #[cfg(feature = "mcp")]

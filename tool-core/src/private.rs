@@ -27,7 +27,9 @@ pub use crate::error::ToolError;
 pub use crate::model_output::ModelOutput;
 pub use crate::registry::ToolDef;
 pub use crate::schema::{empty_object_schema, SchemaError};
-pub use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, Isolation, McpSpec, SourceLocation, TransformPhase, TransformTarget};
+pub use crate::spec::{
+    ApprovalRule, BackgroundSpec, HookSet, Idempotent, Isolation, McpSpec, SourceLocation, TransformPhase, TransformTarget,
+};
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
 pub use std::default::Default;
 pub use std::future::Future;

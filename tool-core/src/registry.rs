@@ -624,6 +624,17 @@ impl<'a> Prepared<'a> {
         call::validate_output(id, &self.entry.compiled, &json)
     }
 
+    /// The output of a call whose result was recorded by an earlier run (a receipt), as that
+    /// run produced it; the budget applies as it would have. The body does not run.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn recorded(&self, data: &CallData, output: ToolOutput) -> Finished {
+        let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
+        Finished::Output(match &self.budget {
+            Some(budget) => output.with_budget(budget.clone(), call_id),
+            None => output,
+        })
+    }
+
     /// Runs it (approval already settled): execution, then the suspension or output checks. A
     /// client-side tool is not run: its result comes from the application (the runtime).
     pub(crate) async fn run(&self, data: &CallData, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {

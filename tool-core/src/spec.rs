@@ -81,8 +81,48 @@ pub struct ToolSpec {
     /// registry's budget (bytes unless a tokenizer is configured); `None`: the registry's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_model_output: Option<usize>,
+    /// Exactly-once execution per idempotency key (`#[tool(idempotent)]`): the runtime records
+    /// each run's result under the call's key and answers a second run of the same call with it;
+    /// `None`: every run runs the body. Distinct from MCP's `idempotentHint` (`mcp`), which only
+    /// tells clients that repeating a call has no further effect and changes nothing here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<Idempotent>,
     /// Where the tool was defined.
     pub source: SourceLocation,
+}
+
+/// What a tool declared `idempotent` does when an earlier run of the same call was interrupted
+/// (its process died, or it was cut short) after it started and before its result was stored:
+/// its effect may or may not have happened.
+///
+/// ```
+/// use tool_core::spec::Idempotent;
+/// assert_eq!(Idempotent::parse("recover"), Some(Idempotent::Recover));
+/// assert_eq!(Idempotent::default(), Idempotent::Fail);
+/// assert_eq!(Idempotent::parse("maybe"), None);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Idempotent {
+    /// The call ends with a clear error saying so; the body is not run again until someone
+    /// who checked clears the receipt (`#[tool(idempotent)]`).
+    #[default]
+    Fail,
+    /// The body runs once more, told by its key
+    /// ([`IdempotencyKey::after_interruption`](crate::idempotency::IdempotencyKey::after_interruption))
+    /// so it can look its effect up before having it again (`#[tool(idempotent = "recover")]`).
+    Recover,
+}
+
+impl Idempotent {
+    /// Reads `fail` or `recover`.
+    pub fn parse(text: &str) -> Option<Idempotent> {
+        match text {
+            "fail" => Some(Idempotent::Fail),
+            "recover" => Some(Idempotent::Recover),
+            _ => None,
+        }
+    }
 }
 
 /// Whether `s` is one OAuth scope token (RFC 6749 §3.3): printable ASCII other than space,
@@ -156,6 +196,7 @@ impl ToolSpec {
             has_model_output: false,
             client_side: false,
             max_model_output: None,
+            idempotent: None,
             source: SourceLocation::default(),
         }
     }

@@ -311,6 +311,8 @@ pub struct ToolMeta {
     pub has_model_output: bool,
     /// `max_model_output`, in bytes.
     pub max_model_output: Option<usize>,
+    /// `idempotent` (`= "recover"`): exactly once per idempotency key.
+    pub idempotent: Option<crate::spec::Idempotent>,
     /// Whether the tool suspends (its `Suspend` type's schema is published).
     pub has_suspend: bool,
     /// Whether the tool takes resume data (its `Resume` type's schema is published).
@@ -452,6 +454,7 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     spec.has_model_output = meta.has_model_output;
     spec.client_side = meta.client_side;
     spec.max_model_output = meta.max_model_output;
+    spec.idempotent = meta.idempotent;
     spec.source = meta.source;
     Ok(spec)
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 fn layer(module: &str) -> Option<u8> {
     Some(match module {
         "spec" | "schema" | "error" | "model_output" | "json" | "panic" | "fingerprint" | "budget" => 0,
-        "tool" | "context" | "call" | "registry" | "isolate" | "respecified" => 1,
+        "tool" | "context" | "call" | "registry" | "isolate" | "respecified" | "idempotency" => 1,
         "dialect" | "catalog" | "stream" | "partial_json" | "check" => 2,
         "runtime" | "pins" | "otel" => 3,
         "mcp" | "cli" | "provider" => 4,

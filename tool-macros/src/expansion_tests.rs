@@ -59,6 +59,7 @@ fn every_option() {
             blocking,
             isolate = "process",
             max_model_output = "16KiB",
+            idempotent = "recover",
             require_approval = needs_approval,
             to_model_output = summary,
             transform(display(input = show_in, error = show_err), transcript(output = show_out)),

@@ -71,6 +71,12 @@ fn client_side(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) {
             format!("`blocking` places a tool's body, and {NO_BODY}: remove `blocking`, or give the function a body"),
         ));
     }
+    if let Some((span, _)) = attrs.idempotent {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("`idempotent` runs a tool's body once per call, and {NO_BODY}: remove `idempotent`, or give the function a body"),
+        ));
+    }
     if let Some(lit) = &attrs.isolate {
         cx.error_spanned_by(
             lit,

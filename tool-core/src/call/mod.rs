@@ -169,6 +169,14 @@ impl CallOptions {
         self.env.mcp = Some(mcp);
         self
     }
+
+    /// The call's idempotency key, when the caller has one of its own (an HTTP
+    /// `Idempotency-Key` header); otherwise it is derived from the call's identity (see
+    /// [`crate::idempotency`]).
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.data.idempotency_key = Some(key.into());
+        self
+    }
 }
 
 /// A tool that suspended itself: it waits for resume data. Not an error: a call that ran ends

@@ -100,6 +100,8 @@ fn request(
         resource_id: call.resource_id.clone(),
         messages: call.messages.clone(),
         resume_data: call.resume_data.clone(),
+        idempotency_key: call.idempotency_key.as_str().to_owned(),
+        after_interruption: call.idempotency_key.after_interruption(),
         writer: call.writer.is_connected(),
         mcp: call.mcp.is_some(),
         limits,

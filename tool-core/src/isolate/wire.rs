@@ -35,6 +35,12 @@ pub(super) struct Request {
     /// The resume data of a continued call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_data: Option<Value>,
+    /// The call's idempotency key.
+    #[serde(default)]
+    pub idempotency_key: String,
+    /// Whether an earlier run holding the key was interrupted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub after_interruption: bool,
     /// Whether anybody listens to the writer's chunks.
     pub writer: bool,
     /// Whether an MCP client asked for the call (log and progress are forwarded).

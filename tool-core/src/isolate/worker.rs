@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::wire::{Message, Output, Request};
 use super::{ExecutionPolicy, WORKER_ARG};
 use crate::call::{self, Finished};
-use crate::context::{BoxFuture, CallData, CallEnv, Elicitation, LogLevel, McpHandle, Writer};
+use crate::context::{BoxFuture, CallData, CallEnv, Elicitation, IdempotencyKey, LogLevel, McpHandle, Writer};
 use crate::error::ToolError;
 use crate::registry::Registry;
 use crate::tool::ToolInput;
@@ -127,6 +127,10 @@ fn run_on_this_thread(request: Request, sink: Sink) -> Message {
     let env = CallEnv {
         writer: if request.writer { chunk_writer(&sink) } else { Writer::default() },
         mcp: request.mcp.then(|| Arc::new(ForwardedMcp { sink }) as Arc<dyn McpHandle>),
+        idempotency: (!request.idempotency_key.is_empty()).then(|| match IdempotencyKey::new(request.idempotency_key) {
+            key if request.after_interruption => key.interrupted_before(),
+            key => key,
+        }),
         ..CallEnv::default()
     };
     let data = CallData {

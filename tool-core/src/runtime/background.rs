@@ -67,7 +67,13 @@ fn retryable(e: &ToolError, env: &CallEnv) -> bool {
 
 type Ended = Result<Finished, ToolError>;
 
-async fn attempts(prepared: &OwnedPrepared, (data, env): (&CallData, &CallEnv), plan_timeout: Option<Duration>, max_retries: u32) -> Ended {
+async fn attempts(
+    receipts: &std::sync::Arc<dyn super::ReceiptStore>,
+    prepared: &OwnedPrepared,
+    (data, env): (&CallData, &CallEnv),
+    plan_timeout: Option<Duration>,
+    max_retries: u32,
+) -> Ended {
     let mut attempt = 0;
     loop {
         let mut this = env.clone();
@@ -79,7 +85,8 @@ async fn attempts(prepared: &OwnedPrepared, (data, env): (&CallData, &CallEnv), 
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match prepared.run(data, this, None).await {
+        // Each attempt runs the same call: one idempotency key, exactly once when declared.
+        match super::once::run(receipts, prepared, data, this, None).await {
             Err(e) if attempt < max_retries && retryable(&e, env) => {
                 attempt += 1;
                 // The error itself is not logged: its message may quote what the views hide.
@@ -120,7 +127,8 @@ pub(crate) async fn run(
     // The task stays in the call's span: its attempts are the call's execution.
     tokio::spawn(tracing::Instrument::in_current_span(async move {
         let _slot = permit;
-        let ended = attempts(&task.prepared, (&task.data, &env), timeout, max_retries).await;
+        let receipts = task.runtime.inner.receipts.clone();
+        let ended = attempts(&receipts, &task.prepared, (&task.data, &env), timeout, max_retries).await;
         // If the caller is still waiting, it reports the result as an ordinary one.
         if let Err(ended) = tx.send(ended) {
             task.finish(ended).await;

@@ -72,10 +72,11 @@ impl Runtime {
     }
 
     /// Whether the tool declares that calling it twice has no extra effect (MCP's
-    /// `idempotentHint`).
+    /// `idempotentHint`), or runs once per call over a receipt (`idempotent`: its receipt, not
+    /// the pending row, then decides whether the body runs again).
     fn idempotent(&self, tool: &str) -> bool {
         let tool = self.inner.registry.get(tool);
-        tool.is_some_and(|t| t.spec().mcp.idempotent_hint == Some(true))
+        tool.is_some_and(|t| t.spec().mcp.idempotent_hint == Some(true) || t.spec().idempotent.is_some())
     }
 
     /// Takes a call from the store. A call whose earlier run was interrupted is taken only as

@@ -37,6 +37,7 @@
 mod background;
 mod decide;
 mod events;
+mod once;
 mod outcome;
 mod pending;
 mod run;
@@ -61,6 +62,7 @@ pub(crate) use store::create_private_file;
 pub use store::SqliteStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{open_store, STORE_KEY_ENV};
+pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
 pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
 #[cfg(feature = "postgres")]
 pub use store::{Migrated, PostgresOptions, PostgresStore};
@@ -150,6 +152,7 @@ pub enum RuntimeError {
 pub(crate) struct Inner {
     pub(crate) registry: RegistryRef,
     store: Arc<dyn PendingStore>,
+    receipts: Arc<dyn ReceiptStore>,
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     pub(crate) background: Arc<Semaphore>,
@@ -176,6 +179,7 @@ impl std::fmt::Debug for Runtime {
 pub struct RuntimeBuilder {
     registry: RegistryRef,
     store: Arc<dyn PendingStore>,
+    receipts: Option<Arc<dyn ReceiptStore>>,
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     max_background: usize,
@@ -193,6 +197,13 @@ impl RuntimeBuilder {
     /// A shared store.
     pub fn shared_store(mut self, store: Arc<dyn PendingStore>) -> Self {
         self.store = store;
+        self
+    }
+
+    /// Where the receipts of tools declared `idempotent` are kept (default: the store's own,
+    /// beside its calls, when it keeps them; else this process's memory).
+    pub fn receipt_store(mut self, receipts: Arc<dyn ReceiptStore>) -> Self {
+        self.receipts = Some(receipts);
         self
     }
 
@@ -220,6 +231,10 @@ impl RuntimeBuilder {
         Runtime {
             inner: Arc::new(Inner {
                 registry: self.registry,
+                receipts: self
+                    .receipts
+                    .or_else(|| self.store.receipts())
+                    .unwrap_or_else(|| Arc::new(MemoryReceipts::default())),
                 store: self.store,
                 policy: self.policy,
                 approve_all: self.approve_all,
@@ -253,6 +268,7 @@ impl Runtime {
         RuntimeBuilder {
             registry: registry.into(),
             store: Arc::new(MemoryStore::new()),
+            receipts: None,
             policy: None,
             approve_all: false,
             max_background: 16,
@@ -285,6 +301,12 @@ impl Runtime {
                 other => other,
             })
             .collect())
+    }
+
+    /// The receipts of tools declared `idempotent` (to clear one after checking an
+    /// interrupted run's effect: [`ReceiptStore::remove`] with the call's idempotency key).
+    pub fn receipts(&self) -> &Arc<dyn ReceiptStore> {
+        &self.inner.receipts
     }
 
     /// One waiting call, by id.

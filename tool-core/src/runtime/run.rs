@@ -103,7 +103,7 @@ impl Runtime {
                 return background::run(self, sink, prepared, call, (data, env), plan).await;
             }
         }
-        let ended = prepared.run(&data, env, resume).await;
+        let ended = super::once::run(&self.inner.receipts, prepared, &data, env, resume).await;
         self.report(sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended).await;
     }
 

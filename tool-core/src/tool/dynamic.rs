@@ -108,6 +108,17 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Runs the handler exactly once per idempotency key under a runtime (the `idempotent` key
+    /// of `#[tool]`): a second run of the same call answers with the recorded result. `policy`
+    /// says what happens after a run that was interrupted before its result was stored
+    /// ([`Idempotent::Fail`](crate::spec::Idempotent::Fail): a clear error;
+    /// [`Idempotent::Recover`](crate::spec::Idempotent::Recover): the handler runs again, told by
+    /// its key). Not MCP's `idempotentHint`, which is only a hint to clients.
+    pub fn idempotent(mut self, policy: crate::spec::Idempotent) -> Self {
+        self.spec.idempotent = Some(policy);
+        self
+    }
+
     /// The OAuth scopes a caller's access token must grant to call the tool (`#[tool(scopes =
     /// [...])]` for a dynamic tool); duplicates and blank entries are dropped.
     ///

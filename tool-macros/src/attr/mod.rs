@@ -96,9 +96,12 @@ pub struct ToolAttrs {
     pub isolate: Option<LitStr>,
     /// `max_model_output = "16KiB"`: the most the model sees of one result, in bytes.
     pub max_model_output: Option<u64>,
+    /// `idempotent` (`= "fail"`, `= "recover"`): exactly once per idempotency key; the span
+    /// and whether an interrupted run is recovered.
+    pub idempotent: Option<(Span, bool)>,
 }
 
-const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -131,6 +134,7 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
         )?,
         "isolate" => isolate(cx, a, &meta)?,
         "max_model_output" => max_model_output(cx, a, &meta)?,
+        "idempotent" => idempotent(cx, a, &meta)?,
         "require_approval" => require_approval(cx, a, &meta)?,
         "to_model_output" => {
             let v = parse_fn_path(cx, &meta, "to_model_output", "fn(&Output) -> ModelOutput")?;
@@ -214,6 +218,29 @@ fn max_model_output(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) ->
         Some(0) => cx.error_spanned_by(&value, format!("`max_model_output` must be at least one byte: {FIX}")),
         Some(bytes) => set(cx, meta, &mut a.max_model_output, bytes),
         None => cx.error_spanned_by(&value, format!("`max_model_output` takes a size: {FIX}")),
+    }
+    Ok(())
+}
+
+/// `idempotent` alone (an interrupted run ends its call with an error), or `idempotent =
+/// "fail"` / `idempotent = "recover"` (the body runs again, told by its key); anything else is
+/// reported at the value.
+fn idempotent(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    const FIX: &str = "write `idempotent` alone (an interrupted run ends its call with an error), or `idempotent = \"recover\"` (the body runs again and is told through `cx.idempotency_key().after_interruption()`)";
+    let span = syn::spanned::Spanned::span(&meta.path);
+    if !meta.input.peek(Token![=]) {
+        set(cx, meta, &mut a.idempotent, (span, false));
+        return Ok(());
+    }
+    let value: Expr = meta.value()?.parse()?;
+    match &value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "fail" => set(cx, meta, &mut a.idempotent, (span, false)),
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "recover" => set(cx, meta, &mut a.idempotent, (span, true)),
+        Expr::Lit(ExprLit { lit: Lit::Bool(_), .. }) => cx.error_spanned_by(
+            &value,
+            format!("`idempotent` takes no `true`/`false`: {FIX}; leave it out for a tool that runs on every call"),
+        ),
+        _ => cx.error_spanned_by(&value, format!("unknown `idempotent` policy: {FIX}")),
     }
     Ok(())
 }

@@ -34,6 +34,11 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
     let scopes = attrs.scopes.iter().flatten();
     let has_model_output = attrs.to_model_output.is_some();
     let max_model_output = opt(&attrs.max_model_output.map(proc_macro2::Literal::u64_unsuffixed), pr);
+    let idempotent = match attrs.idempotent {
+        None => quote!(#pr::Option::None),
+        Some((_, false)) => quote!(#pr::Option::Some(#pr::Idempotent::Fail)),
+        Some((_, true)) => quote!(#pr::Option::Some(#pr::Idempotent::Recover)),
+    };
     let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
     let client_side = t.f.client_side.is_some();
     quote! {
@@ -55,6 +60,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
                 transforms: #pr::vec![#(#transforms),*],
                 has_model_output: #has_model_output,
                 max_model_output: #max_model_output,
+                idempotent: #idempotent,
                 has_suspend: #has_suspend,
                 has_resume: #has_resume,
                 client_side: #client_side,

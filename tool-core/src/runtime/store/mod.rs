@@ -26,6 +26,7 @@ mod integrity;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod receipts;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -37,6 +38,7 @@ use super::state::{CallState, Interruption, StoredCall};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{Migrated, PostgresOptions, PostgresStore};
+pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::create_private_file;
 #[cfg(feature = "sqlite")]
@@ -130,6 +132,11 @@ pub trait PendingStore: Send + Sync + 'static {
     }
     /// Every row with its state, oldest first, damaged rows included.
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError>;
+    /// The receipts kept beside the calls (same file or database), for tools declared
+    /// `idempotent`; `None`: the store keeps none (the runtime keeps them in memory).
+    fn receipts(&self) -> Option<Arc<dyn ReceiptStore>> {
+        None
+    }
 }
 
 /// A store shared by reference counting is a store.
@@ -158,6 +165,9 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         (**self).entries().await
+    }
+    fn receipts(&self) -> Option<Arc<dyn ReceiptStore>> {
+        (**self).receipts()
     }
 }
 

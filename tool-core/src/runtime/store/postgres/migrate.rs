@@ -34,6 +34,19 @@ const MIGRATIONS: &[&str] = &[
         state_tag BYTEA);
      CREATE INDEX toolsmith_pending_by_age ON toolsmith_pending (created_at_ms, tool_call_id);
      CREATE INDEX toolsmith_pending_by_owner ON toolsmith_pending (owner_instance);",
+    // 2: the receipts of tools declared idempotent, one per idempotency key (by its digest):
+    // running (owner, claim time), interrupted, or done (the result); `tag` covers every column.
+    "CREATE TABLE toolsmith_receipts (
+        key_digest TEXT PRIMARY KEY,
+        tool_name TEXT,
+        args_digest TEXT,
+        state TEXT,
+        owner_instance TEXT,
+        owner_pid BIGINT,
+        claimed_at_ms BIGINT,
+        result_json TEXT,
+        finished_at_ms BIGINT,
+        tag BYTEA);",
 ];
 
 /// The schema version this build writes.

@@ -10,6 +10,7 @@
 
 mod instance;
 mod migrate;
+mod receipts;
 mod row;
 
 use std::fmt;
@@ -427,6 +428,14 @@ impl PendingStore for PostgresStore {
         };
         let (call, _) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
         Ok(Some(call))
+    }
+
+    fn receipts(&self) -> Option<std::sync::Arc<dyn super::ReceiptStore>> {
+        Some(std::sync::Arc::new(receipts::PgReceipts {
+            pool: self.pool.clone(),
+            key: self.key.clone(),
+            instance: self.instance.clone(),
+        }))
     }
 
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {

@@ -14,6 +14,7 @@
 
 mod key_file;
 mod owner;
+mod receipts;
 mod row;
 
 use std::fmt;
@@ -33,7 +34,7 @@ use owner::process_stat;
 use row::{Row, COLUMNS};
 
 /// The schema this build writes, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// One row per call; `call_json` is the whole [`PendingCall`]. `owner_start` tells a claiming
 /// process from a later one given the same pid (Linux). Version 1's table; version 2 adds `tag`.
@@ -139,6 +140,11 @@ fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
         for row in old {
             write_row(&tx, row, key)?;
         }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    if version < 3 {
+        // 3: the receipts of tools declared idempotent (`receipts`).
+        tx.execute_batch(receipts::SCHEMA_V3)?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     tx.commit()?;
@@ -426,6 +432,13 @@ impl PendingStore for SqliteStore {
 
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         self.blocking(Db::entries).await
+    }
+
+    fn receipts(&self) -> Option<Arc<dyn super::ReceiptStore>> {
+        Some(Arc::new(SqliteStore {
+            path: self.path.clone(),
+            db: self.db.clone(),
+        }))
     }
 }
 

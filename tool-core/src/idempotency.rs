@@ -1,0 +1,168 @@
+//! A call's idempotency key: one value per call, the same however often the call runs.
+//!
+//! Owns [`IdempotencyKey`] (what a tool reads through `cx.idempotency_key()` and hooks through
+//! [`ToolCallInfo::idempotency_key`](crate::ToolCallInfo::idempotency_key)) and how a key is
+//! made. Exactly-once execution over the key (receipts) is the runtime's; this module only
+//! names the call.
+//!
+//! # Where the key comes from
+//!
+//! A caller may give its own (`CallOptions::idempotency_key`, e.g. from an HTTP
+//! `Idempotency-Key` header). Otherwise the key is derived from what identifies the call and
+//! survives every way it runs again: the tool, the tool call id, the thread and the resource
+//! (SHA-256 over them, framed). Wall time and randomness play no part, so a retried request with
+//! the same call id, a background retry, an approval and a resume of the same call all see the
+//! same key, and two calls with different ids (or in different threads) never share one. A
+//! waiting call keeps everything the key is made of (and a given key), so a continued call runs
+//! with the key it started with.
+//!
+//! The key is not a secret a tool can hide behind, but it is never logged: its `Debug` shows
+//! only that a key is there.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+/// What a key made here starts with.
+pub const KEY_PREFIX: &str = "idem_";
+
+/// The idempotency key of one call, and whether an earlier run holding it was interrupted.
+///
+/// ```
+/// use tool_core::context::CallData;
+/// use tool_core::idempotency::IdempotencyKey;
+///
+/// let data = CallData { thread_id: Some("t-1".into()), ..CallData::default() };
+/// let a = IdempotencyKey::for_call("send-email", "call_1", &data);
+/// assert_eq!(a, IdempotencyKey::for_call("send-email", "call_1", &data), "stable");
+/// assert_ne!(a, IdempotencyKey::for_call("send-email", "call_2", &data), "per call");
+/// assert!(a.as_str().starts_with("idem_") && !a.after_interruption());
+/// assert!(!format!("{a:?}").contains(a.as_str()), "never printed");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey {
+    key: String,
+    after_interruption: bool,
+}
+
+impl IdempotencyKey {
+    /// The key of a call: the one its data carries (given by the caller, or recorded when the
+    /// call was first prepared), else the one derived from its tool, id, thread and resource.
+    pub fn for_call(tool_name: &str, tool_call_id: &str, data: &crate::context::CallData) -> Self {
+        let key = match &data.idempotency_key {
+            Some(key) if !key.is_empty() => key.clone(),
+            _ => derive(tool_name, tool_call_id, data.thread_id.as_deref(), data.resource_id.as_deref()),
+        };
+        IdempotencyKey {
+            key,
+            after_interruption: false,
+        }
+    }
+
+    /// A key as given.
+    pub fn new(key: impl Into<String>) -> Self {
+        IdempotencyKey {
+            key: key.into(),
+            after_interruption: false,
+        }
+    }
+
+    /// The same key, marked as held by an earlier run that was interrupted (its process died,
+    /// or it was cut short) before its result was recorded.
+    pub fn interrupted_before(mut self) -> Self {
+        self.after_interruption = true;
+        self
+    }
+
+    /// The key's text: pass it to services that take an idempotency key, or record it with
+    /// the effect so a run after an interruption can tell whether the effect happened.
+    pub fn as_str(&self) -> &str {
+        &self.key
+    }
+
+    /// Whether an earlier run of this call held the key and was interrupted before its result
+    /// was recorded: its effect may or may not have happened. Only a tool declared
+    /// `idempotent = "recover"` runs in that case; it should look its effect up by the key
+    /// before having it again.
+    pub fn after_interruption(&self) -> bool {
+        self.after_interruption
+    }
+}
+
+impl AsRef<str> for IdempotencyKey {
+    fn as_ref(&self) -> &str {
+        &self.key
+    }
+}
+
+impl fmt::Debug for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IdempotencyKey")
+            .field("key", &if self.key.is_empty() { "<none>" } else { "<hidden>" })
+            .field("after_interruption", &self.after_interruption)
+            .finish()
+    }
+}
+
+/// The derived key: `idem_` and 32 hex digits (128 bits of SHA-256 over the framed fields).
+fn derive(tool: &str, call_id: &str, thread: Option<&str>, resource: Option<&str>) -> String {
+    let mut hash = Sha256::new();
+    hash.update(b"toolsmith idempotency key v1");
+    for field in [Some(tool), Some(call_id), thread, resource] {
+        match field {
+            None => hash.update([0]),
+            Some(text) => {
+                hash.update([1]);
+                hash.update((text.len() as u64).to_le_bytes());
+                hash.update(text.as_bytes());
+            }
+        }
+    }
+    let digest = hash.finalize();
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("{KEY_PREFIX}{hex}")
+}
+
+/// A short, one-way digest of a key for logs and store rows (never the key itself).
+pub fn key_digest(key: &str) -> String {
+    let digest = Sha256::digest([b"toolsmith receipt key v1 ".as_slice(), key.as_bytes()].concat());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::CallData;
+
+    #[test]
+    fn keys_differ_by_every_part_of_the_call_and_a_given_key_wins() {
+        let plain = CallData::default();
+        let base = IdempotencyKey::for_call("t", "c", &plain);
+        let threaded = CallData {
+            thread_id: Some("x".into()),
+            ..CallData::default()
+        };
+        let owned = CallData {
+            resource_id: Some("x".into()),
+            ..CallData::default()
+        };
+        for other in [
+            IdempotencyKey::for_call("u", "c", &plain),
+            IdempotencyKey::for_call("t", "d", &plain),
+            IdempotencyKey::for_call("t", "c", &threaded),
+            IdempotencyKey::for_call("t", "c", &owned),
+            // Framing: moving a byte from one field to the next is another call.
+            IdempotencyKey::for_call("tc", "", &plain),
+        ] {
+            assert_ne!(base, other);
+        }
+        let given = CallData {
+            idempotency_key: Some("order-42".into()),
+            ..CallData::default()
+        };
+        assert_eq!(IdempotencyKey::for_call("t", "c", &given).as_str(), "order-42");
+        assert_eq!(base.as_str().len(), KEY_PREFIX.len() + 32);
+        assert_ne!(key_digest("a"), key_digest("b"));
+        assert!(!key_digest(base.as_str()).contains(base.as_str()));
+    }
+}

@@ -1,0 +1,223 @@
+//! Receipts: what makes a tool declared `idempotent` run once per idempotency key.
+//!
+//! Owns [`ReceiptStore`] (beside [`PendingStore`](super::PendingStore), implemented by the same
+//! backends over the same file or database), what claiming a key answers ([`Began`]), the
+//! claim's description ([`ReceiptClaim`]) and the in-memory backend ([`MemoryReceipts`]).
+//! Running a tool over a receipt is the runtime's `once`.
+//!
+//! # A receipt's life
+//!
+//! ```text
+//! begin ──► running (owner, time) ──finish──► done (the result; answers every later begin)
+//!              │  ├──release──► (gone: the body said it failed, or suspended; nothing happened)
+//!              │  └──interrupt─► interrupted (cut short: panic, timeout, cancellation)
+//!              └── its owner died ─► interrupted
+//! interrupted ──begin(take_over)──► running   (only for `idempotent = "recover"`; one taker wins)
+//! ```
+//!
+//! A store never keeps the key itself: rows are found by a one-way digest of it. Database rows
+//! carry an integrity tag over every column (the store's key, as pending calls do) and are
+//! refused when it does not match; the recorded result is kept as the rest of the store is
+//! (the SQLite file readable by its owner only).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::StoreError;
+use crate::runtime::state::Claim;
+
+/// What a run asks for when it claims a key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ReceiptClaim {
+    /// The idempotency key (never stored: stores keep its digest).
+    pub key: String,
+    /// The tool.
+    pub tool_name: String,
+    /// A digest of the validated arguments: a key used again with other arguments is refused.
+    pub args_digest: String,
+}
+
+impl std::fmt::Debug for ReceiptClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReceiptClaim")
+            .field("key", &"<hidden>")
+            .field("tool_name", &self.tool_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What claiming a key answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Began {
+    /// The key is this run's: run the body. `Some`: it took over the claim of an interrupted
+    /// run (only when asked to take over).
+    Run(Option<Claim>),
+    /// A run of this key finished: its recorded result (the output as JSON).
+    Done(Value),
+    /// A live run holds the key.
+    Busy(Claim),
+    /// A run holding the key was interrupted before its result was recorded (not taken over).
+    Interrupted(Claim),
+    /// The key was used by a call of another tool, or with other arguments.
+    Mismatch,
+}
+
+/// Where receipts are kept. Every method is durable before it returns.
+///
+/// `begin` is atomic across every process sharing the store: of concurrent runs claiming one
+/// key exactly one gets [`Began::Run`]; the others see [`Began::Busy`] (or the result, once
+/// recorded). `finish`, `release` and `interrupt` change only a receipt this process holds.
+///
+/// ```
+/// use tool_core::runtime::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = MemoryReceipts::default();
+/// let claim = ReceiptClaim { key: "k".into(), tool_name: "send".into(), args_digest: "a".into() };
+/// assert_eq!(store.begin(&claim, false).await.unwrap(), Began::Run(None));
+/// assert!(matches!(store.begin(&claim, false).await.unwrap(), Began::Busy(_)));
+/// store.finish("k", &serde_json::json!("sent")).await.unwrap();
+/// assert_eq!(store.begin(&claim, false).await.unwrap(), Began::Done(serde_json::json!("sent")));
+/// # });
+/// ```
+#[async_trait::async_trait]
+pub trait ReceiptStore: Send + Sync + 'static {
+    /// Claims `claim.key` for running; with `take_over`, also the key of an interrupted run.
+    async fn begin(&self, claim: &ReceiptClaim, take_over: bool) -> Result<Began, StoreError>;
+    /// Records the result of the run holding `key`.
+    async fn finish(&self, key: &str, result: &Value) -> Result<(), StoreError>;
+    /// Drops the claim of the run holding `key`: nothing happened (the body failed by itself,
+    /// or suspended), so a later run may run the body.
+    async fn release(&self, key: &str) -> Result<(), StoreError>;
+    /// Marks the run holding `key` as interrupted: it was cut short and may have had its effect.
+    async fn interrupt(&self, key: &str) -> Result<(), StoreError>;
+    /// Forgets the receipt of `key`, whatever its state (the explicit decision, after checking
+    /// an interrupted run's effect, to let the call run again). Returns whether there was one.
+    async fn remove(&self, key: &str) -> Result<bool, StoreError>;
+}
+
+/// One receipt of the in-memory store.
+#[derive(Debug, Clone)]
+enum Entry {
+    Running { tool: String, args: String, claim: Claim },
+    Interrupted { tool: String, args: String, claim: Claim },
+    Done { tool: String, args: String, result: Value },
+}
+
+/// Receipts in this process's memory: exactly once while the process lives (what a runtime
+/// without a durable store gets).
+#[derive(Debug, Default)]
+pub struct MemoryReceipts {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+fn now_claim() -> Claim {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    Claim {
+        owner_pid: Some(std::process::id()),
+        claimed_at_ms: now.ok().map(|d| d.as_millis() as u64),
+    }
+}
+
+impl MemoryReceipts {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, key: &str, change: impl FnOnce(Entry) -> Option<Entry>) {
+        let mut entries = self.entries();
+        if let Some(Entry::Running { .. }) = entries.get(key) {
+            if let Some(Some(next)) = entries.remove(key).map(change) {
+                entries.insert(key.to_owned(), next);
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ReceiptStore for MemoryReceipts {
+    async fn begin(&self, c: &ReceiptClaim, take_over: bool) -> Result<Began, StoreError> {
+        let mut entries = self.entries();
+        let fits = |tool: &str, args: &str| tool == c.tool_name && args == c.args_digest;
+        let began = match entries.get(&c.key) {
+            None => Began::Run(None),
+            Some(Entry::Running { tool, args, .. } | Entry::Interrupted { tool, args, .. } | Entry::Done { tool, args, .. })
+                if !fits(tool, args) =>
+            {
+                return Ok(Began::Mismatch)
+            }
+            Some(Entry::Done { result, .. }) => return Ok(Began::Done(result.clone())),
+            Some(Entry::Running { claim, .. }) => return Ok(Began::Busy(*claim)),
+            Some(Entry::Interrupted { claim, .. }) if !take_over => return Ok(Began::Interrupted(*claim)),
+            Some(Entry::Interrupted { claim, .. }) => Began::Run(Some(*claim)),
+        };
+        let entry = Entry::Running {
+            tool: c.tool_name.clone(),
+            args: c.args_digest.clone(),
+            claim: now_claim(),
+        };
+        entries.insert(c.key.clone(), entry);
+        Ok(began)
+    }
+
+    async fn finish(&self, key: &str, result: &Value) -> Result<(), StoreError> {
+        self.set(key, |e| match e {
+            Entry::Running { tool, args, .. } => Some(Entry::Done {
+                tool,
+                args,
+                result: result.clone(),
+            }),
+            other => Some(other),
+        });
+        Ok(())
+    }
+
+    async fn release(&self, key: &str) -> Result<(), StoreError> {
+        self.set(key, |_| None);
+        Ok(())
+    }
+
+    async fn interrupt(&self, key: &str) -> Result<(), StoreError> {
+        self.set(key, |e| match e {
+            Entry::Running { tool, args, claim } => Some(Entry::Interrupted { tool, args, claim }),
+            other => Some(other),
+        });
+        Ok(())
+    }
+
+    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
+        Ok(self.entries().remove(key).is_some())
+    }
+}
+
+/// A shared receipt store is a receipt store.
+#[async_trait::async_trait]
+impl<S: ReceiptStore + ?Sized> ReceiptStore for std::sync::Arc<S> {
+    async fn begin(&self, claim: &ReceiptClaim, take_over: bool) -> Result<Began, StoreError> {
+        (**self).begin(claim, take_over).await
+    }
+    async fn finish(&self, key: &str, result: &Value) -> Result<(), StoreError> {
+        (**self).finish(key, result).await
+    }
+    async fn release(&self, key: &str) -> Result<(), StoreError> {
+        (**self).release(key).await
+    }
+    async fn interrupt(&self, key: &str) -> Result<(), StoreError> {
+        (**self).interrupt(key).await
+    }
+    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
+        (**self).remove(key).await
+    }
+}
+
+/// The error of a receipt row that failed its checks (named by a prefix of its key's digest,
+/// never by the key).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn damaged(digest: &str, reason: String) -> StoreError {
+    StoreError::Damaged {
+        id: format!("receipt {}", digest.get(..12).unwrap_or(digest)),
+        reason,
+    }
+}
