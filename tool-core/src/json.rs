@@ -11,7 +11,7 @@ mod quote;
 mod unique;
 
 pub use quote::{bound_quotes, bounded, QUOTE_LIMIT};
-pub use unique::{locate_duplicate, parse_unique, DuplicateKey, TextError};
+pub use unique::{locate_duplicate, parse_unique, surely_unique, DuplicateKey, TextError};
 
 use std::borrow::Cow;
 use std::fmt;

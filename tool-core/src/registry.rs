@@ -489,6 +489,15 @@ impl Registry {
         call::validate_resume(id, &entry.compiled, data)
     }
 
+    /// Whether calls of tool `id` skip the input validator on the happy path: its input type
+    /// enforces everything its schema says (decided from the schema's keywords when the tool
+    /// entered this registry), so arguments that decode are valid. `None` for an unknown id.
+    /// What the property tests that hold this implication ask.
+    #[doc(hidden)]
+    pub fn skips_input_validation(&self, id: &str) -> Option<bool> {
+        self.entry(id).map(|e| e.compiled.input_implied())
+    }
+
     /// The first step of every call: the tool, the limits, the arguments (validated and
     /// repaired) and the request context. Text that is valid as sent stays borrowed.
     pub(crate) fn prepare<'a>(&self, id: &str, args: &'a CallArgs<'_>, context: Option<Value>) -> Result<Prepared<'a>, ToolError> {
@@ -500,7 +509,7 @@ impl Registry {
         let budget = OutputBudget::resolve(entry.tool.spec().max_model_output, budget.as_ref());
         let _validating = call::trace::validation_span().entered();
         call::check_limits(id, args, &self.limits)?;
-        let input = call::validate_args(id, &entry.compiled, args)?;
+        let input = call::validate_args(&*entry.tool, &entry.compiled, args)?;
         let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
         Ok(Prepared {
             entry,

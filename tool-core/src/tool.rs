@@ -228,6 +228,17 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Whether argument text decodes into the tool's own input type, for a tool whose input
+    /// schema is the one derived from that type (`None` for any other tool: its arguments are
+    /// judged by the schema alone). A registry asks only when it decided, from the schema's
+    /// keywords, that the type enforces everything the schema says; then a call whose text
+    /// decodes (and repeats no key) is not validated again. A wrapper that changes the spec
+    /// must not forward it.
+    fn decodes(&self, text: &str) -> Option<bool> {
+        let _ = text;
+        None
+    }
+
     /// Runs a lifecycle hook before execution. Hook failures are returned, never raised.
     fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
         let _ = (event, call);
@@ -412,8 +423,12 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
 
     /// Builds the spec (schemas included) and wraps the tool for the registry.
     fn into_tool() -> Result<Arc<dyn Tool>, SchemaError> {
+        let spec = build_spec::<Self>()?;
+        // The type decides the happy path only when the schema is its own derived one.
+        let derived = !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
         Ok(Arc::new(FnTool::<Self> {
-            spec: build_spec::<Self>()?,
+            spec,
+            derived,
             _tool: PhantomData,
         }))
     }
@@ -462,6 +477,8 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
 /// Adapter from a [`TypedTool`] to the object-safe [`Tool`].
 struct FnTool<T> {
     spec: ToolSpec,
+    /// Whether the input schema is the one derived from `T::Input` (not an override).
+    derived: bool,
     _tool: PhantomData<fn() -> T>,
 }
 
@@ -561,6 +578,12 @@ impl<T: TypedTool> Tool for FnTool<T> {
             let output = fut.await?;
             finish::<T>(steps, &output, on_output_call.as_ref())
         })
+    }
+
+    fn decodes(&self, text: &str) -> Option<bool> {
+        // A `Deserialize` that panics is caught where the body runs; here it means "validate".
+        self.derived
+            .then(|| crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).is_ok()).unwrap_or(false))
     }
 
     fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {

@@ -9,6 +9,7 @@
 //! never formats for a provider.
 
 mod closed;
+mod implied;
 mod limits;
 mod redact;
 pub mod trace;

@@ -12,15 +12,20 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::closed::closed;
+use super::implied::implied_by_type;
 use super::redact::{path_has_secret, quote, quote_text, QUOTE_LIMIT, REDACTED};
 use super::CallArgs;
 use crate::error::{ErrorKind, Issue, ToolError};
-use crate::json::{bounded, locate_duplicate, parse_unique, Borrowed, DuplicateKey, Node};
+use crate::json::{bounded, locate_duplicate, parse_unique, surely_unique, Borrowed, DuplicateKey, Node};
 use crate::schema::SchemaError;
 use crate::tool::{Tool, ToolInput};
 
 /// The validators of one tool, compiled once when it enters a registry.
 pub(crate) struct Compiled {
+    /// Whether the tool's own input type enforces everything its input schema says (decided
+    /// here, once, from the schema's keywords): text that decodes and repeats no key is then
+    /// valid without running the validator.
+    input_implied: bool,
     input: Validator,
     input_fast: Validator<Borrowed>,
     output: Option<Validator>,
@@ -46,7 +51,10 @@ impl Compiled {
                 .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
         };
         let input = accepted_input(spec);
+        // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
+        let input_implied = !spec.strict && implied_by_type(&spec.input_schema) && tool.decodes("{}").is_some();
         Ok(Compiled {
+            input_implied,
             input: compile("input", &input)?,
             input_fast: fast("input", &input)?,
             output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
@@ -59,6 +67,13 @@ impl Compiled {
             suspend: spec.suspend_schema.as_ref().map(|s| compile("suspend", s)).transpose()?,
             resume: spec.resume_schema.as_ref().map(|s| compile("resume", s)).transpose()?,
         })
+    }
+}
+
+impl Compiled {
+    /// Whether the input validator is skipped for text that decodes (see `input_implied`).
+    pub(crate) fn input_implied(&self) -> bool {
+        self.input_implied
     }
 }
 
@@ -110,14 +125,21 @@ fn duplicate_key(tool: &str, duplicate: &DuplicateKey) -> ToolError {
 /// Validates arguments: text is checked on a borrowed tree and, when valid, handed on as is;
 /// anything else goes through the value path, which repairs what it can and explains the rest.
 /// Text that repeats a key is refused (the tree's parse fails on it, and only then is the
-/// text read again to say where).
-pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
+/// text read again to say where). For a tool whose type enforces its schema, text that
+/// decodes into that type and surely repeats no key is valid as it is; anything else takes
+/// the validator's path, so a refusal lists every failing path as always.
+pub(crate) fn validate_args<'a>(tool: &dyn Tool, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
+    let id = tool.spec().id.as_str();
     match args {
         CallArgs::Text(text) => {
             let text = text.trim();
             if text.is_empty() || text == "null" {
-                return validate_input(tool, compiled, Value::Null).map(Validated::Value);
+                return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
+            if compiled.input_implied && surely_unique(text) && tool.decodes(text) == Some(true) {
+                return Ok(Validated::Text(text));
+            }
+            let tool = id;
             match Node::parse(text) {
                 Ok(tree) if compiled.input_fast.is_valid(&tree) => return Ok(Validated::Text(text)),
                 Ok(_) => {}
@@ -129,7 +151,7 @@ pub(crate) fn validate_args<'a>(tool: &str, compiled: &Compiled, args: &'a CallA
             }
             validate_input(tool, compiled, parse_value(tool, text)?).map(Validated::Value)
         }
-        CallArgs::Value(value) => validate_input(tool, compiled, value.clone()).map(Validated::Value),
+        CallArgs::Value(value) => validate_input(id, compiled, value.clone()).map(Validated::Value),
     }
 }
 
