@@ -41,6 +41,7 @@ mod call;
 mod convert;
 mod gate;
 mod handle;
+mod health;
 pub mod http;
 mod identity;
 mod listen;
@@ -48,6 +49,7 @@ mod listing;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod parked;
+mod relay;
 pub mod results;
 mod server;
 mod session;

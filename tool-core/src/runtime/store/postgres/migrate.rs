@@ -34,6 +34,13 @@ const MIGRATIONS: &[&str] = &[
         state_tag BYTEA);
      CREATE INDEX toolsmith_pending_by_age ON toolsmith_pending (created_at_ms, tool_call_id);
      CREATE INDEX toolsmith_pending_by_owner ON toolsmith_pending (owner_instance);",
+    // 2: bus messages too large for a NOTIFY payload, for one instance (`bus`): it reads and
+    // deletes its row; rows nobody took are swept with the retention.
+    "CREATE TABLE toolsmith_bus (
+        id BIGSERIAL PRIMARY KEY,
+        target TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now());",
 ];
 
 /// The schema version this build writes.
