@@ -270,7 +270,7 @@ pub struct ServeCommand {
     #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
     retention: Option<std::time::Duration>,
     #[command(flatten)]
-    limits: serve::LimitArgs,
+    limits: Box<serve::LimitArgs>,
     #[command(flatten)]
     auth: Box<serve::AuthArgs>,
     #[command(flatten)]
