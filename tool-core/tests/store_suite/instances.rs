@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::json;
 use tool_core::call::CallOptions;
 use tool_core::registry::Registry;
-use tool_core::runtime::{Bus, Outcome, PendingStore, PostgresStore, Runtime};
+use tool_core::runtime::{Outcome, PendingStore, PostgresStore, Runtime};
 
 use super::{options, pg};
 
