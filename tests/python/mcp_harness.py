@@ -185,10 +185,10 @@ class Servers:
             s.stop()
 
 
-def toolsmith_cli(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+def toolsmith_cli(*args: str, timeout: float = 30.0, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Runs the `toolsmith` command line (not a server) and returns its output."""
     return subprocess.run(
-        [str(TOOLSMITH_BIN), *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        [str(TOOLSMITH_BIN), *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env
     )
 
 

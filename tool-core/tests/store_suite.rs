@@ -11,6 +11,8 @@
 
 #[path = "support/child_cli.rs"]
 mod child_cli;
+#[path = "store_suite/instances.rs"]
+mod instances;
 #[path = "support/postgres.rs"]
 mod pg;
 #[path = "store_suite/postgres_only.rs"]
@@ -345,7 +347,7 @@ fn main() -> std::process::ExitCode {
         };
         trials.push(postgres_trial(format!("postgres::{name}"), &postgres, test));
     }
-    for &(name, test) in postgres_only::TESTS {
+    for &(name, test) in postgres_only::TESTS.iter().chain(instances::TESTS) {
         trials.push(postgres_trial(format!("postgres::{name}"), &postgres, test));
     }
     trials.push(Trial::test("postgres::an_unreachable_database_is_a_clear_error", || {

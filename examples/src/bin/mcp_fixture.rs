@@ -608,10 +608,20 @@ enum Transport {
     Http(SocketAddr, Box<HttpOptions>),
 }
 
-const USAGE: &str = "usage: mcp_fixture --stdio | --http 127.0.0.1:PORT [--stateless] [--json-response] (port 0 picks a free port)";
+const USAGE: &str =
+    "usage: mcp_fixture [--store FILE_OR_URL] --stdio | --http 127.0.0.1:PORT [--stateless] [--json-response] (port 0 picks a free port)";
 
-fn parse_args() -> Result<Transport, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// `--store FILE_OR_URL` first, when given (several fixture instances on one PostgreSQL).
+fn parse_store(args: &mut Vec<String>) -> Option<String> {
+    if args.first().map(String::as_str) != Some("--store") || args.len() < 2 {
+        return None;
+    }
+    let store = args.remove(1);
+    args.remove(0);
+    Some(store)
+}
+
+fn parse_args(args: Vec<String>) -> Result<Transport, String> {
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["--stdio"] => Ok(Transport::Stdio),
         ["--http", addr, flags @ ..] => {
@@ -673,7 +683,9 @@ fn main() -> ExitCode {
 }
 
 async fn serve() -> ExitCode {
-    let transport = match parse_args() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let store = parse_store(&mut args);
+    let transport = match parse_args(args) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");
@@ -691,7 +703,24 @@ async fn serve() -> ExitCode {
             .map_or(McpConfig::default().input_timeout, Duration::from_millis),
         ..McpConfig::default()
     };
-    let server = McpServer::new(Runtime::new(registry), config).with_extras(FixtureExtras::default());
+    let mut runtime = Runtime::builder(registry);
+    if let Some(store) = store {
+        match tool_core::runtime::open_store(&tool_core::runtime::StoreLocation::parse(&store)).await {
+            Ok(store) => runtime = runtime.shared_store(store),
+            Err(e) => {
+                eprintln!("mcp_fixture: --store: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let runtime = runtime.build();
+    if let Some(bus) = runtime.bus() {
+        if let Err(e) = bus.listening().await {
+            eprintln!("mcp_fixture: --store: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let server = McpServer::new(runtime, config).with_extras(FixtureExtras::default());
     let served = match transport {
         Transport::Stdio => tool_core::mcp::stdio::serve(server).await,
         Transport::Http(addr, options) => {

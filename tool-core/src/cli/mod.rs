@@ -265,8 +265,13 @@ pub struct ServeCommand {
     /// (`toolsmith://results/<call-id>`, readable by the calling session).
     #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
     max_model_output: Option<OutputBudget>,
+    /// Expire stored waiting calls (and other leftovers) older than this, checked
+    /// periodically: `7d`, `12h`, `30m`. Expired calls are removed without running (each is
+    /// logged); see `toolsmith store expire`. Default: kept until resolved.
+    #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
+    retention: Option<std::time::Duration>,
     #[command(flatten)]
-    limits: serve::LimitArgs,
+    limits: Box<serve::LimitArgs>,
     #[command(flatten)]
     auth: Box<serve::AuthArgs>,
     #[command(flatten)]

@@ -168,11 +168,17 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         stateless,
         json_response,
         max_model_output,
+        retention,
         limits,
         auth,
         execution,
         deploy,
     } = serve;
+    // Instances sharing a store hear each other (parked answers, tool changes) before serving.
+    if let Some(bus) = runtime.bus() {
+        bus.listening().await.map_err(|e| format!("--store: {e}"))?;
+    }
+    let _expiry = retention.map(|r| runtime.keep_expiring(r));
     runtime.registry().set_execution(execution.policy());
     if max_model_output.is_some() {
         runtime.registry().set_model_output_budget(max_model_output);

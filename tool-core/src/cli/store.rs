@@ -25,6 +25,18 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Expire what is older than a retention: waiting and interrupted calls created before it
+    /// are removed without running (each is listed), and the store's other leftovers (bus
+    /// messages nobody took). Calls being run are kept. `serve --retention` does this
+    /// periodically.
+    Expire {
+        /// The retention: `7d`, `12h`, `30m`, `90s`, `500ms`.
+        #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
+        older_than: std::time::Duration,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn io(e: std::io::Error) -> String {
@@ -54,6 +66,29 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
             let store = open(location).await?;
             let entries = store.entries().await.map_err(|e| format!("--store {shown}: {e}"))?;
             status(&StoreStatus::of(&entries), json, out)?;
+        }
+        StoreCommand::Expire { older_than, json } => {
+            let store = open(location).await?;
+            let expired = store.expire(older_than).await.map_err(|e| format!("--store {shown}: {e}"))?;
+            if json {
+                let calls: Vec<_> = expired
+                    .iter()
+                    .map(|c| json!({"id": c.tool_call_id, "tool": c.tool_name, "waited_for": c.kind.waits_for(), "created_at_ms": c.created_at_ms}))
+                    .collect();
+                writeln!(out, "{}", json!({"expired": calls})).map_err(io)?;
+            } else {
+                for c in &expired {
+                    writeln!(
+                        out,
+                        "expired {} ({}, waited for {}; not run)",
+                        c.tool_call_id,
+                        c.tool_name,
+                        c.kind.waits_for()
+                    )
+                    .map_err(io)?;
+                }
+                writeln!(out, "{shown}: expired {} call(s)", expired.len()).map_err(io)?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

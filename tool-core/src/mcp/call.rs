@@ -158,7 +158,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             tokio::select! {
                 // The events only matter to the run's other listeners: the answer is its outcome.
                 event = events.next() => if event.is_none() { break },
-                Some(ask) = question => return self.park(tool, events, slot, ask, round).await,
+                Some(ask) = question => return self.park(tool, events, slot, ask, (round, ctx)).await,
             }
         }
         let response = self.answer(tool, events.take_outcome(), ctx, round, &slot.continuation).await;

@@ -506,6 +506,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     // Stateless, the factory runs for every request: each is a session of its own, told it
     // has no client to send requests to.
     let server = server.without_sessions(options.stateless);
+    let health = super::health::routes(server.runtime().clone());
     let gate = gate(&server, options);
     let slots = SessionSlots::new(options.limits.max_sessions);
     let mut local = LocalSessionManager::default();
@@ -523,7 +524,8 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     });
     let router = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(guard_state, guard));
+        .layer(axum::middleware::from_fn_with_state(guard_state, guard))
+        .merge(health);
     let router = match metadata {
         Some(metadata) => router.merge(metadata),
         None => router,

@@ -173,6 +173,8 @@ impl ListingCache {
 impl<E: ServerHandler + Clone> McpServer<E> {
     /// The current listing, rebuilt (per changed tool) when the registry changed.
     pub(super) fn listing(&self) -> Result<Arc<Listing>, ErrorData> {
+        // Every request lists (a call looks its tool up): the first one starts the relay.
+        self.ensure_relay();
         let mut cache = self.shared.listing.lock().unwrap_or_else(|p| p.into_inner());
         cache
             .listing(self.registry())
@@ -191,6 +193,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// closes.
     pub(super) fn notify_list_changes(&self, peer: Peer<RoleServer>) {
         let mut changes = self.registry().subscribe();
+        let mut remote = self.shared.remote_changes.subscribe();
+        self.ensure_relay();
         tokio::spawn(async move {
             // rmcp has no "session closed" future: look every 30 s, so a finished session's
             // watcher does not wait for the next change to end.
@@ -199,6 +203,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 tokio::select! {
                     changed = changes.changed() => {
                         if changed.is_err() || peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                    }
+                    // Another instance's tools changed (over the store's bus).
+                    Ok(()) = remote.changed() => {
+                        if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
                             break;
                         }
                     }
@@ -215,11 +225,18 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Sends a 2026-07-28 subscription every tool change until it is cancelled.
     pub(super) async fn stream_list_changes(&self, cx: SubscriptionContext) {
         let mut changes = self.registry().subscribe();
+        let mut remote = self.shared.remote_changes.subscribe();
+        self.ensure_relay();
         loop {
             tokio::select! {
                 _ = cx.cancelled() => return,
                 changed = changes.changed() => {
                     if changed.is_err() || cx.sink().notify_tool_list_changed().await.is_err() {
+                        return;
+                    }
+                }
+                Ok(()) = remote.changed() => {
+                    if cx.sink().notify_tool_list_changed().await.is_err() {
                         return;
                     }
                 }

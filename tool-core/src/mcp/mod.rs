@@ -43,6 +43,7 @@ mod call;
 mod convert;
 mod gate;
 mod handle;
+mod health;
 pub mod http;
 mod identity;
 mod listen;
@@ -50,6 +51,7 @@ mod listing;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod parked;
+mod relay;
 pub mod results;
 mod server;
 mod session;

@@ -4,8 +4,12 @@
 //! samples mid-call has its question sent as the call's answer (an input-required result), and
 //! its run waits here ([`Parking`]) until the client calls again with the answer and the request
 //! state naming the run ([`McpServer::continue_call`]), or until `input_timeout` passes. Owns
-//! [`Parked`], parking, resuming and expiry. It does not ask the user about the runtime's
-//! waiting calls (approval, resume data: `ask`), and it does not run or answer calls (`call`).
+//! [`Parked`], parking, resuming and expiry, and the request state: `mcp_input_<id>.<instance>.<tag>`,
+//! naming the run and the instance that holds it, sealed with the key the instances share (the
+//! tool's id is sealed in too), so a client can neither forge a state nor point it at another
+//! run, instance or tool. An answer that reaches another instance is relayed to the holder
+//! (`relay`). It does not ask the user about the runtime's waiting calls (approval, resume
+//! data: `ask`), and it does not run or answer calls (`call`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,11 +28,44 @@ use crate::runtime::EventStream;
 
 /// A running call waiting for its client to answer the question its tool asked.
 pub(super) struct Parked {
-    tool: ToolRef,
+    pub(super) tool: ToolRef,
     events: EventStream,
     slot: Slot,
     reply: oneshot::Sender<Value>,
     round: u32,
+    /// The request that parked it: a run resumed for another instance reports as it did.
+    ctx: RequestContext<RoleServer>,
+}
+
+/// What a parked run's request state names.
+pub(super) struct ParkedState<'a> {
+    /// The run's key in its instance's [`Parking`] (`mcp_input_<id>`).
+    pub(super) key: &'a str,
+    /// The instance holding the run.
+    pub(super) instance: &'a str,
+}
+
+/// The prefix of a parked run's request state.
+const PREFIX: &str = "mcp_input_";
+
+/// Reads a parked run's request state: `Ok(None)` when it is not one (a waiting call's id),
+/// `Err` when it is one this server did not issue for `tool` (forged, edited, another tool's).
+pub(super) fn read_state<'a>(bus: &dyn crate::runtime::Bus, state: &'a str, tool: &ToolRef) -> Result<Option<ParkedState<'a>>, String> {
+    if !state.starts_with(PREFIX) {
+        return Ok(None);
+    }
+    let refused = || {
+        format!(
+            "The request state `{state}` is not one this server issued for tool `{}`; call the tool again.",
+            tool.name
+        )
+    };
+    let (key, rest) = state.split_once('.').ok_or_else(refused)?;
+    let (instance, tag) = rest.rsplit_once('.').ok_or_else(refused)?;
+    if !bus.verify(&[key, instance, &tool.id], tag) {
+        return Err(refused());
+    }
+    Ok(Some(ParkedState { key, instance }))
 }
 
 /// The parked runs, by the request state the client brings back with the answer.
@@ -49,12 +86,24 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Keeps a run whose tool asked the client a question, and answers the call with the
     /// question. Unanswered past `input_timeout`, the run is dropped (the tool's question
     /// fails, the slot is freed).
-    pub(super) async fn park(&self, tool: &ToolRef, events: EventStream, mut slot: Slot, ask: Ask, round: u32) -> CallToolResponse {
+    pub(super) async fn park(
+        &self,
+        tool: &ToolRef,
+        events: EventStream,
+        mut slot: Slot,
+        ask: Ask,
+        (round, ctx): (u32, &RequestContext<RoleServer>),
+    ) -> CallToolResponse {
         // The request that carried the call ends with this answer; its end must not cancel
         // the call, and its notifications go out first.
         slot.unlink();
         slot.handle.flushed().await;
-        let state = format!("mcp_input_{}", uuid::Uuid::new_v4().simple());
+        self.ensure_relay();
+        let key = format!("{PREFIX}{}", uuid::Uuid::new_v4().simple());
+        let bus = &self.shared.bus;
+        let instance = bus.instance_id();
+        let tag = bus.seal(&[&key, instance, &tool.id]);
+        let client_state = format!("{key}.{instance}.{tag}");
         let mut requests = InputRequests::new();
         requests.insert("input".to_owned(), ask.request);
         let parked = Parked {
@@ -63,17 +112,18 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             slot,
             reply: ask.reply,
             round,
+            ctx: ctx.clone(),
         };
-        self.shared.parked.put(state.clone(), parked);
+        self.shared.parked.put(key.clone(), parked);
         let shared = Arc::downgrade(&self.shared);
-        let (timeout, key) = (self.shared.config.input_timeout, state.clone());
+        let timeout = self.shared.config.input_timeout;
         tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
             if let Some(shared) = shared.upgrade() {
                 drop(shared.parked.take(&key));
             }
         });
-        InputRequiredResult::new(Some(requests), Some(state)).into()
+        InputRequiredResult::new(Some(requests), Some(client_state)).into()
     }
 
     /// A 2026-07-28 client calls again with its user's answer and the request state naming
@@ -85,10 +135,48 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        match self.shared.parked.take(state) {
-            Some(parked) => self.resume_parked(tool, state, parked, responses, ctx).await,
+        let parked = match read_state(self.shared.bus.as_ref(), state, tool) {
+            Ok(Some(parked)) => parked,
+            Ok(None) => return self.answer_waiting(tool, state, responses, ctx).await,
+            Err(refused) => return error_result(refused),
+        };
+        if parked.instance != self.shared.bus.instance_id() {
+            return self.relay_answer(tool, &parked, responses, ctx).await;
+        }
+        match self.shared.parked.take(parked.key) {
+            Some(run) => self.resume_parked(tool, parked.key, run, responses, ctx).await,
             None => self.answer_waiting(tool, state, responses, ctx).await,
         }
+    }
+
+    /// Takes the parked run `key` for an answer relayed from another instance: `Err` says why
+    /// there is none to resume (the run is put back when it is of another tool).
+    pub(super) fn take_parked(&self, key: &str, tool_id: &str) -> Result<Parked, String> {
+        let Some(parked) = self.shared.parked.take(key) else {
+            return Err(format!(
+                "No call waits as `{key}` (it was already answered, or its wait for an answer expired); call the tool again."
+            ));
+        };
+        if parked.tool.id != tool_id {
+            self.shared.parked.put(key.to_owned(), parked);
+            return Err(format!("The waiting call `{key}` is not a call of this tool."));
+        }
+        Ok(parked)
+    }
+
+    /// Resumes a parked run with an answer relayed from another instance: the run reports as
+    /// it did to the request that parked it, and is cancelled by `cancel`.
+    pub(super) async fn resume_relayed(
+        &self,
+        key: &str,
+        parked: Parked,
+        responses: &InputResponses,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> CallToolResponse {
+        let mut ctx = parked.ctx.clone();
+        ctx.ct = cancel;
+        let tool = parked.tool.clone();
+        self.resume_parked(&tool, key, parked, responses, &ctx).await
     }
 
     /// The answer to a parked run's question: the tool gets it and the run goes on, reporting

@@ -5,7 +5,7 @@
 //! handler in `mod.rs` and the modules it hands off to), and it does not decide what a session,
 //! a listing or a parked call holds: those are `session`'s, `listing`'s and `parked`'s.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{RequestContext, RoleServer};
@@ -14,10 +14,11 @@ use serde_json::Value;
 
 use super::listing::ListingCache;
 use super::parked::Parking;
+use super::relay::Relay;
 use super::results::{MemoryResults, ResultLimits, ResultStore};
 use super::session::Session;
 use crate::registry::Registry;
-use crate::runtime::Runtime;
+use crate::runtime::{Bus, MemoryBus, Runtime};
 
 /// How a server presents itself and what it allows.
 #[derive(Debug, Clone)]
@@ -78,6 +79,31 @@ pub(super) struct Shared {
     pub(super) parked: Parking,
     /// Full results of cut calls, for `resources/read`.
     pub(super) results: Arc<dyn ResultStore>,
+    /// The bus of the instances sharing the runtime's store (this process's own when it
+    /// shares none), and whether it is a shared one.
+    pub(super) bus: Arc<dyn Bus>,
+    pub(super) shares_store: bool,
+    /// The task relaying parked answers and tool changes between instances (`relay`).
+    pub(super) relay: OnceLock<Relay>,
+    /// Counts tool changes other instances announced (their clients' `list_changed`).
+    pub(super) remote_changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Shared {
+    fn new(runtime: Runtime, config: McpConfig, results: Arc<dyn ResultStore>, listing: ListingCache, parked: Parking) -> Shared {
+        let shared_bus = runtime.bus();
+        Shared {
+            shares_store: shared_bus.is_some(),
+            bus: shared_bus.unwrap_or_else(|| Arc::new(MemoryBus::new())),
+            relay: OnceLock::new(),
+            remote_changes: tokio::sync::watch::Sender::new(0),
+            runtime,
+            config,
+            listing: Mutex::new(listing),
+            parked,
+            results,
+        }
+    }
 }
 
 /// A handler with nothing but the tools: no prompts, resources or completion.
@@ -104,13 +130,13 @@ impl McpServer<NoExtras> {
     pub fn new(runtime: Runtime, config: McpConfig) -> Self {
         McpServer {
             session: Arc::new(Session::new(&config)),
-            shared: Arc::new(Shared {
-                results: Arc::new(MemoryResults::new(config.kept_results)),
+            shared: Arc::new(Shared::new(
                 runtime,
-                config,
-                listing: Mutex::default(),
-                parked: Parking::default(),
-            }),
+                config.clone(),
+                Arc::new(MemoryResults::new(config.kept_results)),
+                ListingCache::default(),
+                Parking::default(),
+            )),
             extras: NoExtras,
             stateless: false,
         }
@@ -149,28 +175,16 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// The same server keeping full results of cut calls in `store` instead of this process's
     /// memory (a store shared by instances lets any of them answer `resources/read`).
     pub fn with_result_store(self, store: Arc<dyn ResultStore>) -> Self {
-        let Shared {
-            runtime,
-            config,
-            listing,
-            parked,
-            ..
-        } = Arc::try_unwrap(self.shared).unwrap_or_else(|shared| Shared {
-            runtime: shared.runtime.clone(),
-            config: shared.config.clone(),
-            listing: Mutex::default(),
-            parked: Parking::default(),
-            results: shared.results.clone(),
-        });
+        let (runtime, config) = (self.shared.runtime.clone(), self.shared.config.clone());
+        let (listing, parked) = match Arc::try_unwrap(self.shared) {
+            Ok(shared) => (shared.listing.into_inner().unwrap_or_else(|p| p.into_inner()), shared.parked),
+            Err(_) => (ListingCache::default(), Parking::default()),
+        };
         McpServer {
-            shared: Arc::new(Shared {
-                runtime,
-                config,
-                listing,
-                parked,
-                results: store,
-            }),
-            ..self
+            shared: Arc::new(Shared::new(runtime, config, store, listing, parked)),
+            session: self.session,
+            extras: self.extras,
+            stateless: self.stateless,
         }
     }
 

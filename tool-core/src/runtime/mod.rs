@@ -35,11 +35,13 @@
 //! ```
 
 mod background;
+mod bus;
 mod decide;
 mod events;
 mod once;
 mod outcome;
 mod pending;
+mod retention;
 mod run;
 mod state;
 mod store;
@@ -52,9 +54,11 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 pub use crate::spec::BackgroundOverride;
+pub use bus::{Bus, BusMessage, MemoryBus, BUS_BACKLOG};
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
+pub use retention::{parse_retention, Expiry};
 pub use state::{CallState, Claim, Interruption, StoredCall};
 #[cfg(feature = "sqlite")]
 pub(crate) use store::create_private_file;

@@ -33,6 +33,12 @@ impl Key {
         Some(Key::from_bytes(value.as_encoded_bytes()))
     }
 
+    /// The key's bytes (the bus seals with them, under its own domain).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// The tag of a row's fields.
     pub(crate) fn tag(&self, fields: &[Option<&[u8]>]) -> Vec<u8> {
         self.mac(fields).finalize().into_bytes().to_vec()

@@ -32,6 +32,7 @@ mod sqlite;
 
 use std::sync::Arc;
 
+use super::bus::Bus;
 use super::pending::PendingCall;
 use super::state::{CallState, Interruption, StoredCall};
 
@@ -137,6 +138,33 @@ pub trait PendingStore: Send + Sync + 'static {
     fn receipts(&self) -> Option<Arc<dyn ReceiptStore>> {
         None
     }
+    /// The bus between the instances sharing this store (`None`: the store is one process's,
+    /// see [`Bus`]). Started on first use.
+    fn bus(&self) -> Option<Arc<dyn Bus>> {
+        None
+    }
+    /// Removes what is older than `retention`: waiting and interrupted calls created before
+    /// then (never run: they are listed as expired in the answer), and the store's other
+    /// leftovers. A call a live process is running is kept.
+    async fn expire(&self, retention: std::time::Duration) -> Result<Vec<PendingCall>, StoreError> {
+        let cutoff = now_ms().saturating_sub(u64::try_from(retention.as_millis()).unwrap_or(u64::MAX));
+        let mut expired = Vec::new();
+        for entry in self.entries().await? {
+            let StoredCall::Call { call, state } = entry else { continue };
+            if call.created_at_ms < cutoff && !matches!(state, CallState::Running(_)) {
+                self.remove(&call.tool_call_id).await?;
+                expired.push(*call);
+            }
+        }
+        Ok(expired)
+    }
+}
+
+fn now_ms() -> u64 {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A store shared by reference counting is a store.
@@ -168,6 +196,12 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
     fn receipts(&self) -> Option<Arc<dyn ReceiptStore>> {
         (**self).receipts()
+    }
+    fn bus(&self) -> Option<Arc<dyn Bus>> {
+        (**self).bus()
+    }
+    async fn expire(&self, retention: std::time::Duration) -> Result<Vec<PendingCall>, StoreError> {
+        (**self).expire(retention).await
     }
 }
 

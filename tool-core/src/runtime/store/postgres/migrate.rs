@@ -47,6 +47,13 @@ const MIGRATIONS: &[&str] = &[
         result_json TEXT,
         finished_at_ms BIGINT,
         tag BYTEA);",
+    // 3: bus messages too large for a NOTIFY payload, for one instance (`bus`): it reads and
+    // deletes its row; rows nobody took are swept with the retention.
+    "CREATE TABLE toolsmith_bus (
+        id BIGSERIAL PRIMARY KEY,
+        target TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now());",
 ];
 
 /// The schema version this build writes.
@@ -78,8 +85,13 @@ pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result
     tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
         .await
         .map_err(storage(WHAT))?;
-    if let Some(schema) = schema {
-        // `schema` is a checked identifier (see `PostgresOptions::schema`).
+    // The schema given, else the first one the connection's `search_path` names (a URL's
+    // `options=-c search_path=NAME`), when it does not exist yet.
+    let named = match schema {
+        Some(schema) => Some(schema.to_owned()),
+        None => search_path_schema(&tx).await?,
+    };
+    if let Some(schema) = named {
         let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
         tx.batch_execute(&create).await.map_err(storage(WHAT))?;
     }
@@ -97,6 +109,22 @@ pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result
     }
     tx.commit().await.map_err(storage(WHAT))?;
     Ok(Migrated { from, to: LATEST })
+}
+
+/// The first schema of the connection's `search_path` when none of it exists and it is a plain
+/// identifier (letters, digits, `_`), to be created; `None` otherwise.
+async fn search_path_schema(client: &impl tokio_postgres::GenericClient) -> Result<Option<String>, StoreError> {
+    let row = client
+        .query_one("SELECT current_schema() IS NULL, current_setting('search_path')", &[])
+        .await
+        .map_err(storage("cannot read the connection's search_path"))?;
+    let (missing, path): (bool, String) = (row.get(0), row.get(1));
+    let first = path.split(',').next().unwrap_or_default().trim().trim_matches('"');
+    let plain = !first.is_empty()
+        && first.len() <= 63
+        && !first.starts_with(|c: char| c.is_ascii_digit())
+        && first.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    Ok((missing && plain).then(|| first.to_owned()))
 }
 
 /// The schema version recorded (0 when none is).

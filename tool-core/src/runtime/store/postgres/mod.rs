@@ -8,6 +8,7 @@
 //! row carries integrity tags (`row`, the key shared by all instances); the schema is versioned
 //! and migrated on connect (`migrate`).
 
+mod bus;
 mod instance;
 mod migrate;
 mod receipts;
@@ -127,6 +128,9 @@ pub struct PostgresStore {
     key: Key,
     instance: String,
     shown: String,
+    /// What the bus's listening connection connects with, and its channel.
+    listen: (tokio_postgres::Config, String),
+    bus: std::sync::OnceLock<std::sync::Arc<bus::PgBus>>,
     _heartbeat: instance::Heartbeat,
 }
 
@@ -172,6 +176,20 @@ fn now_ms() -> i64 {
 
 /// The pool of connections to `url`, in `options`' schema.
 fn pool(url: &str, options: &PostgresOptions) -> Result<Pool, StoreError> {
+    let config = config(url, options)?;
+    let builder = Pool::builder(Manager::new(config, NoTls))
+        .max_size(options.max_connections)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(Duration::from_secs(30)))
+        .create_timeout(Some(Duration::from_secs(15)));
+    builder.build().map_err(|e| {
+        let shown = super::hide_password(url);
+        StoreError::Storage(format!("cannot set up the pool for {shown}: {e}"))
+    })
+}
+
+/// How to connect to `url`, in `options`' schema.
+fn config(url: &str, options: &PostgresOptions) -> Result<tokio_postgres::Config, StoreError> {
     let shown = super::hide_password(url);
     let invalid = |e: tokio_postgres::Error| StoreError::Storage(format!("{shown} is not a PostgreSQL URL: {}", describe(&e)));
     let mut config: tokio_postgres::Config = url.parse().map_err(invalid)?;
@@ -182,14 +200,7 @@ fn pool(url: &str, options: &PostgresOptions) -> Result<Pool, StoreError> {
     if let Some(schema) = &options.schema {
         config.options(format!("-c search_path={schema}"));
     }
-    let builder = Pool::builder(Manager::new(config, NoTls))
-        .max_size(options.max_connections)
-        .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(Duration::from_secs(30)))
-        .create_timeout(Some(Duration::from_secs(15)));
-    builder
-        .build()
-        .map_err(|e| StoreError::Storage(format!("cannot set up the pool for {shown}: {e}")))
+    Ok(config)
 }
 
 /// The key: given, else from the environment, else a clear error.
@@ -224,6 +235,11 @@ impl PostgresStore {
         } else {
             migrate::check(&client).await?;
         }
+        let place = client
+            .query_one("SELECT current_database()::text, COALESCE(current_schema()::text, '')", &[])
+            .await
+            .map_err(storage("cannot read the database's name"))?;
+        let channel = bus::channel_name(place.get(0), place.get(1));
         drop(client);
         let instance = instance::register(&pool, options.lease).await?;
         let heartbeat = instance::heartbeat(pool.clone(), instance.clone(), options.lease);
@@ -232,6 +248,8 @@ impl PostgresStore {
             key,
             instance,
             shown: super::hide_password(url),
+            listen: (config(url, &options)?, channel),
+            bus: std::sync::OnceLock::new(),
             _heartbeat: heartbeat,
         })
     }
@@ -436,6 +454,55 @@ impl PendingStore for PostgresStore {
             key: self.key.clone(),
             instance: self.instance.clone(),
         }))
+    }
+
+    /// The bus over `LISTEN/NOTIFY`, started (a connection of its own) on first use.
+    fn bus(&self) -> Option<std::sync::Arc<dyn crate::runtime::Bus>> {
+        // The listener is a task: without a Tokio runtime there is no bus.
+        tokio::runtime::Handle::try_current().ok()?;
+        let bus = self.bus.get_or_init(|| {
+            let (config, channel) = self.listen.clone();
+            let key = self.key.bytes().to_vec();
+            std::sync::Arc::new(bus::PgBus::start(self.pool.clone(), config, key, self.instance.clone(), channel))
+        });
+        Some(bus.clone())
+    }
+
+    /// Expires waiting and interrupted calls created before `retention` (one `DELETE … RETURNING`
+    /// each, so a call claimed meanwhile is kept), and bus messages nobody took.
+    async fn expire(&self, retention: Duration) -> Result<Vec<PendingCall>, StoreError> {
+        let client = self.client().await?;
+        let cutoff = now_ms().saturating_sub(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX));
+        let old = "SELECT tool_call_id FROM toolsmith_pending WHERE created_at_ms < $1 ORDER BY created_at_ms";
+        let ids = client.query(old, &[&cutoff]).await.map_err(storage("cannot read old calls"))?;
+        let mut expired = Vec::new();
+        for id in ids.iter().map(|r| r.get::<_, String>(0)) {
+            let Some(row) = self.read(&client, Some(&id)).await?.pop() else {
+                continue;
+            };
+            // Damaged rows are kept for inspection; running ones finish first.
+            let Ok((call, state)) = row.check(&self.key) else { continue };
+            if matches!(state, CallState::Running(_)) {
+                continue;
+            }
+            let delete = "DELETE FROM toolsmith_pending WHERE tool_call_id = $1 AND state_tag = $2";
+            let tag = row.state_tag.clone().unwrap_or_default();
+            if client
+                .execute(delete, &[&id, &tag])
+                .await
+                .map_err(storage("cannot expire a call"))?
+                == 1
+            {
+                expired.push(call);
+            }
+        }
+        let sweep = "DELETE FROM toolsmith_bus WHERE created_at < now() - $1 * interval '1 millisecond'";
+        let bus_ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX).min(3_600_000) as f64;
+        client
+            .execute(sweep, &[&bus_ms])
+            .await
+            .map_err(storage("cannot sweep bus messages"))?;
+        Ok(expired)
     }
 
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
