@@ -273,3 +273,180 @@ async fn signed_tokens_decide_on_any_instance_with_the_key_and_are_refused_other
         assert!(err.to_string().contains(tool_core::runtime::DECISION_KEY_ENV), "{err}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Property: random interleavings of calls and decisions
+// ---------------------------------------------------------------------------------------------
+
+mod interleavings {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+    use proptest::test_runner::Config;
+
+    use super::*;
+
+    type Effects = Arc<Mutex<Vec<(String, u64)>>>;
+
+    /// The same tool id in two versions (the second changed its description after calls waited).
+    fn pay(version: &str, effects: Effects) -> Arc<dyn tool_core::Tool> {
+        let schema = json!({"type": "object", "properties": {"to": {"type": "string"}, "amount": {"type": "integer"}},
+                            "required": ["to", "amount"], "additionalProperties": false});
+        DynamicTool::builder("prop-pay", format!("Pays ({version})"))
+            .input_schema(schema)
+            .with_spec(|s| s.require_approval = tool_core::spec::ApprovalRule::Always)
+            .handler(move |input, _| {
+                let effects = effects.clone();
+                async move {
+                    let to = input["to"].as_str().unwrap_or_default().to_owned();
+                    effects.lock().unwrap().push((to, input["amount"].as_u64().unwrap_or(u64::MAX)));
+                    Ok(json!("paid"))
+                }
+            })
+            .unwrap()
+            .into_tool()
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A new call on instance A or B, with one of a few ids (ids get reused).
+        Start { slot: u8, on_b: bool, amount: u32 },
+        /// A decision on any binding ever issued (stale ones included), on A or B.
+        Decide {
+            pick: usize,
+            on_b: bool,
+            /// 0 approve, 1 edit, 2 edit that does not validate, 3 reject.
+            answer: u8,
+            edited: u32,
+            /// 0 direct, 1 signed token, 2 altered token, 3 expired token.
+            carrier: u8,
+        },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u8..3, any::<bool>(), 100u32..1000).prop_map(|(slot, on_b, amount)| Op::Start { slot, on_b, amount }),
+            (any::<usize>(), any::<bool>(), 0u8..4, 1u32..100, 0u8..4).prop_map(|(pick, on_b, answer, edited, carrier)| Op::Decide {
+                pick,
+                on_b,
+                answer,
+                edited,
+                carrier
+            }),
+        ]
+    }
+
+    /// A call as issued: its binding, recipient, amount and the instance it started on.
+    struct Issued {
+        binding: Binding,
+        to: String,
+        amount: u64,
+        on_b: bool,
+    }
+
+    async fn decide(rt: &Runtime, decision: Decision, carrier: u8) -> Result<(), RuntimeError> {
+        let run = match carrier {
+            0 => rt.decide(decision).await?,
+            1 => {
+                rt.decide_token(&rt.sign_decision(&decision, Duration::from_secs(60))?, CallEnv::default())
+                    .await?
+            }
+            2 => {
+                let token = rt.sign_decision(&decision, Duration::from_secs(60))?;
+                let (head, _) = token.rsplit_once('.').unwrap();
+                rt.decide_token(&format!("{head}.AAAA"), CallEnv::default()).await?
+            }
+            _ => {
+                rt.decide_token(&DecisionKey::from_bytes(KEY).unwrap().sign(&decision, 1), CallEnv::default())
+                    .await?
+            }
+        };
+        run.finish().await;
+        Ok(())
+    }
+
+    async fn scenario(ops: Vec<Op>) -> Result<(), TestCaseError> {
+        let effects: Effects = Arc::default();
+        let store: Arc<dyn PendingStore> = Arc::new(MemoryStore::new());
+        let instance = |version| {
+            Runtime::builder(Registry::from_iter([pay(version, effects.clone())]))
+                .shared_store(store.clone())
+                .decision_key(DecisionKey::from_bytes(KEY).unwrap())
+                .build()
+        };
+        let (a, b) = (instance("v1"), instance("v2"));
+        let (mut issued, mut live, mut expected) = (Vec::<Issued>::new(), HashMap::<String, Binding>::new(), Vec::new());
+        for (n, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Start { slot, on_b, amount } => {
+                    let (id, to) = (format!("prop-{slot}"), format!("to-{n}"));
+                    let rt = if on_b { &b } else { &a };
+                    let args = json!({"to": to, "amount": amount});
+                    let run = rt.call("prop-pay", args, CallOptions::default().id(&id)).finish().await;
+                    let Outcome::AwaitingApproval(w) = run.outcome else {
+                        panic!("{:?}", run.outcome)
+                    };
+                    let binding = w.call.binding.clone().unwrap();
+                    live.insert(id, binding.clone());
+                    issued.push(Issued {
+                        binding,
+                        to,
+                        amount: amount.into(),
+                        on_b,
+                    });
+                }
+                Op::Decide {
+                    pick,
+                    on_b,
+                    answer,
+                    edited,
+                    carrier,
+                } if !issued.is_empty() => {
+                    let call = &issued[pick % issued.len()];
+                    let answer = match answer {
+                        0 => Answer::Approve,
+                        1 => Answer::Edit {
+                            args: json!({"to": call.to, "amount": edited}),
+                        },
+                        2 => Answer::Edit {
+                            args: json!({"to": call.to, "amount": "lots"}),
+                        },
+                        _ => Answer::Reject { reason: "no".into() },
+                    };
+                    let runs = !matches!(answer, Answer::Reject { .. });
+                    let may = live.get(&call.binding.call_id) == Some(&call.binding)
+                        && carrier < 2
+                        && !(runs && call.on_b != on_b)
+                        && !matches!(&answer, Answer::Edit { args } if !args["amount"].is_u64());
+                    let decision = Decision::new(call.binding.clone(), answer.clone());
+                    let result = decide(if on_b { &b } else { &a }, decision, carrier).await;
+                    prop_assert_eq!(result.is_ok(), may, "{:?} {:?}", answer, result.err().map(|e| e.to_string()));
+                    if may {
+                        live.remove(&call.binding.call_id);
+                        match answer {
+                            Answer::Approve => expected.push((call.to.clone(), call.amount)),
+                            Answer::Edit { .. } => expected.push((call.to.clone(), u64::from(edited))),
+                            Answer::Reject { .. } => {}
+                        }
+                    }
+                    prop_assert_eq!(
+                        &*effects.lock().unwrap(),
+                        &expected,
+                        "only the bound call ran, with the bound arguments, once"
+                    );
+                }
+                Op::Decide { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(Config { cases: 64, failure_persistence: None, ..Config::default() })]
+        #[test]
+        fn a_decision_runs_only_the_call_and_arguments_it_was_bound_to_at_most_once(ops in prop::collection::vec(op(), 1..24)) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(scenario(ops))?;
+        }
+    }
+}
