@@ -90,3 +90,47 @@ async fn a_rejection_is_a_tool_result_every_provider_accepts() {
         );
     }
 }
+
+/// A model's streamed call (each streaming provider's SSE, through the runtime's stream
+/// driver) that waits for approval and is rejected: the result answers that very call id, in
+/// the shape the fixtures above hold.
+#[tokio::test]
+async fn a_streamed_call_rejected_is_answered_under_its_own_id() {
+    use tool_core::testing::ScriptedStream;
+    let runtime = Runtime::new(Registry::from_iter([delete_repo::tool()]));
+    let scripts = [
+        (Dialect::OpenAiChat, ScriptedStream::openai_chat(), "tool_call_id"),
+        (Dialect::OpenAiResponses, ScriptedStream::openai_responses(), "call_id"),
+        (Dialect::Anthropic, ScriptedStream::anthropic(), "tool_use_id"),
+    ];
+    for (dialect, script, id_field) in scripts {
+        let id = format!("call_streamed_{}", dialect.as_str());
+        let (mut run, events) = runtime.stream(dialect, CallOptions::default());
+        run.push(&script.tool_call(&id, "reject-delete-repo", json!({"name": "prod"})).sse_bytes())
+            .unwrap();
+        run.finish().unwrap();
+        let events = events.collect().await;
+        assert!(
+            events
+                .iter()
+                .any(|e| e.raw.type_name() == "tool-call-approval" && e.raw.tool_call_id() == id),
+            "{dialect:?}: {events:?}"
+        );
+        let reject = Answer::Reject {
+            reason: "It is the \"production\" repository.".into(),
+        };
+        let binding = runtime.binding(&id).await.unwrap();
+        let run = runtime.decide(Decision::new(binding, reject)).await.unwrap().finish().await;
+        let Some(RunEventKind::ToolResult { output }) = run.events.last().map(|e| &e.raw.kind) else {
+            panic!("{:?}", run.events)
+        };
+        let message = output.for_model().to_tool_result(dialect, &id).unwrap();
+        assert_eq!(message[id_field], json!(id), "{dialect:?}: {message}");
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/ts/fixtures")
+            .join(fixture(dialect).unwrap());
+        let mut stored: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        stored[0][id_field] = json!(id);
+        assert_eq!(stored[0], message, "{dialect:?}: the type-checked shape");
+    }
+}
