@@ -270,6 +270,23 @@ async def test_approval_approved_through_elicitation(servers, toolsmith_stdio, t
     assert pending(servers) == []
 
 
+@pytest.mark.parametrize("transport,mode", cases())
+async def test_approval_edited_through_elicitation(servers, toolsmith_stdio, transport, mode):
+    target_file = servers.root / "x.txt"
+    target_file.write_text("old")
+    elicit = Elicitor(lambda p: types.ElicitResult(action="accept", content={"approved": True, "edit.content": "edited"}))
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(toolsmith_target(servers, toolsmith_stdio, transport), mode,
+                           elicitation_callback=elicit) as client:
+            result = await call(client, "write-file", {"path": "x.txt", "content": "new!", "overwrite": True})
+    schema = schema_of(elicit.asked[0])
+    assert schema["properties"]["edit.content"]["type"] == "string"
+    assert schema["required"] == ["approved"]
+    assert not result.is_error, text_of(result)
+    assert target_file.read_text() == "edited", "the approver's arguments ran, not the model's"
+    assert pending(servers) == []
+
+
 DECLINES = {
     "declined": lambda p: types.ElicitResult(action="decline"),
     "approved-false": lambda p: types.ElicitResult(action="accept", content={"approved": False, "reason": "not today"}),

@@ -276,9 +276,63 @@ fn a_resume_killed_mid_run_is_resumed_again_only_with_rerun() {
     assert_eq!(s.state("r1"), None);
 }
 
+/// `toolsmith call ID KEYED ARGS` with the decision key `key` in its environment.
+fn keyed_cli(key: &str, args: &[&str]) -> child_cli::Ran {
+    let out = child_cli::toolsmith(args).env("TOOLSMITH_DECISION_KEY", key).output().unwrap();
+    child_cli::Ran::from(out)
+}
+
+fn decisions_by_signed_token_and_by_edit_through_the_command_line() {
+    let s = Scene::new();
+    std::fs::write(&s.release, "").unwrap();
+    s.waiting_call("once-effect", "tok1");
+    let key = "CANARY-decision-key-0123456789abcdef";
+    let signed = keyed_cli(key, &["--store", s.store(), "call", "tok1", "--approve", "--sign", "60"]);
+    assert!(signed.ok, "{}", signed.stderr);
+    let token = signed.stdout.trim().to_owned();
+    assert!(token.starts_with("tsd1."), "{token}");
+    assert_eq!(s.runs(), 0, "signing decides nothing");
+
+    let stranger = keyed_cli(
+        "another-key-0123456789abcdef",
+        &["--store", s.store(), "call", "tok1", "--token", &token],
+    );
+    assert!(!stranger.ok && stranger.stderr.contains("signature"), "{}", stranger.stderr);
+    assert_eq!(s.runs(), 0);
+    let decided = keyed_cli(key, &["--store", s.store(), "call", "tok1", "--token", &token]);
+    assert!(decided.ok, "{}", decided.stderr);
+    assert_eq!(s.runs(), 1);
+    let again = keyed_cli(key, &["--store", s.store(), "call", "tok1", "--token", &token]);
+    assert!(!again.ok, "a token decides once: {}", again.stdout);
+    assert_eq!(s.runs(), 1);
+    for ran in [&signed, &stranger, &decided, &again] {
+        assert!(
+            !ran.stdout.contains(key) && !ran.stderr.contains(key),
+            "the key leaked: {} {}",
+            ran.stdout,
+            ran.stderr
+        );
+    }
+
+    // An edit: the approver's arguments run (another effects file), never the model's.
+    s.waiting_call("once-effect", "edit1");
+    let other = s.effects.with_extension("edited");
+    let edited = json!({"path": other, "release": s.release}).to_string();
+    let bad = child_cli::run(&["--store", s.store(), "call", "edit1", "--edit", r#"{"path": 3}"#]);
+    assert!(!bad.ok && bad.stderr.contains("path"), "{}", bad.stderr);
+    let ran = child_cli::run(&["--store", s.store(), "call", "edit1", "--edit", &edited]);
+    assert!(ran.ok, "{}", ran.stderr);
+    assert_eq!(s.runs(), 1, "the original arguments did not run");
+    assert_eq!(std::fs::read_to_string(&other).unwrap().lines().count(), 1);
+}
+
 fn main() -> std::process::ExitCode {
     child_cli::main(
         &[
+            (
+                "decisions_by_signed_token_and_by_edit_through_the_command_line",
+                decisions_by_signed_token_and_by_edit_through_the_command_line,
+            ),
             (
                 "a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose",
                 a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose,

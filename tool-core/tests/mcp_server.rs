@@ -960,6 +960,28 @@ async fn approval_asks_a_client_that_can_elicit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approval_form_offers_an_edit_of_flat_arguments() {
+    let server = server_with(all_tools(), McpConfig::default());
+    let runtime = server.runtime().clone();
+    let mut c = Stdio::start(server);
+    c.initialize(json!({"elicitation": {}})).await;
+    c.send(&request(1, "tools/call", call_params("transfer", json!({"amount": 4440}))))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(
+        ask["params"]["requestedSchema"]["properties"]["edit.amount"]["type"], "integer",
+        "{ask}"
+    );
+    let edited = json!({"action": "accept", "content": {"approved": true, "edit.amount": 445}});
+    c.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": edited})).await;
+    let (r, _) = c.response_to(1).await;
+    assert_eq!(text_of(result_of(&r)), "sent 445");
+    assert!(sent(445) && !sent(4440), "the edited arguments ran, not the model's");
+    assert!(runtime.pending().await.unwrap().is_empty());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_notifications_come_before_the_result() {
     let mut c = Stdio::start(server_with(all_tools(), McpConfig::default()));
     c.initialize(json!({})).await;

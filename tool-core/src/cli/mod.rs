@@ -182,6 +182,18 @@ pub struct CallCommand {
     /// the application answers) with this result, as JSON text matching its output schema.
     #[arg(long, value_name = "JSON", conflicts_with_all = ["approve", "decline", "stream"])]
     result: Option<String>,
+    /// Approve the pending call ID with these arguments instead of its own (JSON text,
+    /// validated like the model's): an edit.
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["approve", "decline", "result", "stream"])]
+    edit: Option<String>,
+    /// With --approve, --decline or --edit: print a signed decision token bound to the call
+    /// (valid SECONDS, default 900) instead of deciding; `--token` applies it on any instance
+    /// with the same key (`TOOLSMITH_DECISION_KEY`, or derived from `TOOLSMITH_STORE_KEY`).
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "900", conflicts_with_all = ["rerun", "stream"])]
+    sign: Option<u64>,
+    /// Decide a pending call with a signed decision token (from --sign).
+    #[arg(long, value_name = "TOKEN", conflicts_with_all = ["approve", "decline", "result", "edit", "stream"])]
+    token: Option<String>,
     /// Replay a captured model response (server-sent events) through the tools' hooks and
     /// run its calls, printing every display event as a JSON line.
     #[arg(long, value_name = "FILE.sse", requires = "format")]

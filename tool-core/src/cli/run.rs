@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -12,7 +13,7 @@ use crate::context::CallData;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
 use crate::model_output::ModelOutput;
-use crate::runtime::{CallState, EventStream, Outcome, Runtime, StoredCall, Waiting};
+use crate::runtime::{Answer, CallState, Decision, EventStream, Outcome, Runtime, StoredCall, Waiting};
 use crate::spec::TransformTarget;
 
 /// `call`: a tool call, an approval or decline of a waiting call, or a replayed model stream.
@@ -24,6 +25,9 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         rerun,
         decline,
         result,
+        edit,
+        sign,
+        token,
         stream,
         format,
         events,
@@ -61,7 +65,16 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         });
     }
     let id = id.unwrap_or_default();
-    let stream = if approve && rerun {
+    let answer = answer_of(approve, decline.as_deref(), edit.as_deref())?;
+    if let Some(seconds) = sign {
+        return sign_decision(runtime, &id, answer, seconds, out).await;
+    }
+    let stream = if let Some(token) = token {
+        runtime.decide_token(&token, Default::default()).await.map_err(|e| e.to_string())?
+    } else if let Some(answer @ Answer::Edit { .. }) = answer {
+        let binding = runtime.binding(&id).await.map_err(|e| e.to_string())?;
+        runtime.decide(Decision::new(binding, answer)).await.map_err(|e| e.to_string())?
+    } else if approve && rerun {
         announce_rerun(runtime, &id).await;
         runtime.approve_rerun(&id, Default::default()).await.map_err(|e| e.to_string())?
     } else if approve {
@@ -79,6 +92,30 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         return Ok(ExitCode::SUCCESS);
     }
     conclude(last, model_output, result_as, out)
+}
+
+/// The decision `--approve`, `--decline REASON` or `--edit JSON` asks for, if any.
+fn answer_of(approve: bool, decline: Option<&str>, edit: Option<&str>) -> Result<Option<Answer>, String> {
+    Ok(match (approve, decline, edit) {
+        (true, _, _) => Some(Answer::Approve),
+        (_, Some(reason), _) => Some(Answer::Reject { reason: reason.to_owned() }),
+        (_, _, Some(args)) => {
+            let args = crate::json::parse_unique(args.as_bytes()).map_err(|e| format!("--edit is not valid JSON: {e}"))?;
+            Some(Answer::Edit { args })
+        }
+        _ => None,
+    })
+}
+
+/// `--sign`: prints a decision token bound to the waiting call, valid `seconds`; decides nothing.
+async fn sign_decision(runtime: &Runtime, id: &str, answer: Option<Answer>, seconds: u64, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let answer = answer.ok_or("--sign needs --approve, --decline REASON or --edit JSON")?;
+    let decision = Decision::new(runtime.binding(id).await.map_err(|e| e.to_string())?, answer);
+    let token = runtime
+        .sign_decision(&decision, Duration::from_secs(seconds))
+        .map_err(|e| e.to_string())?;
+    writeln!(out, "{token}").map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `resume`: a waiting call continued with data (`rerun`: also one whose earlier run was
@@ -152,7 +189,7 @@ fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<Dial
         Outcome::AwaitingApproval(w) => {
             let id = w.id();
             let hint =
-                format!("waiting for approval: `toolsmith call {id} --approve` runs it, `toolsmith call {id} --decline REASON` refuses it");
+                format!("waiting for approval: `toolsmith call {id} --approve` runs it, `--edit JSON` runs it with other arguments, `--decline REASON` refuses it");
             return waiting(&w, out, hint);
         }
         Outcome::Suspended(w) => {

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use super::call::{error_result, ToolRef};
 use super::server::{modern, McpServer, SESSIONLESS};
 use crate::context::CallEnv;
-use crate::runtime::{EventStream, PendingKind, RunEventKind, RuntimeError, Waiting};
+use crate::runtime::{Answer, Decision, EventStream, PendingKind, RunEventKind, RuntimeError, Waiting};
 use crate::spec::TransformPhase;
 
 /// What came of asking the client's user.
@@ -39,17 +39,45 @@ pub(super) const CANCELLED: &str = "cancelled by the client";
 /// Rounds of questions one call may ask within one request before it is left waiting.
 const MAX_ROUNDS: u32 = 8;
 
-/// The approval form: approve or not, and why (told to the model on a decline).
-fn approval_form() -> ElicitationSchema {
+/// The prefix of an approval form's edit fields (`edit.amount`).
+const EDIT: &str = "edit.";
+
+/// The approval form: approve or not, and why (told to the model on a decline); when the
+/// tool's arguments are flat (scalars only), one optional field per argument to run it with
+/// another value instead (an edit).
+fn approval_form(input_schema: Option<&Value>) -> ElicitationSchema {
     let approved = BooleanSchema::new().title("Approve").description("Let the tool run.");
     let reason = StringSchema::new()
         .title("Reason")
         .description("Why (told to the model when you decline).");
-    let properties = BTreeMap::from([
+    let mut properties = BTreeMap::from([
         ("approved".to_owned(), PrimitiveSchemaDefinition::Boolean(approved)),
         ("reason".to_owned(), PrimitiveSchemaDefinition::String(reason)),
     ]);
+    let flat = input_schema.and_then(flat_form).and_then(|f| serde_json::to_value(f).ok());
+    for (name, field) in flat.as_ref().and_then(|f| f["properties"].as_object()).into_iter().flatten() {
+        let mut field = field.clone();
+        let said = field.get("description").and_then(Value::as_str).unwrap_or_default();
+        field["description"] =
+            json!(format!("{said} Set it to run the tool with this value instead; leave it empty to keep the one shown.").trim());
+        field["title"] = json!(format!("{name} (edit)"));
+        if let Some(o) = field.as_object_mut() {
+            o.remove("default");
+        }
+        if let Ok(field) = serde_json::from_value::<PrimitiveSchemaDefinition>(field) {
+            properties.insert(format!("{EDIT}{name}"), field);
+        }
+    }
     ElicitationSchema::new(properties).with_required(vec!["approved".to_owned()])
+}
+
+/// The arguments an approval form's answer edits (its non-empty `edit.*` fields), if any.
+fn edits(content: Option<&Value>) -> serde_json::Map<String, Value> {
+    let fields = content.and_then(Value::as_object).into_iter().flatten();
+    fields
+        .filter(|(_, v)| !(v.is_null() || v.as_str() == Some("")))
+        .filter_map(|(k, v)| Some((k.strip_prefix(EDIT)?.to_owned(), v.clone())))
+        .collect()
 }
 
 /// A resume schema as an elicitation form: an object whose properties are all strings,
@@ -105,6 +133,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             _ => crate::runtime::placeholder(TransformPhase::Approval).to_string(),
         };
         let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");
+        let input_schema = self.shared.runtime.registry().get(&tool.id).map(|t| t.spec().input_schema.clone());
+        let form = approval_form(input_schema.as_ref());
         let not_asked = |why: &str| {
             error_result(format!(
                 "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls)."
@@ -115,7 +145,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let asked = tokio::select! {
             biased;
             () = ctx.ct.cancelled() => Asked::Cannot(CANCELLED.into()),
-            asked = self.elicit(ctx, "approval", id, &message, approval_form()) => asked,
+            asked = self.elicit(ctx, "approval", id, &message, form) => asked,
         };
         // The question may also fail because the session ended: its requests are cancelled first.
         if ctx.ct.is_cancelled() {
@@ -292,7 +322,22 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
         let runtime = &self.shared.runtime;
         if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
-            return runtime.approve_with(id, continuation).await;
+            let edits = edits(answer.content.as_ref());
+            if edits.is_empty() {
+                return runtime.approve_with(id, continuation).await;
+            }
+            // Bound to the call as stored now: its arguments with the user's edits over them.
+            let binding = runtime.binding(id).await?;
+            let call = runtime
+                .pending_call(id)
+                .await?
+                .ok_or_else(|| RuntimeError::UnknownCall(id.to_owned()))?;
+            let mut args = call.args;
+            if let Some(args) = args.as_object_mut() {
+                args.extend(edits);
+            }
+            let decision = Decision::new(binding, Answer::Edit { args });
+            return runtime.decide_with(decision, continuation).await;
         }
         let reason = field("reason")
             .and_then(Value::as_str)
@@ -325,7 +370,7 @@ mod tests {
 
     #[test]
     fn the_approval_form_asks_whether_and_why() {
-        let form = serde_json::to_value(approval_form()).unwrap();
+        let form = serde_json::to_value(approval_form(None)).unwrap();
         let expected = json!({
             "type": "object",
             "properties": {
@@ -337,5 +382,16 @@ mod tests {
         assert_eq!(form, expected);
         let keys: Vec<&String> = form["properties"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["approved", "reason"]);
+
+        // Flat arguments can be edited; nested ones cannot (the form is the plain one).
+        let flat = json!({"type": "object", "properties": {"amount": {"type": "integer", "description": "Cents"}}, "required": ["amount"]});
+        let form = serde_json::to_value(approval_form(Some(&flat))).unwrap();
+        assert_eq!(form["properties"]["edit.amount"]["type"], "integer", "{form}");
+        assert_eq!(form["properties"]["edit.amount"]["title"], "amount (edit)");
+        assert_eq!(form["required"], json!(["approved"]), "edits are optional");
+        let nested = json!({"type": "object", "properties": {"to": {"type": "object"}}});
+        assert_eq!(serde_json::to_value(approval_form(Some(&nested))).unwrap(), expected);
+        let answer = json!({"approved": true, "edit.amount": 45, "edit.note": "", "reason": "ok"});
+        assert_eq!(edits(Some(&answer)), json!({"amount": 45}).as_object().unwrap().clone());
     }
 }

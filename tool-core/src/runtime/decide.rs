@@ -8,6 +8,7 @@
 use serde_json::{json, Value};
 use tracing::Instrument;
 
+use super::binding::{Answer, Binding, Decision};
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
 use super::pending::{PendingCall, PendingKind};
@@ -17,40 +18,51 @@ use crate::call::{trace, CallArgs, Finished};
 use crate::context::{CallEnv, ToolCallInfo};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
+use crate::spec::ToolSpec;
 
-/// A person's answer to a call waiting for approval.
-enum Decision {
-    Approve,
-    Decline(String),
-}
-
-impl Decision {
-    /// The decision as the `tool-call-resumed` event carries it.
+impl Answer {
+    /// The answer as the `tool-call-resumed` event carries it (an edit's arguments are added
+    /// by the views).
     fn to_json(&self) -> Value {
         match self {
-            Decision::Approve => json!({"approved": true}),
-            Decision::Decline(reason) => json!({"approved": false, "reason": reason}),
+            Answer::Approve => json!({"approved": true}),
+            Answer::Edit { .. } => json!({"approved": true, "edited": true}),
+            Answer::Reject { reason } => json!({"approved": false, "reason": reason}),
         }
+    }
+
+    /// Reads `{approved, reason?, args?}`; anything else is refused.
+    fn read_for(id: &str, data: &Value) -> Result<Answer, ToolError> {
+        Answer::read(data).ok_or_else(|| {
+            ToolError::with_kind(
+                ErrorKind::InvalidInput,
+                format!("call `{id}` waits for approval: send {{\"approved\": true}}, {{\"approved\": true, \"args\": {{…}}}} (edited arguments) or {{\"approved\": false, \"reason\": \"…\"}}"),
+            )
+        })
     }
 }
 
-impl Decision {
-    /// Reads `{approved, reason?}`; anything else is refused.
-    fn read(id: &str, data: &Value) -> Result<Decision, ToolError> {
-        let ok = data.get("approved").is_some_and(Value::is_boolean)
-            && data.get("reason").is_none_or(Value::is_string)
-            && data.as_object().is_some_and(|o| o.keys().all(|k| k == "approved" || k == "reason"));
-        if !ok {
-            return Err(ToolError::with_kind(
-                ErrorKind::InvalidInput,
-                format!("call `{id}` waits for approval: send {{\"approved\": true}} or {{\"approved\": false, \"reason\": \"…\"}}"),
-            ));
+/// What a continuing request asks of a call.
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    /// What is attempted, as messages say it.
+    what: &'static str,
+    /// The kind of call it continues (`None`: approval or resume data).
+    kind: Option<PendingKind>,
+    /// The binding the decision was made for (`None`: bound to what is stored).
+    binding: Option<&'a Binding>,
+    /// Whether the tool would run (an approval or an edit; not a rejection).
+    runs: bool,
+}
+
+impl<'a> Ask<'a> {
+    const fn new(what: &'static str, kind: Option<PendingKind>, runs: bool) -> Ask<'a> {
+        Ask {
+            what,
+            kind,
+            binding: None,
+            runs,
         }
-        Ok(if data["approved"] == Value::Bool(true) {
-            Decision::Approve
-        } else {
-            Decision::Decline(data["reason"].as_str().unwrap_or_default().to_owned())
-        })
     }
 }
 
@@ -100,20 +112,14 @@ impl Runtime {
     /// Takes a call of the expected kind and re-validates it (and the data it continues with)
     /// against this process's registry; anything wrong puts it back. Taking an interrupted call
     /// again, what would be refused is refused first, so a refusal leaves it interrupted.
-    async fn claim(
-        &self,
-        id: &str,
-        (asked, kind): (&'static str, Option<PendingKind>),
-        data: Option<&Value>,
-        how: Take,
-    ) -> Result<(PendingCall, OwnedPrepared), RuntimeError> {
+    async fn claim(&self, id: &str, ask: Ask<'_>, data: Option<&Value>, how: Take) -> Result<(PendingCall, OwnedPrepared), RuntimeError> {
         if how == Take::Again {
             if let Some(call) = self.inner.store.get(id).await? {
-                self.validate(id, &call, (asked, kind), data)?;
+                self.validate(id, &call, ask, data)?;
             }
         }
         let call = self.take(id, how).await?;
-        match self.validate(id, &call, (asked, kind), data) {
+        match self.validate(id, &call, ask, data) {
             Ok(prepared) => Ok((call, prepared)),
             Err(e) => {
                 self.release(id).await;
@@ -123,15 +129,9 @@ impl Runtime {
     }
 
     /// Whether the call can go on as asked: its kind (`None`: approval or resume data), its
-    /// tool, its arguments and context, and the data it continues with.
-    fn validate(
-        &self,
-        id: &str,
-        call: &PendingCall,
-        (asked, kind): (&'static str, Option<PendingKind>),
-        data: Option<&Value>,
-    ) -> Result<OwnedPrepared, RuntimeError> {
-        let fits = match kind {
+    /// tool, its binding, its arguments and context, and the data it continues with.
+    fn validate(&self, id: &str, call: &PendingCall, ask: Ask<'_>, data: Option<&Value>) -> Result<OwnedPrepared, RuntimeError> {
+        let fits = match ask.kind {
             Some(kind) => kind == call.kind,
             None => call.kind != PendingKind::ClientResult,
         };
@@ -139,32 +139,106 @@ impl Runtime {
             return Err(RuntimeError::WrongKind {
                 id: id.to_owned(),
                 waits: call.kind.waits_for(),
-                asked,
+                asked: ask.what,
             });
         }
-        if self.inner.registry.get(&call.tool_name).is_none() {
+        let Some(tool) = self.inner.registry.get(&call.tool_name) else {
             return Err(RuntimeError::ToolGone {
                 id: id.to_owned(),
                 tool: call.tool_name.clone(),
             });
+        };
+        let answer = match (call.kind, data) {
+            (PendingKind::Approval, Some(data)) => Some(Answer::read_for(id, data).map_err(RuntimeError::InvalidResume)?),
+            _ => None,
+        };
+        if call.kind == PendingKind::Approval {
+            let runs = answer.as_ref().map_or(ask.runs, |a| !matches!(a, Answer::Reject { .. }));
+            check_binding(call, tool.spec(), ask.binding, runs)?;
         }
         let args = CallArgs::Value(call.args.clone());
         let context = Some(Value::Object(call.context()));
         let prepared = self.inner.registry.prepare(&call.tool_name, &args, context);
         let prepared = prepared.and_then(|p| p.into_owned()).map_err(RuntimeError::InvalidResume)?;
-        if let Some(data) = data {
-            match call.kind {
-                PendingKind::Approval => Decision::read(id, data).map(drop).map_err(RuntimeError::InvalidResume)?,
-                PendingKind::Suspended => prepared.check_resume(data).map_err(RuntimeError::InvalidResume)?,
-                PendingKind::ClientResult => prepared.check_result(data).map_err(RuntimeError::InvalidResult)?,
-            }
+        match (call.kind, data) {
+            (PendingKind::Suspended, Some(data)) => prepared.check_resume(data).map_err(RuntimeError::InvalidResume)?,
+            (PendingKind::ClientResult, Some(data)) => prepared.check_result(data).map_err(RuntimeError::InvalidResult)?,
+            _ => {}
         }
         Ok(prepared)
     }
 
-    /// Approves a call waiting for approval and runs it. Bound to that call id: an unknown or
-    /// already resolved id is an error, and so is a call whose earlier run was interrupted
-    /// (see [`approve_rerun`](Self::approve_rerun)).
+    /// The call as an answer runs it: an edit's arguments validated like a model's (with the
+    /// stored request context) and its approval predicate run on them again; anything else as
+    /// stored. An edit that does not validate is refused.
+    fn answered(&self, call: &PendingCall, prepared: OwnedPrepared, answer: &Answer) -> Result<OwnedPrepared, RuntimeError> {
+        let Answer::Edit { args } = answer else {
+            return Ok(prepared);
+        };
+        let edited = CallArgs::Value(args.clone());
+        let context = Some(Value::Object(call.context()));
+        let edited = self.inner.registry.prepare(&call.tool_name, &edited, context);
+        let edited = edited.and_then(|p| p.into_owned()).map_err(RuntimeError::InvalidResume)?;
+        // The editor's decision is the approval the edited arguments need, if they need one.
+        let still = edited.needs_approval();
+        tracing::info!(tool_call_id = %call.tool_call_id, tool = %call.tool_name, approval_still_needed = still, "a call runs with arguments edited by its approver");
+        Ok(edited)
+    }
+
+    /// Decides a call waiting for approval: approve, edit (the approver's arguments instead)
+    /// or reject with a reason. The decision is bound to the call it was made for
+    /// ([`Binding`]): a decision for another call id, other arguments, another version of the
+    /// tool (the tool changed since the call started to wait) or an earlier call that had the
+    /// same id is refused ([`RuntimeError::Unbound`]), nothing runs and the call keeps waiting.
+    /// Edited arguments that do not validate are refused the same way.
+    pub async fn decide(&self, decision: Decision) -> Result<EventStream, RuntimeError> {
+        self.decide_with(decision, CallEnv::default()).await
+    }
+
+    /// [`decide`](Self::decide), the tool running with what the current request brings.
+    pub async fn decide_with(&self, decision: Decision, env: CallEnv) -> Result<EventStream, RuntimeError> {
+        let id = decision.call_id().to_owned();
+        let runs = !matches!(decision.answer, Answer::Reject { .. });
+        let ask = Ask {
+            binding: Some(&decision.binding),
+            ..Ask::new("a decision", Some(PendingKind::Approval), runs)
+        };
+        // A rejection runs nothing: an interrupted call can be rejected, as it can be declined.
+        let how = if runs { Take::Fresh } else { Take::Again };
+        let (call, prepared) = self.claim(&id, ask, None, how).await?;
+        let prepared = match self.answered(&call, prepared, &decision.answer) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                self.release(&id).await;
+                return Err(e);
+            }
+        };
+        let env = if runs { env } else { CallEnv::default() };
+        Ok(self.continue_approval(call, prepared, (decision.answer, None), env))
+    }
+
+    /// The binding of a call waiting for approval: what a decision on it must carry.
+    pub async fn binding(&self, tool_call_id: &str) -> Result<Binding, RuntimeError> {
+        let call = self.inner.store.get(tool_call_id).await?;
+        let call = call.ok_or_else(|| RuntimeError::UnknownCall(tool_call_id.to_owned()))?;
+        if call.kind != PendingKind::Approval {
+            return Err(RuntimeError::WrongKind {
+                id: tool_call_id.to_owned(),
+                waits: call.kind.waits_for(),
+                asked: "a decision",
+            });
+        }
+        let tool = self.inner.registry.get(&call.tool_name).ok_or_else(|| RuntimeError::ToolGone {
+            id: tool_call_id.to_owned(),
+            tool: call.tool_name.clone(),
+        })?;
+        Ok(stored_binding(&call, tool.spec()))
+    }
+
+    /// Approves a call waiting for approval and runs it. Bound to that call id and to what is
+    /// stored: an unknown or already resolved id is an error, and so is a call whose tool
+    /// changed since it started to wait, or whose earlier run was interrupted (see
+    /// [`approve_rerun`](Self::approve_rerun)).
     pub async fn approve(&self, tool_call_id: &str) -> Result<EventStream, RuntimeError> {
         self.approve_with(tool_call_id, CallEnv::default()).await
     }
@@ -184,29 +258,29 @@ impl Runtime {
     }
 
     async fn approve_as(&self, tool_call_id: &str, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
-        let asked = ("approval", Some(PendingKind::Approval));
-        let (call, prepared) = self.claim(tool_call_id, asked, None, how).await?;
-        Ok(self.continue_approval(call, prepared, (Decision::Approve, None), env))
+        let ask = Ask::new("approval", Some(PendingKind::Approval), true);
+        let (call, prepared) = self.claim(tool_call_id, ask, None, how).await?;
+        Ok(self.continue_approval(call, prepared, (Answer::Approve, None), env))
     }
 
     /// Declines a call waiting for approval: it never runs; the model receives a "not
     /// approved" result with the reason. A call whose earlier run was interrupted can be
     /// declined too (it is not run again; the store forgets it).
     pub async fn decline(&self, tool_call_id: &str, reason: &str) -> Result<EventStream, RuntimeError> {
-        let asked = ("a decline", Some(PendingKind::Approval));
-        let (call, prepared) = self.claim(tool_call_id, asked, None, Take::Again).await?;
+        let ask = Ask::new("a decline", Some(PendingKind::Approval), false);
+        let (call, prepared) = self.claim(tool_call_id, ask, None, Take::Again).await?;
         // A declined tool never runs: nothing of the request needs to reach it.
-        let decision = Decision::Decline(reason.to_owned());
-        Ok(self.continue_approval(call, prepared, (decision, None), CallEnv::default()))
+        let answer = Answer::Reject { reason: reason.to_owned() };
+        Ok(self.continue_approval(call, prepared, (answer, None), CallEnv::default()))
     }
 
-    /// Runs or declines an approval-waiting call; `sent` is the decision as the person sent it
-    /// (what the `tool-call-resumed` event shows), when they sent one.
+    /// Runs (as approved or edited) or rejects an approval-waiting call; `sent` is the decision
+    /// as the person sent it (what the `tool-call-resumed` event shows), when they sent one.
     fn continue_approval(
         &self,
         call: PendingCall,
         prepared: OwnedPrepared,
-        (decision, sent): (Decision, Option<Value>),
+        (answer, sent): (Answer, Option<Value>),
         env: CallEnv,
     ) -> EventStream {
         let (sink, stream) = Sink::channel();
@@ -216,17 +290,26 @@ impl Runtime {
             let tool = prepared.tool().clone();
             let viewer = this.viewer(Some(&*tool));
             let at = CallRef::new(call.tool_call_id.clone(), call.tool_name.clone());
-            let resume_data = sent.unwrap_or_else(|| decision.to_json());
-            sink.send(viewer.event(at.event(RunEventKind::ToolCallResumed { resume_data })));
-            match decision {
-                Decision::Approve => {
+            let mut resume_data = sent.unwrap_or_else(|| answer.to_json());
+            let resumed = if let Answer::Edit { .. } = answer {
+                let edited = prepared.args().into_owned();
+                resume_data["edited"] = Value::Bool(true);
+                resume_data["original"] = call.args.clone();
+                resume_data["args"] = edited.clone();
+                viewer.edited(at.event(RunEventKind::ToolCallResumed { resume_data }), &call.args, &edited)
+            } else {
+                viewer.event(at.event(RunEventKind::ToolCallResumed { resume_data }))
+            };
+            sink.send(resumed);
+            match answer {
+                Answer::Approve | Answer::Edit { .. } => {
                     let env = CallEnv {
                         writer: this.writer(&sink, &at, &tool),
                         ..env
                     };
                     this.execute(&sink, &prepared, &at, (call.data_for_run(), env), None, true).await;
                 }
-                Decision::Decline(reason) => {
+                Answer::Reject { reason } => {
                     let reason = if reason.trim().is_empty() {
                         "no reason given".to_owned()
                     } else {
@@ -246,9 +329,10 @@ impl Runtime {
 
     /// Resumes a waiting call with data: for a suspended call, data matching the tool's
     /// `resume` schema (the tool runs again with it as `resume_data`); for a call waiting for
-    /// approval, a decision `{approved, reason?}`. Data that does not match is refused and the
-    /// call keeps waiting. A call whose earlier run was interrupted is refused (see
-    /// [`resume_rerun`](Self::resume_rerun)).
+    /// approval, a decision `{approved, reason?}`, or `{approved: true, args}` to run it with
+    /// edited arguments (bound to what is stored, as [`approve`](Self::approve) is). Data that
+    /// does not match is refused and the call keeps waiting. A call whose earlier run was
+    /// interrupted is refused (see [`resume_rerun`](Self::resume_rerun)).
     pub async fn resume(&self, tool_call_id: &str, data: Value) -> Result<EventStream, RuntimeError> {
         self.resume_with(tool_call_id, data, CallEnv::default()).await
     }
@@ -265,11 +349,19 @@ impl Runtime {
     }
 
     async fn resume_as(&self, tool_call_id: &str, data: Value, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
-        let (call, prepared) = self.claim(tool_call_id, ("resume data", None), Some(&data), how).await?;
+        let ask = Ask::new("resume data", None, true);
+        let (call, prepared) = self.claim(tool_call_id, ask, Some(&data), how).await?;
         if call.kind == PendingKind::Approval {
             // Read by `claim` already: a decision that does not read was refused there.
-            let decision = Decision::read(tool_call_id, &data).unwrap_or(Decision::Decline(String::new()));
-            return Ok(self.continue_approval(call, prepared, (decision, Some(data)), env));
+            let answer = Answer::read(&data).unwrap_or(Answer::Reject { reason: String::new() });
+            let prepared = match self.answered(&call, prepared, &answer) {
+                Ok(prepared) => prepared,
+                Err(e) => {
+                    self.release(tool_call_id).await;
+                    return Err(e);
+                }
+            };
+            return Ok(self.continue_approval(call, prepared, (answer, Some(data)), env));
         }
         let (sink, stream) = Sink::channel();
         let this = self.clone();
@@ -327,8 +419,8 @@ impl Runtime {
     /// ```
     pub async fn submit_result(&self, tool_call_id: &str, result: Value) -> Result<EventStream, RuntimeError> {
         // Nothing runs on a result: an interrupted submit (its process died) may be submitted again.
-        let asked = ("a result", Some(PendingKind::ClientResult));
-        let (call, prepared) = self.claim(tool_call_id, asked, Some(&result), Take::Again).await?;
+        let ask = Ask::new("a result", Some(PendingKind::ClientResult), false);
+        let (call, prepared) = self.claim(tool_call_id, ask, Some(&result), Take::Again).await?;
         let tool = prepared.tool().clone();
         let data = call.data_for_run();
         let info = ToolCallInfo::new(
@@ -358,4 +450,39 @@ impl Runtime {
         .await;
         Ok(stream)
     }
+}
+
+/// The binding a waiting call is held to: the stored one, or for a call stored without one (by
+/// an earlier version), one made of what is stored now.
+fn stored_binding(call: &PendingCall, spec: &ToolSpec) -> Binding {
+    call.binding.clone().unwrap_or_else(|| Binding {
+        call_id: call.tool_call_id.clone(),
+        tool: call.tool_name.clone(),
+        args_hash: crate::fingerprint::hash(&call.args),
+        spec: spec.fingerprint(),
+        nonce: String::new(),
+    })
+}
+
+/// Whether a decision bound to `sent` (or to what is stored) may go on: it names this very
+/// call, and, when the tool would run, the tool is the one the call waited with.
+fn check_binding(call: &PendingCall, now: &ToolSpec, sent: Option<&Binding>, runs: bool) -> Result<(), RuntimeError> {
+    let stored = stored_binding(call, now);
+    let unbound = |reason: String| RuntimeError::Unbound {
+        id: call.tool_call_id.clone(),
+        reason,
+    };
+    if stored.call_id != call.tool_call_id || stored.args_hash != crate::fingerprint::hash(&call.args) {
+        return Err(unbound("the stored call does not match its own binding".into()));
+    }
+    if let Some(reason) = sent.and_then(|sent| stored.differs(sent)) {
+        return Err(unbound(format!("the decision was made for {reason}")));
+    }
+    if runs && stored.tool_changed(now) {
+        return Err(unbound(format!(
+            "tool `{}` has changed (description, schemas or annotations) since the call started to wait, so its approval no longer covers it; reject it, or call the tool again",
+            call.tool_name
+        )));
+    }
+    Ok(())
 }

@@ -35,6 +35,7 @@
 //! ```
 
 mod background;
+mod binding;
 mod bus;
 mod decide;
 mod events;
@@ -46,6 +47,7 @@ mod run;
 mod state;
 mod store;
 mod stream;
+mod token;
 mod views;
 
 use std::sync::Arc;
@@ -54,6 +56,7 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 pub use crate::spec::BackgroundOverride;
+pub use binding::{Answer, Binding, Decision};
 pub use bus::{Bus, BusMessage, MemoryBus, BUS_BACKLOG};
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
@@ -71,6 +74,7 @@ pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatu
 #[cfg(feature = "postgres")]
 pub use store::{Migrated, PostgresOptions, PostgresStore};
 pub use stream::StreamRun;
+pub use token::{DecisionKey, DECISION_KEY_ENV};
 pub use views::{placeholder, RedactSecrets, TransformPolicy};
 
 use crate::error::ToolError;
@@ -148,6 +152,18 @@ pub enum RuntimeError {
         /// The tool.
         tool: String,
     },
+    /// The decision was made for something else than the waiting call is now (another call,
+    /// other arguments, another version of its tool); nothing ran and the call keeps waiting.
+    #[error("call `{id}`: {reason}; nothing ran and the call still waits for a decision")]
+    Unbound {
+        /// The call.
+        id: String,
+        /// What does not match.
+        reason: String,
+    },
+    /// A decision token cannot be used (unreadable, altered, expired, or no key to check it).
+    #[error("{0}")]
+    Token(String),
     /// The store failed (or another process holds the call).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -160,6 +176,7 @@ pub(crate) struct Inner {
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     pub(crate) background: Arc<Semaphore>,
+    decision_key: Option<Result<DecisionKey, String>>,
 }
 
 /// Runs calls as event streams: hooks, approval, suspension, background tasks, views.
@@ -187,6 +204,7 @@ pub struct RuntimeBuilder {
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     max_background: usize,
+    decision_key: Option<Result<DecisionKey, String>>,
 }
 
 impl RuntimeBuilder {
@@ -230,6 +248,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The key that signs and checks decision tokens (default: from [`DECISION_KEY_ENV`], else
+    /// derived from `TOOLSMITH_STORE_KEY`; see [`DecisionKey`]).
+    pub fn decision_key(mut self, key: DecisionKey) -> Self {
+        self.decision_key = Some(Ok(key));
+        self
+    }
+
     /// The runtime.
     pub fn build(self) -> Runtime {
         Runtime {
@@ -243,6 +268,7 @@ impl RuntimeBuilder {
                 policy: self.policy,
                 approve_all: self.approve_all,
                 background: Arc::new(Semaphore::new(self.max_background)),
+                decision_key: self.decision_key.or_else(DecisionKey::from_env),
             }),
         }
     }
@@ -254,7 +280,8 @@ pub fn approval_resume_schema() -> Value {
         "type": "object",
         "properties": {
             "approved": {"type": "boolean", "description": "Whether the call may run."},
-            "reason": {"type": "string", "description": "Why (shown to the model when declined)."}
+            "reason": {"type": "string", "description": "Why (shown to the model when declined)."},
+            "args": {"type": "object", "description": "Edited arguments to run the call with instead (with `approved: true`); validated like the model's."}
         },
         "required": ["approved"],
         "additionalProperties": false
@@ -276,6 +303,7 @@ impl Runtime {
             policy: None,
             approve_all: false,
             max_background: 16,
+            decision_key: None,
         }
     }
 

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::binding::Binding;
 use crate::context::CallData;
 
 /// Why a call is waiting.
@@ -74,6 +75,10 @@ pub struct PendingCall {
     pub resume_schema: Option<Value>,
     /// When it started waiting (milliseconds since the Unix epoch).
     pub created_at_ms: u64,
+    /// What a decision on it must be bound to (calls waiting for approval; a call stored by an
+    /// earlier version has none, and is bound to what is stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<Binding>,
 }
 
 impl PendingCall {

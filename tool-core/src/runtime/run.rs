@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tracing::Instrument;
 
+use super::binding::Binding;
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
@@ -156,6 +157,7 @@ impl Runtime {
             suspend_payload: suspended,
             resume_schema,
             created_at_ms: now_ms(),
+            binding: (kind == PendingKind::Approval).then(|| Binding::new(&call.tool_call_id, spec, &prepared.args())),
         };
         if let Err(e) = self.inner.store.save(&pending).await {
             let name = &call.tool_name;

@@ -188,6 +188,35 @@ impl Scope<'_> {
 }
 
 impl Viewer<'_> {
+    /// The `tool-call-resumed` event of an edited approval: the decision with both the
+    /// original and the edited arguments, each shown in a view as that view shows a waiting
+    /// call's arguments (the tool's approval or input transform, else redacted).
+    pub(crate) fn edited(&self, raw: RunEvent, original: &Value, edited: &Value) -> Event {
+        let scope = Scope {
+            tool: self.tool,
+            spec: self.tool.map(|t| t.spec()),
+            policy: self.policy,
+        };
+        let view = |target| {
+            let RunEventKind::ToolCallResumed { resume_data } = &raw.kind else {
+                return None;
+            };
+            let shown = |args| {
+                let field = scope.field(target, TransformPhase::Approval, args, true);
+                field.unwrap_or_else(|| placeholder(TransformPhase::Approval))
+            };
+            let mut data = resume_data.clone();
+            data["original"] = shown(original);
+            data["args"] = shown(edited);
+            Some(raw.call.event(RunEventKind::ToolCallResumed { resume_data: data }))
+        };
+        Event {
+            display: view(TransformTarget::Display),
+            transcript: view(TransformTarget::Transcript),
+            raw,
+        }
+    }
+
     /// The event in all three views (a result's typed output transforms travel in its output).
     pub(crate) fn event(&self, raw: RunEvent) -> Event {
         let stand_in = match (self.tool, self.policy) {

@@ -1,0 +1,208 @@
+//! Approvals bound to the exact call: what a decision covers, and the three answers.
+//!
+//! Owns [`Binding`] (a waiting call's id, its tool, the RFC 8785 + SHA-256 hash of its validated
+//! arguments, the tool's spec fingerprint, and a nonce drawn when the call started to wait),
+//! [`Answer`] (approve, edit, reject) and [`Decision`] (an answer bound to one call). The binding
+//! is stored with the waiting call; a decision whose binding differs from the stored one, or a
+//! stored binding whose tool has changed since, is refused before anything runs. Claiming and
+//! running are `decide`'s; signing decisions is `token`'s.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::fingerprint::{hash, Fingerprint};
+use crate::spec::ToolSpec;
+
+/// What an approval covers: exactly one waiting call, its arguments and its tool as they were
+/// when it started to wait.
+///
+/// ```
+/// use tool_core::prelude::*;
+/// use tool_core::runtime::{Answer, Decision, Outcome, Runtime};
+///
+/// /// Send an email (asks a person first)
+/// #[tool(require_approval)]
+/// async fn send_email(to: String) -> String {
+///     format!("sent to {to}")
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let runtime = Runtime::new(Registry::from_iter([send_email::tool()]));
+/// let run = runtime.call("send-email", json!({"to": "ann@example.com"}), CallOptions::default()).finish().await;
+/// let Outcome::AwaitingApproval(waiting) = run.outcome else { panic!() };
+/// let binding = waiting.call.binding.clone().unwrap();
+/// assert_eq!(binding.call_id, waiting.id());
+///
+/// // A binding for other arguments is refused; nothing runs and the call keeps waiting.
+/// let mut forged = binding.clone();
+/// forged.args_hash = tool_core::fingerprint::hash(&json!({"to": "eve@example.com"}));
+/// let refused = runtime.decide(Decision::new(forged, Answer::Approve)).await.err().unwrap();
+/// assert!(refused.to_string().contains("arguments"), "{refused}");
+///
+/// let run = runtime.decide(Decision::new(binding, Answer::Approve)).await.unwrap().finish().await;
+/// let Outcome::Done(output) = run.outcome else { panic!() };
+/// assert_eq!(output.value(), json!("sent to ann@example.com"));
+/// # });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    /// The waiting call's id.
+    pub call_id: String,
+    /// The tool's id.
+    pub tool: String,
+    /// `sha256:` and the SHA-256 of the validated arguments' RFC 8785 canonical JSON.
+    pub args_hash: String,
+    /// The tool's spec fingerprint when the call started to wait.
+    pub spec: Fingerprint,
+    /// Drawn when the call started to wait: a decision for an earlier call that had the same
+    /// id (a reused id) does not match.
+    pub nonce: String,
+}
+
+impl Binding {
+    /// The binding of a call that starts to wait now (a fresh nonce).
+    pub(crate) fn new(call_id: &str, spec: &ToolSpec, args: &Value) -> Binding {
+        Binding {
+            call_id: call_id.to_owned(),
+            tool: spec.id.clone(),
+            args_hash: hash(args),
+            spec: spec.fingerprint(),
+            nonce: crate::call::new_call_id().trim_start_matches("call_").to_owned(),
+        }
+    }
+
+    /// What in `sent` differs from this (stored) binding, in words; `None` when they match.
+    pub(crate) fn differs(&self, sent: &Binding) -> Option<String> {
+        let parts = [
+            (self.call_id != sent.call_id, "another call id"),
+            (self.tool != sent.tool, "another tool"),
+            (self.args_hash != sent.args_hash, "other arguments"),
+            (self.spec != sent.spec, "another version of the tool"),
+            (self.nonce != sent.nonce, "an earlier call that had the same id"),
+        ];
+        let named: Vec<&str> = parts.iter().filter_map(|(d, what)| d.then_some(*what)).collect();
+        (!named.is_empty()).then(|| named.join(", "))
+    }
+
+    /// What in the tool changed since this binding was made, when it did.
+    pub(crate) fn tool_changed(&self, now: &ToolSpec) -> bool {
+        self.tool != now.id || self.spec != now.fingerprint()
+    }
+}
+
+/// A person's answer to a call waiting for approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "kebab-case")]
+pub enum Answer {
+    /// Run the call with its arguments.
+    Approve,
+    /// Run the call with these arguments instead: validated against the tool's input schema
+    /// like a model's; the tool's approval predicate runs again on them, and the editor's
+    /// decision is the approval when they still need one.
+    Edit {
+        /// The replacement arguments.
+        args: Value,
+    },
+    /// Do not run it; the model is told why.
+    Reject {
+        /// Why (shown to the model).
+        reason: String,
+    },
+}
+
+impl Answer {
+    /// Reads a decision as a person sends it: `{approved: true}`, `{approved: true, args: {…}}`
+    /// (an edit) or `{approved: false, reason?}`. Anything else is `None`.
+    pub(crate) fn read(data: &Value) -> Option<Answer> {
+        let object = data.as_object()?;
+        let known = object.keys().all(|k| matches!(k.as_str(), "approved" | "reason" | "args"));
+        let reason = match object.get("reason") {
+            None => String::new(),
+            Some(Value::String(r)) => r.clone(),
+            Some(_) => return None,
+        };
+        match (object.get("approved")?, object.get("args")) {
+            _ if !known => None,
+            (Value::Bool(true), None) => Some(Answer::Approve),
+            (Value::Bool(true), Some(args)) => Some(Answer::Edit { args: args.clone() }),
+            (Value::Bool(false), None) => Some(Answer::Reject { reason }),
+            _ => None,
+        }
+    }
+
+    /// The answer's name (`approve`, `edit`, `reject`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Answer::Approve => "approve",
+            Answer::Edit { .. } => "edit",
+            Answer::Reject { .. } => "reject",
+        }
+    }
+}
+
+/// An answer bound to one waiting call ([`Runtime::decide`](super::Runtime::decide)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The call it was made for, as the approver saw it.
+    pub binding: Binding,
+    /// The answer.
+    #[serde(flatten)]
+    pub answer: Answer,
+}
+
+impl Decision {
+    /// An answer for the call `binding` names.
+    pub fn new(binding: Binding, answer: Answer) -> Decision {
+        Decision { binding, answer }
+    }
+
+    /// The call it decides.
+    pub fn call_id(&self) -> &str {
+        &self.binding.call_id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_difference_is_named_and_answers_read() {
+        let spec = ToolSpec::new("t", "Does it", json!({"type": "object"}));
+        let a = Binding::new("call_1", &spec, &json!({"x": 1, "y": [1.0]}));
+        let mut b = a.clone();
+        assert_eq!(a.differs(&b), None);
+        b.args_hash = hash(&json!({"y": [1], "x": 1}));
+        assert_eq!(a.differs(&b), None, "canonical: key order and number spelling do not matter");
+        b.args_hash = hash(&json!({"x": 2}));
+        b.nonce = "other".into();
+        assert_eq!(a.differs(&b).unwrap(), "other arguments, an earlier call that had the same id");
+        assert_ne!(
+            Binding::new("call_1", &spec, &json!({})).nonce,
+            Binding::new("call_1", &spec, &json!({})).nonce
+        );
+        let changed = ToolSpec::new("t", "Does more", json!({"type": "object"}));
+        assert!(a.tool_changed(&changed) && !a.tool_changed(&spec));
+
+        assert_eq!(Answer::read(&json!({"approved": true})), Some(Answer::Approve));
+        assert_eq!(
+            Answer::read(&json!({"approved": true, "args": {"x": 3}})),
+            Some(Answer::Edit { args: json!({"x": 3}) })
+        );
+        assert_eq!(
+            Answer::read(&json!({"approved": false, "reason": "no"})),
+            Some(Answer::Reject { reason: "no".into() })
+        );
+        for bad in [
+            json!({"approved": "yes"}),
+            json!({"approved": false, "args": {}}),
+            json!({"approved": true, "x": 1}),
+            json!([]),
+        ] {
+            assert_eq!(Answer::read(&bad), None, "{bad}");
+        }
+    }
+}
