@@ -116,7 +116,7 @@ fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), S
 }
 
 /// A positive, finite number of seconds (fractions allowed).
-fn seconds(text: &str) -> Result<f64, String> {
+pub(super) fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s <= 31_536_000.0 => Ok(s),
         Ok(_) => Err("must be more than 0 and at most a year (31536000) seconds".into()),
@@ -156,6 +156,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         limits,
         auth,
         execution,
+        tasks: _,
     } = serve;
     runtime.registry().set_execution(execution.policy());
     if max_model_output.is_some() {

@@ -11,6 +11,7 @@
 mod instance;
 mod migrate;
 mod row;
+mod tasks;
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

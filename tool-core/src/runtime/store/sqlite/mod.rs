@@ -15,6 +15,7 @@
 mod key_file;
 mod owner;
 mod row;
+mod tasks;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ use owner::process_stat;
 use row::{Row, COLUMNS};
 
 /// The schema this build writes, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// One row per call; `call_json` is the whole [`PendingCall`]. `owner_start` tells a claiming
 /// process from a later one given the same pid (Linux). Version 1's table; version 2 adds `tag`.
@@ -139,6 +140,11 @@ fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
         for row in old {
             write_row(&tx, row, key)?;
         }
+    }
+    if version < 3 {
+        tx.execute_batch(tasks::SCHEMA_V3)?;
+    }
+    if version < SCHEMA_VERSION {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     tx.commit()?;
