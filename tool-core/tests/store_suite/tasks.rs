@@ -366,6 +366,44 @@ async fn killed_instance(url: String) -> Result<(), String> {
     ];
     expected.sort();
     assert_eq!(rows, expected, "started on A, taken over and completed once on B");
+    let read = tokio::task::spawn_blocking(move || {
+        let cli = |args: &[&str]| {
+            let mut command = child_cli::toolsmith(args);
+            command.env(tool_core::runtime::STORE_KEY_ENV, std::str::from_utf8(KEY).unwrap());
+            child_cli::Ran::from(command.output().expect("the child runs"))
+        };
+        let get = cli(&["tasks", "get", "task_killed", "--json", "--store", &location]);
+        let list = cli(&["tasks", "list", "--store", &location]);
+        let status = cli(&["store", "status", "--json", "--store", &location]);
+        let unknown = cli(&["tasks", "get", "task_never", "--store", &location]);
+        [get, list, status, unknown]
+    });
+    let [get, list, status, unknown] = read.await.unwrap();
+    assert!(get.ok, "{}", get.stderr);
+    let got: Value = serde_json::from_str(&get.stdout).map_err(|e| format!("{e}: {}", get.stdout))?;
+    assert_eq!(
+        (&got["state"], &got["attempts"], &got["output"]["result"]),
+        (&json!("completed"), &json!(2), &json!("done")),
+        "{got}"
+    );
+    assert!(
+        list.ok && list.stdout.contains("task_killed") && list.stdout.contains("completed"),
+        "{}{}",
+        list.stdout,
+        list.stderr
+    );
+    assert!(status.ok, "{}", status.stderr);
+    let status: Value = serde_json::from_str(&status.stdout).map_err(|e| format!("{e}: {}", status.stdout))?;
+    assert_eq!(
+        status["tasks"],
+        json!({"queued": 0, "running": 0, "completed": 1, "failed": 0, "cancelled": 0}),
+        "{status}"
+    );
+    assert!(
+        !unknown.ok && unknown.stderr.contains("no background task has the id `task_never`"),
+        "{}",
+        unknown.stderr
+    );
     pg::drop_schema(&url, &schema).await;
     Ok(())
 }
