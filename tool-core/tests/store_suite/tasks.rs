@@ -36,9 +36,41 @@ pub const CASES: &[(&str, Case)] = &[
 type Test = fn(String) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
 /// The PostgreSQL-only tests.
-pub const POSTGRES_TESTS: &[(&str, Test)] = &[("a_task_of_a_killed_instance_is_taken_over_and_completes_once", |url| {
-    Box::pin(killed_instance(url))
-})];
+pub const POSTGRES_TESTS: &[(&str, Test)] = &[
+    ("a_task_of_a_killed_instance_is_taken_over_and_completes_once", |url| {
+        Box::pin(killed_instance(url))
+    }),
+    ("a_task_row_edited_in_the_database_is_never_run", |url| Box::pin(edited_row(url))),
+];
+
+async fn edited_row(url: String) -> Result<(), String> {
+    let schema = pg::fresh_schema(&url).await?;
+    let store = PostgresStore::connect_with(&url, options(&schema)).await.unwrap();
+    store.enqueue_task(&task("edited", 1, 3)).await.unwrap();
+    store.enqueue_task(&task("intact", 2, 0)).await.unwrap();
+    let client = pg::connect(&url).await?;
+    let edit =
+        format!("UPDATE {schema}.toolsmith_tasks SET task_json = replace(task_json, 'suite-bg', 'wipe-disk') WHERE task_id = 'edited'");
+    assert_eq!(client.execute(&edit, &[]).await.unwrap(), 1);
+    let claimed = store.claim_task("w", LONG).await.unwrap().unwrap();
+    assert_eq!(claimed.task.task_id, "intact", "the edited task is skipped, never handed out");
+    let Err(damaged) = store.get_task("edited").await else {
+        panic!("an edited row is refused")
+    };
+    assert!(damaged.to_string().contains("integrity tag"), "{damaged}");
+    let state: String = client
+        .query_one(&format!("SELECT state FROM {schema}.toolsmith_tasks WHERE task_id = 'edited'"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(state, "failed", "ended, not retried");
+    assert!(
+        !store.list_tasks(None, 10).await.unwrap().iter().any(|t| t.task.task_id == "edited"),
+        "listings skip it"
+    );
+    pg::drop_schema(&url, &schema).await;
+    Ok(())
+}
 
 fn task(id: &str, at: u64, max_retries: u32) -> NewTask {
     let task = json!({"task_id": id, "tool_name": "suite-bg", "args": {"ledger": id}, "context": {"api_key": "sk-1"},
