@@ -53,6 +53,15 @@ impl PostgresStore {
     async fn fail_abandoned(&self) -> Result<(), StoreError> {
         const WHAT: &str = "cannot end abandoned tasks";
         let mut client = self.client().await?;
+        // Most claims find none: one read, and a transaction only when there are some.
+        let any = format!(
+            "SELECT EXISTS (SELECT 1 FROM toolsmith_tasks WHERE state = 'running' AND lease_expires_at_ms < {NOW} \
+             AND attempts > max_retries)"
+        );
+        let any: bool = client.query_one(&any, &[]).await.map_err(storage(WHAT))?.get(0);
+        if !any {
+            return Ok(());
+        }
         let tx = client.transaction().await.map_err(storage(WHAT))?;
         let select = format!(
             "SELECT task_id, tool_name, attempts, max_retries FROM toolsmith_tasks \
