@@ -17,6 +17,8 @@ mod instances;
 mod pg;
 #[path = "store_suite/postgres_only.rs"]
 mod postgres_only;
+#[path = "store_suite/tasks.rs"]
+mod tasks;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,7 +29,7 @@ use libtest_mimic::{Failed, Trial};
 use tool_core::prelude::*;
 use tool_core::runtime::{
     CallState, MemoryStore, Outcome, PendingCall, PendingStore, PostgresOptions, PostgresStore, Runtime, RuntimeError, SqliteStore,
-    StoreError, StoreStatus, StoredCall,
+    StoreError, StoreStatus, StoredCall, TaskStore,
 };
 
 /// The integrity key every handle of a test's store shares.
@@ -88,6 +90,15 @@ impl Backend {
 
     /// A new handle on this store's rows.
     async fn open(&self) -> Arc<dyn PendingStore> {
+        match self {
+            Backend::Memory(store) => store.clone(),
+            Backend::Sqlite(dir) => Arc::new(SqliteStore::open_with_key(dir.path().join("pending.sqlite3"), KEY).unwrap()),
+            Backend::Postgres { url, schema } => Arc::new(PostgresStore::connect_with(url, options(schema)).await.unwrap()),
+        }
+    }
+
+    /// A new handle on this store's background tasks.
+    async fn open_tasks(&self) -> Arc<dyn TaskStore> {
         match self {
             Backend::Memory(store) => store.clone(),
             Backend::Sqlite(dir) => Arc::new(SqliteStore::open_with_key(dir.path().join("pending.sqlite3"), KEY).unwrap()),
@@ -330,7 +341,7 @@ fn main() -> std::process::ExitCode {
         eprintln!("{reason}");
     }
     let mut trials = Vec::new();
-    for &(name, case) in CASES {
+    for &(name, case) in CASES.iter().chain(tasks::CASES) {
         for kind in [Kind::Memory, Kind::Sqlite] {
             let test = async move {
                 let backend = Backend::new(kind, None).await?;
@@ -347,7 +358,7 @@ fn main() -> std::process::ExitCode {
         };
         trials.push(postgres_trial(format!("postgres::{name}"), &postgres, test));
     }
-    for &(name, test) in postgres_only::TESTS.iter().chain(instances::TESTS) {
+    for &(name, test) in postgres_only::TESTS.iter().chain(instances::TESTS).chain(tasks::POSTGRES_TESTS) {
         trials.push(postgres_trial(format!("postgres::{name}"), &postgres, test));
     }
     trials.push(Trial::test("postgres::an_unreachable_database_is_a_clear_error", || {

@@ -13,6 +13,7 @@ mod pins;
 mod run;
 mod serve;
 mod store;
+mod tasks;
 
 pub use log::LogFormat;
 
@@ -29,7 +30,9 @@ use serde_json::Value;
 use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
-use crate::runtime::{open_store, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoreLocation, StoredCall};
+use crate::runtime::{
+    open_store, open_stores, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoreLocation, StoredCall,
+};
 
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
@@ -128,6 +131,10 @@ pub enum Command {
     /// oldest waiting call).
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// The store's durable background tasks (queued by `serve --store`): `list`, `get ID`
+    /// (its state, attempts, and its result or error, from any host), `cancel ID`.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
     /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
     #[command(subcommand)]
     Pins(pins::PinsCommand),
@@ -290,6 +297,8 @@ pub struct ServeCommand {
     deploy: Box<deploy::DeployArgs>,
     #[command(flatten)]
     execution: execution::ExecutionArgs,
+    #[command(flatten)]
+    tasks: tasks::TaskArgs,
 }
 
 /// A provider as the command line names it, for `catalog --format`, `call --stream --format`
@@ -478,11 +487,28 @@ impl PendingStore for LazyStore {
 /// [`LogFormat`]).
 pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
     let _log = log::init(cli.global.log_format, matches!(cli.command, Command::Serve(_)));
-    let store: Arc<dyn PendingStore> = Arc::new(LazyStore {
-        location: cli.global.store.clone(),
-        store: tokio::sync::OnceCell::new(),
-    });
-    let runtime = Runtime::builder(registry).shared_store(store).build();
+    // `serve --store` is an instance: its store is opened now, and its background tasks are
+    // durable (queued in the store, run by the instances' workers).
+    let opened = match (&cli.command, &cli.global.store) {
+        (Command::Serve(_), Some(location)) => Some(
+            open_stores(location)
+                .await
+                .map_err(|e| format!("--store {}: {e}", location.shown()))?,
+        ),
+        _ => None,
+    };
+    let store: Arc<dyn PendingStore> = match &opened {
+        Some(opened) => opened.pending.clone(),
+        None => Arc::new(LazyStore {
+            location: cli.global.store.clone(),
+            store: tokio::sync::OnceCell::new(),
+        }),
+    };
+    let mut builder = Runtime::builder(registry).shared_store(store);
+    if let (Some(opened), Command::Serve(serve)) = (opened, &cli.command) {
+        builder = builder.task_store(opened.tasks, serve.tasks.options());
+    }
+    let runtime = builder.build();
     match cli.command {
         Command::List { json } => commands::list(runtime.registry(), json, out),
         Command::Schema { id } => commands::schema(runtime.registry(), &id, out),
@@ -493,6 +519,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Pending { json } => commands::pending(&runtime, json, out).await,
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
+        Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
         Command::Pins(command) => pins::pins(cli.global.pin_file(), command, out).await,
     }
 }

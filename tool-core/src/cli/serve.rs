@@ -131,7 +131,7 @@ fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), S
 }
 
 /// A positive, finite number of seconds (fractions allowed).
-fn seconds(text: &str) -> Result<f64, String> {
+pub(super) fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s <= 31_536_000.0 => Ok(s),
         Ok(_) => Err("must be more than 0 and at most a year (31536000) seconds".into()),
@@ -173,6 +173,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         auth,
         execution,
         deploy,
+        tasks: _,
     } = serve;
     // Instances sharing a store hear each other (parked answers, tool changes) before serving.
     if let Some(bus) = runtime.bus() {

@@ -1,5 +1,5 @@
-//! `toolsmith store`: operating the store itself — `migrate` its schema, `status` (counts by
-//! state, the oldest waiting call).
+//! `toolsmith store`: operating the store itself — `migrate` its schema, `status` (calls and
+//! background tasks by state, the oldest waiting call).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::pretty;
-use crate::runtime::{open_store, PendingStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, StoreStatus};
+use crate::runtime::{open_stores, OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, StoreStatus, TaskCounts};
 
 /// The subcommands of `store`.
 #[derive(Debug, Subcommand)]
@@ -18,8 +18,8 @@ pub enum StoreCommand {
     /// it is opened; PostgreSQL on each instance's start too, so this is for migrating ahead
     /// of a rollout.
     Migrate,
-    /// Count the stored calls by state (waiting, running, interrupted, damaged) and show the
-    /// oldest waiting call.
+    /// Count the stored calls by state (waiting, running, interrupted, damaged), show the
+    /// oldest waiting call, and count the background tasks by state.
     Status {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -64,12 +64,17 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
         }
         StoreCommand::Status { json } => {
             let store = open(location).await?;
-            let entries = store.entries().await.map_err(|e| format!("--store {shown}: {e}"))?;
-            status(&StoreStatus::of(&entries), json, out)?;
+            let entries = store.pending.entries().await.map_err(|e| format!("--store {shown}: {e}"))?;
+            let tasks = store.tasks.count_tasks().await.map_err(|e| format!("--store {shown}: {e}"))?;
+            status((&StoreStatus::of(&entries), &tasks), json, out)?;
         }
         StoreCommand::Expire { older_than, json } => {
             let store = open(location).await?;
-            let expired = store.expire(older_than).await.map_err(|e| format!("--store {shown}: {e}"))?;
+            let expired = store
+                .pending
+                .expire(older_than)
+                .await
+                .map_err(|e| format!("--store {shown}: {e}"))?;
             if json {
                 let calls: Vec<_> = expired
                     .iter()
@@ -95,21 +100,26 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
 }
 
 /// Opens the store (the default SQLite file when no location is given).
-async fn open(location: Option<&StoreLocation>) -> Result<std::sync::Arc<dyn PendingStore>, String> {
+async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore, String> {
     match location {
-        Some(location) => open_store(location).await.map_err(|e| format!("--store {}: {e}", location.shown())),
+        Some(location) => open_stores(location)
+            .await
+            .map_err(|e| format!("--store {}: {e}", location.shown())),
         None => {
             let opened = tokio::task::spawn_blocking(SqliteStore::open_default)
                 .await
                 .map_err(|e| e.to_string())?;
-            let store = opened.map_err(|e| format!("{e} (or pass --store FILE_OR_URL)"))?;
-            Ok(std::sync::Arc::new(store))
+            let store = std::sync::Arc::new(opened.map_err(|e| format!("{e} (or pass --store FILE_OR_URL)"))?);
+            Ok(OpenedStore {
+                pending: store.clone(),
+                tasks: store,
+            })
         }
     }
 }
 
-/// Prints a store's status.
-fn status(status: &StoreStatus, json: bool, out: &mut dyn Write) -> Result<(), String> {
+/// Prints a store's status: its calls and its background tasks by state.
+fn status((status, tasks): (&StoreStatus, &TaskCounts), json: bool, out: &mut dyn Write) -> Result<(), String> {
     let oldest = status.oldest_waiting.as_ref();
     if json {
         let oldest = oldest.map(
@@ -121,6 +131,7 @@ fn status(status: &StoreStatus, json: bool, out: &mut dyn Write) -> Result<(), S
             "interrupted": status.interrupted,
             "damaged": status.damaged,
             "oldest_waiting": oldest,
+            "tasks": tasks,
         });
         return writeln!(out, "{}", pretty(&value)).map_err(io);
     }
@@ -143,5 +154,17 @@ fn status(status: &StoreStatus, json: bool, out: &mut dyn Write) -> Result<(), S
         let (id, tool, kind) = (&call.tool_call_id, &call.tool_name, call.kind.as_str());
         writeln!(out, "oldest waiting: {id} ({tool}, waits for {kind}, {ago} s)").map_err(io)?;
     }
+    let TaskCounts {
+        queued,
+        running,
+        completed,
+        failed,
+        cancelled,
+    } = tasks;
+    writeln!(
+        out,
+        "tasks: {queued} queued, {running} running, {completed} completed, {failed} failed, {cancelled} cancelled"
+    )
+    .map_err(io)?;
     Ok(())
 }

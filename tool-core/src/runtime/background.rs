@@ -21,17 +21,22 @@ use crate::registry::OwnedPrepared;
 use crate::spec::{BackgroundOverride, ToolSpec};
 use crate::tool::ToolOutput;
 
+/// The settings of one background call.
+pub(crate) struct Settings {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_retries: u32,
+    pub(crate) wait: Option<Duration>,
+}
+
 /// The settings of one background call, with its slot.
 pub(crate) struct Plan {
-    timeout: Option<Duration>,
-    max_retries: u32,
-    wait: Option<Duration>,
+    settings: Settings,
     permit: OwnedSemaphorePermit,
 }
 
-/// Whether this call goes to the background, and how. `None`: foreground (not opted in,
-/// disabled for this call, or every slot taken).
-pub(crate) fn plan(inner: &Inner, spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Option<Plan> {
+/// The settings of a call of a tool that opted in, merged with the call's override. `None`:
+/// foreground (not opted in, or disabled for this call).
+pub(crate) fn settings(spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Option<Settings> {
     let base = spec.background.as_ref().filter(|b| b.enabled);
     let Some(base) = base else {
         if over.is_some() {
@@ -43,16 +48,48 @@ pub(crate) fn plan(inner: &Inner, spec: &ToolSpec, over: Option<&BackgroundOverr
     if over.enabled == Some(false) {
         return None;
     }
+    Some(Settings {
+        timeout: over.timeout_ms.or(base.timeout_ms).map(Duration::from_millis),
+        max_retries: over.max_retries.or(base.max_retries).unwrap_or(0),
+        wait: over.wait_timeout_ms.or(base.wait_timeout_ms).map(Duration::from_millis),
+    })
+}
+
+/// Whether this call goes to the background, and how. `None`: foreground (not opted in,
+/// disabled for this call, or every slot taken).
+pub(crate) fn plan(inner: &Inner, spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Option<Plan> {
+    let settings = settings(spec, over)?;
     let Ok(permit) = inner.background.clone().try_acquire_owned() else {
         tracing::info!(tool = %spec.id, "every background slot is taken; running in the foreground");
         return None;
     };
-    Some(Plan {
-        timeout: over.timeout_ms.or(base.timeout_ms).map(Duration::from_millis),
-        max_retries: over.max_retries.or(base.max_retries).unwrap_or(0),
-        wait: over.wait_timeout_ms.or(base.wait_timeout_ms).map(Duration::from_millis),
-        permit,
-    })
+    Some(Plan { settings, permit })
+}
+
+/// A new task id.
+pub(crate) fn new_task_id() -> String {
+    format!("task_{}", crate::call::new_call_id().trim_start_matches("call_"))
+}
+
+/// Answers a backgrounded call: the placeholder result, the `background-task-started` event
+/// and the [`Outcome::Backgrounded`] end of the run's first part.
+pub(crate) fn placeholder(runtime: &Runtime, sink: &Sink, call: &CallRef, tool: &dyn crate::tool::Tool, task_id: &str) {
+    let text = format!("Background task started. Task ID: {task_id}");
+    // The placeholder is the runtime's text, not the tool's output: an output transform (which
+    // runs on the typed output) cannot apply to it, and every view shows it as it is (it holds
+    // nothing but the task id).
+    let output = ToolOutput {
+        model_output: Some(ModelOutput::Text(text.clone())),
+        ..ToolOutput::new(serde_json::Value::String(text))
+    };
+    sink.send(Event::unchanged(call.event(RunEventKind::ToolResult { output })));
+    let started = call.event(RunEventKind::BackgroundTaskStarted {
+        task_id: task_id.to_owned(),
+    });
+    sink.send(runtime.viewer(Some(tool)).event(started));
+    sink.end(Outcome::Backgrounded(BackgroundTask {
+        task_id: task_id.to_owned(),
+    }));
 }
 
 /// Whether another attempt may help: failures of the tool itself and timeouts, not invalid
@@ -107,13 +144,15 @@ pub(crate) async fn run(
     (data, env): (CallData, CallEnv),
     plan: Plan,
 ) {
-    let task_id = format!("task_{}", crate::call::new_call_id().trim_start_matches("call_"));
+    let task_id = new_task_id();
     let (tx, mut rx) = tokio::sync::oneshot::channel::<Ended>();
     let tool = prepared.tool().clone();
     let Plan {
-        timeout,
-        max_retries,
-        wait,
+        settings: Settings {
+            timeout,
+            max_retries,
+            wait,
+        },
         permit,
     } = plan;
     let task = Task {
@@ -140,18 +179,7 @@ pub(crate) async fn run(
             return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
         }
     }
-    let text = format!("Background task started. Task ID: {task_id}");
-    // The placeholder is the runtime's text, not the tool's output: an output transform (which
-    // runs on the typed output) cannot apply to it, and every view shows it as it is (it holds
-    // nothing but the task id).
-    let output = ToolOutput {
-        model_output: Some(ModelOutput::Text(text.clone())),
-        ..ToolOutput::new(serde_json::Value::String(text))
-    };
-    sink.send(Event::unchanged(call.event(RunEventKind::ToolResult { output })));
-    let started = call.event(RunEventKind::BackgroundTaskStarted { task_id: task_id.clone() });
-    sink.send(runtime.viewer(Some(&*tool)).event(started));
-    sink.end(Outcome::Backgrounded(BackgroundTask { task_id: task_id.clone() }));
+    placeholder(runtime, sink, call, &*tool, &task_id);
     // From here the task reports; an outcome that arrived meanwhile is reported now.
     rx.close();
     if let Ok(ended) = rx.try_recv() {

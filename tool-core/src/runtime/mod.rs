@@ -47,6 +47,7 @@ mod run;
 mod state;
 mod store;
 mod stream;
+mod tasks;
 mod token;
 mod views;
 
@@ -68,12 +69,14 @@ pub(crate) use store::create_private_file;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use store::{open_store, STORE_KEY_ENV};
+pub use store::{open_store, open_stores, STORE_KEY_ENV};
 pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
+pub use store::{ClaimedTask, NewTask, OpenedStore, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
 #[cfg(feature = "postgres")]
 pub use store::{Migrated, PostgresOptions, PostgresStore};
 pub use stream::StreamRun;
+pub use tasks::TaskOptions;
 pub use token::{DecisionKey, DECISION_KEY_ENV};
 pub use views::{placeholder, RedactSecrets, TransformPolicy};
 
@@ -177,6 +180,8 @@ pub(crate) struct Inner {
     approve_all: bool,
     pub(crate) background: Arc<Semaphore>,
     decision_key: Option<Result<DecisionKey, String>>,
+    /// The durable task queue, when the runtime has a task store (`tasks`).
+    tasks: Option<Arc<tasks::Queue>>,
 }
 
 /// Runs calls as event streams: hooks, approval, suspension, background tasks, views.
@@ -205,6 +210,7 @@ pub struct RuntimeBuilder {
     approve_all: bool,
     max_background: usize,
     decision_key: Option<Result<DecisionKey, String>>,
+    tasks: Option<(Arc<dyn TaskStore>, TaskOptions)>,
 }
 
 impl RuntimeBuilder {
@@ -255,9 +261,21 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The runtime.
+    /// Runs background tasks durably (see `runtime::tasks`): queued in `store` (the same
+    /// SQLite file or PostgreSQL database as the waiting calls, typically), run by a worker in
+    /// every instance sharing it (at most [`max_background_tasks`](Self::max_background_tasks)
+    /// at once each), taken over when their instance dies, readable from every instance
+    /// ([`Runtime::task`]). Without it, background tasks live in this process's memory.
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>, options: TaskOptions) -> Self {
+        self.tasks = Some((store, options));
+        self
+    }
+
+    /// The runtime. With a task store, its worker starts now when inside a Tokio runtime (see
+    /// [`TaskOptions::start_on_build`]).
     pub fn build(self) -> Runtime {
-        Runtime {
+        let queue = self.tasks.map(|(store, options)| Arc::new(tasks::Queue::new(store, options)));
+        let runtime = Runtime {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 receipts: self
@@ -269,8 +287,15 @@ impl RuntimeBuilder {
                 approve_all: self.approve_all,
                 background: Arc::new(Semaphore::new(self.max_background)),
                 decision_key: self.decision_key.or_else(DecisionKey::from_env),
+                tasks: queue,
             }),
+        };
+        if let Some(queue) = &runtime.inner.tasks {
+            if queue.start_on_build() && tokio::runtime::Handle::try_current().is_ok() {
+                queue.start(&runtime.inner);
+            }
         }
+        runtime
     }
 }
 
@@ -304,6 +329,7 @@ impl Runtime {
             approve_all: false,
             max_background: 16,
             decision_key: None,
+            tasks: None,
         }
     }
 
@@ -339,6 +365,28 @@ impl Runtime {
     /// interrupted run's effect: [`ReceiptStore::remove`] with the call's idempotency key).
     pub fn receipts(&self) -> &Arc<dyn ReceiptStore> {
         &self.inner.receipts
+    }
+
+    /// A background task of the task store, from any instance (`None`: unknown, or this
+    /// runtime has no task store).
+    pub async fn task(&self, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        match &self.inner.tasks {
+            Some(queue) => queue.store.get_task(task_id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Starts this instance's task worker (once; inside a Tokio runtime), for a runtime built
+    /// outside one or with [`TaskOptions::start_on_build`] off. Without a task store, nothing.
+    pub fn start_task_worker(&self) {
+        if let Some(queue) = &self.inner.tasks {
+            queue.start(&self.inner);
+        }
+    }
+
+    /// The name this instance's task worker holds leases under (`None` without a task store).
+    pub fn task_worker_id(&self) -> Option<&str> {
+        self.inner.tasks.as_deref().map(tasks::Queue::owner)
     }
 
     /// One waiting call, by id.

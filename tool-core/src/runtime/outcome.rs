@@ -181,6 +181,11 @@ impl Sink {
         let _ = self.tx.send(Message::Event(Box::new(event)));
     }
 
+    /// Whether nobody listens to the run any more.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
     /// Ends the run (or, for a backgrounded call, its first part) with `outcome`.
     pub(crate) fn end(&self, outcome: Outcome) {
         let _ = self.tx.send(Message::Outcome(outcome));

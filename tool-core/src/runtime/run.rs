@@ -16,7 +16,7 @@ use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
 use super::views::Viewer;
-use super::{approval_resume_schema, background, log_hook, Runtime};
+use super::{approval_resume_schema, background, log_hook, tasks, Runtime};
 use crate::call::{new_call_id, trace, CallArgs, CallOptions, Finished};
 use crate::context::{CallData, CallEnv, ToolCallInfo, Writer};
 use crate::error::{ErrorKind, ToolError};
@@ -99,7 +99,11 @@ impl Runtime {
                 .wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)
                 .await;
         }
-        if may_background {
+        if let (true, Some(queue)) = (may_background, &self.inner.tasks) {
+            if let Some(settings) = background::settings(tool.spec(), data.background.as_ref()) {
+                return tasks::enqueue(self, queue, sink, prepared, call, data, settings).await;
+            }
+        } else if may_background {
             if let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
                 return background::run(self, sink, prepared, call, (data, env), plan).await;
             }

@@ -11,6 +11,8 @@ use crate::runtime::state::{CallState, Claim, StoredCall};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     calls: Mutex<BTreeMap<String, (PendingCall, Option<Claim>)>>,
+    /// The background tasks (`memory_tasks`).
+    pub(super) tasks: Mutex<BTreeMap<String, super::TaskRecord>>,
 }
 
 impl MemoryStore {

@@ -24,11 +24,13 @@ mod checks;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod integrity;
 mod memory;
+mod memory_tasks;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod receipts;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -44,6 +46,7 @@ pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
 pub(crate) use sqlite::create_private_file;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+pub use tasks::{ClaimedTask, NewTask, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 
 /// The environment variable that gives the integrity key of stored rows (its bytes; use 32 or
 /// more random characters). Every instance sharing one PostgreSQL database must be given the
@@ -205,6 +208,54 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
 }
 
+/// A task store shared by reference counting is a task store.
+#[async_trait::async_trait]
+impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
+    async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
+        (**self).enqueue_task(task).await
+    }
+    async fn claim_task(&self, owner: &str, lease: std::time::Duration) -> Result<Option<ClaimedTask>, StoreError> {
+        (**self).claim_task(owner, lease).await
+    }
+    async fn renew_task(&self, lease: &TaskLease, lease_for: std::time::Duration) -> Result<bool, StoreError> {
+        (**self).renew_task(lease, lease_for).await
+    }
+    async fn complete_task(&self, lease: &TaskLease, output: &crate::tool::ToolOutput) -> Result<bool, StoreError> {
+        (**self).complete_task(lease, output).await
+    }
+    async fn fail_task(&self, lease: &TaskLease, error: &crate::error::ToolError, retry: bool) -> Result<Option<TaskState>, StoreError> {
+        (**self).fail_task(lease, error, retry).await
+    }
+    async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
+        (**self).cancel_task(task_id).await
+    }
+    async fn get_task(&self, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        (**self).get_task(task_id).await
+    }
+    async fn list_tasks(&self, state: Option<TaskState>, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
+        (**self).list_tasks(state, limit).await
+    }
+    async fn count_tasks(&self) -> Result<TaskCounts, StoreError> {
+        (**self).count_tasks().await
+    }
+}
+
+/// One store opened from a `--store` value, as both of its faces: the waiting calls and the
+/// background-task queue (the same file or pool).
+#[derive(Clone)]
+pub struct OpenedStore {
+    /// The waiting calls.
+    pub pending: Arc<dyn PendingStore>,
+    /// The background tasks.
+    pub tasks: Arc<dyn TaskStore>,
+}
+
+impl std::fmt::Debug for OpenedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedStore").finish_non_exhaustive()
+    }
+}
+
 /// What a store holds, by state (`toolsmith store status`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoreStatus {
@@ -329,17 +380,29 @@ pub(crate) fn hide_password(url: &str) -> String {
 /// database (connected, its schema migrated; the integrity key from [`STORE_KEY_ENV`]).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub async fn open_store(location: &StoreLocation) -> Result<Arc<dyn PendingStore>, StoreError> {
+    Ok(open_stores(location).await?.pending)
+}
+
+/// [`open_store`], as both of the store's faces: its waiting calls and its background tasks.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub async fn open_stores(location: &StoreLocation) -> Result<OpenedStore, StoreError> {
+    fn both<S: PendingStore + TaskStore>(store: Arc<S>) -> OpenedStore {
+        OpenedStore {
+            pending: store.clone(),
+            tasks: store,
+        }
+    }
     match location {
         #[cfg(feature = "sqlite")]
         StoreLocation::Sqlite(path) => {
             let path = path.clone();
             let opened = tokio::task::spawn_blocking(move || SqliteStore::open(path)).await;
-            Ok(Arc::new(
+            Ok(both(Arc::new(
                 opened.map_err(|e| StoreError::Storage(format!("opening the store failed: {e}")))??,
-            ))
+            )))
         }
         #[cfg(feature = "postgres")]
-        StoreLocation::Postgres(url) => Ok(Arc::new(PostgresStore::connect(url).await?)),
+        StoreLocation::Postgres(url) => Ok(both(Arc::new(PostgresStore::connect(url).await?))),
         #[allow(unreachable_patterns)]
         other => Err(StoreError::Storage(format!(
             "{} needs a store this build does not have (enable the tool-core feature `sqlite` or `postgres`)",

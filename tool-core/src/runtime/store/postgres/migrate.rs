@@ -54,6 +54,25 @@ const MIGRATIONS: &[&str] = &[
         target TEXT NOT NULL,
         payload TEXT NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now());",
+    // 4: the background-task queue. `task_tag` covers what runs (written once), `outcome_tag`
+    // how it ended (written by the final transition); leases are on the database's clock.
+    "CREATE TABLE toolsmith_tasks (
+        task_id TEXT PRIMARY KEY,
+        tool_name TEXT,
+        task_json TEXT,
+        created_at_ms BIGINT,
+        task_tag BYTEA,
+        max_retries BIGINT NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        attempts BIGINT NOT NULL DEFAULT 0,
+        lease_owner TEXT,
+        lease_expires_at_ms BIGINT,
+        output_json TEXT,
+        error_json TEXT,
+        outcome_tag BYTEA,
+        updated_at_ms BIGINT);
+     CREATE INDEX toolsmith_tasks_claimable ON toolsmith_tasks (created_at_ms, task_id) WHERE state IN ('queued', 'running');
+     CREATE INDEX toolsmith_tasks_by_state ON toolsmith_tasks (state, created_at_ms);",
 ];
 
 /// The schema version this build writes.

@@ -13,6 +13,7 @@ mod instance;
 mod migrate;
 mod receipts;
 mod row;
+mod tasks;
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -16,6 +16,7 @@ mod key_file;
 mod owner;
 mod receipts;
 mod row;
+mod tasks;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ use owner::process_stat;
 use row::{Row, COLUMNS};
 
 /// The schema this build writes, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// One row per call; `call_json` is the whole [`PendingCall`]. `owner_start` tells a claiming
 /// process from a later one given the same pid (Linux). Version 1's table; version 2 adds `tag`.
@@ -140,11 +141,16 @@ fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
         for row in old {
             write_row(&tx, row, key)?;
         }
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     if version < 3 {
         // 3: the receipts of tools declared idempotent (`receipts`).
         tx.execute_batch(receipts::SCHEMA_V3)?;
+    }
+    if version < 4 {
+        // 4: the background-task queue (`tasks`).
+        tx.execute_batch(tasks::SCHEMA_V4)?;
+    }
+    if version < SCHEMA_VERSION {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     tx.commit()?;

@@ -1,0 +1,398 @@
+//! Durable background tasks: a runtime with a [`TaskStore`] queues its background calls there,
+//! and a worker in each instance runs what it claims.
+//!
+//! Owns [`TaskOptions`] and the queue of a runtime: enqueueing a call (the placeholder answers
+//! the caller; the run's stream gets the task's end when any instance finishes it), the worker
+//! loop (at most `max_background_tasks` tasks at once per instance), and one task's run under
+//! its lease (renewed every third of it; a run whose lease is lost is stopped and writes
+//! nothing). What a task is and how the store keeps it is `store::tasks`'s; the in-memory
+//! background tasks of a runtime without a task store are `background`'s.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::background::{self, Settings};
+use super::events::{CallRef, RunEventKind};
+use super::outcome::{Outcome, Sink};
+use super::run::fail;
+use super::store::{ClaimedTask, NewTask, TaskLease, TaskRecord, TaskState, TaskStore};
+use super::{Inner, Runtime};
+use crate::call::{CallArgs, Finished};
+use crate::context::{CallData, CallEnv};
+use crate::error::{ErrorKind, ToolError};
+use crate::registry::OwnedPrepared;
+
+/// How a runtime runs durable background tasks.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_core::runtime::TaskOptions;
+///
+/// let options = TaskOptions::default().lease(Duration::from_secs(5)).poll_interval(Duration::from_millis(200));
+/// assert_eq!(options.lease_duration(), Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone)]
+pub struct TaskOptions {
+    lease: Duration,
+    poll: Duration,
+    start_on_build: bool,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            lease: Duration::from_secs(30),
+            poll: Duration::from_millis(500),
+            start_on_build: true,
+        }
+    }
+}
+
+impl TaskOptions {
+    /// How long a claimed task stays this instance's without a renewal (default 30 s, at least
+    /// 300 ms; renewed every third of it). A task whose instance died is taken over this long
+    /// after its last renewal.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(300));
+        self
+    }
+
+    /// The lease set by [`lease`](Self::lease).
+    pub fn lease_duration(&self) -> Duration {
+        self.lease
+    }
+
+    /// How often an idle worker looks for work queued by other instances (default 500 ms; a
+    /// task queued by this instance is claimed at once).
+    pub fn poll_interval(mut self, every: Duration) -> Self {
+        self.poll = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Whether building the runtime inside a Tokio runtime starts its worker (default), or the
+    /// worker starts with the first task this instance queues or with
+    /// [`Runtime::start_task_worker`].
+    pub fn start_on_build(mut self, yes: bool) -> Self {
+        self.start_on_build = yes;
+        self
+    }
+}
+
+/// A runtime's task queue: the store, this instance's name as a lease owner, and the signals
+/// of its worker.
+pub(crate) struct Queue {
+    pub(crate) store: Arc<dyn TaskStore>,
+    options: TaskOptions,
+    owner: String,
+    /// Work was queued here: the worker claims at once.
+    wake: Notify,
+    /// A task this instance ran ended: watchers look at once.
+    ended: Notify,
+    started: AtomicBool,
+}
+
+impl Queue {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, options: TaskOptions) -> Queue {
+        let random = crate::call::new_call_id();
+        Queue {
+            store,
+            options,
+            owner: format!("pid{}-{}", std::process::id(), random.trim_start_matches("call_")),
+            wake: Notify::new(),
+            ended: Notify::new(),
+            started: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts the worker of the runtime `inner` once (inside a Tokio runtime).
+    pub(crate) fn start(self: &Arc<Self>, inner: &Arc<Inner>) {
+        if !self.started.swap(true, Ordering::SeqCst) {
+            tokio::spawn(work(Arc::downgrade(inner), self.clone()));
+        }
+    }
+
+    /// Whether building the runtime starts the worker.
+    pub(crate) fn start_on_build(&self) -> bool {
+        self.options.start_on_build
+    }
+
+    /// The lease owner this instance writes.
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+}
+
+fn now_ms() -> u64 {
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Queues a background call and answers it: the task's result when it ends within the wait
+/// timeout, else the placeholder, then (while the caller listens) the task's end.
+pub(crate) async fn enqueue(
+    runtime: &Runtime,
+    queue: &Arc<Queue>,
+    sink: &Sink,
+    prepared: &OwnedPrepared,
+    call: &CallRef,
+    data: CallData,
+    settings: Settings,
+) {
+    let tool = prepared.tool().clone();
+    let viewer = runtime.viewer(Some(&*tool));
+    let task = NewTask {
+        task_id: background::new_task_id(),
+        tool_name: call.tool_name.clone(),
+        args: prepared.args().into_owned(),
+        data: CallData {
+            tool_call_id: Some(call.tool_call_id.clone()),
+            context: Some(Value::Object((*prepared.context).clone())),
+            background: None,
+            ..data.clone()
+        },
+        max_retries: settings.max_retries,
+        timeout_ms: settings.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        created_at_ms: now_ms(),
+    };
+    if let Err(e) = queue.store.enqueue_task(&task).await {
+        let name = &call.tool_name;
+        let error = ToolError::new(format!(
+            "Tool `{name}` runs in the background, and its task could not be queued ({e}); it was not run."
+        ));
+        return fail(sink, &viewer, call, error.for_tool(name));
+    }
+    // The task is the call's record from now on: an approved call leaves the pending store.
+    runtime.forget(&call.tool_call_id).await;
+    queue.start(&runtime.inner);
+    queue.wake.notify_one();
+    let task_id = task.task_id;
+    if let Some(wait) = settings.wait {
+        if let Ok(Some(record)) = tokio::time::timeout(wait, watch(queue, &task_id, None)).await {
+            let ended = match record.state {
+                TaskState::Completed => record
+                    .output
+                    .map(Finished::Output)
+                    .ok_or_else(|| ToolError::new("The task completed without an output.")),
+                _ => Err(record.error.unwrap_or_else(|| ToolError::new("The task failed."))),
+            };
+            return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
+        }
+    }
+    background::placeholder(runtime, sink, call, &*tool, &task_id);
+    let (runtime, queue, sink, call) = (runtime.clone(), queue.clone(), sink.clone(), call.clone());
+    tokio::spawn(tracing::Instrument::in_current_span(async move {
+        if let Some(record) = watch(&queue, &task_id, Some(&sink)).await {
+            report_end(&runtime, &sink, &call, &*tool, record);
+        }
+    }));
+}
+
+/// Waits for a task to end (from any instance): its record, or `None` once nobody listens to
+/// `sink` any more.
+async fn watch(queue: &Queue, task_id: &str, sink: Option<&Sink>) -> Option<TaskRecord> {
+    let mut pause = Duration::from_millis(10);
+    loop {
+        let ended = queue.ended.notified();
+        match queue.store.get_task(task_id).await {
+            Ok(Some(record)) if record.state.is_final() => return Some(record),
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                let error = ToolError::new(format!("The background task `{task_id}` is no longer in the store."));
+                return Some(gone(task_id, error));
+            }
+            Err(e) => tracing::warn!(task_id, error = %e, "cannot read a background task's state; trying again"),
+        }
+        if sink.is_some_and(Sink::is_closed) {
+            return None;
+        }
+        tokio::select! {
+            () = ended => {}
+            () = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(queue.options.poll.max(Duration::from_millis(50)));
+    }
+}
+
+/// A record standing for a task that vanished from the store.
+fn gone(task_id: &str, error: ToolError) -> TaskRecord {
+    TaskRecord {
+        task: NewTask {
+            task_id: task_id.to_owned(),
+            tool_name: String::new(),
+            args: Value::Null,
+            data: CallData::default(),
+            max_retries: 0,
+            timeout_ms: None,
+            created_at_ms: 0,
+        },
+        state: TaskState::Failed,
+        attempts: 0,
+        lease_owner: None,
+        lease_expires_at_ms: None,
+        output: None,
+        error: Some(error),
+        updated_at_ms: 0,
+    }
+}
+
+/// The run's last events: the task completed or failed.
+fn report_end(runtime: &Runtime, sink: &Sink, call: &CallRef, tool: &dyn crate::tool::Tool, record: TaskRecord) {
+    let viewer = runtime.viewer(Some(tool));
+    let task_id = record.task.task_id;
+    match (record.state, record.output) {
+        (TaskState::Completed, Some(output)) => {
+            let event = call.event(RunEventKind::BackgroundTaskCompleted {
+                task_id,
+                output: output.clone(),
+            });
+            sink.send(viewer.event(event));
+            sink.end(Outcome::Done(output));
+        }
+        _ => {
+            let error = record.error.unwrap_or_else(|| ToolError::new("The background task failed."));
+            crate::call::record_error(&tracing::Span::current(), &error);
+            let event = call.event(RunEventKind::BackgroundTaskFailed {
+                task_id,
+                error: error.clone(),
+            });
+            sink.send(viewer.event(event));
+            sink.end(Outcome::Failed(error));
+        }
+    }
+}
+
+/// The worker: claims tasks while a slot is free, runs each on a task of its own; idle, it
+/// waits for work queued here or looks again after the poll interval. Ends with the runtime.
+async fn work(runtime: Weak<Inner>, queue: Arc<Queue>) {
+    loop {
+        let Some(slots) = runtime.upgrade().map(|inner| inner.background.clone()) else {
+            return;
+        };
+        let Ok(slot) = slots.acquire_owned().await else { return };
+        let Some(inner) = runtime.upgrade() else { return };
+        match queue.store.claim_task(&queue.owner, queue.options.lease).await {
+            Ok(Some(claimed)) => {
+                let (runtime, queue) = (Runtime { inner }, queue.clone());
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    execute(&runtime, &queue, claimed).await;
+                });
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot claim background tasks; trying again"),
+        }
+        drop((inner, slot));
+        tokio::select! {
+            () = queue.wake.notified() => {}
+            () = tokio::time::sleep(queue.options.poll) => {}
+        }
+    }
+}
+
+/// Whether another attempt may help: failures of the tool itself and timeouts.
+fn retryable(e: &ToolError) -> bool {
+    matches!(e.kind(), ErrorKind::Execution | ErrorKind::Panic | ErrorKind::Aborted)
+}
+
+/// Runs one claimed attempt and records how it ended, if its lease is still current.
+async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
+    let ClaimedTask { task, lease } = claimed;
+    let span = tracing::info_span!("background_task", task_id = %task.task_id, tool = %task.tool_name, attempt = lease.attempt);
+    let run = async {
+        let ended = match prepare(runtime, &task) {
+            Ok(prepared) => match run_leased(queue, &lease, &prepared, &task).await {
+                Some(ended) => ended,
+                None => return,
+            },
+            Err(e) => Err(e),
+        };
+        let store = &queue.store;
+        let written = match ended {
+            Ok(Finished::Output(output)) => store
+                .complete_task(&lease, &output)
+                .await
+                .map(|ok| ok.then_some(TaskState::Completed)),
+            Ok(Finished::Suspended(_)) => {
+                let error = ToolError::new(format!(
+                    "Tool `{}` suspended itself in a background task; a durable background task cannot wait for resume data.",
+                    task.tool_name
+                ));
+                store.fail_task(&lease, &error, false).await
+            }
+            Err(error) => store.fail_task(&lease, &error, retryable(&error)).await,
+        };
+        match written {
+            Ok(Some(TaskState::Queued)) => {
+                tracing::info!(attempt = lease.attempt, "background attempt failed; queued again");
+                queue.wake.notify_one();
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => tracing::warn!("the task's lease was taken over before its end was recorded; this attempt's end is dropped"),
+            Err(e) => tracing::warn!(error = %e, "cannot record a background task's end; its lease will expire and it is taken over"),
+        }
+        queue.ended.notify_waiters();
+    };
+    tracing::Instrument::instrument(run, span).await;
+}
+
+/// The task's call, validated again by this instance's registry.
+fn prepare(runtime: &Runtime, task: &NewTask) -> Result<OwnedPrepared, ToolError> {
+    let registry = &runtime.inner.registry;
+    if registry.get(&task.tool_name).is_none() {
+        return Err(ToolError::new(format!(
+            "Tool `{}` is unknown to the instance that claimed this task.",
+            task.tool_name
+        )));
+    }
+    let args = CallArgs::Value(task.args.clone());
+    registry
+        .prepare(&task.tool_name, &args, task.data.context.clone())
+        .and_then(|p| p.into_owned())
+}
+
+/// Runs the attempt while keeping its lease: how it ended, or `None` when the lease was lost
+/// (taken over, cancelled, or not renewed in time): the run is stopped and writes nothing.
+async fn run_leased(queue: &Queue, lease: &TaskLease, prepared: &OwnedPrepared, task: &NewTask) -> Option<Result<Finished, ToolError>> {
+    let token = CancellationToken::new();
+    let env = CallEnv {
+        cancellation: Some(token.clone()),
+        timeout: task.timeout_ms.map(Duration::from_millis),
+        ..CallEnv::default()
+    };
+    let run = prepared.run(&task.data, env, None);
+    tokio::select! {
+        ended = run => Some(ended),
+        () = keep_lease(queue, lease) => {
+            token.cancel();
+            None
+        }
+    }
+}
+
+/// Renews a lease every third of it; returns when it is lost.
+async fn keep_lease(queue: &Queue, lease: &TaskLease) {
+    let length = queue.options.lease;
+    let mut held_until = Instant::now() + length;
+    loop {
+        tokio::time::sleep(length / 3).await;
+        let asked = Instant::now();
+        match queue.store.renew_task(lease, length).await {
+            Ok(true) => held_until = asked + length,
+            Ok(false) => {
+                tracing::warn!("the task was cancelled or taken over by another instance; stopping this attempt");
+                return;
+            }
+            Err(e) if Instant::now() >= held_until => {
+                tracing::warn!(error = %e, "cannot renew the task's lease and it has lapsed; stopping this attempt");
+                return;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot renew the task's lease; trying again"),
+        }
+    }
+}
