@@ -119,14 +119,28 @@ fn derive(tool: &str, call_id: &str, thread: Option<&str>, resource: Option<&str
         }
     }
     let digest = hash.finalize();
-    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    format!("{KEY_PREFIX}{hex}")
+    let mut key = String::with_capacity(KEY_PREFIX.len() + 32);
+    key.push_str(KEY_PREFIX);
+    push_hex(&mut key, &digest[..16]);
+    key
+}
+
+/// Appends `bytes` as lowercase hex digits (no allocation beyond `out`'s growth: this runs on
+/// every call's context).
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
 }
 
 /// A short, one-way digest of a key for logs and store rows (never the key itself).
 pub fn key_digest(key: &str) -> String {
     let digest = Sha256::digest([b"toolsmith receipt key v1 ".as_slice(), key.as_bytes()].concat());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut hex = String::with_capacity(64);
+    push_hex(&mut hex, &digest);
+    hex
 }
 
 #[cfg(test)]
