@@ -211,6 +211,50 @@ impl<S: ReceiptStore + ?Sized> ReceiptStore for std::sync::Arc<S> {
         (**self).remove(key).await
     }
 }
+/// Where a stored receipt row is, once its tag checked (both databases' rows).
+pub(crate) enum Stored {
+    Running(Claim),
+    Interrupted(Claim),
+    Done(Value),
+}
+
+/// The columns of a receipt row that decide where it is, as both databases store them.
+pub(crate) struct RowView<'a> {
+    /// The row's tagged fields, in the backend's order, and its stored tag.
+    pub fields: &'a [Option<Vec<u8>>],
+    pub tag: Option<&'a [u8]>,
+    pub state: Option<&'a str>,
+    pub owner_pid: Option<i64>,
+    pub claimed_at_ms: Option<i64>,
+    pub result_json: Option<&'a str>,
+    /// Whether the claim's owner still runs (a live process, or an instance's lease); asked
+    /// only of a running row.
+    pub owner_alive: &'a dyn Fn() -> bool,
+}
+
+/// A receipt row's state, or why it cannot be used (never its stored text): the tag is checked
+/// first, then the state and the recorded result are read.
+pub(crate) fn check_row(row: RowView<'_>, key: &super::integrity::Key) -> Result<Stored, String> {
+    let refs: Vec<Option<&[u8]>> = row.fields.iter().map(|f| f.as_deref()).collect();
+    if !row.tag.is_some_and(|tag| key.verify(&refs, tag)) {
+        return Err(super::checks::TAG_MISMATCH.into());
+    }
+    let claim = Claim {
+        owner_pid: row.owner_pid.and_then(|p| u32::try_from(p).ok()),
+        claimed_at_ms: row.claimed_at_ms.and_then(|t| u64::try_from(t).ok()),
+    };
+    match row.state {
+        Some("running") if (row.owner_alive)() => Ok(Stored::Running(claim)),
+        Some("running" | "interrupted") => Ok(Stored::Interrupted(claim)),
+        Some("done") => {
+            let json = row.result_json.ok_or("its result is missing")?;
+            serde_json::from_str(json)
+                .map(Stored::Done)
+                .map_err(|e| format!("its result is unreadable JSON ({:?} error)", e.classify()))
+        }
+        _ => Err("its state is not one toolsmith writes".into()),
+    }
+}
 
 /// The error of a receipt row that failed its checks (named by a prefix of its key's digest,
 /// never by the key).

@@ -12,8 +12,8 @@ use super::{now_ms, pool_error, storage};
 use crate::idempotency::key_digest;
 use crate::runtime::state::Claim;
 use crate::runtime::store::integrity::Key;
-use crate::runtime::store::receipts::{damaged, Began, ReceiptClaim, ReceiptStore};
-use crate::runtime::store::{checks, StoreError};
+use crate::runtime::store::receipts::{check_row, damaged, Began, ReceiptClaim, ReceiptStore, RowView, Stored};
+use crate::runtime::store::StoreError;
 
 const COLUMNS: &str =
     "key_digest, tool_name, args_digest, state, owner_instance, owner_pid, claimed_at_ms, result_json, finished_at_ms, tag";
@@ -37,12 +37,6 @@ struct Row {
     result_json: Option<String>,
     finished_at_ms: Option<i64>,
     tag: Option<Vec<u8>>,
-}
-
-enum State {
-    Running(Claim),
-    Interrupted(Claim),
-    Done(Value),
 }
 
 impl Row {
@@ -86,27 +80,20 @@ impl Row {
         self
     }
 
-    fn check(&self, key: &Key, alive: bool) -> Result<State, String> {
+    fn check(&self, key: &Key, alive: bool) -> Result<Stored, String> {
         let fields = self.fields();
-        let refs: Vec<Option<&[u8]>> = fields.iter().map(|f| f.as_deref()).collect();
-        if !self.tag.as_deref().is_some_and(|tag| key.verify(&refs, tag)) {
-            return Err(checks::TAG_MISMATCH.into());
-        }
-        let claim = Claim {
-            owner_pid: self.owner_pid.and_then(|p| u32::try_from(p).ok()),
-            claimed_at_ms: self.claimed_at_ms.and_then(|t| u64::try_from(t).ok()),
-        };
-        match self.state.as_deref() {
-            Some("running") if alive => Ok(State::Running(claim)),
-            Some("running" | "interrupted") => Ok(State::Interrupted(claim)),
-            Some("done") => {
-                let json = self.result_json.as_deref().ok_or("its result is missing")?;
-                serde_json::from_str(json)
-                    .map(State::Done)
-                    .map_err(|e| format!("its result is unreadable JSON ({:?} error)", e.classify()))
-            }
-            _ => Err("its state is not one toolsmith writes".into()),
-        }
+        check_row(
+            RowView {
+                fields: &fields,
+                tag: self.tag.as_deref(),
+                state: self.state.as_deref(),
+                owner_pid: self.owner_pid,
+                claimed_at_ms: self.claimed_at_ms,
+                result_json: self.result_json.as_deref(),
+                owner_alive: &|| alive,
+            },
+            key,
+        )
     }
 
     fn values(&self) -> [&(dyn ToSql + Sync); 10] {
@@ -223,10 +210,10 @@ impl ReceiptStore for PgReceipts {
             return Ok(Began::Mismatch);
         }
         match state {
-            State::Done(result) => Ok(Began::Done(result)),
-            State::Running(claim) => Ok(Began::Busy(claim)),
-            State::Interrupted(claim) if !take_over => Ok(Began::Interrupted(claim)),
-            State::Interrupted(claim) => {
+            Stored::Done(result) => Ok(Began::Done(result)),
+            Stored::Running(claim) => Ok(Began::Busy(claim)),
+            Stored::Interrupted(claim) if !take_over => Ok(Began::Interrupted(claim)),
+            Stored::Interrupted(claim) => {
                 let old_tag = row.tag.clone().unwrap_or_default();
                 if self.replace(&client, &self.mine(row), &old_tag).await? {
                     Ok(Began::Run(Some(claim)))

@@ -11,10 +11,9 @@ use serde_json::Value;
 use super::owner::{owner_alive, process_stat};
 use super::{now_ms, Db, OrStorage, SqliteStore};
 use crate::idempotency::key_digest;
-use crate::runtime::state::Claim;
 use crate::runtime::store::integrity::Key;
-use crate::runtime::store::receipts::{damaged, Began, ReceiptClaim, ReceiptStore};
-use crate::runtime::store::{checks, StoreError};
+use crate::runtime::store::receipts::{check_row, damaged, Began, ReceiptClaim, ReceiptStore, RowView, Stored};
+use crate::runtime::store::StoreError;
 
 /// The table (schema version 3 of the file).
 pub(super) const SCHEMA_V3: &str = "CREATE TABLE IF NOT EXISTS receipts (
@@ -36,13 +35,6 @@ struct Row {
     result_json: Option<String>,
     finished_at_ms: Option<i64>,
     tag: Option<Vec<u8>>,
-}
-
-/// Where a checked row is.
-enum State {
-    Running(Claim),
-    Interrupted(Claim),
-    Done(Value),
 }
 
 impl Row {
@@ -89,27 +81,20 @@ impl Row {
     }
 
     /// The row's state, or why it cannot be used (never its stored text).
-    fn check(&self, key: &Key) -> Result<State, String> {
+    fn check(&self, key: &Key) -> Result<Stored, String> {
         let fields = self.fields();
-        let refs: Vec<Option<&[u8]>> = fields.iter().map(|f| f.as_deref()).collect();
-        if !self.tag.as_deref().is_some_and(|tag| key.verify(&refs, tag)) {
-            return Err(checks::TAG_MISMATCH.into());
-        }
-        let claim = Claim {
-            owner_pid: self.owner_pid.and_then(|p| u32::try_from(p).ok()),
-            claimed_at_ms: self.claimed_at_ms.and_then(|t| u64::try_from(t).ok()),
-        };
-        match self.state.as_deref() {
-            Some("running") if owner_alive(self.owner_pid, self.owner_start.as_deref()) => Ok(State::Running(claim)),
-            Some("running" | "interrupted") => Ok(State::Interrupted(claim)),
-            Some("done") => {
-                let json = self.result_json.as_deref().ok_or("its result is missing")?;
-                serde_json::from_str(json)
-                    .map(State::Done)
-                    .map_err(|e| format!("its result is unreadable JSON ({:?} error)", e.classify()))
-            }
-            _ => Err("its state is not one toolsmith writes".into()),
-        }
+        check_row(
+            RowView {
+                fields: &fields,
+                tag: self.tag.as_deref(),
+                state: self.state.as_deref(),
+                owner_pid: self.owner_pid,
+                claimed_at_ms: self.claimed_at_ms,
+                result_json: self.result_json.as_deref(),
+                owner_alive: &|| owner_alive(self.owner_pid, self.owner_start.as_deref()),
+            },
+            key,
+        )
     }
 
     /// This process's claim of the row.
@@ -170,10 +155,10 @@ impl Db {
                     return Ok(Began::Mismatch);
                 }
                 match state {
-                    State::Done(result) => return Ok(Began::Done(result)),
-                    State::Running(claim) => return Ok(Began::Busy(claim)),
-                    State::Interrupted(claim) if !take_over => return Ok(Began::Interrupted(claim)),
-                    State::Interrupted(claim) => Began::Run(Some(claim)),
+                    Stored::Done(result) => return Ok(Began::Done(result)),
+                    Stored::Running(claim) => return Ok(Began::Busy(claim)),
+                    Stored::Interrupted(claim) if !take_over => return Ok(Began::Interrupted(claim)),
+                    Stored::Interrupted(claim) => Began::Run(Some(claim)),
                 }
             }
         };
