@@ -355,6 +355,15 @@ pub(crate) mod row {
     }
 
     impl TaskRow {
+        /// The lease `owner` holds on this row just claimed: its attempt is the row's count.
+        pub(crate) fn lease(&self, owner: &str) -> super::TaskLease {
+            super::TaskLease {
+                task_id: self.task_id.clone(),
+                owner: owner.to_owned(),
+                attempt: self.attempts.and_then(|a| u32::try_from(a).ok()).unwrap_or(0),
+            }
+        }
+
         /// What the task runs, checked against its tag and its own columns.
         pub(crate) fn task(&self, key: &Key) -> Result<NewTask, String> {
             let fields = task_fields(

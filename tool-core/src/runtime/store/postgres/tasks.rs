@@ -134,12 +134,7 @@ impl TaskStore for PostgresStore {
                 return Ok(None);
             };
             let row = read(&row);
-            let attempt = row.attempts.and_then(|a| u32::try_from(a).ok()).unwrap_or(0);
-            let lease = TaskLease {
-                task_id: row.task_id.clone(),
-                owner: owner.to_owned(),
-                attempt,
-            };
+            let lease = row.lease(owner);
             match row.task(&self.key) {
                 Ok(task) => return Ok(Some(ClaimedTask { task, lease })),
                 Err(reason) => self.fail_damaged(&lease, &reason).await?,

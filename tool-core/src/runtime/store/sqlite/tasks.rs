@@ -127,12 +127,7 @@ impl Db {
         for _ in 0..8 {
             let row = tx.query_row(&claim, params![owner, now, millis(lease)], read).optional();
             let Some(row) = row.or_storage(FAILED)? else { break };
-            let attempt = row.attempts.and_then(|a| u32::try_from(a).ok()).unwrap_or(0);
-            let lease = TaskLease {
-                task_id: row.task_id.clone(),
-                owner: owner.to_owned(),
-                attempt,
-            };
+            let lease = row.lease(owner);
             match row.task(&self.key) {
                 Ok(task) => {
                     claimed = Some(ClaimedTask { task, lease });
