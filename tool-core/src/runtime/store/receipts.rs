@@ -212,6 +212,7 @@ impl<S: ReceiptStore + ?Sized> ReceiptStore for std::sync::Arc<S> {
     }
 }
 /// Where a stored receipt row is, once its tag checked (both databases' rows).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) enum Stored {
     Running(Claim),
     Interrupted(Claim),
@@ -219,6 +220,7 @@ pub(crate) enum Stored {
 }
 
 /// The columns of a receipt row that decide where it is, as both databases store them.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) struct RowView<'a> {
     /// The row's tagged fields, in the backend's order, and its stored tag.
     pub fields: &'a [Option<Vec<u8>>],
@@ -234,6 +236,7 @@ pub(crate) struct RowView<'a> {
 
 /// A receipt row's state, or why it cannot be used (never its stored text): the tag is checked
 /// first, then the state and the recorded result are read.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn check_row(row: RowView<'_>, key: &super::integrity::Key) -> Result<Stored, String> {
     let refs: Vec<Option<&[u8]>> = row.fields.iter().map(|f| f.as_deref()).collect();
     if !row.tag.is_some_and(|tag| key.verify(&refs, tag)) {
