@@ -19,12 +19,15 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
-const USAGE: &str = "usage: mcp-loadgen --url http://127.0.0.1:PORT/mcp [--clients N] [--duration SECS] \
+const USAGE: &str = "usage: mcp-loadgen --url http://127.0.0.1:PORT/mcp[,http://…] [--clients N] [--duration SECS] \
 [--warmup SECS] [--text STRING] [--tool NAME] [--protocol-version VER] [--threads N] [--timeout SECS]";
 
 #[derive(Clone)]
 struct Config {
+    /// One URL, or several separated by commas (instances of one server: client `n` talks to
+    /// the `n % count`-th).
     url: String,
+    urls: Vec<String>,
     clients: usize,
     duration: f64,
     warmup: f64,
@@ -38,6 +41,7 @@ struct Config {
 fn parse_args() -> Result<Config, String> {
     let mut cfg = Config {
         url: String::new(),
+        urls: Vec::new(),
         clients: 1,
         duration: 5.0,
         warmup: 1.0,
@@ -68,7 +72,8 @@ fn parse_args() -> Result<Config, String> {
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
     }
-    if cfg.url.is_empty() {
+    cfg.urls = cfg.url.split(',').filter(|u| !u.is_empty()).map(str::to_owned).collect();
+    if cfg.urls.is_empty() {
         return Err(format!("--url is required\n{USAGE}"));
     }
     if cfg.clients == 0 || cfg.threads == 0 || cfg.duration <= 0.0 || cfg.warmup < 0.0 || cfg.timeout <= 0.0 {
@@ -124,6 +129,8 @@ fn messages(content_type: &str, body: &str) -> Result<Vec<Value>, String> {
 
 struct Conn {
     http: reqwest::Client,
+    /// The instance this client talks to.
+    url: String,
     cfg: Arc<Config>,
     session: Option<String>,
     protocol: Option<String>,
@@ -133,7 +140,7 @@ impl Conn {
     fn post(&self, body: String) -> reqwest::RequestBuilder {
         let mut r = self
             .http
-            .post(&self.cfg.url)
+            .post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .body(body);
@@ -218,7 +225,7 @@ impl Conn {
 
     async fn close(&self) {
         if let Some(s) = &self.session {
-            let _ = self.http.delete(&self.cfg.url).header("mcp-session-id", s).send().await;
+            let _ = self.http.delete(&self.url).header("mcp-session-id", s).send().await;
         }
     }
 }
@@ -240,6 +247,7 @@ async fn client(n: usize, cfg: Arc<Config>, barrier: Arc<Barrier>, start: Arc<On
     };
     let mut conn = Conn {
         http,
+        url: cfg.urls[n % cfg.urls.len()].clone(),
         cfg: cfg.clone(),
         session: None,
         protocol: None,
