@@ -45,7 +45,7 @@ const EDIT: &str = "edit.";
 /// The approval form: approve or not, and why (told to the model on a decline); when the
 /// tool's arguments are flat (scalars only), one optional field per argument to run it with
 /// another value instead (an edit).
-fn approval_form(input_schema: Option<&Value>) -> ElicitationSchema {
+pub(super) fn approval_form(input_schema: Option<&Value>) -> ElicitationSchema {
     let approved = BooleanSchema::new().title("Approve").description("Let the tool run.");
     let reason = StringSchema::new()
         .title("Reason")
@@ -300,7 +300,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Applies the user's answer to the waiting call `id`: approves or declines it, or resumes
     /// it with the data given.
-    async fn apply(&self, id: &str, kind: PendingKind, answer: ElicitResult, continuation: CallEnv) -> Result<EventStream, RuntimeError> {
+    pub(super) async fn apply(
+        &self,
+        id: &str,
+        kind: PendingKind,
+        answer: ElicitResult,
+        continuation: CallEnv,
+    ) -> Result<EventStream, RuntimeError> {
         match kind {
             PendingKind::Approval => self.decide(id, &answer, continuation).await,
             PendingKind::Suspended => {

@@ -376,6 +376,21 @@ impl Runtime {
         }
     }
 
+    /// Cancels a queued or running background task of the task store (from any instance): its
+    /// row ends cancelled, and a running attempt stops at once when this instance runs it, else
+    /// at its instance's next lease renewal. `false`: unknown, already ended, or no task store.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
+        match &self.inner.tasks {
+            Some(queue) => queue.cancel(task_id).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Whether this runtime keeps durable background tasks (it was given a task store).
+    pub fn has_task_store(&self) -> bool {
+        self.inner.tasks.is_some()
+    }
+
     /// Starts this instance's task worker (once; inside a Tokio runtime), for a runtime built
     /// outside one or with [`TaskOptions::start_on_build`] off. Without a task store, nothing.
     pub fn start_task_worker(&self) {
