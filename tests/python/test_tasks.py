@@ -17,13 +17,17 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import anyio
 import httpx2 as httpx
 import jwt
+import mcp_types as types
 import pytest
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from pydantic import ConfigDict
 
-from mcp_harness import MCP_FIXTURE_BIN, HttpServer, Servers
+from mcp_harness import MCP_FIXTURE_BIN, HttpServer, Servers, connect
 from oauth_server import AuthServer
 from test_oauth import auth_server  # noqa: F401  (the local authorization server)
 from test_oauth import serve as serve_oauth
@@ -235,3 +239,86 @@ def test_a_task_started_on_one_instance_is_read_and_cancelled_on_another(databas
     finally:
         a.stop()
         b.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# Through the official SDK: its extension interface (`ClientExtension`, `ResultClaim`) declares
+# the tasks extension in every request's capabilities and hands a `resultType: "task"` answer to
+# a resolver, which follows the task with `tasks/get` (and answers its approval with
+# `tasks/update`) through the SDK's own session, then returns the task's `CallToolResult`.
+
+
+class TaskHandle(types.Result):
+    model_config = ConfigDict(extra="allow")
+    result_type: Literal["task"]
+    task_id: str
+    status: str
+    poll_interval_ms: int | None = None
+
+
+class TaskState(types.Result):
+    model_config = ConfigDict(extra="allow")
+    result_type: str | None = None
+    task_id: str
+    status: str
+    status_message: str | None = None
+    input_requests: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+
+
+class GetTask(types.Request[dict[str, Any], Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    name_param = "taskId"
+
+
+class UpdateTask(types.Request[dict[str, Any], Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    name_param = "taskId"
+
+
+class SdkTasks(ClientExtension):
+    """The requester side of the tasks extension, approving what it is asked to approve."""
+
+    identifier = TASKS
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def claims(self) -> list[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=TaskHandle, resolve=self.follow)]
+
+    async def follow(self, handle: TaskHandle, ctx: ClaimContext) -> types.CallToolResult:
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            state = await ctx.session.send_request(GetTask(params={"taskId": handle.task_id}), TaskState)
+            self.seen.append(state.status)
+            if state.status == "completed":
+                return types.CallToolResult.model_validate(state.result)
+            if state.status == "input_required":
+                assert state.input_requests and "approval" in state.input_requests, state
+                answer = {"approval": {"action": "accept", "content": {"approved": True}}}
+                await ctx.session.send_request(
+                    UpdateTask(params={"taskId": handle.task_id, "inputResponses": answer}), types.EmptyResult
+                )
+                continue
+            assert state.status == "working", state
+            await anyio.sleep((handle.poll_interval_ms or 100) / 1000)
+        raise AssertionError(f"task {handle.task_id} did not complete within {DEADLINE}s: {self.seen}")
+
+
+@pytest.mark.anyio
+async def test_the_sdk_runs_a_tool_as_a_task_and_approves_it(served):
+    tasks = SdkTasks()
+    async with connect(served.url, "auto", extensions=[tasks]) as client:
+        assert client.protocol_version == PROTOCOL
+        slept = await client.call_tool("slow_task", {"seconds": 0.1})
+        assert not slept.is_error and text_of(slept.model_dump()) == "slept 0.1 s", slept
+        assert tasks.seen[-1] == "completed", tasks.seen
+        tasks.seen.clear()
+        approved = await client.call_tool("approve_task", {"note": "via the sdk"})
+        assert text_of(approved.model_dump()) == "approved: via the sdk", approved
+        assert tasks.seen[0] == "input_required" and tasks.seen[-1] == "completed", tasks.seen
+    # Without the extension the same SDK gets the call's result itself.
+    async with connect(served.url, "auto") as client:
+        plain = await client.call_tool("slow_task", {"seconds": 0})
+        assert text_of(plain.model_dump()) == "slept 0 s", plain
