@@ -176,11 +176,24 @@ def test_a_task_needing_approval_waits_for_input_then_completes(served):
     assert text_of(done["result"]) == "approved: hi", done
 
 
-def test_a_task_waiting_for_approval_is_cancelled_by_declining_it(served):
+def test_a_task_waiting_for_approval_is_cancelled(served):
     handle = start(served.url, "approve_task", {"note": "no"})
     ok(rpc(served.url, "tasks/cancel", {"taskId": handle["taskId"]}))
-    gone = rpc(served.url, "tasks/get", {"taskId": handle["taskId"]})
-    assert "error" in gone and "declined or cancelled" in gone["error"]["message"], gone
+    assert get(served.url, handle["taskId"])["status"] == "cancelled"
+    # Its call was declined: approving it now runs nothing.
+    answer = {"approval": {"action": "accept", "content": {"approved": True}}}
+    late = rpc(served.url, "tasks/update", {"taskId": handle["taskId"], "inputResponses": answer})
+    assert "error" in late and "waits for no input" in late["error"]["message"], late
+    assert get(served.url, handle["taskId"])["status"] == "cancelled"
+
+
+def test_a_declined_task_completes_with_the_declined_answer(served):
+    handle = start(served.url, "approve_task", {"note": "no"})
+    answer = {"approval": {"action": "accept", "content": {"approved": False, "reason": "not today"}}}
+    ok(rpc(served.url, "tasks/update", {"taskId": handle["taskId"], "inputResponses": answer}))
+    done = get(served.url, handle["taskId"])
+    assert done["status"] == "completed" and done["result"]["isError"] is True, done
+    assert "not approved" in text_of(done["result"]) and "not today" in text_of(done["result"]), done
 
 
 def token_for(auth: AuthServer, url: str, subject: str) -> str:

@@ -14,8 +14,8 @@
 //! |---|---|
 //! | waiting for approval (the runtime's pending store) | `input_required`, the approval form as `inputRequests.approval` |
 //! | queued or running (the task store) | `working` |
-//! | completed, or failed (a tool error) | `completed`, the `CallToolResult` (`isError` for a failure) |
-//! | cancelled | `cancelled` |
+//! | completed, or failed (a tool error; a declined approval) | `completed`, the `CallToolResult` (`isError` for a failure) |
+//! | cancelled (running, queued or waiting) | `cancelled` |
 //!
 //! A task belongs to who started it (the token's subject, else the bearer token, else the
 //! session; a request with none of them leaves the unguessable task id as the only key): anyone
@@ -73,9 +73,7 @@ fn task(id: &str, status: TaskStatus, created_ms: u64, updated_ms: u64) -> Task 
 
 fn no_task(id: &str) -> ErrorData {
     ErrorData::invalid_params(
-        format!(
-            "There is no task `{id}` for this caller: it is unknown, was declined or cancelled before it ran, or was started by another caller."
-        ),
+        format!("There is no task `{id}` for this caller: it is unknown, or another caller started it."),
         Some(json!({"taskId": id})),
     )
 }
@@ -241,15 +239,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 let text = record
                     .error
                     .map_or_else(|| "The task failed.".to_owned(), |e| e.message().to_owned());
-                let base = base(TaskStatus::Completed).with_status_message("The tool failed.");
-                DetailedTask::new(base, TaskPayload::Completed { result: failed(text) })
+                DetailedTask::new(base(TaskStatus::Completed), TaskPayload::Completed { result: failed(text) })
             }
             TaskState::Cancelled => DetailedTask::new(base(TaskStatus::Cancelled), TaskPayload::Cancelled),
         }
     }
 
     /// `tasks/update`: the user's answer to a task's approval form. Approved, the call is
-    /// queued before this returns; declined, the task ends (and is no more).
+    /// queued before this returns; declined, the task ends with the declined call's answer.
     pub(super) async fn update_task(
         &self,
         id: &str,
@@ -268,6 +265,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 None,
             ));
         };
+        if let Some(reason) = ask::declined(&answer).filter(|_| call.kind == PendingKind::Approval) {
+            // The task ends as the declined call's answer: a tool error saying so.
+            let error = crate::error::ToolError::new(Outcome::declined_text(&reason));
+            self.end_waiting(&call, TaskState::Failed, &error).await?;
+        }
         let mut events = self
             .apply(&call.tool_call_id, call.kind, answer, CallEnv::default())
             .await
@@ -277,8 +279,21 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         Ok(())
     }
 
+    /// Records the task of the waiting call `call` as ended (before the call is resolved, so
+    /// the task is never unknown in between).
+    async fn end_waiting(&self, call: &PendingCall, state: TaskState, error: &crate::error::ToolError) -> Result<(), ErrorData> {
+        let id = call.data.background.as_ref().and_then(|b| b.task_id.as_deref()).unwrap_or_default();
+        let ended = self.shared.runtime.end_waiting_task(call, state, error).await;
+        ended.map(drop).map_err(|e| {
+            ErrorData::internal_error(
+                format!("The task `{id}` could not be ended in the store ({e}); it still waits."),
+                None,
+            )
+        })
+    }
+
     /// `tasks/cancel`: a queued or running task ends cancelled (a running one is stopped); a
-    /// task waiting for approval is declined.
+    /// task waiting for approval ends cancelled, its call declined.
     pub(super) async fn cancel_task(&self, id: &str, ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
         match self.find(id, ctx).await? {
             Found::Stored(record) if record.state.is_final() => Err(ErrorData::invalid_params(
@@ -290,6 +305,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 Ok(())
             }
             Found::Waiting(call) => {
+                let error = crate::error::ToolError::with_kind(crate::error::ErrorKind::Aborted, "The task was cancelled.");
+                self.end_waiting(&call, TaskState::Cancelled, &error).await?;
                 let declined = self.shared.runtime.decline(&call.tool_call_id, "the task was cancelled").await;
                 match declined {
                     Ok(stream) => drop(stream.finish().await),

@@ -34,6 +34,9 @@ pub const CASES: &[(&str, Case)] = &[
     ("a_task_with_a_chosen_id_cancelled_while_running_stops_at_once", |b| {
         Box::pin(cancel_running(b))
     }),
+    ("a_task_that_ended_without_running_is_kept_and_never_claimed", |b| {
+        Box::pin(ended_unrun(b))
+    }),
 ];
 
 type Test = fn(String) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
@@ -520,4 +523,33 @@ async fn cancel_running(b: Backend) {
         .expect("the run ends");
     assert!(matches!(end.outcome, Outcome::Failed(_)), "{:?}", end.outcome);
     assert_eq!(runs(&ledger), 1, "never run again");
+}
+
+/// A task recorded as ended before it ran (the call it was to be was declined or cancelled
+/// while it waited): readable with its error from any store handle, never claimed, its id
+/// taken.
+async fn ended_unrun(b: Backend) {
+    let s = b.open_tasks().await;
+    let declined = ToolError::new("Tool call was not approved by the user. Reason: no");
+    s.enqueue_ended_task(&task("declined", 1, 0), TaskState::Failed, &declined)
+        .await
+        .unwrap();
+    let cancelled = ToolError::new("The task was cancelled.");
+    s.enqueue_ended_task(&task("withdrawn", 2, 3), TaskState::Cancelled, &cancelled)
+        .await
+        .unwrap();
+    assert!(s.claim_task("w", LONG).await.unwrap().is_none(), "an ended task is never claimed");
+    let other = b.open_tasks().await;
+    let read = other.get_task("declined").await.unwrap().unwrap();
+    assert_eq!((read.state, read.attempts, read.output), (TaskState::Failed, 0, None));
+    assert_eq!(read.error.unwrap().message(), declined.message());
+    assert_eq!(other.get_task("withdrawn").await.unwrap().unwrap().state, TaskState::Cancelled);
+    assert!(!s.cancel_task("withdrawn").await.unwrap(), "already ended");
+    assert!(s.enqueue_task(&task("declined", 3, 0)).await.is_err(), "the id is taken");
+    assert!(s
+        .enqueue_ended_task(&task("declined", 3, 0), TaskState::Cancelled, &cancelled)
+        .await
+        .is_err());
+    let counts = s.count_tasks().await.unwrap();
+    assert_eq!((counts.failed, counts.cancelled, counts.queued), (1, 1, 0));
 }
