@@ -132,7 +132,7 @@ def test_a_task_is_created_polled_and_its_result_read(served):
     done = wait_for(served.url, handle["taskId"], "completed")
     assert not done["result"].get("isError"), done
     assert text_of(done["result"]) == "slept 0.2 s", done
-    assert done["createdAt"] <= done["lastUpdatedAt"], done
+    assert done["createdAt"] == handle["createdAt"] <= done["lastUpdatedAt"], (handle, done)
     # Read again, by a later request: the task outlives the request that started it.
     assert get(served.url, handle["taskId"])["result"] == done["result"]
 

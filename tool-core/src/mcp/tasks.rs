@@ -30,7 +30,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 
-use super::call::ToolRef;
+use super::call::{error_result, ToolRef};
 use super::server::{modern, McpServer};
 use super::{ask, convert, identity};
 use crate::context::CallEnv;
@@ -82,13 +82,6 @@ fn store_error(id: &str, e: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(format!("The task `{id}` could not be read from the store: {e}"), None)
 }
 
-fn now_ms() -> u64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-}
-
 impl<E: ServerHandler + Clone> McpServer<E> {
     /// Whether this call is answered with a task handle: a 2026-07-28 request whose client
     /// declared the tasks extension, a tool that opted into the background, a task store.
@@ -133,12 +126,17 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         ctx: &RequestContext<RoleServer>,
         continuation: &CallEnv,
     ) -> CallToolResponse {
-        let status = match queued(&mut events).await {
-            Ok(status) => status,
-            Err(outcome) => return self.answer(tool, outcome, ctx, 0, continuation).await,
-        };
-        let now = now_ms();
-        CreateTaskResult::new(task(task_id, status, now, now)).into()
+        if let Err(outcome) = queued(&mut events).await {
+            return self.answer(tool, outcome, ctx, 0, continuation).await;
+        }
+        // The handle is the task as stored (the times `tasks/get` will show).
+        match self.get_task(task_id, ctx).await {
+            Ok(detailed) => CreateTaskResult::new(detailed.task).into(),
+            Err(e) => error_result(format!(
+                "Tool `{}` was started as the task `{task_id}`, which cannot be read back: {}",
+                tool.name, e.message
+            )),
+        }
     }
 
     /// Finds task `id` for this request's caller.
