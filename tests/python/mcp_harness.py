@@ -30,7 +30,7 @@ REQUEST_TIMEOUT = 20.0  # one MCP request
 TEST_TIMEOUT = 60.0  # a whole test body
 STDIO_PROBE_TIMEOUT = 10.0  # `toolsmith serve --stdio` answers `initialize`
 
-URL_RE = re.compile(r"(http://\S+/mcp)\b")
+URL_RE = re.compile(r"(https?://\S+/mcp)\b")
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,7 +86,8 @@ BUG_DECLINE_SCHEMA = "a declined approval's structuredContent does not match the
 
 
 class HttpServer:
-    """A server started with `--http 127.0.0.1:0`; its URL is read from its standard error."""
+    """A server started with `--http 127.0.0.1:0`; its URL (`http://` or, with TLS, `https://`) is
+    read from its standard error."""
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.argv = argv

@@ -306,6 +306,14 @@ pub struct BackgroundOverride {
     /// How long to wait for the result before answering with the placeholder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_timeout_ms: Option<u64>,
+    /// The id the durable task gets (generated when absent): set by an edge that handed its
+    /// caller a task handle before the call ran (MCP tasks). Needs a runtime with a task store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Who may read or cancel the task through the edge that started it (an MCP session, bearer
+    /// or subject); stored with the task, never shown to the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_owner: Option<String>,
 }
 
 /// Which lifecycle hooks a tool has.

@@ -529,6 +529,7 @@ async fn an_override_never_moves_a_tool_that_did_not_opt_in() {
         max_retries: Some(3),
         // No wait: a call moved to the background would answer with the placeholder.
         wait_timeout_ms: None,
+        ..Default::default()
     };
     let events = run(&runtime, "bg-not-opted", json!({}), with_override(on.clone())).await;
     assert_eq!(foreground_result(&events), json!("not opted"));

@@ -360,6 +360,26 @@ pub async fn slow(
     }
 }
 
+/// Sleeps like `slow`, as a durable background task (an MCP task, to a client that declared the
+/// tasks extension, when the fixture has a `--store`)
+#[tool(id = "slow_task", background(enabled = true))]
+pub async fn slow_task(
+    /// How long to sleep, in seconds (at most 30)
+    seconds: Option<f64>,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    slow(seconds, cx).await
+}
+
+/// Runs as a durable background task only after a person approved it
+#[tool(id = "approve_task", require_approval, background(enabled = true))]
+pub async fn approve_task(
+    /// Echoed back
+    note: String,
+) -> String {
+    format!("approved: {note}")
+}
+
 const DYNAMIC: &str = "dynamic_echo";
 
 fn served() -> Result<&'static Arc<Registry>, ToolError> {
@@ -667,6 +687,8 @@ fn registry() -> Registry {
         remove_tool::tool(),
         ask_twice::tool(),
         approve_me::tool(),
+        slow_task::tool(),
+        approve_task::tool(),
     ])
 }
 
@@ -705,8 +727,11 @@ async fn serve() -> ExitCode {
     };
     let mut runtime = Runtime::builder(registry);
     if let Some(store) = store {
-        match tool_core::runtime::open_store(&tool_core::runtime::StoreLocation::parse(&store)).await {
-            Ok(store) => runtime = runtime.shared_store(store),
+        match tool_core::runtime::open_stores(&tool_core::runtime::StoreLocation::parse(&store)).await {
+            Ok(opened) => {
+                let tasks = tool_core::runtime::TaskOptions::default().poll_interval(Duration::from_millis(100));
+                runtime = runtime.shared_store(opened.pending).task_store(opened.tasks, tasks);
+            }
             Err(e) => {
                 eprintln!("mcp_fixture: --store: {e}");
                 return ExitCode::FAILURE;

@@ -45,7 +45,7 @@ const EDIT: &str = "edit.";
 /// The approval form: approve or not, and why (told to the model on a decline); when the
 /// tool's arguments are flat (scalars only), one optional field per argument to run it with
 /// another value instead (an edit).
-fn approval_form(input_schema: Option<&Value>) -> ElicitationSchema {
+pub(super) fn approval_form(input_schema: Option<&Value>) -> ElicitationSchema {
     let approved = BooleanSchema::new().title("Approve").description("Let the tool run.");
     let reason = StringSchema::new()
         .title("Reason")
@@ -115,6 +115,20 @@ fn flat_form(schema: &Value) -> Option<ElicitationSchema> {
     }
     // The resume schema is the tool's JSON Schema: what is left of it is read as a form once.
     serde_json::from_value(form).ok()
+}
+
+/// Why the user's answer to an approval form declines the call (`None`: it approves it); a
+/// decline without a reason says how the user answered.
+pub(super) fn declined(answer: &ElicitResult) -> Option<String> {
+    let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
+    if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    let reason = field("reason").and_then(Value::as_str).map(str::to_owned);
+    Some(reason.unwrap_or_else(|| match answer.action {
+        ElicitationAction::Cancel => "the user dismissed the request".into(),
+        _ => "the user declined".into(),
+    }))
 }
 
 impl<E: ServerHandler + Clone> McpServer<E> {
@@ -300,7 +314,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Applies the user's answer to the waiting call `id`: approves or declines it, or resumes
     /// it with the data given.
-    async fn apply(&self, id: &str, kind: PendingKind, answer: ElicitResult, continuation: CallEnv) -> Result<EventStream, RuntimeError> {
+    pub(super) async fn apply(
+        &self,
+        id: &str,
+        kind: PendingKind,
+        answer: ElicitResult,
+        continuation: CallEnv,
+    ) -> Result<EventStream, RuntimeError> {
         match kind {
             PendingKind::Approval => self.decide(id, &answer, continuation).await,
             PendingKind::Suspended => {
@@ -319,9 +339,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Approves or declines a waiting call as the user answered the approval form; a decline
     /// without a reason says how the user answered.
     async fn decide(&self, id: &str, answer: &ElicitResult, continuation: CallEnv) -> Result<EventStream, RuntimeError> {
-        let field = |k: &str| answer.content.as_ref().and_then(|c| c.get(k));
         let runtime = &self.shared.runtime;
-        if answer.action == ElicitationAction::Accept && field("approved").and_then(Value::as_bool) == Some(true) {
+        let Some(reason) = declined(answer) else {
             let edits = edits(answer.content.as_ref());
             if edits.is_empty() {
                 return runtime.approve_with(id, continuation).await;
@@ -338,14 +357,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             }
             let decision = Decision::new(binding, Answer::Edit { args });
             return runtime.decide_with(decision, continuation).await;
-        }
-        let reason = field("reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| match answer.action {
-                ElicitationAction::Cancel => "the user dismissed the request".into(),
-                _ => "the user declined".into(),
-            });
+        };
         runtime.decline(id, &reason).await
     }
 }

@@ -107,11 +107,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Err(refused) => return error_result(refused),
         };
         let caller = identity::of(ctx);
+        // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state that
+        // names the waiting call (and in a task's id), so it must not be guessable.
+        let call_id = format!("mcp_{}", uuid::Uuid::new_v4().simple());
+        let as_task = self.runs_as_task(tool, ctx);
         let mut options = CallOptions {
             data: CallData {
-                // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state
-                // that names the waiting call, so it must not be guessable.
-                tool_call_id: Some(format!("mcp_{}", uuid::Uuid::new_v4().simple())),
+                background: as_task.then(|| self.task_override(&call_id, ctx)),
+                tool_call_id: Some(call_id.clone()),
                 // An authorized caller acts as its token's subject, whatever the configured
                 // context says.
                 resource_id: caller.map(|c| c.subject.clone()),
@@ -131,6 +134,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         #[cfg(not(feature = "otel"))]
         let _ = trace_context;
         let events = self.shared.runtime.call_in(span.clone(), &tool.id, args.into(), options);
+        if as_task {
+            let (continuation, task_id) = (slot.continuation.clone(), super::tasks::task_id_of(&call_id));
+            let handle = self.task_handle(tool, events, &task_id, ctx, &continuation);
+            let response = handle.instrument(span).await;
+            // The slot flushes once every handle on its client is gone.
+            drop(continuation);
+            slot.finish().await;
+            return response;
+        }
         // The whole request is the call's: asking the client for approval or resume data too.
         self.drive(tool, events, slot, ctx, 0).instrument(span).await
     }
@@ -182,7 +194,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Turns how a run ended into the call's response: the result, an error result, or a
     /// question to the client's user (approval, resume data).
-    async fn answer(
+    pub(super) async fn answer(
         &self,
         tool: &ToolRef,
         outcome: Option<Outcome>,
@@ -238,7 +250,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Who may read this request's kept results: its session, when it has one that lasts
     /// (stdio, an HTTP session); a request served on its own (stateless HTTP, 2026-07-28 over
     /// HTTP) is its client's bearer token, and without one nobody (no link is offered).
-    fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+    pub(super) fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
         let Some(http) = ctx.extensions.get::<axum::http::request::Parts>() else {
             return Some(self.session.id.clone());
         };

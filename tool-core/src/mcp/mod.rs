@@ -22,6 +22,8 @@
 //! - `call`: running a call and mapping its `Outcome` to the answer;
 //! - `ask`: asking the client's user to approve or resume a waiting call;
 //! - `parked`: 2026-07-28 runs waiting for the answer to their tool's question;
+//! - `tasks`: the tasks extension (2026-07-28): calls of background tools as durable tasks,
+//!   `tasks/get`, `tasks/update`, `tasks/cancel`;
 //! - `convert`: `ToolSpec`, `ModelOutput` and `ToolOutput` as `rmcp` types (within the call's
 //!   model-output budget);
 //! - [`results`]: full results of cut calls, read back as `toolsmith://results/<call-id>`;
@@ -57,14 +59,16 @@ mod server;
 mod session;
 mod session_cap;
 pub mod stdio;
+mod tasks;
 #[cfg(feature = "tls")]
 pub mod tls;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool as McpTool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CustomRequest, CustomResult,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    Tool as McpTool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -105,6 +109,11 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         // Cut results are read as resources (`results`), whether or not the extras have any.
         caps.resources = Some(extra.resources.unwrap_or_default());
         caps.completions = extra.completions;
+        if self.shared.runtime.has_task_store() {
+            // Tools that opted into the background run as tasks (`tasks`) on 2026-07-28.
+            let extensions = caps.extensions.get_or_insert_with(Default::default);
+            extensions.insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+        }
         let mut info = ServerConfig::new(caps).with_server_info(Implementation::new(&self.shared.config.name, &self.shared.config.version));
         if let Some(i) = &self.shared.config.instructions {
             info = info.with_instructions(i.clone());
@@ -133,6 +142,18 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
 
     async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         self.call(request, &ctx).await
+    }
+
+    async fn get_task(&self, request: GetTaskParams, ctx: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+        self.get_task(&request.task_id, &ctx).await.map(GetTaskResult::new)
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.update_task(&request.task_id, &request.input_responses, &ctx).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.cancel_task(&request.task_id, &ctx).await
     }
 
     async fn set_level(&self, request: SetLevelRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {

@@ -376,6 +376,51 @@ impl Runtime {
         }
     }
 
+    /// Cancels a queued or running background task of the task store (from any instance): its
+    /// row ends cancelled, and a running attempt stops at once when this instance runs it, else
+    /// at its instance's next lease renewal. `false`: unknown, already ended, or no task store.
+    pub async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
+        match &self.inner.tasks {
+            Some(queue) => queue.cancel(task_id).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Records the durable task the waiting call `call` was to become (its
+    /// [`BackgroundOverride::task_id`]) as ended without running, in `state` with `error`: for
+    /// an edge that handed out the task's id before the call ran and must answer for it once the
+    /// call is declined or cancelled while it waits. Call it before resolving the waiting call,
+    /// so the task is never unknown in between. `false`: the call names no task, or no task store.
+    pub async fn end_waiting_task(
+        &self,
+        call: &PendingCall,
+        state: TaskState,
+        error: &crate::error::ToolError,
+    ) -> Result<bool, StoreError> {
+        let (Some(queue), Some(task_id)) = (&self.inner.tasks, call.data.background.as_ref().and_then(|b| b.task_id.clone())) else {
+            return Ok(false);
+        };
+        let task = NewTask {
+            task_id,
+            tool_name: call.tool_name.clone(),
+            args: call.args.clone(),
+            data: crate::context::CallData {
+                tool_call_id: Some(call.tool_call_id.clone()),
+                ..call.data.clone()
+            },
+            max_retries: 0,
+            timeout_ms: None,
+            created_at_ms: call.created_at_ms,
+        };
+        queue.store.enqueue_ended_task(&task, state, error).await?;
+        Ok(true)
+    }
+
+    /// Whether this runtime keeps durable background tasks (it was given a task store).
+    pub fn has_task_store(&self) -> bool {
+        self.inner.tasks.is_some()
+    }
+
     /// Starts this instance's task worker (once; inside a Tokio runtime), for a runtime built
     /// outside one or with [`TaskOptions::start_on_build`] off. Without a task store, nothing.
     pub fn start_task_worker(&self) {

@@ -8,8 +8,9 @@
 //! nothing). What a task is and how the store keeps it is `store::tasks`'s; the in-memory
 //! background tasks of a runtime without a task store are `background`'s.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -20,7 +21,7 @@ use super::background::{self, Settings};
 use super::events::{CallRef, RunEventKind};
 use super::outcome::{Outcome, Sink};
 use super::run::fail;
-use super::store::{ClaimedTask, NewTask, TaskLease, TaskRecord, TaskState, TaskStore};
+use super::store::{ClaimedTask, NewTask, StoreError, TaskLease, TaskRecord, TaskState, TaskStore};
 use super::{Inner, Runtime};
 use crate::call::{CallArgs, Finished};
 use crate::context::{CallData, CallEnv};
@@ -94,6 +95,9 @@ pub(crate) struct Queue {
     /// A task this instance ran ended: watchers look at once.
     ended: Notify,
     started: AtomicBool,
+    /// The cancellation tokens of the attempts this instance runs, by task id: cancelling a
+    /// task here stops its attempt at once (another instance's learns it at its next renewal).
+    running: Mutex<HashMap<String, CancellationToken>>,
 }
 
 impl Queue {
@@ -106,7 +110,21 @@ impl Queue {
             wake: Notify::new(),
             ended: Notify::new(),
             started: AtomicBool::new(false),
+            running: Mutex::default(),
         }
+    }
+
+    /// Cancels a queued or running task in the store, and stops its attempt at once when this
+    /// instance runs it. `false`: unknown or already ended.
+    pub(crate) async fn cancel(&self, task_id: &str) -> Result<bool, StoreError> {
+        let cancelled = self.store.cancel_task(task_id).await?;
+        if cancelled {
+            let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(token) = running.get(task_id) {
+                token.cancel();
+            }
+        }
+        Ok(cancelled)
     }
 
     /// Starts the worker of the runtime `inner` once (inside a Tokio runtime).
@@ -145,14 +163,16 @@ pub(crate) async fn enqueue(
 ) {
     let tool = prepared.tool().clone();
     let viewer = runtime.viewer(Some(&*tool));
+    let chosen = data.background.as_ref().and_then(|b| b.task_id.clone());
     let task = NewTask {
-        task_id: background::new_task_id(),
+        task_id: chosen.unwrap_or_else(background::new_task_id),
         tool_name: call.tool_name.clone(),
         args: prepared.args().into_owned(),
         data: CallData {
             tool_call_id: Some(call.tool_call_id.clone()),
             context: Some(Value::Object((*prepared.context).clone())),
-            background: None,
+            // Kept for the edge that started it (its task id and owner); the worker runs the
+            // call as it is and never moves it again.
             ..data.clone()
         },
         max_retries: settings.max_retries,
@@ -360,6 +380,9 @@ fn prepare(runtime: &Runtime, task: &NewTask) -> Result<OwnedPrepared, ToolError
 /// (taken over, cancelled, or not renewed in time): the run is stopped and writes nothing.
 async fn run_leased(queue: &Queue, lease: &TaskLease, prepared: &OwnedPrepared, task: &NewTask) -> Option<Result<Finished, ToolError>> {
     let token = CancellationToken::new();
+    let running = || queue.running.lock().unwrap_or_else(|p| p.into_inner());
+    running().insert(task.task_id.clone(), token.clone());
+    let _unregister = Unregister(&queue.running, &task.task_id);
     let env = CallEnv {
         cancellation: Some(token.clone()),
         timeout: task.timeout_ms.map(Duration::from_millis),
@@ -372,6 +395,15 @@ async fn run_leased(queue: &Queue, lease: &TaskLease, prepared: &OwnedPrepared, 
             token.cancel();
             None
         }
+    }
+}
+
+/// Takes an attempt's token out of [`Queue::running`] when the attempt ends.
+struct Unregister<'a>(&'a Mutex<HashMap<String, CancellationToken>>, &'a str);
+
+impl Drop for Unregister<'_> {
+    fn drop(&mut self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(self.1);
     }
 }
 

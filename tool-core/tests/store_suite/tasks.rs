@@ -31,6 +31,12 @@ pub const CASES: &[(&str, Case)] = &[
     ("a_background_call_queued_by_one_runtime_is_run_by_another", |b| {
         Box::pin(two_runtimes(b))
     }),
+    ("a_task_with_a_chosen_id_cancelled_while_running_stops_at_once", |b| {
+        Box::pin(cancel_running(b))
+    }),
+    ("a_task_that_ended_without_running_is_kept_and_never_claimed", |b| {
+        Box::pin(ended_unrun(b))
+    }),
 ];
 
 type Test = fn(String) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
@@ -438,4 +444,112 @@ async fn killed_instance(url: String) -> Result<(), String> {
     );
     pg::drop_schema(&url, &schema).await;
     Ok(())
+}
+
+/// The ledgers whose `suite-bg-hold` run saw its cancellation.
+static CANCELLED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Holds until cancelled (a minute at most), in the background
+#[tool(id = "suite-bg-hold", background(enabled = true))]
+async fn suite_bg_hold(
+    /// The ledger counting the runs
+    ledger: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    *RUNS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .entry(ledger.clone())
+        .or_default() += 1;
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs(60)) => Ok("held a minute".into()),
+        () = cx.cancellation().cancelled() => {
+            CANCELLED.lock().unwrap_or_else(|p| p.into_inner()).push(ledger);
+            Err(ToolError::new("cancelled"))
+        }
+    }
+}
+
+/// Waits (at most `within`) until `done` holds.
+async fn until(within: Duration, what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + within;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} did not happen within {within:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A call queued under the id and owner its caller chose (as the MCP tasks edge does), then
+/// cancelled while it runs: the row ends cancelled and the attempt is stopped through its
+/// cancellation token at once, long before its next lease renewal (10 s into a 30 s lease).
+async fn cancel_running(b: Backend) {
+    let ledger = super::fresh_ledger();
+    let runtime = Runtime::builder(Registry::global())
+        .shared_store(b.open().await)
+        .task_store(
+            b.open_tasks().await,
+            TaskOptions::default().poll_interval(Duration::from_millis(20)),
+        )
+        .build();
+    let task_id = format!("task_chosen_{ledger}");
+    let over = tool_core::runtime::BackgroundOverride {
+        wait_timeout_ms: Some(0),
+        task_id: Some(task_id.clone()),
+        task_owner: Some("subject:alice".into()),
+        ..Default::default()
+    };
+    let mut events = runtime.call("suite-bg-hold", json!({"ledger": ledger}), CallOptions::default().background(over));
+    let started = loop {
+        let event = events.next().await.expect("the run ended before its task started");
+        if let RunEventKind::BackgroundTaskStarted { task_id } = event.raw.kind {
+            break task_id;
+        }
+    };
+    assert_eq!(started, task_id, "the chosen id");
+    until(Duration::from_secs(10), "the task running", || runs(&ledger) == 1).await;
+    let record = runtime.task(&task_id).await.unwrap().unwrap();
+    assert_eq!(record.state, TaskState::Running);
+    let kept = record.task.data.background.as_ref().and_then(|b| b.task_owner.as_deref());
+    assert_eq!(kept, Some("subject:alice"), "the owner is stored with the task");
+
+    assert!(runtime.cancel_task(&task_id).await.unwrap());
+    assert!(!runtime.cancel_task(&task_id).await.unwrap(), "cancelled once");
+    let stopped = || CANCELLED.lock().unwrap_or_else(|p| p.into_inner()).contains(&ledger);
+    until(Duration::from_secs(5), "the running attempt stopping", stopped).await;
+    assert_eq!(runtime.task(&task_id).await.unwrap().unwrap().state, TaskState::Cancelled);
+    let end = tokio::time::timeout(Duration::from_secs(10), events.finish())
+        .await
+        .expect("the run ends");
+    assert!(matches!(end.outcome, Outcome::Failed(_)), "{:?}", end.outcome);
+    assert_eq!(runs(&ledger), 1, "never run again");
+}
+
+/// A task recorded as ended before it ran (the call it was to be was declined or cancelled
+/// while it waited): readable with its error from any store handle, never claimed, its id
+/// taken.
+async fn ended_unrun(b: Backend) {
+    let s = b.open_tasks().await;
+    let declined = ToolError::new("Tool call was not approved by the user. Reason: no");
+    s.enqueue_ended_task(&task("declined", 1, 0), TaskState::Failed, &declined)
+        .await
+        .unwrap();
+    let cancelled = ToolError::new("The task was cancelled.");
+    s.enqueue_ended_task(&task("withdrawn", 2, 3), TaskState::Cancelled, &cancelled)
+        .await
+        .unwrap();
+    assert!(s.claim_task("w", LONG).await.unwrap().is_none(), "an ended task is never claimed");
+    let other = b.open_tasks().await;
+    let read = other.get_task("declined").await.unwrap().unwrap();
+    assert_eq!((read.state, read.attempts, read.output), (TaskState::Failed, 0, None));
+    assert_eq!(read.error.unwrap().message(), declined.message());
+    assert_eq!(other.get_task("withdrawn").await.unwrap().unwrap().state, TaskState::Cancelled);
+    assert!(!s.cancel_task("withdrawn").await.unwrap(), "already ended");
+    assert!(s.enqueue_task(&task("declined", 3, 0)).await.is_err(), "the id is taken");
+    assert!(s
+        .enqueue_ended_task(&task("declined", 3, 0), TaskState::Cancelled, &cancelled)
+        .await
+        .is_err());
+    let counts = s.count_tasks().await.unwrap();
+    assert_eq!((counts.failed, counts.cancelled, counts.queued), (1, 1, 0));
 }

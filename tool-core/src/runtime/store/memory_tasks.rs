@@ -64,6 +64,14 @@ impl TaskStore for MemoryStore {
         Ok(())
     }
 
+    async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
+        self.enqueue_task(task).await?;
+        if let Some(record) = self.task_rows().get_mut(&task.task_id) {
+            end(record, state, None, Some(error.clone()));
+        }
+        Ok(())
+    }
+
     async fn claim_task(&self, owner: &str, lease: Duration) -> Result<Option<ClaimedTask>, StoreError> {
         let now = now_ms();
         let mut tasks = self.task_rows();

@@ -214,6 +214,9 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         (**self).enqueue_task(task).await
     }
+    async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &crate::error::ToolError) -> Result<(), StoreError> {
+        (**self).enqueue_ended_task(task, state, error).await
+    }
     async fn claim_task(&self, owner: &str, lease: std::time::Duration) -> Result<Option<ClaimedTask>, StoreError> {
         (**self).claim_task(owner, lease).await
     }

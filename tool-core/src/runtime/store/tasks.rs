@@ -216,6 +216,11 @@ impl TaskCounts {
 pub trait TaskStore: Send + Sync + 'static {
     /// Adds a queued task. An id already stored is refused.
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError>;
+    /// Adds a task that ended without running, in `state` (failed or cancelled) with `error`:
+    /// the task a waiting call was to become, declined or cancelled while it waited (an edge
+    /// that handed out its id before the call ran keeps answering for it). Never claimed. An id
+    /// already stored is refused.
+    async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError>;
     /// Claims the oldest claimable task for `owner` with a lease of `lease`: a queued one, or a
     /// running one whose lease expired (taken over: a new attempt). A running task whose lease
     /// expired with no retries left ends failed instead. `None`: nothing to do.

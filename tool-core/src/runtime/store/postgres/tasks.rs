@@ -114,6 +114,37 @@ impl TaskStore for PostgresStore {
         }
     }
 
+    async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
+        let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
+        let (_, error_json, outcome_tag) = outcome(&task.task_id, state, None, Some(error), &self.key);
+        let insert = format!(
+            "INSERT INTO toolsmith_tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, \
+             error_json, outcome_tag, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, {NOW})"
+        );
+        let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
+        let retries = i64::from(task.max_retries);
+        let client = self.client().await?;
+        let values: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+            &task.task_id,
+            &task.tool_name,
+            &json,
+            &created,
+            &tag,
+            &retries,
+            &state.as_str(),
+            &error_json,
+            &outcome_tag,
+        ];
+        match client.execute(&insert, &values).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::Storage(format!(
+                "a task with the id `{}` is already stored",
+                task.task_id
+            ))),
+            Err(e) => Err(storage("cannot record an ended task")(e)),
+        }
+    }
+
     async fn claim_task(&self, owner: &str, lease: Duration) -> Result<Option<ClaimedTask>, StoreError> {
         self.fail_abandoned().await?;
         let returning: Vec<String> = TASK_COLUMNS.split(", ").map(|c| format!("t.{c}")).collect();

@@ -97,6 +97,33 @@ impl Db {
         }
     }
 
+    fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
+        let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
+        let (_, error_json, outcome_tag) = outcome(&task.task_id, state, None, Some(error), &self.key);
+        let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
+        let insert = "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, \
+                      error_json, outcome_tag, updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10)";
+        let values = params![
+            task.task_id,
+            task.tool_name,
+            json,
+            created,
+            tag,
+            task.max_retries,
+            state.as_str(),
+            error_json,
+            outcome_tag,
+            now_ms()
+        ];
+        match self.conn().execute(insert, values) {
+            Ok(_) => Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Err(
+                StoreError::Storage(format!("a task with the id `{}` is already stored", task.task_id)),
+            ),
+            Err(e) => Err(StoreError::Storage(format!("cannot record an ended task: {e}"))),
+        }
+    }
+
     fn claim_task(&self, owner: &str, lease: Duration) -> Result<Option<ClaimedTask>, StoreError> {
         const FAILED: &str = "cannot claim a task";
         let mut conn = self.conn();
@@ -232,6 +259,10 @@ impl TaskStore for SqliteStore {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         let task = task.clone();
         self.blocking(move |db| db.enqueue_task(&task)).await
+    }
+    async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
+        let (task, error) = (task.clone(), error.clone());
+        self.blocking(move |db| db.enqueue_ended_task(&task, state, &error)).await
     }
     async fn claim_task(&self, owner: &str, lease: Duration) -> Result<Option<ClaimedTask>, StoreError> {
         let owner = owner.to_owned();
