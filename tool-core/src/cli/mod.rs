@@ -126,6 +126,12 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also print, for each call waiting for approval, a signed token approving it (valid
+        /// SECONDS, default 900): `toolsmith call --token TOKEN` on any instance with the same
+        /// key, or an MCP client's `tools/call` of the tool with the token in
+        /// `_meta["io.toolsmith/decision"]`, applies it.
+        #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "900")]
+        token: Option<u64>,
     },
     /// Operate the store: `migrate` its schema, or show its `status` (counts by state, the
     /// oldest waiting call).
@@ -516,7 +522,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Call(call) => run::call(&runtime, call, out).await,
         Command::Resume { id, data, events, rerun } => run::resume(&runtime, (&id, &data), rerun, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
-        Command::Pending { json } => commands::pending(&runtime, json, out).await,
+        Command::Pending { json, token } => commands::pending(&runtime, json, token, out).await,
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
         Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
