@@ -10,6 +10,7 @@ mod deploy;
 mod execution;
 mod log;
 mod pins;
+mod receipts;
 mod run;
 mod serve;
 mod store;
@@ -144,6 +145,10 @@ pub enum Command {
     /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
     #[command(subcommand)]
     Pins(pins::PinsCommand),
+    /// The receipts of tools declared `idempotent`: `list` (key digest, tool, state, age),
+    /// `clear KEY` (or `--digest D`) to let its call run once more.
+    #[command(subcommand)]
+    Receipts(receipts::ReceiptsCommand),
 }
 
 /// The arguments of `catalog`.
@@ -527,6 +532,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
         Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
         Command::Pins(command) => pins::pins(cli.global.pin_file(), command, out).await,
+        Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
     }
 }
 
