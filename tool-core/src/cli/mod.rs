@@ -63,12 +63,13 @@ pub struct GlobalArgs {
     /// directory under `toolsmith/`, created on demand.
     #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
     store: Option<StoreLocation>,
-    /// The SQLite file where imported remote tools (MCP servers, Composio, Arcade) are pinned
-    /// (default: next to a SQLite `--store`, `NAME.pins.sqlite3`; without one, pins last for
-    /// the process only). A pinned tool whose definition changes is not called until `pins
+    /// Where imported remote tools (MCP servers, Composio, Arcade) are pinned: a SQLite file,
+    /// or a PostgreSQL URL (the `toolsmith_pins` table). Default: next to a SQLite `--store`
+    /// (`NAME.pins.sqlite3`), in a PostgreSQL `--store`'s database; without either, pins last
+    /// for the process only. A pinned tool whose definition changes is not called until `pins
     /// accept`.
-    #[arg(long, global = true)]
-    pins: Option<PathBuf>,
+    #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    pins: Option<StoreLocation>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -531,7 +532,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
         Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
-        Command::Pins(command) => pins::pins(cli.global.pin_file(), command, out).await,
+        Command::Pins(command) => pins::pins(cli.global.pin_store().await?, command, out).await,
         Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
     }
 }
@@ -542,12 +543,31 @@ fn title_of(spec: &crate::ToolSpec) -> &str {
 }
 
 impl GlobalArgs {
-    /// The pin file: `--pins`, else the one next to `--store`; `None` without either.
+    /// The pin file: a SQLite `--pins`, else the one next to a SQLite `--store`; `None`
+    /// otherwise (see [`pin_location`](Self::pin_location) for PostgreSQL).
     pub fn pin_file(&self) -> Option<PathBuf> {
-        self.pins.clone().or_else(|| match self.store.as_ref()? {
-            StoreLocation::Sqlite(file) => Some(crate::pins::SqlitePins::path_next_to(file)),
+        match self.pin_location()? {
+            StoreLocation::Sqlite(file) => Some(file),
             StoreLocation::Postgres(_) => None,
+        }
+    }
+
+    /// Where pins are kept: `--pins`, else next to a SQLite `--store` or in a PostgreSQL
+    /// `--store`'s database; `None` without either.
+    pub fn pin_location(&self) -> Option<StoreLocation> {
+        self.pins.clone().or_else(|| match self.store.as_ref()? {
+            StoreLocation::Sqlite(file) => Some(StoreLocation::Sqlite(crate::pins::SqlitePins::path_next_to(file))),
+            StoreLocation::Postgres(url) => Some(StoreLocation::Postgres(url.clone())),
         })
+    }
+
+    /// The pin store [`pin_location`](Self::pin_location) names, opened (a PostgreSQL one
+    /// connected and migrated); `None` without a location (pins then last for the process).
+    pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, String> {
+        match self.pin_location() {
+            Some(location) => pins::open(&location).await.map(Some),
+            None => Ok(None),
+        }
     }
 }
 

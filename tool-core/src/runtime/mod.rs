@@ -74,7 +74,7 @@ pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptEntry, ReceiptState,
 pub use store::{ClaimedTask, NewTask, OpenedStore, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
 #[cfg(feature = "postgres")]
-pub use store::{Migrated, PostgresOptions, PostgresStore};
+pub use store::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
 pub use stream::StreamRun;
 pub use tasks::TaskOptions;
 pub use token::{DecisionKey, DECISION_KEY_ENV};

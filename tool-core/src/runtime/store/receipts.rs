@@ -148,9 +148,22 @@ pub trait ReceiptStore: Send + Sync + 'static {
 /// One receipt of the in-memory store.
 #[derive(Debug, Clone)]
 enum Entry {
-    Running { tool: String, args: String, claim: Claim },
-    Interrupted { tool: String, args: String, claim: Claim },
-    Done { tool: String, args: String, result: Value, at: Option<u64> },
+    Running {
+        tool: String,
+        args: String,
+        claim: Claim,
+    },
+    Interrupted {
+        tool: String,
+        args: String,
+        claim: Claim,
+    },
+    Done {
+        tool: String,
+        args: String,
+        result: Value,
+        at: Option<u64>,
+    },
 }
 
 /// Receipts in this process's memory: exactly once while the process lives (what a runtime
