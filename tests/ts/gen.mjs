@@ -259,6 +259,20 @@ Object.assign(FORMATS, {
       `export const asSpecResults: SpecCallToolResult[] = results;`,
     ];
   },
+  // Gemini: a functionResponse part of a user content. Every field of the SDK's `Part` and
+  // `FunctionResponse` is optional; the API requires `name` and `response` (and toolsmith
+  // always writes the call's `id`), so those are required here. The results are then sent as
+  // the parts of a `Content` with role "user".
+  'result-gemini'(data) {
+    return [
+      `import type { Content, FunctionResponse, Part } from '@google/genai';`,
+      `type Answer = FunctionResponse & { id: string; name: string; response: Record<string, unknown> };`,
+      `type FunctionResponsePart = Part & { functionResponse: Answer };`,
+      `export const results: FunctionResponsePart[] = ${literal(results(data))};`,
+      `export const asParts: Part[] = results;`,
+      `export const asContent: Content = { role: 'user', parts: results };`,
+    ];
+  },
 });
 
 const known = Object.keys(FORMATS).sort((a, b) => b.length - a.length);

@@ -107,7 +107,8 @@ impl Dialect {
     }
 
     /// Whether [`ModelOutput::to_tool_result`] writes this dialect's tool results (all but
-    /// Gemini's, whose `functionResponse` needs the function's name).
+    /// Gemini's, whose `functionResponse` needs the function's name: every dialect's,
+    /// Gemini's included, are written by [`ModelOutput::to_tool_result_named`]).
     pub fn supports_tool_results(self) -> bool {
         result::Shape::of(self).is_some()
     }

@@ -118,15 +118,48 @@ impl Definition {
 
     /// The parts in which `other` differs from this one (compared canonically).
     pub fn changes(&self, other: &Definition) -> Vec<Change> {
-        fn differ<T: Serialize>(a: &T, b: &T) -> bool {
-            canonical(a) != canonical(b)
+        self.parts().changes(&other.parts())
+    }
+
+    /// The hash of each of its parts, to tell later which of them changed without keeping the
+    /// definition itself.
+    pub fn parts(&self) -> PartDigests {
+        PartDigests {
+            name: hash(&self.name),
+            description: hash(&self.description),
+            input_schema: hash(&self.input_schema),
+            output_schema: hash(&self.output_schema),
+            annotations: hash(&self.annotations),
         }
+    }
+}
+
+/// The hash (as [`hash`] writes it) of each part of a [`Definition`]: what an approval keeps
+/// of the tool it was asked under, so a refusal can say what changed since.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartDigests {
+    /// The name's.
+    pub name: String,
+    /// The description's.
+    pub description: String,
+    /// The input schema's.
+    pub input_schema: String,
+    /// The output schema's (of `null` when it has none).
+    pub output_schema: String,
+    /// The annotations'.
+    pub annotations: String,
+}
+
+impl PartDigests {
+    /// The parts in which `other` differs from these.
+    pub fn changes(&self, other: &PartDigests) -> Vec<Change> {
         [
-            (Change::Name, differ(&self.name, &other.name)),
-            (Change::Description, differ(&self.description, &other.description)),
-            (Change::InputSchema, differ(&self.input_schema, &other.input_schema)),
-            (Change::OutputSchema, differ(&self.output_schema, &other.output_schema)),
-            (Change::Annotations, differ(&self.annotations, &other.annotations)),
+            (Change::Name, self.name != other.name),
+            (Change::Description, self.description != other.description),
+            (Change::InputSchema, self.input_schema != other.input_schema),
+            (Change::OutputSchema, self.output_schema != other.output_schema),
+            (Change::Annotations, self.annotations != other.annotations),
         ]
         .into_iter()
         .filter_map(|(c, d)| d.then_some(c))

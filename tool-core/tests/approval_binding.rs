@@ -139,8 +139,22 @@ async fn a_tool_changed_since_the_call_waited_is_not_run_on_the_old_approval() {
         after.decide(Decision::new(binding.clone(), Answer::Approve)).await.err().unwrap(),
         after.resume(w.id(), json!({"approved": true})).await.err().unwrap(),
     ] {
-        assert!(refused.to_string().contains("has changed"), "{refused}");
+        let said = refused.to_string();
+        assert!(said.contains("has changed") && said.contains("(its description changed)"), "{said}");
+        assert!(
+            !said.contains("schema") && !said.contains("annotations"),
+            "only what changed: {said}"
+        );
     }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    // A call stored by an earlier version (its binding has no part digests) is still refused,
+    // the refusal naming the definition as a whole.
+    let mut old = store.get(w.id()).await.unwrap().unwrap();
+    old.binding.as_mut().unwrap().parts = None;
+    store.save(&old).await.unwrap();
+    let refused = after.approve(w.id()).await.err().unwrap().to_string();
+    assert!(refused.contains("(the tool's definition changed)"), "{refused}");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // A rejection runs nothing: it is still possible.
     let reject = Answer::Reject { reason: "changed".into() };

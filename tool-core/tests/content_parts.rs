@@ -1,7 +1,7 @@
 //! Every content part kind in every tool-result format: for each `ContentPart` variant (an
 //! exhaustive `match` below makes a new variant fail to compile until it has a row), the exact
-//! block or stand-in OpenAI Chat, OpenAI Responses, Anthropic and MCP get, and no result shape
-//! for Gemini. Rows follow each provider's published content types (PROTOCOLS.md): Chat tool
+//! block or stand-in OpenAI Chat, OpenAI Responses, Anthropic and MCP get, and Gemini's
+//! `functionResponse` (which names the function, so only `to_tool_result_named` writes it). Rows follow each provider's published content types (PROTOCOLS.md): Chat tool
 //! messages carry text only; Responses `input_text`/`input_image`/`input_file`; Anthropic
 //! `text`/`image` (base64 PNG/JPEG/GIF/WebP, URL, file) and `document` (PDF as base64 or URL,
 //! plain text as text, file); MCP `text`/`image`/`audio`/`resource_link`/`resource`.
@@ -237,4 +237,74 @@ fn every_part_in_every_result_format() {
             );
         }
     }
+}
+
+/// Gemini answers a call with a `functionResponse` part naming the function: images and PDFs
+/// given as data go inline in its `parts`, everything else is the text of `response.output`
+/// (plain-text files decoded), errors are `response.error`. The results are written to
+/// `tests/ts/fixtures/result-gemini.json`, which `tests/ts/selftest.sh` type-checks against
+/// `@google/genai`'s `Part` and `Content` (`TOOLSMITH_UPDATE_FIXTURES=1` rewrites it).
+#[test]
+fn every_part_in_a_gemini_function_response() {
+    let mut written = Vec::new();
+    for (i, row) in rows().into_iter().enumerate() {
+        let what = kind(&row.part);
+        let id = format!("call_{i}");
+        let part = ModelOutput::content([row.part.clone()]).to_tool_result_named(Dialect::GeminiJsonSchema, &id, "get_weather");
+        let answer = &part["functionResponse"];
+        assert_eq!((&answer["id"], &answer["name"]), (&json!(id), &json!("get_weather")), "{what}");
+        let inline = match &row.part {
+            ContentPart::ImageData { data, media_type } | ContentPart::FileData { data, media_type, .. } => Some((media_type, data)),
+            ContentPart::Resource {
+                media_type: Some(media_type),
+                contents: ResourceContents::Blob(data),
+                ..
+            } => Some((media_type, data)),
+            _ => None,
+        }
+        .filter(|(media_type, _)| ["image/png", "image/jpeg", "image/webp", "application/pdf"].contains(&media_type.as_str()));
+        match inline {
+            Some((media_type, data)) => {
+                assert_eq!(
+                    answer["parts"],
+                    json!([{"inlineData": {"mimeType": media_type, "data": data}}]),
+                    "{what}"
+                );
+                assert_eq!(answer["response"], json!({"output": ""}), "{what}");
+            }
+            None if row.chat == "[file: inline, text/plain]" => {
+                assert_eq!(answer["response"], json!({"output": "hello world"}), "{what}: decoded");
+            }
+            None => {
+                assert!(answer.get("parts").is_none(), "{what}: {part}");
+                assert_eq!(answer["response"], json!({"output": row.chat}), "{what}");
+            }
+        }
+        for other in [Dialect::OpenAiChat, Dialect::Anthropic, Dialect::Mcp] {
+            let out = ModelOutput::content([row.part.clone()]);
+            assert_eq!(
+                Some(out.to_tool_result_named(other, &id, "get_weather")),
+                out.to_tool_result(other, &id),
+                "{what}"
+            );
+        }
+        written.push(part);
+    }
+    let error = ModelOutput::ErrorText("No weather data for \"Nowhere\".".into());
+    let error = error.to_tool_result_named(Dialect::GeminiOpenApi, "call_error", "get_weather");
+    assert_eq!(
+        error["functionResponse"]["response"],
+        json!({"error": "No weather data for \"Nowhere\"."})
+    );
+    let value = ModelOutput::json(json!({"result": 212.0})).to_tool_result_named(Dialect::GeminiJsonSchema, "call_json", "convert_units");
+    assert_eq!(value["functionResponse"]["response"], json!({"output": {"result": 212.0}}));
+    written.extend([error, value]);
+
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ts/fixtures/result-gemini.json");
+    let text = serde_json::to_string_pretty(&written).unwrap() + "\n";
+    if std::env::var_os("TOOLSMITH_UPDATE_FIXTURES").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let stored = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(stored, text, "{} is stale: rerun with TOOLSMITH_UPDATE_FIXTURES=1", path.display());
 }

@@ -22,9 +22,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use tool_core::idempotency::key_digest;
 use tool_core::prelude::*;
 use tool_core::runtime::{
-    Began, MemoryReceipts, Outcome, PendingStore, PostgresOptions, PostgresStore, ReceiptClaim, ReceiptStore, Runtime, SqliteStore,
+    Began, MemoryReceipts, Outcome, PendingStore, PostgresOptions, PostgresStore, ReceiptClaim, ReceiptState, ReceiptStore, Runtime,
+    SqliteStore,
 };
 
 const CHILD_ENV: &str = "CHAOS_CHILD";
@@ -323,6 +325,30 @@ async fn contract(store: &dyn ReceiptStore) {
     assert!(matches!(store.begin(&r, true).await.unwrap(), Began::Busy(_)), "by one taker");
     assert!(store.remove("key-2").await.unwrap());
     assert_eq!(store.begin(&r, false).await.unwrap(), Began::Run(None), "removed: free again");
+
+    // Listed by the digests of their keys, with their states; removed by digest.
+    let listed = store.list().await.unwrap();
+    let state = |key: &str| listed.iter().find(|r| r.key_digest == key_digest(key)).map(|r| r.state.clone());
+    assert_eq!(
+        (state("key-1"), state("key-2")),
+        (Some(ReceiptState::Done), Some(ReceiptState::Running))
+    );
+    assert!(
+        listed.len() == 2 && listed.iter().all(|r| r.tool_name == "send" && r.since_ms.is_some()),
+        "{listed:?}"
+    );
+    assert!(store.remove_digest(&key_digest("key-2")).await.unwrap());
+    assert!(!store.remove_digest(&key_digest("key-2")).await.unwrap());
+    assert_eq!(store.list().await.unwrap().len(), 1);
+}
+
+/// The one receipt left after `contract`, edited in the database: listed as damaged, saying why.
+async fn listed_as_damaged(store: &dyn ReceiptStore) {
+    let listed = store.list().await.unwrap();
+    assert!(
+        matches!(&listed[..], [r] if matches!(&r.state, ReceiptState::Damaged(why) if why.contains("integrity tag"))),
+        "{listed:?}"
+    );
 }
 
 fn receipt_store_contract_on_every_backend() {
@@ -346,6 +372,7 @@ fn receipt_store_contract_on_every_backend() {
             !refused.to_string().contains("key-1") && !refused.to_string().contains("forged"),
             "{refused}"
         );
+        listed_as_damaged(&*sqlite.receipts().unwrap()).await;
 
         if let Some(url) = postgres_url() {
             let schema = pg::fresh_schema(&url).await.unwrap();
@@ -357,6 +384,7 @@ fn receipt_store_contract_on_every_backend() {
             assert_eq!(client.execute(&sql, &[]).await.unwrap(), 1);
             let refused = store.receipts().unwrap().begin(&claim("key-1", "a"), false).await.unwrap_err();
             assert!(refused.to_string().contains("integrity tag"), "{refused}");
+            listed_as_damaged(&*store.receipts().unwrap()).await;
             let rows = client
                 .query(&format!("SELECT key_digest FROM {schema}.toolsmith_receipts"), &[])
                 .await
@@ -443,10 +471,122 @@ fn a_recorded_result_keeps_its_views_and_is_never_logged() {
     assert_eq!(lines(&dir.path().join("effects")).len(), 1, "still once");
 }
 
+/// `toolsmith --store LOCATION receipts ARGS` with the tests' store key.
+fn receipts_cli(location: &str, args: &[&str]) -> child_cli::Ran {
+    let mut all = vec!["--store", location, "receipts"];
+    all.extend_from_slice(args);
+    let key = std::str::from_utf8(KEY).unwrap();
+    child_cli::Ran::from(child_cli::toolsmith(&all).env("TOOLSMITH_STORE_KEY", key).output().unwrap())
+}
+
+/// `receipts list --json`, as (digest, state) pairs sorted by digest, after checking that
+/// neither the JSON nor the table shows a key or a result.
+fn listed_receipts(location: &str, keys: &[String]) -> Vec<(String, String)> {
+    let (json, table) = (receipts_cli(location, &["list", "--json"]), receipts_cli(location, &["list"]));
+    assert!(json.ok && table.ok, "{} {}", json.stderr, table.stderr);
+    for shown in [&json.stdout, &table.stdout] {
+        assert!(
+            !shown.contains(CANARY) && !shown.contains("sent once"),
+            "a result is listed: {shown}"
+        );
+        assert!(keys.iter().all(|k| !shown.contains(k.as_str())), "a key is listed: {shown}");
+    }
+    let rows: Vec<Value> = serde_json::from_str(&json.stdout).unwrap();
+    let mut pairs: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r["tool_name"], "chaos-strict", "{r}");
+            assert!(r["age_s"].is_u64(), "{r}");
+            let digest = r["key_digest"].as_str().unwrap().to_owned();
+            assert!(table.stdout.contains(&digest), "{}", table.stdout);
+            (digest, r["state"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// `receipts list` and `receipts clear` on one store: an interrupted call (its process killed
+/// after the effect) is listed as interrupted, by its key's digest; clearing it lets the call
+/// run once more; a done receipt is cleared by its key.
+fn receipts_command_line(store: Store, location: &str, dir: &Path) {
+    let effects = dir.join("cli-effects");
+    let job = |id: &str| Job {
+        store: store.clone(),
+        tool: "chaos-strict".into(),
+        id: id.into(),
+        effects: effects.clone(),
+    };
+    kill_after_effect(&job("call_cli_killed"));
+    let (done, _) = run_to_end(&job("call_cli_done"));
+    assert!(done["done"].is_string(), "{done}");
+    let keys = lines(&effects);
+    let digests: Vec<String> = keys.iter().map(|k| tool_core::idempotency::key_digest(k)).collect();
+    let (killed, finished) = (digests[0].clone(), digests[1].clone());
+    // A PostgreSQL claim reads as interrupted once the killed instance's lease lapses.
+    let started = Instant::now();
+    let listed = loop {
+        let listed = listed_receipts(location, &keys);
+        if listed.iter().any(|(_, state)| state == "interrupted") || started.elapsed() > Duration::from_secs(20) {
+            break listed;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut expected = vec![(killed.clone(), "interrupted".to_owned()), (finished.clone(), "done".to_owned())];
+    expected.sort();
+    assert_eq!(listed, expected);
+
+    let (refused, _) = run_to_end(&job("call_cli_killed"));
+    assert!(
+        refused["failed"].as_str().unwrap_or_default().contains("toolsmith receipts clear"),
+        "{refused}"
+    );
+    let cleared = receipts_cli(location, &["clear", "--digest", &killed]);
+    assert!(
+        cleared.ok && cleared.stdout.contains(&killed),
+        "{} {}",
+        cleared.stdout,
+        cleared.stderr
+    );
+    let (again, _) = run_to_end(&job("call_cli_killed"));
+    assert!(again["done"].is_string(), "cleared: it runs once more: {again}");
+    assert_eq!(lines(&effects).len(), 3);
+
+    let by_key = receipts_cli(location, &["clear", &keys[1]]);
+    assert!(by_key.ok, "{}", by_key.stderr);
+    let twice = receipts_cli(location, &["clear", &keys[1]]);
+    assert!(!twice.ok && twice.stderr.contains("no receipt"), "{}", twice.stderr);
+    assert!(
+        !by_key.stdout.contains(&keys[1]) && !twice.stderr.contains(&keys[1]),
+        "the key is not echoed"
+    );
+    assert_eq!(listed_receipts(location, &keys), [(killed, "done".to_owned())]);
+}
+
+fn receipts_from_the_command_line_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pending.sqlite3");
+    receipts_command_line(Store::Sqlite(path.clone()), path.to_str().unwrap(), dir.path());
+    let Some(url) = postgres_url() else { return };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let schema = rt.block_on(pg::fresh_schema(&url)).unwrap();
+    let pg_dir = tempfile::tempdir().unwrap();
+    let store = Store::Postgres {
+        url: url.clone(),
+        schema: schema.clone(),
+    };
+    receipts_command_line(store, &pg::url_in_schema(&url, &schema), pg_dir.path());
+    rt.block_on(pg::drop_schema(&url, &schema));
+}
+
 fn main() -> std::process::ExitCode {
     child_cli::main(
         &[
             ("receipt_store_contract_on_every_backend", receipt_store_contract_on_every_backend),
+            (
+                "receipts_from_the_command_line_on_every_backend",
+                receipts_from_the_command_line_on_every_backend,
+            ),
             ("the_runtime_runs_an_idempotent_call_once", the_runtime_runs_an_idempotent_call_once),
             (
                 "a_recorded_result_keeps_its_views_and_is_never_logged",

@@ -572,6 +572,48 @@ fn a_continued_call_is_a_child_of_the_follow_up_trace_context() {
     assert!(execute.is_some(), "the approved run executes in the follow-up's trace");
 }
 
+/// Signing a decision and deciding a call by its token export spans (the approved run's, with
+/// recording on) but never the decision key, and no output shows it.
+fn a_decision_by_token_exports_no_key() {
+    const KEY: &str = "canary-decision-key-5a0c3e-do-not-export";
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.db");
+    let store = store.to_str().unwrap();
+    let keyed = [
+        ("TOOLSMITH_DECISION_KEY", KEY),
+        ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true"),
+    ];
+    let run = |args: &[&str]| finish(toolsmith(args, Some(&receiver), &keyed));
+    let asked = run(&["--store", store, "call", "otel-pay", r#"{"amount": 7}"#]);
+    assert!(asked.0, "{} {}", asked.1, asked.2);
+    let id = asked
+        .2
+        .split("toolsmith call ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .unwrap()
+        .to_owned();
+    let signed = run(&["--store", store, "call", &id, "--approve", "--sign", "60"]);
+    assert!(signed.0 && signed.1.starts_with("tsd1."), "{} {}", signed.1, signed.2);
+    let listed = run(&["--store", store, "pending", "--token"]);
+    assert!(listed.0 && listed.1.contains("approve token: tsd1."), "{} {}", listed.1, listed.2);
+    let decided = run(&["--store", store, "call", &id, "--token", signed.1.trim()]);
+    assert!(decided.0 && decided.1.contains("paid 7"), "{} {}", decided.1, decided.2);
+    let forged = run(&["--store", store, "call", &id, "--token", "tsd1.e30.AAAA"]);
+    assert!(!forged.0, "{}", forged.1);
+
+    let spans = receiver.wait_for("tool.execute");
+    assert!(spans.iter().any(|s| s.name == "execute_tool otel-pay"), "{spans:?}");
+    assert!(!receiver.saw(KEY), "the decision key was exported");
+    for (_, stdout, stderr) in [asked, signed, listed, decided, forged] {
+        assert!(
+            !stdout.contains(KEY) && !stderr.contains(KEY),
+            "the key was printed: {stdout} {stderr}"
+        );
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -592,6 +634,7 @@ fn main() -> std::process::ExitCode {
                 failing_call_has_an_error_status_and_type,
             ),
             ("nothing_is_exported_unless_asked", nothing_is_exported_unless_asked),
+            ("a_decision_by_token_exports_no_key", a_decision_by_token_exports_no_key),
             (
                 "served_call_is_a_child_of_the_request_trace_context",
                 served_call_is_a_child_of_the_request_trace_context,

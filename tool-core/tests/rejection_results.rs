@@ -20,14 +20,14 @@ async fn delete_repo(
 }
 
 /// The fixture file's name for a format (as `tests/ts/gen.mjs` reads it).
-fn fixture(dialect: Dialect) -> Option<&'static str> {
-    Some(match dialect {
+fn fixture(dialect: Dialect) -> &'static str {
+    match dialect {
         Dialect::OpenAiChat => "result-openai-rejected.json",
         Dialect::OpenAiResponses => "result-openai-responses-rejected.json",
         Dialect::Anthropic => "result-anthropic-rejected.json",
         Dialect::Mcp => "result-mcp-rejected.json",
-        Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => return None,
-    })
+        Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => "result-gemini-rejected.json",
+    }
 }
 
 #[tokio::test]
@@ -61,16 +61,15 @@ async fn a_rejection_is_a_tool_result_every_provider_accepts() {
         Dialect::GeminiJsonSchema,
     ];
     for dialect in dialects {
-        let message = output.for_model().to_tool_result(dialect, "call_reject_1");
-        let Some(name) = fixture(dialect) else {
-            assert!(message.is_none() && !dialect.supports_tool_results(), "{dialect:?}");
-            continue;
-        };
-        let mut message = message.unwrap();
+        // Gemini's `functionResponse` names the function answered.
+        let mut message = output
+            .for_model()
+            .to_tool_result_named(dialect, "call_reject_1", "reject-delete-repo");
+        let name = fixture(dialect);
         let text = serde_json::to_string(&message).unwrap();
         assert!(text.contains("not approved") && text.contains("production"), "{dialect:?}: {text}");
         assert!(
-            !text.contains("is_error\":true") && !text.contains("isError\":true"),
+            !text.contains("is_error\":true") && !text.contains("isError\":true") && !text.contains("\"error\""),
             "a rejection is no error: {text}"
         );
         if dialect == Dialect::Mcp {
@@ -128,7 +127,7 @@ async fn a_streamed_call_rejected_is_answered_under_its_own_id() {
         assert_eq!(message[id_field], json!(id), "{dialect:?}: {message}");
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/ts/fixtures")
-            .join(fixture(dialect).unwrap());
+            .join(fixture(dialect));
         let mut stored: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         stored[0][id_field] = json!(id);
         assert_eq!(stored[0], message, "{dialect:?}: the type-checked shape");

@@ -15,6 +15,8 @@ mod child_cli;
 mod instances;
 #[path = "support/postgres.rs"]
 mod pg;
+#[path = "store_suite/pins.rs"]
+mod pins;
 #[path = "store_suite/postgres_only.rs"]
 mod postgres_only;
 #[path = "store_suite/tasks.rs"]
@@ -358,7 +360,25 @@ fn main() -> std::process::ExitCode {
         };
         trials.push(postgres_trial(format!("postgres::{name}"), &postgres, test));
     }
-    for &(name, test) in postgres_only::TESTS.iter().chain(instances::TESTS).chain(tasks::POSTGRES_TESTS) {
+    // The pin store: one contract on every backend.
+    trials.push(Trial::test("memory::pin_store_contract", || {
+        block_on(pins::contract(pins::Pins::Memory(Arc::default())))
+    }));
+    trials.push(Trial::test("sqlite::pin_store_contract", || {
+        let dir = tempfile::tempdir().map_err(|e| Failed::from(e.to_string()))?;
+        block_on(pins::contract(pins::Pins::Sqlite(dir)))
+    }));
+    trials.push(postgres_trial(
+        "postgres::pin_store_contract".into(),
+        &postgres,
+        pins::postgres_contract,
+    ));
+    for &(name, test) in postgres_only::TESTS
+        .iter()
+        .chain(instances::TESTS)
+        .chain(tasks::POSTGRES_TESTS)
+        .chain(pins::POSTGRES_TESTS)
+    {
         trials.push(postgres_trial(format!("postgres::{name}"), &postgres, test));
     }
     trials.push(Trial::test("postgres::an_unreachable_database_is_a_clear_error", || {

@@ -3,13 +3,14 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::{pretty, title_of, CatalogCommand};
 use crate::catalog::{Catalog, Strictness};
 use crate::registry::Registry;
-use crate::runtime::{CallState, Runtime, StoredCall};
+use crate::runtime::{Answer, CallState, Decision, PendingKind, Runtime, StoredCall};
 
 fn io(e: std::io::Error) -> String {
     format!("cannot write the output: {e}")
@@ -106,11 +107,24 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
 /// `pending`: every stored call with its state (arguments and request context redacted):
 /// waiting, running, interrupted (with its owner and start), and damaged rows (with their id and
 /// why). A damaged row never breaks the listing.
-pub(super) async fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, out: &mut dyn Write) -> Result<ExitCode, String> {
     let entries = runtime.pending_entries().await.map_err(|e| e.to_string())?;
+    let mut tokens = Vec::with_capacity(entries.len());
+    for entry in &entries {
+        tokens.push(match token {
+            Some(seconds) => approve_token(runtime, entry, seconds).await?,
+            None => None,
+        });
+    }
     if json {
-        let list: Vec<Value> = entries.iter().map(entry_json).collect();
-        writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
+        let list = entries.iter().zip(&tokens).map(|(entry, token)| {
+            let mut v = entry_json(entry);
+            if let Some(token) = token {
+                v["approve_token"] = json!(token);
+            }
+            v
+        });
+        writeln!(out, "{}", pretty(&Value::Array(list.collect()))).map_err(io)?;
         return Ok(ExitCode::SUCCESS);
     }
     writeln!(
@@ -119,7 +133,7 @@ pub(super) async fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) 
         "CALL ID", "STATE", "WAITS FOR", "TOOL"
     )
     .map_err(io)?;
-    for entry in &entries {
+    for (entry, token) in entries.iter().zip(&tokens) {
         let (id, state, kind, tool, detail) = match entry {
             StoredCall::Call { call, state } => {
                 let detail = match state {
@@ -150,8 +164,38 @@ pub(super) async fn pending(runtime: &Runtime, json: bool, out: &mut dyn Write) 
             ),
         };
         writeln!(out, "{id:24}  {state:11}  {kind:10}  {tool:20}  {detail}").map_err(io)?;
+        if let Some(token) = token {
+            writeln!(out, "  approve token: {token}").map_err(io)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `pending --token`: a signed token approving `entry` (valid `seconds`) when it is a call
+/// waiting for approval; `None` for any other row. A runtime without a decision key is an
+/// error saying how to give it one.
+async fn approve_token(runtime: &Runtime, entry: &StoredCall, seconds: u64) -> Result<Option<String>, String> {
+    let StoredCall::Call {
+        call,
+        state: CallState::Waiting,
+    } = entry
+    else {
+        return Ok(None);
+    };
+    if call.kind != PendingKind::Approval {
+        return Ok(None);
+    }
+    let binding = match runtime.binding(&call.tool_call_id).await {
+        Ok(binding) => binding,
+        // Its tool is not in this registry (or the call was just resolved): no token for it.
+        Err(e) => {
+            eprintln!("no approve token for `{}`: {e}", call.tool_call_id);
+            return Ok(None);
+        }
+    };
+    let decision = Decision::new(binding, Answer::Approve);
+    let token = runtime.sign_decision(&decision, Duration::from_secs(seconds));
+    token.map(Some).map_err(|e| e.to_string())
 }
 
 /// One listed row as JSON: the call (its context redacted: it may hold credentials) with its

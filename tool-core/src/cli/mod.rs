@@ -10,6 +10,7 @@ mod deploy;
 mod execution;
 mod log;
 mod pins;
+mod receipts;
 mod run;
 mod serve;
 mod store;
@@ -62,12 +63,13 @@ pub struct GlobalArgs {
     /// directory under `toolsmith/`, created on demand.
     #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
     store: Option<StoreLocation>,
-    /// The SQLite file where imported remote tools (MCP servers, Composio, Arcade) are pinned
-    /// (default: next to a SQLite `--store`, `NAME.pins.sqlite3`; without one, pins last for
-    /// the process only). A pinned tool whose definition changes is not called until `pins
+    /// Where imported remote tools (MCP servers, Composio, Arcade) are pinned: a SQLite file,
+    /// or a PostgreSQL URL (the `toolsmith_pins` table). Default: next to a SQLite `--store`
+    /// (`NAME.pins.sqlite3`), in a PostgreSQL `--store`'s database; without either, pins last
+    /// for the process only. A pinned tool whose definition changes is not called until `pins
     /// accept`.
-    #[arg(long, global = true)]
-    pins: Option<PathBuf>,
+    #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    pins: Option<StoreLocation>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -126,6 +128,12 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also print, for each call waiting for approval, a signed token approving it (valid
+        /// SECONDS, default 900): `toolsmith call --token TOKEN` on any instance with the same
+        /// key, or an MCP client's `tools/call` of the tool with the token in
+        /// `_meta["io.toolsmith/decision"]`, applies it.
+        #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "900")]
+        token: Option<u64>,
     },
     /// Operate the store: `migrate` its schema, or show its `status` (counts by state, the
     /// oldest waiting call).
@@ -138,6 +146,10 @@ pub enum Command {
     /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
     #[command(subcommand)]
     Pins(pins::PinsCommand),
+    /// The receipts of tools declared `idempotent`: `list` (key digest, tool, state, age),
+    /// `clear KEY` (or `--digest D`) to let its call run once more.
+    #[command(subcommand)]
+    Receipts(receipts::ReceiptsCommand),
 }
 
 /// The arguments of `catalog`.
@@ -516,11 +528,12 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Call(call) => run::call(&runtime, call, out).await,
         Command::Resume { id, data, events, rerun } => run::resume(&runtime, (&id, &data), rerun, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,
-        Command::Pending { json } => commands::pending(&runtime, json, out).await,
+        Command::Pending { json, token } => commands::pending(&runtime, json, token, out).await,
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
         Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
-        Command::Pins(command) => pins::pins(cli.global.pin_file(), command, out).await,
+        Command::Pins(command) => pins::pins(cli.global.pin_store().await?, command, out).await,
+        Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
     }
 }
 
@@ -530,12 +543,31 @@ fn title_of(spec: &crate::ToolSpec) -> &str {
 }
 
 impl GlobalArgs {
-    /// The pin file: `--pins`, else the one next to `--store`; `None` without either.
+    /// The pin file: a SQLite `--pins`, else the one next to a SQLite `--store`; `None`
+    /// otherwise (see [`pin_location`](Self::pin_location) for PostgreSQL).
     pub fn pin_file(&self) -> Option<PathBuf> {
-        self.pins.clone().or_else(|| match self.store.as_ref()? {
-            StoreLocation::Sqlite(file) => Some(crate::pins::SqlitePins::path_next_to(file)),
+        match self.pin_location()? {
+            StoreLocation::Sqlite(file) => Some(file),
             StoreLocation::Postgres(_) => None,
+        }
+    }
+
+    /// Where pins are kept: `--pins`, else next to a SQLite `--store` or in a PostgreSQL
+    /// `--store`'s database; `None` without either.
+    pub fn pin_location(&self) -> Option<StoreLocation> {
+        self.pins.clone().or_else(|| match self.store.as_ref()? {
+            StoreLocation::Sqlite(file) => Some(StoreLocation::Sqlite(crate::pins::SqlitePins::path_next_to(file))),
+            StoreLocation::Postgres(url) => Some(StoreLocation::Postgres(url.clone())),
         })
+    }
+
+    /// The pin store [`pin_location`](Self::pin_location) names, opened (a PostgreSQL one
+    /// connected and migrated); `None` without a location (pins then last for the process).
+    pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, String> {
+        match self.pin_location() {
+            Some(location) => pins::open(&location).await.map(Some),
+            None => Ok(None),
+        }
     }
 }
 

@@ -1,13 +1,14 @@
 //! `toolsmith pins list|diff|accept`: reviewing the definitions of pinned remote tools.
 //!
-//! Owns the command's arguments and output over the pin file (`--pins FILE`, else the one next
-//! to `--store`). What a pin is and how a change is accepted are `provider::pins`'.
+//! Owns the command's arguments and output over the pin store (`--pins FILE_OR_URL`, else the
+//! one next to a SQLite `--store` or in a PostgreSQL `--store`'s database) and opening it. What a pin is and how a change is accepted are `provider::pins`'.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use crate::pins::{self, Pin, PinStore, SqlitePins};
+use crate::runtime::{PostgresStore, StoreLocation};
 
 /// The arguments of `pins`.
 #[derive(Debug, clap::Subcommand)]
@@ -44,10 +45,24 @@ fn json(v: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// `pins`: `file` is the pin file (`None`: neither `--pins` nor `--store` was given).
-pub(super) async fn pins(file: Option<PathBuf>, command: PinsCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let file = file.ok_or("`pins` needs the pin file: pass --pins FILE (or --store FILE, whose pins are next to it)")?;
-    let store = SqlitePins::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+/// Opens the pin store at `location`: a SQLite file, or a PostgreSQL database (connected, its
+/// schema migrated, the integrity key from `TOOLSMITH_STORE_KEY`).
+pub(super) async fn open(location: &StoreLocation) -> Result<Arc<dyn PinStore>, String> {
+    let shown = location.shown();
+    match location {
+        StoreLocation::Sqlite(file) => Ok(Arc::new(SqlitePins::open(file).map_err(|e| format!("--pins {shown}: {e}"))?)),
+        StoreLocation::Postgres(url) => {
+            let store = PostgresStore::connect(url).await.map_err(|e| format!("--pins {shown}: {e}"))?;
+            Ok(Arc::new(store.pins()))
+        }
+    }
+}
+
+/// `pins`: `store` is the pin store (`None`: neither `--pins` nor `--store` was given).
+pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+    let store = store.ok_or(
+        "`pins` needs the pin store: pass --pins FILE_OR_URL (or --store FILE_OR_URL, whose pins are next to it or in its database)",
+    )?;
     let all = store.list().await.map_err(|e| e.to_string())?;
     let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| e.to_string());
     match command {
@@ -80,7 +95,7 @@ pub(super) async fn pins(file: Option<PathBuf>, command: PinsCommand, out: &mut 
         }
         PinsCommand::Accept(named) => {
             let key = find(&all, &named)?.key.clone();
-            let pin = pins::accept(&store, key).await.map_err(|e| e.to_string())?;
+            let pin = pins::accept(&*store, key).await.map_err(|e| e.to_string())?;
             w(
                 out,
                 format!(

@@ -100,7 +100,7 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
 }
 
 /// Opens the store (the default SQLite file when no location is given).
-async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore, String> {
+pub(super) async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore, String> {
     match location {
         Some(location) => open_stores(location)
             .await

@@ -1,8 +1,8 @@
 //! Tool results as each dialect takes them: a [`ModelOutput`] written into the message, item or
 //! block that answers a tool call.
 //!
-//! Owns the tool-result shapes (OpenAI Chat and Responses, Anthropic, MCP) and how each carries
-//! the content parts. What the model sees is decided before, by the tool's `to_model_output`
+//! Owns the tool-result shapes (OpenAI Chat and Responses, Anthropic, MCP, Gemini) and how each
+//! carries the content parts. What the model sees is decided before, by the tool's `to_model_output`
 //! ([`model_output`](crate::model_output)); what an MCP server adds around it
 //! (`structuredContent`) is the server's.
 
@@ -22,6 +22,9 @@ pub(super) enum Shape {
     ToolResultBlock,
     /// MCP: a `tools/call` result.
     CallToolResult,
+    /// Gemini: a `functionResponse` part (it names the function, so it is written only when
+    /// the function's name is given).
+    FunctionResponse,
 }
 
 impl Shape {
@@ -35,6 +38,12 @@ impl Shape {
             Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => None,
         }
     }
+}
+
+/// The function a result answers: its call id and the name the model called it by.
+struct Answering<'a> {
+    call_id: &'a str,
+    name: Option<&'a str>,
 }
 
 impl ModelOutput {
@@ -61,8 +70,43 @@ impl ModelOutput {
     /// assert_eq!(msg["content"], "Radar:\n[image: https://x/r.png]");
     /// ```
     pub fn to_tool_result(&self, dialect: Dialect, tool_call_id: &str) -> Option<Value> {
+        let answering = Answering {
+            call_id: tool_call_id,
+            name: None,
+        };
+        Some(self.result_in(Shape::of(dialect)?, &answering))
+    }
+
+    /// The tool result a dialect takes for this output, answering the call `tool_call_id` of
+    /// the function the model called `tool_name`: what [`to_tool_result`](Self::to_tool_result)
+    /// writes, and for Gemini (which names the function it answers) a `functionResponse` part
+    /// `{functionResponse: {id, name, response: {output} | {error}, parts?}}`, to send in a
+    /// `{role: "user", parts: [...]}` content. Images and PDFs given as data go in its `parts`
+    /// as `inlineData`; the text (and stand-ins) of the other parts is its `output`.
+    ///
+    /// ```
+    /// use tool_core::model_output::ModelOutput;
+    /// use tool_core::Dialect;
+    /// let out = ModelOutput::ErrorText("not approved: it is production".into());
+    /// let part = out.to_tool_result_named(Dialect::GeminiJsonSchema, "call_1", "delete_repo");
+    /// assert_eq!(
+    ///     part,
+    ///     serde_json::json!({"functionResponse": {"id": "call_1", "name": "delete_repo", "response": {"error": "not approved: it is production"}}})
+    /// );
+    /// ```
+    pub fn to_tool_result_named(&self, dialect: Dialect, tool_call_id: &str, tool_name: &str) -> Value {
+        let shape = Shape::of(dialect).unwrap_or(Shape::FunctionResponse);
+        let answering = Answering {
+            call_id: tool_call_id,
+            name: Some(tool_name),
+        };
+        self.result_in(shape, &answering)
+    }
+
+    fn result_in(&self, shape: Shape, answering: &Answering<'_>) -> Value {
+        let tool_call_id = answering.call_id;
         let error = self.is_error();
-        Some(match Shape::of(dialect)? {
+        match shape {
             Shape::ToolMessage => json!({"role": "tool", "tool_call_id": tool_call_id, "content": self.to_text()}),
             Shape::FunctionCallOutput => {
                 let output = match self {
@@ -93,8 +137,64 @@ impl ModelOutput {
                 }
                 result
             }
-        })
+            Shape::FunctionResponse => gemini(self, answering),
+        }
     }
+}
+
+/// A Gemini `functionResponse` part: `{output}` or `{error}` as the `response` (the keys the
+/// API reads), media in `parts`.
+fn gemini(output: &ModelOutput, answering: &Answering<'_>) -> Value {
+    let (response, media) = match output {
+        ModelOutput::Text(text) => (json!({"output": text}), Vec::new()),
+        ModelOutput::Json(value) => (json!({"output": value}), Vec::new()),
+        ModelOutput::ErrorText(text) => (json!({"error": text}), Vec::new()),
+        ModelOutput::ErrorJson(value) => (json!({"error": value}), Vec::new()),
+        ModelOutput::Content(parts) => {
+            let (mut media, mut text) = (Vec::new(), Vec::new());
+            for part in parts {
+                match gemini_media(part) {
+                    Some(inline) => media.push(inline),
+                    None => text.push(gemini_text(part)),
+                }
+            }
+            (json!({"output": text.join("\n")}), media)
+        }
+    };
+    let mut answer = json!({"id": answering.call_id, "name": answering.name.unwrap_or_default(), "response": response});
+    if !media.is_empty() {
+        answer["parts"] = Value::Array(media);
+    }
+    json!({ "functionResponse": answer })
+}
+
+/// A part Gemini gets as text: plain-text file data decoded, anything else as its text or
+/// stand-in.
+fn gemini_text(part: &ContentPart) -> String {
+    match part {
+        ContentPart::FileData { data, media_type, .. } if media_type == "text/plain" => plain_text(data).unwrap_or_else(|| part.as_text()),
+        _ => part.as_text(),
+    }
+}
+
+/// The media types Gemini takes inline in a function response (images and PDFs).
+const GEMINI_MEDIA: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "application/pdf"];
+
+/// A content part as a Gemini `FunctionResponsePart` (`inlineData`), when it is media Gemini
+/// takes there; anything else is named in the response's text.
+fn gemini_media(part: &ContentPart) -> Option<Value> {
+    let (media_type, data) = match part {
+        ContentPart::ImageData { data, media_type } | ContentPart::FileData { data, media_type, .. } => (media_type, data),
+        ContentPart::Resource {
+            media_type: Some(media_type),
+            contents: ResourceContents::Blob(data),
+            ..
+        } => (media_type, data),
+        _ => return None,
+    };
+    GEMINI_MEDIA
+        .contains(&media_type.as_str())
+        .then(|| json!({"inlineData": {"mimeType": media_type, "data": data}}))
 }
 
 fn openai_responses(part: &ContentPart) -> Value {

@@ -18,6 +18,7 @@ use rmcp::ServerHandler;
 use serde_json::{json, Value};
 
 use super::call::{error_result, ToolRef};
+use super::call_meta::DECISION_META;
 use super::server::{modern, McpServer, SESSIONLESS};
 use crate::context::CallEnv;
 use crate::runtime::{Answer, Decision, EventStream, PendingKind, RunEventKind, RuntimeError, Waiting};
@@ -151,7 +152,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let form = approval_form(input_schema.as_ref());
         let not_asked = |why: &str| {
             error_result(format!(
-                "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls)."
+                "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls; `toolsmith pending --token` prints a signed approval a client sends back in a call of this tool as `_meta[\"{DECISION_META}\"]`)."
             ))
         };
         // Cancelling the request (or ending its session) while the user is asked declines the

@@ -3,7 +3,8 @@
 //! Owns the way from a call request to its response: which tool it names ([`ToolRef`]),
 //! whether the caller's identity grants the tool's scopes (an error result naming the missing
 //! ones; over HTTP the transport answers `403` before the call gets here),
-//! starting the run in the runtime, following it to its end ([`McpServer::drive`]) and mapping
+//! starting the run in the runtime (with the client's idempotency key, or deciding a waiting
+//! call when it carries a decision token: `call_meta`), following it to its end ([`McpServer::drive`]) and mapping
 //! its [`Outcome`] to the MCP answer with one `match` ([`McpServer::answer`]). Asking the
 //! client's user is `ask`'s, keeping a run whose tool asked mid-call is `parked`'s, the slot a
 //! call runs in is `session`'s, and the shape of a result is `convert`'s.
@@ -14,6 +15,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Value};
 use tracing::Instrument;
 
+use super::call_meta::{scoped_key, CallMeta};
 use super::convert;
 use super::identity;
 use super::results::{KeptResult, ResultError, RESULTS_URI};
@@ -63,6 +65,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let tool = ToolRef { name, id };
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
         let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
+        let asked = CallMeta::read(meta.iter().flatten().map(|m| &***m))?;
+        if let Some(token) = &asked.decision {
+            return Ok(self.decide_by_token(&tool, token, ctx).await);
+        }
         let trace_context = meta.into_iter().flatten().find(|m| m.get_traceparent().is_some());
         let trace_context = trace_context.map(|m| (m.get_traceparent(), m.get_tracestate()));
         if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
@@ -73,7 +79,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             });
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.run_call(&tool, args, ctx, trace_context).await)
+        let key = asked
+            .idempotency_key
+            .map(|key| scoped_key(&key, caller.map(|c| c.subject.as_str())));
+        Ok(self.run_call(&tool, (args, key), ctx, trace_context).await)
     }
 
     /// The span of a call continued by a 2026-07-28 follow-up request that carries W3C trace
@@ -93,12 +102,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         None
     }
 
-    /// Runs a new call inside its span (`execute_tool`), whose parent is the request's W3C
-    /// trace context when it has one (SEP-414) and spans are exported (feature `otel`).
+    /// Runs a new call (its arguments, and the client's idempotency key when it gave one)
+    /// inside its span (`execute_tool`), whose parent is the request's W3C trace context when
+    /// it has one (SEP-414) and spans are exported (feature `otel`).
     async fn run_call(
         &self,
         tool: &ToolRef,
-        args: Value,
+        (args, idempotency_key): (Value, Option<String>),
         ctx: &RequestContext<RoleServer>,
         trace_context: Option<(Option<&str>, Option<&str>)>,
     ) -> CallToolResponse {
@@ -122,6 +132,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                     Some(caller) => Some(caller.context(self.shared.config.context.as_ref())),
                     None => self.shared.config.context.clone(),
                 },
+                idempotency_key,
                 ..Default::default()
             },
             env: slot.continuation.clone(),

@@ -20,6 +20,7 @@
 //! - `caching`: the 2026-07-28 caching hints (`ttlMs`, `cacheScope`) of `tools/list`;
 //! - `session`: a session's log level and call slots, a call's cancellation;
 //! - `call`: running a call and mapping its `Outcome` to the answer;
+//! - `call_meta`: a call's `_meta` for toolsmith: its idempotency key, a signed decision;
 //! - `ask`: asking the client's user to approve or resume a waiting call;
 //! - `parked`: 2026-07-28 runs waiting for the answer to their tool's question;
 //! - `tasks`: the tasks extension (2026-07-28): calls of background tools as durable tasks,
@@ -42,6 +43,7 @@ mod ask;
 mod body;
 mod caching;
 mod call;
+mod call_meta;
 mod convert;
 mod gate;
 mod handle;
@@ -74,6 +76,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 
 pub use caching::{ListCaching, FIXED_TOOLS_TTL};
+pub use call_meta::{DECISION_META, IDEMPOTENCY_KEY_META, MAX_IDEMPOTENCY_KEY};
 pub use identity::{Identity, AUTH_CONTEXT_KEY};
 pub(crate) use server::SESSIONLESS;
 pub use server::{McpConfig, McpServer, NoExtras};

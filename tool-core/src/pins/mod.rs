@@ -2,7 +2,7 @@
 //! definition is the one pinned.
 //!
 //! Owns [`PinStore`] (the small async trait a store implements: SQLite in `sqlite`, memory
-//! here), [`Pin`], the check of one definition against its pin ([`check`]) and the review API
+//! here, PostgreSQL beside the store's other tables: [`PostgresStore::pins`](crate::runtime::PostgresStore::pins)), [`Pin`], the check of one definition against its pin ([`check`]) and the review API
 //! ([`pin_all`], [`accept`]). The wrapper that runs the check before every call of an imported
 //! tool is `provider::pins`'s; the review commands are the CLI's (`toolsmith pins`): both edges
 //! reach the pins here, below them.
@@ -233,5 +233,7 @@ pub async fn accept(store: &dyn PinStore, key: PinKey) -> Result<Pin, PinError> 
 
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "postgres")]
+pub use crate::runtime::PostgresPins;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqlitePins;

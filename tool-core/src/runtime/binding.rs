@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::fingerprint::{hash, Fingerprint};
+use crate::fingerprint::{hash, Change, Definition, Fingerprint, PartDigests};
 use crate::spec::ToolSpec;
 
 /// What an approval covers: exactly one waiting call, its arguments and its tool as they were
@@ -58,6 +58,11 @@ pub struct Binding {
     /// Drawn when the call started to wait: a decision for an earlier call that had the same
     /// id (a reused id) does not match.
     pub nonce: String,
+    /// The hash of each part of the tool's definition when the call started to wait, so a
+    /// refusal says what changed (`None` in a binding stored by an earlier version). Not
+    /// compared by itself: `spec` covers the same parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<PartDigests>,
 }
 
 impl Binding {
@@ -69,6 +74,7 @@ impl Binding {
             args_hash: hash(args),
             spec: spec.fingerprint(),
             nonce: crate::call::new_call_id().trim_start_matches("call_").to_owned(),
+            parts: Some(Definition::of(spec).parts()),
         }
     }
 
@@ -85,9 +91,24 @@ impl Binding {
         (!named.is_empty()).then(|| named.join(", "))
     }
 
-    /// What in the tool changed since this binding was made, when it did.
-    pub(crate) fn tool_changed(&self, now: &ToolSpec) -> bool {
-        self.tool != now.id || self.spec != now.fingerprint()
+    /// What in the tool changed since this binding was made, in words (`its description, input
+    /// schema`), when it did; a binding without part digests (stored by an earlier version)
+    /// says only that the definition changed.
+    pub(crate) fn tool_changed(&self, now: &ToolSpec) -> Option<String> {
+        if self.tool == now.id && self.spec == now.fingerprint() {
+            return None;
+        }
+        let changes = match &self.parts {
+            Some(parts) => parts.changes(&Definition::of(now).parts()),
+            None => Vec::new(),
+        };
+        Some(match changes.as_slice() {
+            [] => "the tool's definition".to_owned(),
+            changes => {
+                let named: Vec<&str> = changes.iter().copied().map(Change::as_str).collect();
+                format!("its {}", named.join(", "))
+            }
+        })
     }
 }
 
@@ -185,7 +206,19 @@ mod tests {
             Binding::new("call_1", &spec, &json!({})).nonce
         );
         let changed = ToolSpec::new("t", "Does more", json!({"type": "object"}));
-        assert!(a.tool_changed(&changed) && !a.tool_changed(&spec));
+        assert_eq!(a.tool_changed(&spec), None);
+        assert_eq!(a.tool_changed(&changed).unwrap(), "its description");
+        let mut schemas = ToolSpec::new("t", "Does it", json!({"type": "object", "required": ["x"]}));
+        schemas.output_schema = Some(json!({"type": "string"}));
+        schemas.mcp.destructive_hint = Some(true);
+        assert_eq!(a.tool_changed(&schemas).unwrap(), "its input schema, output schema, annotations");
+        let old: Binding = serde_json::from_value(json!({
+            "callId": "call_1", "tool": "t", "argsHash": a.args_hash, "spec": a.spec, "nonce": "n"
+        }))
+        .unwrap();
+        assert_eq!(old.parts, None, "a binding stored by an earlier version reads");
+        assert_eq!(old.tool_changed(&spec), None);
+        assert_eq!(old.tool_changed(&changed).unwrap(), "the tool's definition");
 
         assert_eq!(Answer::read(&json!({"approved": true})), Some(Answer::Approve));
         assert_eq!(

@@ -461,6 +461,7 @@ fn stored_binding(call: &PendingCall, spec: &ToolSpec) -> Binding {
         args_hash: crate::fingerprint::hash(&call.args),
         spec: spec.fingerprint(),
         nonce: String::new(),
+        parts: None,
     })
 }
 
@@ -478,9 +479,9 @@ fn check_binding(call: &PendingCall, now: &ToolSpec, sent: Option<&Binding>, run
     if let Some(reason) = sent.and_then(|sent| stored.differs(sent)) {
         return Err(unbound(format!("the decision was made for {reason}")));
     }
-    if runs && stored.tool_changed(now) {
+    if let Some(what) = stored.tool_changed(now).filter(|_| runs) {
         return Err(unbound(format!(
-            "tool `{}` has changed (description, schemas or annotations) since the call started to wait, so its approval no longer covers it; reject it, or call the tool again",
+            "tool `{}` has changed since the call started to wait ({what} changed), so its approval no longer covers it; reject it, or call the tool again",
             call.tool_name
         )));
     }

@@ -154,8 +154,15 @@ impl Runtime {
     /// ([`RuntimeError::Token`]); the decision it carries is then checked as
     /// [`decide_with`](Self::decide_with) checks any.
     pub async fn decide_token(&self, token: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        let decision = self.decision_key()?.verify(token, now_ms()).map_err(RuntimeError::Token)?;
+        let decision = self.verify_decision(token)?;
         self.decide_with(decision, env).await
+    }
+
+    /// The decision a signed token carries, when this runtime's key signed it and it has not
+    /// expired; nothing is decided yet (an edge checks what it names first, then hands it to
+    /// [`decide_with`](Self::decide_with)).
+    pub fn verify_decision(&self, token: &str) -> Result<Decision, RuntimeError> {
+        self.decision_key()?.verify(token, now_ms()).map_err(RuntimeError::Token)
     }
 }
 

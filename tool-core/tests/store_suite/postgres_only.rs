@@ -205,7 +205,7 @@ async fn fifty_approvals(url: String) -> Result<(), String> {
 }
 
 /// `toolsmith ARGS` in a child process sharing the test's store key.
-fn toolsmith(args: &[&str]) -> child_cli::Ran {
+pub(super) fn toolsmith(args: &[&str]) -> child_cli::Ran {
     let mut command = child_cli::toolsmith(args);
     command.env(tool_core::runtime::STORE_KEY_ENV, std::str::from_utf8(KEY).unwrap());
     command.output().expect("the child runs").into()

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use tool_core::cli::{execute, Cli, Command, GlobalArgs};
-use tool_core::provider::{MemoryPins, PinStore, SqlitePins};
+use tool_core::provider::{MemoryPins, PinStore};
 use tool_core::Registry;
 
 use crate::mcp::McpToolProvider;
@@ -200,8 +200,8 @@ pub async fn execute_importing_with_env(
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
     let linked = Registry::try_global().map_err(|e| e.to_string())?;
     let registry = Arc::new(Registry::try_from_tools(linked.tools()).map_err(|e| e.to_string())?);
-    let pins: Arc<dyn PinStore> = match parsed.global.pin_file() {
-        Some(file) => Arc::new(SqlitePins::open(&file).map_err(|e| format!("--pins {}: {e}", file.display()))?),
+    let pins: Arc<dyn PinStore> = match parsed.global.pin_store().await? {
+        Some(store) => store,
         None => Arc::new(MemoryPins::default()),
     };
     remote::resolve_into(&selected, &registry, &pins).await?;

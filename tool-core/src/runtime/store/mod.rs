@@ -40,8 +40,8 @@ use super::state::{CallState, Interruption, StoredCall};
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{Migrated, PostgresOptions, PostgresStore};
-pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
+pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
+pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptEntry, ReceiptState, ReceiptStore};
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::create_private_file;
 #[cfg(feature = "sqlite")]

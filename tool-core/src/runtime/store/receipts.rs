@@ -64,6 +64,47 @@ pub enum Began {
     Mismatch,
 }
 
+/// A receipt as listed: its key's digest, its tool, its state and since when; never the key,
+/// never the recorded result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptEntry {
+    /// The digest of its idempotency key (what stores keep; [`key_digest`](crate::idempotency::key_digest)).
+    pub key_digest: String,
+    /// The tool whose run it records (`?` when the row cannot say).
+    pub tool_name: String,
+    /// Where it is.
+    pub state: ReceiptState,
+    /// When it was claimed (running, interrupted) or finished (done), in milliseconds since the
+    /// Unix epoch, when known.
+    pub since_ms: Option<u64>,
+}
+
+/// Where a listed receipt is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReceiptState {
+    /// A live run holds the key.
+    Running,
+    /// A run holding the key was cut short before its result was recorded: its effect may
+    /// have happened; clearing the receipt lets the call run once more.
+    Interrupted,
+    /// The result is recorded: later runs of the key answer with it.
+    Done,
+    /// The row fails its checks (edited outside toolsmith, unreadable), and why.
+    Damaged(String),
+}
+
+impl ReceiptState {
+    /// Its name: `running`, `interrupted`, `done`, `damaged`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReceiptState::Running => "running",
+            ReceiptState::Interrupted => "interrupted",
+            ReceiptState::Done => "done",
+            ReceiptState::Damaged(_) => "damaged",
+        }
+    }
+}
+
 /// Where receipts are kept. Every method is durable before it returns.
 ///
 /// `begin` is atomic across every process sharing the store: of concurrent runs claiming one
@@ -95,15 +136,34 @@ pub trait ReceiptStore: Send + Sync + 'static {
     async fn interrupt(&self, key: &str) -> Result<(), StoreError>;
     /// Forgets the receipt of `key`, whatever its state (the explicit decision, after checking
     /// an interrupted run's effect, to let the call run again). Returns whether there was one.
-    async fn remove(&self, key: &str) -> Result<bool, StoreError>;
+    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
+        self.remove_digest(&crate::idempotency::key_digest(key)).await
+    }
+    /// [`remove`](Self::remove) by the digest of the key, as [`list`](Self::list) shows it.
+    async fn remove_digest(&self, key_digest: &str) -> Result<bool, StoreError>;
+    /// Every receipt, oldest first (never a key or a result).
+    async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError>;
 }
 
 /// One receipt of the in-memory store.
 #[derive(Debug, Clone)]
 enum Entry {
-    Running { tool: String, args: String, claim: Claim },
-    Interrupted { tool: String, args: String, claim: Claim },
-    Done { tool: String, args: String, result: Value },
+    Running {
+        tool: String,
+        args: String,
+        claim: Claim,
+    },
+    Interrupted {
+        tool: String,
+        args: String,
+        claim: Claim,
+    },
+    Done {
+        tool: String,
+        args: String,
+        result: Value,
+        at: Option<u64>,
+    },
 }
 
 /// Receipts in this process's memory: exactly once while the process lives (what a runtime
@@ -168,6 +228,7 @@ impl ReceiptStore for MemoryReceipts {
                 tool,
                 args,
                 result: result.clone(),
+                at: now_claim().claimed_at_ms,
             }),
             other => Some(other),
         });
@@ -190,6 +251,35 @@ impl ReceiptStore for MemoryReceipts {
     async fn remove(&self, key: &str) -> Result<bool, StoreError> {
         Ok(self.entries().remove(key).is_some())
     }
+
+    async fn remove_digest(&self, digest: &str) -> Result<bool, StoreError> {
+        let mut entries = self.entries();
+        let before = entries.len();
+        entries.retain(|key, _| crate::idempotency::key_digest(key) != digest);
+        Ok(entries.len() < before)
+    }
+
+    async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError> {
+        let mut listed: Vec<ReceiptEntry> = self
+            .entries()
+            .iter()
+            .map(|(key, entry)| {
+                let (tool, state, since) = match entry {
+                    Entry::Running { tool, claim, .. } => (tool, ReceiptState::Running, claim.claimed_at_ms),
+                    Entry::Interrupted { tool, claim, .. } => (tool, ReceiptState::Interrupted, claim.claimed_at_ms),
+                    Entry::Done { tool, at, .. } => (tool, ReceiptState::Done, *at),
+                };
+                ReceiptEntry {
+                    key_digest: crate::idempotency::key_digest(key),
+                    tool_name: tool.clone(),
+                    state,
+                    since_ms: since,
+                }
+            })
+            .collect();
+        listed.sort_by(|a, b| (a.since_ms, &a.key_digest).cmp(&(b.since_ms, &b.key_digest)));
+        Ok(listed)
+    }
 }
 
 /// A shared receipt store is a receipt store.
@@ -209,6 +299,12 @@ impl<S: ReceiptStore + ?Sized> ReceiptStore for std::sync::Arc<S> {
     }
     async fn remove(&self, key: &str) -> Result<bool, StoreError> {
         (**self).remove(key).await
+    }
+    async fn remove_digest(&self, key_digest: &str) -> Result<bool, StoreError> {
+        (**self).remove_digest(key_digest).await
+    }
+    async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError> {
+        (**self).list().await
     }
 }
 /// Where a stored receipt row is, once its tag checked (both databases' rows).
@@ -256,6 +352,30 @@ pub(crate) fn check_row(row: RowView<'_>, key: &super::integrity::Key) -> Result
                 .map_err(|e| format!("its result is unreadable JSON ({:?} error)", e.classify()))
         }
         _ => Err("its state is not one toolsmith writes".into()),
+    }
+}
+
+/// A database row as listed: its state as checked (a row failing its checks is listed as
+/// damaged, with why), and since when.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn listed(
+    digest: &str,
+    tool_name: Option<&str>,
+    checked: Result<Stored, String>,
+    times: (Option<i64>, Option<i64>),
+) -> ReceiptEntry {
+    let (claimed, finished) = times;
+    let (state, since) = match checked {
+        Ok(Stored::Running(_)) => (ReceiptState::Running, claimed),
+        Ok(Stored::Interrupted(_)) => (ReceiptState::Interrupted, claimed),
+        Ok(Stored::Done(_)) => (ReceiptState::Done, finished.or(claimed)),
+        Err(why) => (ReceiptState::Damaged(why), claimed),
+    };
+    ReceiptEntry {
+        key_digest: digest.to_owned(),
+        tool_name: tool_name.unwrap_or("?").to_owned(),
+        state,
+        since_ms: since.and_then(|t| u64::try_from(t).ok()),
     }
 }
 

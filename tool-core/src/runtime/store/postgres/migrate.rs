@@ -73,6 +73,16 @@ const MIGRATIONS: &[&str] = &[
         updated_at_ms BIGINT);
      CREATE INDEX toolsmith_tasks_claimable ON toolsmith_tasks (created_at_ms, task_id) WHERE state IN ('queued', 'running');
      CREATE INDEX toolsmith_tasks_by_state ON toolsmith_tasks (state, created_at_ms);",
+    // 5: the pins of remote tools (`PostgresPins`): the pinned and the last seen definition of
+    // each tool per provider and connection; `tag` covers every column.
+    "CREATE TABLE toolsmith_pins (
+        provider TEXT NOT NULL,
+        connection TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        pinned TEXT NOT NULL,
+        seen TEXT,
+        tag BYTEA,
+        PRIMARY KEY (provider, connection, tool));",
 ];
 
 /// The schema version this build writes.

@@ -11,6 +11,7 @@
 mod bus;
 mod instance;
 mod migrate;
+mod pins;
 mod receipts;
 mod row;
 mod tasks;
@@ -27,6 +28,7 @@ use super::{interrupted, PendingStore, StoreError};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, StoredCall};
 pub use migrate::Migrated;
+pub use pins::PostgresPins;
 use row::{Row, State, COLUMNS};
 
 /// How a [`PostgresStore`] connects and behaves.
@@ -261,6 +263,13 @@ impl PostgresStore {
         let pool = pool(url, options)?;
         let mut client = pool.get().await.map_err(pool_error)?;
         migrate::migrate(&mut client, options.schema.as_deref()).await
+    }
+
+    /// The pins of remote tools kept in this database (`toolsmith_pins`), over the same
+    /// connections and integrity key: every instance sharing the database enforces the same
+    /// pins, and `toolsmith --store postgres://… pins` reviews them.
+    pub fn pins(&self) -> PostgresPins {
+        PostgresPins::new(self.pool.clone(), self.key.clone())
     }
 
     /// This instance's id (recorded as the owner of the calls it claims).

@@ -12,7 +12,7 @@ use super::{now_ms, pool_error, storage};
 use crate::idempotency::key_digest;
 use crate::runtime::state::Claim;
 use crate::runtime::store::integrity::Key;
-use crate::runtime::store::receipts::{check_row, damaged, Began, ReceiptClaim, ReceiptStore, RowView, Stored};
+use crate::runtime::store::receipts::{self, check_row, damaged, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored};
 use crate::runtime::store::StoreError;
 
 const COLUMNS: &str =
@@ -251,11 +251,34 @@ impl ReceiptStore for PgReceipts {
         .await
     }
 
-    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
-        let digest = key_digest(key);
+    async fn remove_digest(&self, digest: &str) -> Result<bool, StoreError> {
         let client = self.client().await?;
         let sql = "DELETE FROM toolsmith_receipts WHERE key_digest = $1";
         let n = client.execute(sql, &[&digest]).await.map_err(storage("cannot remove a receipt"))?;
         Ok(n > 0)
+    }
+
+    async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError> {
+        let client = self.client().await?;
+        let alive = "COALESCE(i.heartbeat_at + i.lease_ms * interval '1 millisecond' > now(), false)";
+        let sql = format!(
+            "SELECT r.{}, {alive} FROM toolsmith_receipts r LEFT JOIN toolsmith_instances i ON i.id = r.owner_instance \
+             ORDER BY COALESCE(r.claimed_at_ms, 0), r.key_digest",
+            COLUMNS.replace(", ", ", r.")
+        );
+        let rows = client.query(&sql, &[]).await.map_err(storage("cannot list the receipts"))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let (row, alive) = Row::read(r);
+                let checked = row.check(&self.key, alive);
+                receipts::listed(
+                    &row.digest,
+                    row.tool_name.as_deref(),
+                    checked,
+                    (row.claimed_at_ms, row.finished_at_ms),
+                )
+            })
+            .collect())
     }
 }

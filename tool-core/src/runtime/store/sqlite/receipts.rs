@@ -12,7 +12,7 @@ use super::owner::{owner_alive, process_stat};
 use super::{now_ms, Db, OrStorage, SqliteStore};
 use crate::idempotency::key_digest;
 use crate::runtime::store::integrity::Key;
-use crate::runtime::store::receipts::{check_row, damaged, Began, ReceiptClaim, ReceiptStore, RowView, Stored};
+use crate::runtime::store::receipts::{self, check_row, damaged, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored};
 use crate::runtime::store::StoreError;
 
 /// The table (schema version 3 of the file).
@@ -237,11 +237,30 @@ impl ReceiptStore for SqliteStore {
         .await
     }
 
-    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
-        let digest = key_digest(key);
+    async fn remove_digest(&self, digest: &str) -> Result<bool, StoreError> {
+        let digest = digest.to_owned();
         self.blocking(move |db| {
             let removed = db.conn().execute("DELETE FROM receipts WHERE key_digest = ?1", [&digest]);
             removed.or_storage("cannot remove a receipt").map(|n| n > 0)
+        })
+        .await
+    }
+
+    async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError> {
+        self.blocking(move |db| {
+            const FAILED: &str = "cannot list the receipts";
+            let conn = db.conn();
+            let sql = format!("SELECT {COLUMNS} FROM receipts ORDER BY COALESCE(claimed_at_ms, 0), key_digest");
+            let mut statement = conn.prepare(&sql).or_storage(FAILED)?;
+            let rows = statement.query_map([], Row::read).or_storage(FAILED)?;
+            let mut listed = Vec::new();
+            for row in rows {
+                let row = row.or_storage(FAILED)?;
+                let checked = row.check(&db.key);
+                let times = (row.claimed_at_ms, row.finished_at_ms);
+                listed.push(receipts::listed(&row.digest, row.tool_name.as_deref(), checked, times));
+            }
+            Ok(listed)
         })
         .await
     }
