@@ -31,6 +31,9 @@ pub const CASES: &[(&str, Case)] = &[
     ("a_background_call_queued_by_one_runtime_is_run_by_another", |b| {
         Box::pin(two_runtimes(b))
     }),
+    ("an_idempotent_task_has_its_effect_once_across_attempts", |b| {
+        Box::pin(idempotent_task(b))
+    }),
 ];
 
 type Test = fn(String) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
@@ -294,6 +297,53 @@ async fn two_runtimes(b: Backend) {
     assert_eq!(record.state, TaskState::Completed);
     assert_eq!(record.lease_owner.as_deref(), b_runtime.task_worker_id(), "B ran it");
     assert_eq!(record.task.args, json!({"ledger": ledger}));
+}
+
+/// Counts a run in its ledger, then is cut short (aborted, as by a timeout) before its receipt
+/// is recorded; a run told it follows an interrupted one finds the effect and answers without
+/// counting again
+#[tool(id = "suite-bg-once", idempotent = "recover", background(enabled = true, max_retries = 3))]
+async fn suite_bg_once(
+    /// The ledger counting the runs
+    ledger: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    if cx.idempotency_key().after_interruption() {
+        return Ok(format!("found {ledger}"));
+    }
+    {
+        let mut runs = RUNS.lock().unwrap_or_else(|p| p.into_inner());
+        *runs.get_or_insert_with(HashMap::new).entry(ledger.clone()).or_default() += 1;
+    }
+    Err(ToolError::aborted(
+        "the effect happened, then the attempt was cut short before its receipt",
+    ))
+}
+
+/// A durable task's attempts run over the receipts: the attempt after one that died between its
+/// effect and its receipt is told so (and, here, finds the effect), instead of running blind.
+async fn idempotent_task(b: Backend) {
+    let ledger = super::fresh_ledger();
+    let fast = TaskOptions::default().poll_interval(Duration::from_millis(20));
+    let runtime = Runtime::builder(Registry::global())
+        .shared_store(b.open().await)
+        .task_store(b.open_tasks().await, fast)
+        .build();
+    let run = runtime
+        .call("suite-bg-once", json!({"ledger": ledger}), CallOptions::default())
+        .finish();
+    let run = tokio::time::timeout(Duration::from_secs(60), run).await.expect("the task ends");
+    let Outcome::Done(output) = &run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    assert_eq!(output.value(), json!(format!("found {ledger}")), "the second attempt was told");
+    assert_eq!(runs(&ledger), 1, "the effect happened once over two attempts");
+    let started = run.events.iter().find_map(|e| match &e.raw.kind {
+        RunEventKind::BackgroundTaskStarted { task_id } => Some(task_id.clone()),
+        _ => None,
+    });
+    let record = runtime.task(&started.unwrap()).await.unwrap().unwrap();
+    assert_eq!((record.state, record.attempts), (TaskState::Completed, 2));
 }
 
 /// Records when a background task starts and ends in a table, holding in between
