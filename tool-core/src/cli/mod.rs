@@ -285,9 +285,9 @@ pub struct ServeCommand {
     /// (`toolsmith://results/<call-id>`, readable by the calling session).
     #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
     max_model_output: Option<OutputBudget>,
-    /// Expire stored waiting calls (and other leftovers) older than this, checked
-    /// periodically: `7d`, `12h`, `30m`. Expired calls are removed without running (each is
-    /// logged); see `toolsmith store expire`. Default: kept until resolved.
+    /// Expire stored waiting calls, ended background tasks and recorded receipts older than
+    /// this, checked periodically: `7d`, `12h`, `30m`. Expired calls are removed without
+    /// running (each is logged); see `toolsmith store expire`. Default: kept until resolved.
     #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
     retention: Option<std::time::Duration>,
     #[command(flatten)]
@@ -513,6 +513,9 @@ impl ReceiptStore for LazyReceipts {
     }
     async fn remove(&self, key: &str) -> Result<bool, StoreError> {
         self.open().await?.remove(key).await
+    }
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        self.open().await?.expire(before_ms).await
     }
 }
 

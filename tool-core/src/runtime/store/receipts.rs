@@ -96,14 +96,32 @@ pub trait ReceiptStore: Send + Sync + 'static {
     /// Forgets the receipt of `key`, whatever its state (the explicit decision, after checking
     /// an interrupted run's effect, to let the call run again). Returns whether there was one.
     async fn remove(&self, key: &str) -> Result<bool, StoreError>;
+    /// Removes the receipts whose result was recorded before `before_ms` (Unix time, ms): the
+    /// store's retention (a later run of such a call runs its body again). Running and
+    /// interrupted receipts are kept: they wait for their run or for a decision. Returns how
+    /// many were removed.
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError>;
 }
 
 /// One receipt of the in-memory store.
 #[derive(Debug, Clone)]
 enum Entry {
-    Running { tool: String, args: String, claim: Claim },
-    Interrupted { tool: String, args: String, claim: Claim },
-    Done { tool: String, args: String, result: Value },
+    Running {
+        tool: String,
+        args: String,
+        claim: Claim,
+    },
+    Interrupted {
+        tool: String,
+        args: String,
+        claim: Claim,
+    },
+    Done {
+        tool: String,
+        args: String,
+        result: Value,
+        at_ms: u64,
+    },
 }
 
 /// Receipts in this process's memory: exactly once while the process lives (what a runtime
@@ -168,6 +186,7 @@ impl ReceiptStore for MemoryReceipts {
                 tool,
                 args,
                 result: result.clone(),
+                at_ms: now_claim().claimed_at_ms.unwrap_or(0),
             }),
             other => Some(other),
         });
@@ -190,6 +209,13 @@ impl ReceiptStore for MemoryReceipts {
     async fn remove(&self, key: &str) -> Result<bool, StoreError> {
         Ok(self.entries().remove(key).is_some())
     }
+
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let mut entries = self.entries();
+        let before = entries.len();
+        entries.retain(|_, e| !matches!(e, Entry::Done { at_ms, .. } if *at_ms < before_ms));
+        Ok((before - entries.len()) as u64)
+    }
 }
 
 /// A shared receipt store is a receipt store.
@@ -209,6 +235,9 @@ impl<S: ReceiptStore + ?Sized> ReceiptStore for std::sync::Arc<S> {
     }
     async fn remove(&self, key: &str) -> Result<bool, StoreError> {
         (**self).remove(key).await
+    }
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        (**self).expire(before_ms).await
     }
 }
 /// Where a stored receipt row is, once its tag checked (both databases' rows).
