@@ -116,6 +116,7 @@ class Flow:
 
     key: str
     tool: str
+    state: str | None = None  # the request state the client carries (the call id, sealed)
     call_id: str | None = None
     decision: str | None = None  # approve, decline, resume, leave
     settled: bool = False  # the decision's answer arrived (or, after the chaos, was made to)
@@ -226,7 +227,8 @@ class Client(threading.Thread):
         if result is None:
             return
         assert result.get("resultType") == "input_required" and asked in result.get("inputRequests", {}), (tool, result)
-        flow.call_id = result["requestState"]
+        flow.state = result["requestState"]
+        flow.call_id = flow.state.rsplit(".", 1)[0]
         roll = self.rng.random()
         if tool == "ledger_approve":
             flow.decision = "approve" if roll < 0.55 else "decline" if roll < 0.8 else "leave"
@@ -263,7 +265,7 @@ def answer_for(flow: Flow) -> dict[str, Any]:
 def settle_decision(client: Client, flow: Flow) -> None:
     """Sends the flow's decision (from random instances) and records how it was answered: run
     (its output), declined, or already resolved (an earlier try whose answer was lost)."""
-    result, _ = client.request(flow.tool, {"key": flow.key}, flow.call_id, answer_for(flow))
+    result, _ = client.request(flow.tool, {"key": flow.key}, flow.state, answer_for(flow))
     if result is None:
         return
     said = text_of(result)
