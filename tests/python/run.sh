@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MCP server end to end through the official Python SDK: builds `toolsmith` and
+# The MCP server end to end through the official Python SDK: builds `toolsmith`, `toolsmith_ledger` and
 # `mcp_fixture`, installs the pinned client into a venv kept under the cache directory, and runs
 # pytest on tests/python (stdio and Streamable HTTP, the client's `auto` and `legacy` modes).
 #
@@ -14,7 +14,7 @@ venv="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}/py-venv"
 source tests/python/venv.sh
 ensure_venv "$venv" tests/python/requirements.txt
 
-cargo build -p examples --bin toolsmith --bin mcp_fixture
+cargo build -p examples --bin toolsmith --bin mcp_fixture --bin toolsmith_ledger
 
 # No bytecode or cache files in the work tree.
 PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/python "$@"

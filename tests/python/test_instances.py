@@ -5,7 +5,7 @@ processes on one fresh schema, each request of a flow sent to a different instan
 - a suspended call (write-file's overwrite conflict) resumed on another instance;
 - a 2026-07-28 elicitation mid-call (`ask_twice`, parked on A) answered through B, then C;
 - an answer for a run whose instance was killed is a clear error within a bound, never a hang;
-- a forged or edited request state is refused;
+- a forged or edited request state is refused, for a parked run and for a waiting call;
 - `list_changed` after `add_tool` on one instance reaches the clients of all three;
 - `GET /healthz` reports the store.
 
@@ -151,7 +151,9 @@ def test_approval_started_on_a_approved_on_b_resolved_on_c(toolsmiths, database)
     assert asked["resultType"] == "input_required", asked
     state = asked["requestState"]
     assert "approval" in asked["inputRequests"], asked
-    assert [p["tool_call_id"] for p in pending(database)] == [state]
+    # The state is the waiting call's id, sealed (with the tool) by the key the instances share.
+    call_id, tag = state.rsplit(".", 1)
+    assert [p["tool_call_id"] for p in pending(database)] == [call_id] and len(tag) == 64
     assert (toolsmiths.root / "x.txt").read_text() == "old"
 
     approve = {"approval": {"action": "accept", "content": {"approved": True}}}
@@ -179,6 +181,28 @@ def test_suspended_call_resumed_on_another_instance(toolsmiths, database):
     assert done.get("structuredContent") == {"path": "y.txt", "bytes_written": 5, "created": False}, done
     assert (toolsmiths.root / "y.txt").read_text() == "newer"
     assert pending(database) == []
+
+
+def test_waiting_call_states_are_sealed(toolsmiths, database):
+    """A waiting call's request state is its id sealed with the tool: a bare id (as `toolsmith
+    pending` lists it), an edited seal, or the state brought to another tool is refused, and the
+    call keeps waiting; the genuine state still approves it."""
+    a, b, c = toolsmiths.urls
+    (toolsmiths.root / "s.txt").write_text("old")
+    args = {"path": "s.txt", "content": "sealed", "overwrite": True}
+    state = call(a, "write-file", args)["requestState"]
+    call_id, tag = state.rsplit(".", 1)
+    approve = {"approval": {"action": "accept", "content": {"approved": True}}}
+    for bad in [call_id, f"{call_id}.{'0' * len(tag)}", f"{call_id[:-1]}0.{tag}"]:
+        refused = call(b, "write-file", args, bad, approve)
+        assert refused.get("isError") and "is not one this server issued" in text(refused), (bad, refused)
+    other = call(b, "text-stats", {"text": "x"}, state, approve)
+    assert other.get("isError") and "is not one this server issued" in text(other), other
+    assert (toolsmiths.root / "s.txt").read_text() == "old"
+    assert [p["tool_call_id"] for p in pending(database)] == [call_id], "still waiting"
+    done = call(c, "write-file", args, state, approve)
+    assert done.get("structuredContent", {}).get("path") == "s.txt", done
+    assert (toolsmiths.root / "s.txt").read_text() == "sealed"
 
 
 def test_elicitation_mid_call_answered_through_other_instances(fixtures):

@@ -38,6 +38,22 @@ async fn idempotent(
     run_effect(&path, &release).await
 }
 
+/// The same effect over a receipt (`idempotent = "recover"`): a run told that an earlier run
+/// was interrupted answers `found` without having the effect again
+#[tool(id = "once-receipt", require_approval, idempotent = "recover")]
+async fn receipted(
+    /// The file that counts runs
+    path: String,
+    /// The file whose existence lets the tool finish
+    release: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    if cx.idempotency_key().after_interruption() {
+        return Ok("found".into());
+    }
+    run_effect(&path, &release).await
+}
+
 /// What the suspended tool asks.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Question {
@@ -236,6 +252,21 @@ fn an_interrupted_call_can_be_declined_and_rerun_through_the_runtime() {
     assert!(rt.block_on(runtime.pending_entries()).unwrap().is_empty());
 }
 
+/// `toolsmith call ID --approve --rerun` keeps its receipts in the store it opens (not in its
+/// own memory): the rerun of a call whose process died after its effect is told so.
+fn a_rerun_through_the_command_line_finds_the_receipt_of_the_killed_run() {
+    let s = Scene::new();
+    s.waiting_call("once-receipt", "r1");
+    s.approve_and_kill_mid_run("r1");
+    assert_eq!(s.runs(), 1);
+    std::fs::write(&s.release, b"").unwrap();
+    let rerun = child_cli::run(&["--store", s.store(), "call", "r1", "--approve", "--rerun"]);
+    assert!(rerun.ok, "{}", rerun.stderr);
+    assert_eq!(rerun.stdout.trim(), "\"found\"", "the rerun was told: {}", rerun.stderr);
+    assert_eq!(s.runs(), 1, "the effect happened once");
+    assert_eq!(s.state("r1"), None, "resolved");
+}
+
 fn an_idempotent_tool_is_run_again_on_its_own() {
     let s = Scene::new();
     s.waiting_call("once-idempotent", "i1");
@@ -340,6 +371,10 @@ fn main() -> std::process::ExitCode {
             (
                 "an_interrupted_call_can_be_declined_and_rerun_through_the_runtime",
                 an_interrupted_call_can_be_declined_and_rerun_through_the_runtime,
+            ),
+            (
+                "a_rerun_through_the_command_line_finds_the_receipt_of_the_killed_run",
+                a_rerun_through_the_command_line_finds_the_receipt_of_the_killed_run,
             ),
             (
                 "an_idempotent_tool_is_run_again_on_its_own",

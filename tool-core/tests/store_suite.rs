@@ -293,7 +293,28 @@ const CASES: &[(&str, Case)] = cases![
     one_of_many_concurrent_claimers_wins,
     an_approval_runs_once_and_a_stale_or_unknown_id_is_refused,
     a_decline_never_runs_the_tool,
+    expiry_removes_old_waiting_calls_and_keeps_new_and_running_ones,
 ];
+
+async fn expiry_removes_old_waiting_calls_and_keeps_new_and_running_ones(b: Backend) {
+    let s = b.open().await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    for (id, at) in [("old-1", 1), ("old-2", 2), ("old-running", 3), ("new", now)] {
+        s.save(&call(id, at)).await.unwrap();
+    }
+    assert!(s.claim("old-running").await.unwrap().is_some());
+    let expired = s.expire(std::time::Duration::from_secs(3_600)).await.unwrap();
+    assert_eq!(ids(&expired), ["old-1", "old-2"], "the old waiting calls, oldest first");
+    assert_eq!(
+        ids(&s.list().await.unwrap()),
+        ["old-running", "new"],
+        "a running call and a new one are kept"
+    );
+    assert!(s.expire(std::time::Duration::from_secs(3_600)).await.unwrap().is_empty(), "once");
+}
 
 /// Runs a test's future on a runtime of its own; a panic fails the test with its message.
 fn block_on(test: impl Future<Output = Result<(), String>> + Send) -> Result<(), Failed> {

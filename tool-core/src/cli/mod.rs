@@ -22,7 +22,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -32,7 +32,8 @@ use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
 use crate::runtime::{
-    open_store, open_stores, PendingCall, PendingStore, RegistryRef, Runtime, SqliteStore, StoreError, StoreLocation, StoredCall,
+    open_store, Began, MemoryReceipts, PendingCall, PendingStore, ReceiptClaim, ReceiptStore, RegistryRef, Runtime, SqliteStore,
+    StoreError, StoreLocation, StoredCall,
 };
 
 /// The `toolsmith` command line.
@@ -296,9 +297,9 @@ pub struct ServeCommand {
     /// (`toolsmith://results/<call-id>`, readable by the calling session).
     #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
     max_model_output: Option<OutputBudget>,
-    /// Expire stored waiting calls (and other leftovers) older than this, checked
-    /// periodically: `7d`, `12h`, `30m`. Expired calls are removed without running (each is
-    /// logged); see `toolsmith store expire`. Default: kept until resolved.
+    /// Expire stored waiting calls, ended background tasks and recorded receipts older than
+    /// this, checked periodically: `7d`, `12h`, `30m`. Expired calls are removed without
+    /// running (each is logged); see `toolsmith store expire`. Default: kept until resolved.
     #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
     retention: Option<std::time::Duration>,
     #[command(flatten)]
@@ -492,6 +493,50 @@ impl PendingStore for LazyStore {
     }
 }
 
+/// The receipts of a [`LazyStore`]: the opened store's own (its file or database), opened on
+/// first use; in memory when the store keeps none.
+struct LazyReceipts {
+    store: Arc<LazyStore>,
+    memory: OnceLock<Arc<dyn ReceiptStore>>,
+}
+
+impl LazyReceipts {
+    async fn open(&self) -> Result<Arc<dyn ReceiptStore>, StoreError> {
+        let store = self.store.open().await?;
+        Ok(store
+            .receipts()
+            .unwrap_or_else(|| self.memory.get_or_init(|| Arc::new(MemoryReceipts::default())).clone()))
+    }
+}
+
+#[async_trait::async_trait]
+impl ReceiptStore for LazyReceipts {
+    async fn begin(&self, claim: &ReceiptClaim, take_over: bool) -> Result<Began, StoreError> {
+        self.open().await?.begin(claim, take_over).await
+    }
+    async fn finish(&self, key: &str, result: &Value) -> Result<(), StoreError> {
+        self.open().await?.finish(key, result).await
+    }
+    async fn release(&self, key: &str) -> Result<(), StoreError> {
+        self.open().await?.release(key).await
+    }
+    async fn interrupt(&self, key: &str) -> Result<(), StoreError> {
+        self.open().await?.interrupt(key).await
+    }
+    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
+        self.open().await?.remove(key).await
+    }
+    async fn remove_digest(&self, key_digest: &str) -> Result<bool, StoreError> {
+        self.open().await?.remove_digest(key_digest).await
+    }
+    async fn list(&self) -> Result<Vec<crate::runtime::ReceiptEntry>, StoreError> {
+        self.open().await?.list().await
+    }
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        self.open().await?.expire(before_ms).await
+    }
+}
+
 /// Runs a parsed command against a registry, writing results to `out`; errors are returned as
 /// readable text.
 ///
@@ -502,21 +547,25 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
     // `serve --store` is an instance: its store is opened now, and its background tasks are
     // durable (queued in the store, run by the instances' workers).
     let opened = match (&cli.command, &cli.global.store) {
-        (Command::Serve(_), Some(location)) => Some(
-            open_stores(location)
-                .await
-                .map_err(|e| format!("--store {}: {e}", location.shown()))?,
-        ),
+        (Command::Serve(serve), Some(location)) => Some(serve.tasks.open_instance(location).await?),
         _ => None,
     };
-    let store: Arc<dyn PendingStore> = match &opened {
-        Some(opened) => opened.pending.clone(),
-        None => Arc::new(LazyStore {
-            location: cli.global.store.clone(),
-            store: tokio::sync::OnceCell::new(),
-        }),
+    let mut builder = match &opened {
+        Some(opened) => Runtime::builder(registry).shared_store(opened.pending.clone()),
+        None => {
+            let lazy = Arc::new(LazyStore {
+                location: cli.global.store.clone(),
+                store: tokio::sync::OnceCell::new(),
+            });
+            // The receipts are the store's too (an idempotent call run again by `--rerun` finds
+            // the receipt its first run left in the file or database), opened with it.
+            let receipts = Arc::new(LazyReceipts {
+                store: lazy.clone(),
+                memory: OnceLock::new(),
+            });
+            Runtime::builder(registry).shared_store(lazy).receipt_store(receipts)
+        }
     };
-    let mut builder = Runtime::builder(registry).shared_store(store);
     if let (Some(opened), Command::Serve(serve)) = (opened, &cli.command) {
         builder = builder.task_store(opened.tasks, serve.tasks.options());
     }

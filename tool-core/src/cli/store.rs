@@ -8,7 +8,9 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::pretty;
-use crate::runtime::{open_stores, OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, StoreStatus, TaskCounts};
+use crate::runtime::{
+    expire_stores, open_stores, OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, StoreStatus, TaskCounts,
+};
 
 /// The subcommands of `store`.
 #[derive(Debug, Subcommand)]
@@ -25,10 +27,11 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Expire what is older than a retention: waiting and interrupted calls created before it
-    /// are removed without running (each is listed), and the store's other leftovers (bus
-    /// messages nobody took). Calls being run are kept. `serve --retention` does this
-    /// periodically.
+    /// Expire what is older than a retention: waiting and interrupted calls created before
+    /// it (removed without running), background tasks that ended before it (with their
+    /// results), receipts of idempotent calls recorded before it, and bus messages nobody took.
+    /// Calls being run, queued or running tasks, and running or interrupted receipts are kept.
+    /// `serve --retention` does this periodically.
     Expire {
         /// The retention: `7d`, `12h`, `30m`, `90s`, `500ms`.
         #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
@@ -70,17 +73,18 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
         }
         StoreCommand::Expire { older_than, json } => {
             let store = open(location).await?;
-            let expired = store
-                .pending
-                .expire(older_than)
+            let receipts = store.pending.receipts();
+            let expired = expire_stores(&*store.pending, Some(&*store.tasks), receipts.as_deref(), older_than)
                 .await
                 .map_err(|e| format!("--store {shown}: {e}"))?;
+            let (tasks, receipts) = (expired.tasks, expired.receipts);
+            let expired = expired.calls;
             if json {
                 let calls: Vec<_> = expired
                     .iter()
                     .map(|c| json!({"id": c.tool_call_id, "tool": c.tool_name, "waited_for": c.kind.waits_for(), "created_at_ms": c.created_at_ms}))
                     .collect();
-                writeln!(out, "{}", json!({"expired": calls})).map_err(io)?;
+                writeln!(out, "{}", json!({"expired": calls, "tasks": tasks, "receipts": receipts})).map_err(io)?;
             } else {
                 for c in &expired {
                     writeln!(
@@ -92,7 +96,12 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
                     )
                     .map_err(io)?;
                 }
-                writeln!(out, "{shown}: expired {} call(s)", expired.len()).map_err(io)?;
+                writeln!(
+                    out,
+                    "{shown}: expired {} call(s), {tasks} ended task(s), {receipts} receipt(s)",
+                    expired.len()
+                )
+                .map_err(io)?;
             }
         }
     }

@@ -11,7 +11,9 @@ use clap::Subcommand;
 use serde_json::{json, Value};
 
 use super::pretty;
-use crate::runtime::{open_stores, SqliteStore, StoreLocation, TaskOptions, TaskRecord, TaskState, TaskStore};
+use crate::runtime::{
+    open_stores, OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, TaskOptions, TaskRecord, TaskState, TaskStore,
+};
 
 /// The subcommands of `tasks`.
 #[derive(Debug, Subcommand)]
@@ -51,12 +53,34 @@ pub(super) struct TaskArgs {
     /// Background tasks are durable when `--store` is given.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = super::serve::seconds)]
     task_lease: f64,
+    /// PostgreSQL: seconds this instance's lease outlives its last heartbeat (renewed every
+    /// third of it): a call or receipt it was running shows as interrupted this long after it
+    /// died.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = super::serve::seconds)]
+    instance_lease: f64,
 }
 
 impl TaskArgs {
     /// The runtime's task options.
     pub(super) fn options(&self) -> TaskOptions {
         TaskOptions::default().lease(Duration::from_secs_f64(self.task_lease))
+    }
+
+    /// Opens the store of a `serve` instance at `location` (`--instance-lease` applied to a
+    /// PostgreSQL store).
+    pub(super) async fn open_instance(&self, location: &StoreLocation) -> Result<OpenedStore, String> {
+        let failed = |e: crate::runtime::StoreError| format!("--store {}: {e}", location.shown());
+        match location {
+            StoreLocation::Postgres(url) => {
+                let options = PostgresOptions::default().lease(Duration::from_secs_f64(self.instance_lease));
+                let store = Arc::new(PostgresStore::connect_with(url, options).await.map_err(failed)?);
+                Ok(OpenedStore {
+                    pending: store.clone(),
+                    tasks: store,
+                })
+            }
+            StoreLocation::Sqlite(_) => open_stores(location).await.map_err(failed),
+        }
     }
 }
 

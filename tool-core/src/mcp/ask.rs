@@ -157,10 +157,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         // Cancelling the request (or ending its session) while the user is asked declines the
         // call: nobody is left to answer for it, and it must not run later by surprise.
+        let state = self.waiting_state(id, tool);
         let asked = tokio::select! {
             biased;
             () = ctx.ct.cancelled() => Asked::Cannot(CANCELLED.into()),
-            asked = self.elicit(ctx, "approval", id, &message, form) => asked,
+            asked = self.elicit(ctx, "approval", &state, &message, form) => asked,
         };
         // The question may also fail because the session ended: its requests are cancelled first.
         if ctx.ct.is_cancelled() {
@@ -206,8 +207,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         let message = format!("Tool `{name}` needs your input to continue:\n{payload}");
         // A cancelled request stops asking; the suspended call keeps waiting for its data.
+        let state = self.waiting_state(id, tool);
         let asked = tokio::select! {
-            asked = self.elicit(ctx, "resume", id, &message, form) => asked,
+            asked = self.elicit(ctx, "resume", &state, &message, form) => asked,
             () = ctx.ct.cancelled() => return waiting("the request was cancelled"),
         };
         match asked {
@@ -237,7 +239,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Asks the client's user: a request on older revisions, an input-required result (the
     /// client answers and calls again, naming the waiting call) on 2026-07-28.
-    async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, id: &str, message: &str, form: ElicitationSchema) -> Asked {
+    /// `state` is what a 2026-07-28 client brings back with its answer ([`Self::waiting_state`]).
+    async fn elicit(&self, ctx: &RequestContext<RoleServer>, key: &str, state: &str, message: &str, form: ElicitationSchema) -> Asked {
         if self.sessionless(ctx) {
             return Asked::Cannot(format!("{SESSIONLESS}, so the client's user cannot be asked"));
         }
@@ -252,7 +255,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         if modern(ctx) {
             let mut requests = InputRequests::new();
             requests.insert(key.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
-            return Asked::Deferred(InputRequiredResult::new(Some(requests), Some(id.to_owned())).into());
+            return Asked::Deferred(InputRequiredResult::new(Some(requests), Some(state.to_owned())).into());
         }
         match ctx.peer.create_elicitation(params).await {
             Ok(answer) => Asked::Answer(answer),

@@ -8,8 +8,11 @@
 //! naming the run and the instance that holds it, sealed with the key the instances share (the
 //! tool's id is sealed in too), so a client can neither forge a state nor point it at another
 //! run, instance or tool. An answer that reaches another instance is relayed to the holder
-//! (`relay`). It does not ask the user about the runtime's waiting calls (approval, resume
-//! data: `ask`), and it does not run or answer calls (`call`).
+//! (`relay`). The request state of a call waiting in the runtime (approval, resume data) is
+//! its id; on instances sharing a store it is sealed too, `<id>.<tag>` over the id and the
+//! tool (`waiting_state`), so a call id seen elsewhere (a listing, a log) cannot be answered
+//! over MCP, nor a state carried to another tool. It does not ask the user about the runtime's
+//! waiting calls (`ask`), and it does not run or answer calls (`call`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -67,6 +70,9 @@ pub(super) fn read_state<'a>(bus: &dyn crate::runtime::Bus, state: &'a str, tool
     }
     Ok(Some(ParkedState { key, instance }))
 }
+
+/// What a waiting call's seal covers besides its id and tool (so it is never a parked run's).
+const WAITING: &str = "waiting-call";
 
 /// The parked runs, by the request state the client brings back with the answer.
 #[derive(Default)]
@@ -137,7 +143,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     ) -> CallToolResponse {
         let parked = match read_state(self.shared.bus.as_ref(), state, tool) {
             Ok(Some(parked)) => parked,
-            Ok(None) => return self.answer_waiting(tool, state, responses, ctx).await,
+            Ok(None) => {
+                return match self.waiting_id(state, tool) {
+                    Ok(id) => self.answer_waiting(tool, id, responses, ctx).await,
+                    Err(refused) => error_result(refused),
+                }
+            }
             Err(refused) => return error_result(refused),
         };
         if parked.instance != self.shared.bus.instance_id() {
@@ -147,6 +158,33 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Some(run) => self.resume_parked(tool, parked.key, run, responses, ctx).await,
             None => self.answer_waiting(tool, state, responses, ctx).await,
         }
+    }
+
+    /// The request state of the runtime's waiting call `id` of `tool`: the id, sealed with the
+    /// tool under the shared key when the instances share a store.
+    pub(super) fn waiting_state(&self, id: &str, tool: &ToolRef) -> String {
+        if !self.shared.shares_store {
+            return id.to_owned();
+        }
+        let tag = self.shared.bus.seal(&[WAITING, id, &tool.id]);
+        format!("{id}.{tag}")
+    }
+
+    /// The waiting call a request state names ([`waiting_state`](Self::waiting_state)), or why
+    /// it is refused (forged, edited, another tool's, or a bare id on instances sharing a store).
+    fn waiting_id<'a>(&self, state: &'a str, tool: &ToolRef) -> Result<&'a str, String> {
+        if !self.shared.shares_store {
+            return Ok(state);
+        }
+        let sealed = state
+            .rsplit_once('.')
+            .filter(|(id, tag)| self.shared.bus.verify(&[WAITING, id, &tool.id], tag));
+        sealed.map(|(id, _)| id).ok_or_else(|| {
+            format!(
+                "The request state `{state}` is not one this server issued for tool `{}`; call the tool again.",
+                tool.name
+            )
+        })
     }
 
     /// Takes the parked run `key` for an answer relayed from another instance: `Err` says why

@@ -62,7 +62,7 @@ pub use bus::{Bus, BusMessage, MemoryBus, BUS_BACKLOG};
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
-pub use retention::{parse_retention, Expiry};
+pub use retention::{expire_stores, parse_retention, Expired, Expiry};
 pub use state::{CallState, Claim, Interruption, StoredCall};
 #[cfg(feature = "sqlite")]
 pub(crate) use store::create_private_file;
@@ -211,6 +211,7 @@ pub struct RuntimeBuilder {
     max_background: usize,
     decision_key: Option<Result<DecisionKey, String>>,
     tasks: Option<(Arc<dyn TaskStore>, TaskOptions)>,
+    retention: Option<std::time::Duration>,
 }
 
 impl RuntimeBuilder {
@@ -271,8 +272,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Expires what the stores hold past `retention` (see [`Runtime::expire`]) now and
+    /// periodically, for as long as the runtime lives; starts when the runtime is built inside a
+    /// Tokio runtime (else use [`Runtime::keep_expiring`]).
+    pub fn retention(mut self, retention: std::time::Duration) -> Self {
+        self.retention = Some(retention);
+        self
+    }
+
     /// The runtime. With a task store, its worker starts now when inside a Tokio runtime (see
-    /// [`TaskOptions::start_on_build`]).
+    /// [`TaskOptions::start_on_build`]); so does the sweep of a [`retention`](Self::retention).
     pub fn build(self) -> Runtime {
         let queue = self.tasks.map(|(store, options)| Arc::new(tasks::Queue::new(store, options)));
         let runtime = Runtime {
@@ -293,6 +302,11 @@ impl RuntimeBuilder {
         if let Some(queue) = &runtime.inner.tasks {
             if queue.start_on_build() && tokio::runtime::Handle::try_current().is_ok() {
                 queue.start(&runtime.inner);
+            }
+        }
+        if let Some(retention) = self.retention {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                retention::sweep_while_alive(&runtime, retention);
             }
         }
         runtime
@@ -330,6 +344,7 @@ impl Runtime {
             max_background: 16,
             decision_key: None,
             tasks: None,
+            retention: None,
         }
     }
 

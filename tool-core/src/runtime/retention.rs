@@ -1,17 +1,77 @@
 //! Operating a runtime's store: expiry of old records (retention), the store's health, and the
 //! bus its instances share.
 //!
-//! Owns [`Expiry`] (the periodic sweep), [`parse_retention`] (`7d`, `12h`, `30m`, `90s`) and the
-//! runtime's [`Runtime::expire`], [`Runtime::keep_expiring`], [`Runtime::check_store`] and
-//! [`Runtime::bus`]. What a store removes is [`PendingStore::expire`]'s.
+//! Owns [`Expiry`] (the periodic sweep), [`parse_retention`] (`7d`, `12h`, `30m`, `90s`),
+//! [`expire_stores`] (one expiry over every kind of record: waiting calls, ended tasks, done
+//! receipts) and the runtime's [`Runtime::expire`], [`Runtime::keep_expiring`],
+//! [`Runtime::check_store`] and [`Runtime::bus`]. What each store removes is its own
+//! (`PendingStore::expire`, `TaskStore::expire_tasks`, `ReceiptStore::expire`).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::bus::Bus;
 use super::pending::PendingCall;
-use super::store::{PendingStore, StoreError};
+use super::store::{PendingStore, ReceiptStore, StoreError, TaskStore};
 use super::Runtime;
+
+/// What one expiry removed.
+#[derive(Debug, Default)]
+pub struct Expired {
+    /// Waiting and interrupted calls created before the cutoff (never run).
+    pub calls: Vec<PendingCall>,
+    /// Background tasks that had ended (completed, failed, cancelled) before it.
+    pub tasks: u64,
+    /// Receipts of idempotent calls whose result was recorded before it (a later run of such a
+    /// call runs its body again).
+    pub receipts: u64,
+}
+
+/// Expires every kind of record past `retention` once: waiting and interrupted calls (never
+/// running ones), ended background tasks with their results, and done receipts (never running
+/// or interrupted ones, which wait for a decision). What `toolsmith store expire` and
+/// [`Runtime::expire`] do.
+pub async fn expire_stores(
+    pending: &dyn PendingStore,
+    tasks: Option<&dyn TaskStore>,
+    receipts: Option<&dyn ReceiptStore>,
+    retention: Duration,
+) -> Result<Expired, StoreError> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let cutoff = u64::try_from(now.saturating_sub(retention).as_millis()).unwrap_or(u64::MAX);
+    let calls = pending.expire(retention).await?;
+    let tasks = match tasks {
+        Some(store) => store.expire_tasks(cutoff).await?,
+        None => 0,
+    };
+    let receipts = match receipts {
+        Some(store) => store.expire(cutoff).await?,
+        None => 0,
+    };
+    Ok(Expired { calls, tasks, receipts })
+}
+
+/// The sweep of [`RuntimeBuilder::retention`](super::RuntimeBuilder::retention): like
+/// [`Runtime::keep_expiring`], but ends by itself once the runtime is dropped.
+pub(super) fn sweep_while_alive(runtime: &Runtime, retention: Duration) {
+    let weak = Arc::downgrade(&runtime.inner);
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every(retention));
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let Some(inner) = weak.upgrade() else { return };
+            if let Err(error) = (Runtime { inner }).expire(retention).await {
+                tracing::warn!(%error, "the store's expiry failed; trying again at the next sweep");
+            }
+        }
+    });
+}
+
+/// How often a sweep runs: a tenth of the retention, between a second and an hour.
+fn every(retention: Duration) -> Duration {
+    (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3_600))
+}
 
 /// The periodic expiry of a runtime's store; dropping it stops the sweeps.
 #[derive(Debug)]
@@ -56,12 +116,21 @@ pub fn parse_retention(text: &str) -> Result<Duration, String> {
 }
 
 impl Runtime {
-    /// Expires what the store holds past `retention` once: waiting and interrupted calls
-    /// created before then are removed (never run; each is logged and returned, and a later
-    /// approval or resume of one is refused as unknown), as are the store's other leftovers.
-    pub async fn expire(&self, retention: Duration) -> Result<Vec<PendingCall>, StoreError> {
-        let expired = self.inner.store.expire(retention).await?;
-        for call in &expired {
+    /// Expires what the stores hold past `retention` once ([`expire_stores`]): waiting and
+    /// interrupted calls created before then are removed (never run; each is logged and
+    /// returned, and a later approval or resume of one is refused as unknown), ended background
+    /// tasks of the task store, done receipts, and the store's other leftovers.
+    pub async fn expire(&self, retention: Duration) -> Result<Expired, StoreError> {
+        let tasks = self.inner.tasks.as_ref().map(|q| &*q.store as &dyn TaskStore);
+        let expired = expire_stores(&*self.inner.store, tasks, Some(&*self.inner.receipts), retention).await?;
+        if expired.tasks + expired.receipts > 0 {
+            tracing::info!(
+                tasks = expired.tasks,
+                receipts = expired.receipts,
+                "expired ended tasks and receipts past the store's retention"
+            );
+        }
+        for call in &expired.calls {
             tracing::info!(
                 tool_call_id = %call.tool_call_id,
                 tool = %call.tool_name,
@@ -75,10 +144,9 @@ impl Runtime {
     /// Expires past `retention` now and then every `min(retention / 10, 1 h)` (at least every
     /// second), until the returned [`Expiry`] is dropped. Needs a Tokio runtime.
     pub fn keep_expiring(&self, retention: Duration) -> Expiry {
-        let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3_600));
         let runtime = self.clone();
         Expiry(tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
+            let mut ticks = tokio::time::interval(every(retention));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;

@@ -326,7 +326,7 @@ async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
     let span = tracing::info_span!("background_task", task_id = %task.task_id, tool = %task.tool_name, attempt = lease.attempt);
     let run = async {
         let ended = match prepare(runtime, &task) {
-            Ok(prepared) => match run_leased(queue, &lease, &prepared, &task).await {
+            Ok(prepared) => match run_leased(runtime, queue, &lease, &prepared, &task).await {
                 Some(ended) => ended,
                 None => return,
             },
@@ -378,7 +378,17 @@ fn prepare(runtime: &Runtime, task: &NewTask) -> Result<OwnedPrepared, ToolError
 
 /// Runs the attempt while keeping its lease: how it ended, or `None` when the lease was lost
 /// (taken over, cancelled, or not renewed in time): the run is stopped and writes nothing.
-async fn run_leased(queue: &Queue, lease: &TaskLease, prepared: &OwnedPrepared, task: &NewTask) -> Option<Result<Finished, ToolError>> {
+///
+/// The attempt runs over the runtime's receipts like any other run (`once::run`): a tool
+/// declared `idempotent` has its effect once per task, however many attempts its task takes
+/// (an attempt whose instance died after the effect leaves a receipt the next attempt finds).
+async fn run_leased(
+    runtime: &Runtime,
+    queue: &Queue,
+    lease: &TaskLease,
+    prepared: &OwnedPrepared,
+    task: &NewTask,
+) -> Option<Result<Finished, ToolError>> {
     let token = CancellationToken::new();
     let running = || queue.running.lock().unwrap_or_else(|p| p.into_inner());
     running().insert(task.task_id.clone(), token.clone());
@@ -388,7 +398,7 @@ async fn run_leased(queue: &Queue, lease: &TaskLease, prepared: &OwnedPrepared, 
         timeout: task.timeout_ms.map(Duration::from_millis),
         ..CallEnv::default()
     };
-    let run = prepared.run(&task.data, env, None);
+    let run = super::once::run(&runtime.inner.receipts, prepared, &task.data, env, None);
     tokio::select! {
         ended = run => Some(ended),
         () = keep_lease(queue, lease) => {

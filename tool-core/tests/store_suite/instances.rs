@@ -123,10 +123,11 @@ async fn expiry(url: String) -> Result<(), String> {
         .expire(Duration::from_secs(86_400))
         .await
         .map_err(|e| e.to_string())?
+        .calls
         .is_empty());
     tokio::time::sleep(Duration::from_millis(20)).await;
     let expired = runtime.expire(Duration::from_millis(1)).await.map_err(|e| e.to_string())?;
-    let mut expired: Vec<String> = expired.into_iter().map(|c| c.tool_call_id).collect();
+    let mut expired: Vec<String> = expired.calls.into_iter().map(|c| c.tool_call_id).collect();
     expired.sort();
     ids.sort();
     assert_eq!(expired, ids);

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tool_core::prelude::*;
-use tool_core::runtime::{NewTask, Outcome, PostgresStore, RunEventKind, Runtime, TaskOptions, TaskState, TaskStore};
+use tool_core::runtime::{Began, NewTask, Outcome, PostgresStore, ReceiptClaim, RunEventKind, Runtime, TaskOptions, TaskState, TaskStore};
 use tool_core::ToolOutput;
 
 use super::{child_cli, options, pg, Backend, Case, KEY};
@@ -36,6 +36,12 @@ pub const CASES: &[(&str, Case)] = &[
     }),
     ("a_task_that_ended_without_running_is_kept_and_never_claimed", |b| {
         Box::pin(ended_unrun(b))
+    }),
+    ("an_idempotent_task_has_its_effect_once_across_attempts", |b| {
+        Box::pin(idempotent_task(b))
+    }),
+    ("retention_expires_ended_tasks_and_done_receipts_and_keeps_the_rest", |b| {
+        Box::pin(retention(b))
     }),
 ];
 
@@ -300,6 +306,143 @@ async fn two_runtimes(b: Backend) {
     assert_eq!(record.state, TaskState::Completed);
     assert_eq!(record.lease_owner.as_deref(), b_runtime.task_worker_id(), "B ran it");
     assert_eq!(record.task.args, json!({"ledger": ledger}));
+}
+
+/// Counts a run in its ledger, then is cut short (aborted, as by a timeout) before its receipt
+/// is recorded; a run told it follows an interrupted one finds the effect and answers without
+/// counting again
+#[tool(id = "suite-bg-once", idempotent = "recover", background(enabled = true, max_retries = 3))]
+async fn suite_bg_once(
+    /// The ledger counting the runs
+    ledger: String,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    if cx.idempotency_key().after_interruption() {
+        return Ok(format!("found {ledger}"));
+    }
+    {
+        let mut runs = RUNS.lock().unwrap_or_else(|p| p.into_inner());
+        *runs.get_or_insert_with(HashMap::new).entry(ledger.clone()).or_default() += 1;
+    }
+    Err(ToolError::aborted(
+        "the effect happened, then the attempt was cut short before its receipt",
+    ))
+}
+
+/// A durable task's attempts run over the receipts: the attempt after one that died between its
+/// effect and its receipt is told so (and, here, finds the effect), instead of running blind.
+async fn idempotent_task(b: Backend) {
+    let ledger = super::fresh_ledger();
+    let fast = TaskOptions::default().poll_interval(Duration::from_millis(20));
+    let runtime = Runtime::builder(Registry::global())
+        .shared_store(b.open().await)
+        .task_store(b.open_tasks().await, fast)
+        .build();
+    let run = runtime
+        .call("suite-bg-once", json!({"ledger": ledger}), CallOptions::default())
+        .finish();
+    let run = tokio::time::timeout(Duration::from_secs(60), run).await.expect("the task ends");
+    let Outcome::Done(output) = &run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    assert_eq!(output.value(), json!(format!("found {ledger}")), "the second attempt was told");
+    assert_eq!(runs(&ledger), 1, "the effect happened once over two attempts");
+    let started = run.events.iter().find_map(|e| match &e.raw.kind {
+        RunEventKind::BackgroundTaskStarted { task_id } => Some(task_id.clone()),
+        _ => None,
+    });
+    let record = runtime.task(&started.unwrap()).await.unwrap().unwrap();
+    assert_eq!((record.state, record.attempts), (TaskState::Completed, 2));
+}
+
+fn receipt(key: &str) -> ReceiptClaim {
+    ReceiptClaim {
+        key: key.into(),
+        tool_name: "suite-bg-once".into(),
+        args_digest: "args".into(),
+    }
+}
+
+/// `Runtime::expire` removes what ended (tasks completed, failed or cancelled; receipts with a
+/// result) and keeps what still waits or runs (queued and running tasks, running and interrupted
+/// receipts); `RuntimeBuilder::retention` sweeps on its own.
+async fn retention(b: Backend) {
+    let tasks = b.open_tasks().await;
+    let idle = TaskOptions::default().start_on_build(false);
+    let runtime = Runtime::builder(Registry::global())
+        .shared_store(b.open().await)
+        .task_store(tasks.clone(), idle.clone())
+        .build();
+    let prefix = super::fresh_ledger();
+    let id = |what: &str| format!("{prefix}-{what}");
+    for (n, what) in ["completed", "failed", "cancelled", "running", "queued"].into_iter().enumerate() {
+        tasks.enqueue_task(&task(&id(what), n as u64, 0)).await.unwrap();
+    }
+    assert!(tasks.cancel_task(&id("cancelled")).await.unwrap());
+    for what in ["completed", "failed", "running"] {
+        // Claims go oldest first: completed, failed, (not the cancelled one) running.
+        let claimed = tasks.claim_task("w", LONG).await.unwrap().unwrap();
+        assert_eq!(claimed.task.task_id, id(what));
+        match what {
+            "completed" => assert!(tasks.complete_task(&claimed.lease, &ToolOutput::new(json!(1))).await.unwrap()),
+            "failed" => assert!(tasks
+                .fail_task(&claimed.lease, &ToolError::new("no"), false)
+                .await
+                .unwrap()
+                .is_some()),
+            _ => {}
+        }
+    }
+    let receipts = runtime.receipts();
+    for what in ["done", "running", "interrupted"] {
+        assert_eq!(receipts.begin(&receipt(&id(what)), false).await.unwrap(), Began::Run(None));
+    }
+    receipts.finish(&id("done"), &json!("recorded")).await.unwrap();
+    receipts.interrupt(&id("interrupted")).await.unwrap();
+
+    let kept = runtime.expire(Duration::from_secs(86_400)).await.unwrap();
+    assert_eq!((kept.tasks, kept.receipts), (0, 0), "a day's retention keeps everything");
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let expired = runtime.expire(Duration::from_millis(1)).await.unwrap();
+    assert_eq!((expired.tasks, expired.receipts), (3, 1), "{expired:?}");
+    for (what, kept) in [
+        ("completed", false),
+        ("failed", false),
+        ("cancelled", false),
+        ("running", true),
+        ("queued", true),
+    ] {
+        assert_eq!(tasks.get_task(&id(what)).await.unwrap().is_some(), kept, "{what}");
+    }
+    assert_eq!(
+        receipts.begin(&receipt(&id("done")), false).await.unwrap(),
+        Began::Run(None),
+        "forgotten"
+    );
+    assert!(matches!(
+        receipts.begin(&receipt(&id("running")), false).await.unwrap(),
+        Began::Busy(_)
+    ));
+    assert!(matches!(
+        receipts.begin(&receipt(&id("interrupted")), false).await.unwrap(),
+        Began::Interrupted(_)
+    ));
+
+    // A runtime built with a retention sweeps by itself.
+    let running = tasks.claim_task("w", LONG).await.unwrap().unwrap();
+    assert_eq!(running.task.task_id, id("queued"));
+    assert!(tasks.complete_task(&running.lease, &ToolOutput::new(json!(2))).await.unwrap());
+    let _sweeping = Runtime::builder(Registry::global())
+        .shared_store(b.open().await)
+        .task_store(tasks.clone(), idle)
+        .retention(Duration::from_millis(1))
+        .build();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tasks.get_task(&id("queued")).await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "the retention's sweep never removed the ended task");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(tasks.get_task(&id("running")).await.unwrap().is_some(), "a running task is kept");
 }
 
 /// Records when a background task starts and ends in a table, holding in between

@@ -156,6 +156,12 @@ impl TaskStore for MemoryStore {
         Ok(listed)
     }
 
+    async fn expire_tasks(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let mut tasks = self.task_rows();
+        let before = tasks.len();
+        tasks.retain(|_, t| !(t.state.is_final() && t.updated_at_ms < before_ms));
+        Ok((before - tasks.len()) as u64)
+    }
     async fn count_tasks(&self) -> Result<TaskCounts, StoreError> {
         let mut counts = TaskCounts::default();
         for record in self.task_rows().values() {

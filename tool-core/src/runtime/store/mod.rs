@@ -241,6 +241,9 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
     async fn count_tasks(&self) -> Result<TaskCounts, StoreError> {
         (**self).count_tasks().await
     }
+    async fn expire_tasks(&self, before_ms: u64) -> Result<u64, StoreError> {
+        (**self).expire_tasks(before_ms).await
+    }
 }
 
 /// One store opened from a `--store` value, as both of its faces: the waiting calls and the

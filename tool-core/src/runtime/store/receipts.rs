@@ -143,6 +143,11 @@ pub trait ReceiptStore: Send + Sync + 'static {
     async fn remove_digest(&self, key_digest: &str) -> Result<bool, StoreError>;
     /// Every receipt, oldest first (never a key or a result).
     async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError>;
+    /// Removes the receipts whose result was recorded before `before_ms` (Unix time, ms): the
+    /// store's retention (a later run of such a call runs its body again). Running and
+    /// interrupted receipts are kept: they wait for their run or for a decision. Returns how
+    /// many were removed.
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError>;
 }
 
 /// One receipt of the in-memory store.
@@ -280,6 +285,13 @@ impl ReceiptStore for MemoryReceipts {
         listed.sort_by(|a, b| (a.since_ms, &a.key_digest).cmp(&(b.since_ms, &b.key_digest)));
         Ok(listed)
     }
+
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let mut entries = self.entries();
+        let before = entries.len();
+        entries.retain(|_, e| !matches!(e, Entry::Done { at, .. } if at.unwrap_or(0) < before_ms));
+        Ok((before - entries.len()) as u64)
+    }
 }
 
 /// A shared receipt store is a receipt store.
@@ -305,6 +317,9 @@ impl<S: ReceiptStore + ?Sized> ReceiptStore for std::sync::Arc<S> {
     }
     async fn list(&self) -> Result<Vec<ReceiptEntry>, StoreError> {
         (**self).list().await
+    }
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        (**self).expire(before_ms).await
     }
 }
 /// Where a stored receipt row is, once its tag checked (both databases' rows).

@@ -243,6 +243,10 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn list_tasks(&self, state: Option<TaskState>, limit: usize) -> Result<Vec<TaskRecord>, StoreError>;
     /// How many tasks are in each state.
     async fn count_tasks(&self) -> Result<TaskCounts, StoreError>;
+    /// Removes the tasks that ended (completed, failed or cancelled) before `before_ms` (Unix
+    /// time, ms), with their results: the store's retention. Queued and running tasks are kept.
+    /// Returns how many were removed.
+    async fn expire_tasks(&self, before_ms: u64) -> Result<u64, StoreError>;
 }
 
 /// The error of a task whose instances kept dying (its lease expired) with no retries left.

@@ -281,4 +281,11 @@ impl ReceiptStore for PgReceipts {
             })
             .collect())
     }
+
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let sql = "DELETE FROM toolsmith_receipts WHERE state = 'done' AND finished_at_ms < $1";
+        client.execute(sql, &[&before]).await.map_err(storage("cannot expire receipts"))
+    }
 }

@@ -264,6 +264,12 @@ impl TaskStore for PostgresStore {
         Ok(rows.iter().filter_map(|r| read(r).listed(&self.key)).collect())
     }
 
+    async fn expire_tasks(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let delete = "DELETE FROM toolsmith_tasks WHERE state IN ('completed', 'failed', 'cancelled') AND updated_at_ms < $1";
+        client.execute(delete, &[&before]).await.map_err(storage("cannot expire tasks"))
+    }
     async fn count_tasks(&self) -> Result<TaskCounts, StoreError> {
         let client = self.client().await?;
         let rows = client

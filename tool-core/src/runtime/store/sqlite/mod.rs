@@ -392,6 +392,30 @@ impl Db {
             .map_err(|reason| damaged(tool_call_id, reason))
     }
 
+    /// Removes the waiting and interrupted calls created before `cutoff_ms` in one write
+    /// transaction: only the old rows are read (the age index), a call claimed by a live
+    /// process is kept (a claim needs the same writer lock, so none lands in between), and a
+    /// damaged row is kept for inspection.
+    fn expire(&self, cutoff_ms: u64) -> Result<Vec<PendingCall>, StoreError> {
+        const FAILED: &str = "cannot expire calls";
+        let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
+        let rows = read_rows(&tx, &format!("WHERE created_at_ms < {cutoff}")).or_storage(FAILED)?;
+        let mut expired = Vec::new();
+        for row in rows {
+            let Ok((call, state)) = row.check(&self.key) else { continue };
+            if matches!(state, CallState::Running(_)) {
+                continue;
+            }
+            tx.execute("DELETE FROM pending_calls WHERE tool_call_id = ?1", [&row.id])
+                .or_storage(FAILED)?;
+            expired.push(call);
+        }
+        tx.commit().or_storage(FAILED)?;
+        Ok(expired)
+    }
+
     fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         let rows = read_rows(&self.conn(), "").or_storage("cannot list calls")?;
         let entries = rows.into_iter().map(|row| {
@@ -438,6 +462,12 @@ impl PendingStore for SqliteStore {
 
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         self.blocking(Db::entries).await
+    }
+
+    async fn expire(&self, retention: Duration) -> Result<Vec<PendingCall>, StoreError> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let cutoff = u64::try_from(now.saturating_sub(retention).as_millis()).unwrap_or(u64::MAX);
+        self.blocking(move |db| db.expire(cutoff)).await
     }
 
     fn receipts(&self) -> Option<Arc<dyn super::ReceiptStore>> {

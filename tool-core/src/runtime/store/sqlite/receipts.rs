@@ -264,4 +264,14 @@ impl ReceiptStore for SqliteStore {
         })
         .await
     }
+
+    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
+        self.blocking(move |db| {
+            let delete = "DELETE FROM receipts WHERE state = 'done' AND finished_at_ms < ?1";
+            let removed = db.conn().execute(delete, [before]);
+            removed.or_storage("cannot expire receipts").map(|n| n as u64)
+        })
+        .await
+    }
 }

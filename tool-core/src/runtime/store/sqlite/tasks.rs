@@ -294,4 +294,13 @@ impl TaskStore for SqliteStore {
     async fn count_tasks(&self) -> Result<TaskCounts, StoreError> {
         self.blocking(Db::count_tasks).await
     }
+    async fn expire_tasks(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
+        self.blocking(move |db| {
+            let delete = "DELETE FROM tasks WHERE state IN ('completed', 'failed', 'cancelled') AND updated_at_ms < ?1";
+            let removed = db.conn().execute(delete, [before]);
+            removed.or_storage("cannot expire tasks").map(|n| n as u64)
+        })
+        .await
+    }
 }
