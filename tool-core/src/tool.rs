@@ -334,6 +334,13 @@ pub struct ToolMeta {
     pub input_type: &'static str,
     /// Where the tool is defined.
     pub source: SourceLocation,
+    /// Whether the input type is the struct `#[tool]` generated from the function's
+    /// parameters and every parameter's type decodes exactly what its derived schema accepts
+    /// (sealed in tool-core: no custom `Deserialize` or `JsonSchema`, no serde attributes).
+    /// Only then may a registry skip the input validator for arguments that decode. Set by
+    /// `#[tool]`; a hand-written tool leaves it `false` and its arguments are always validated.
+    #[doc(hidden)]
+    pub plain_input: bool,
 }
 
 /// A tool with typed input, output and context: what `#[tool]` implements.
@@ -424,8 +431,9 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     /// Builds the spec (schemas included) and wraps the tool for the registry.
     fn into_tool() -> Result<Arc<dyn Tool>, SchemaError> {
         let spec = build_spec::<Self>()?;
-        // The type decides the happy path only when the schema is its own derived one.
-        let derived = !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
+        // The type decides the happy path only when `#[tool]` vouches for it (its generated
+        // struct of plain fields) and the schema is its own derived one.
+        let derived = Self::meta().plain_input && !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
         Ok(Arc::new(FnTool::<Self> {
             spec,
             derived,
