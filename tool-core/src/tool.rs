@@ -239,6 +239,15 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Whether `execute` shows the [`ToolCallInfo`] it receives to nothing but the
+    /// [`ToolContext`] it builds (no hook, no code of the user's given it directly): then the
+    /// call's derived idempotency key is made only if the body reads it. `false` (the key is
+    /// made for every call) unless the tool says so.
+    #[doc(hidden)]
+    fn call_seen_through_context(&self) -> bool {
+        false
+    }
+
     /// Runs a lifecycle hook before execution. Hook failures are returned, never raised.
     fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
         let _ = (event, call);
@@ -586,6 +595,11 @@ impl<T: TypedTool> Tool for FnTool<T> {
             let output = fut.await?;
             finish::<T>(steps, &output, on_output_call.as_ref())
         })
+    }
+
+    fn call_seen_through_context(&self) -> bool {
+        // `on_output` receives a copy of the call: the key must be in it.
+        !self.spec.hooks.on_output
     }
 
     fn decodes(&self, text: &str) -> Option<bool> {
