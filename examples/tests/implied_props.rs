@@ -233,7 +233,8 @@ fn the_property_catches_types_that_decode_more_than_their_schemas_and_those_vali
     let registry = Registry::global();
     let decode_other = |t: &str| serde_json::from_str::<InputOf<props_serde_other>>(t).is_ok();
     let decode_default = |t: &str| serde_json::from_str::<InputOf<props_serde_default>>(t).is_ok();
-    let cases: [(&str, &dyn Fn(&str) -> bool); 2] = [("props-serde-other", &decode_other), ("props-serde-default", &decode_default)];
+    type Decodes<'a> = &'a dyn Fn(&str) -> bool;
+    let cases: [(&str, Decodes); 2] = [("props-serde-other", &decode_other), ("props-serde-default", &decode_default)];
     for (id, decodes) in cases {
         let spec = registry.get(id).unwrap().spec().clone();
         assert!(

@@ -185,15 +185,58 @@ pub enum ToolInput<'a> {
     Text(&'a str),
     /// A valid value.
     Value(&'a Value),
+    /// Valid JSON text, and the tool's own input type decoded from it while the call was
+    /// validated ([`Tool::decode_input`]): the first run takes it rather than decoding again.
+    Decoded(&'a str, &'a Decoded),
 }
 
 impl ToolInput<'_> {
     /// Decodes into any deserialisable type.
     pub fn decode<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
         match self {
-            ToolInput::Text(t) => serde_json::from_str(t),
+            ToolInput::Text(t) | ToolInput::Decoded(t, _) => serde_json::from_str(t),
             ToolInput::Value(v) => T::deserialize(v),
         }
+    }
+
+    /// Decodes into `T`, taking the value decoded during validation when it is a `T` and no
+    /// run has taken it yet (each later run decodes the text again).
+    pub fn take<T: DeserializeOwned + 'static>(self) -> Result<T, serde_json::Error> {
+        match self {
+            ToolInput::Decoded(_, decoded) => match decoded.take::<T>() {
+                Some(value) => Ok(value),
+                None => self.decode(),
+            },
+            _ => self.decode(),
+        }
+    }
+}
+
+/// A tool's input already decoded into its own type, kept for the call's first run.
+pub struct Decoded(std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>);
+
+impl Decoded {
+    /// Keeps `value` for the first run to take.
+    pub fn new<T: Send + 'static>(value: T) -> Self {
+        Decoded(std::sync::Mutex::new(Some(Box::new(value))))
+    }
+
+    /// The value, once, if it is a `T`.
+    pub fn take<T: 'static>(&self) -> Option<T> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.take()?.downcast::<T>() {
+            Ok(value) => Some(*value),
+            Err(other) => {
+                *slot = Some(other);
+                None
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Decoded")
     }
 }
 
@@ -229,12 +272,21 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Whether argument text decodes into the tool's own input type, for a tool whose input
-    /// schema is the one derived from that type (`None` for any other tool: its arguments are
-    /// judged by the schema alone). A registry asks only when it decided, from the schema's
+    /// type decodes exactly what its derived schema accepts and whose input schema is that
+    /// derived one (`None` for any other tool: its arguments are judged by the schema alone;
+    /// a typed tool answers only when `#[tool]` vouched for its input, `ToolMeta::plain_input`). A registry asks only when it decided, from the schema's
     /// keywords, that the type enforces everything the schema says; then a call whose text
     /// decodes (and repeats no key) is not validated again. A wrapper that changes the spec
     /// must not forward it.
     fn decodes(&self, text: &str) -> Option<bool> {
+        self.decode_input(text).map(|decoded| decoded.is_some())
+    }
+
+    /// [`Tool::decodes`], keeping what was decoded: `Some(Some(_))` when the text decodes into
+    /// the tool's own input type (the value its first run takes, so arguments are decoded
+    /// once), `Some(None)` when it does not, `None` for a tool that does not answer (the
+    /// same tools as `decodes`; a wrapper that changes the spec must not forward it).
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
         let _ = text;
         None
     }
@@ -494,7 +546,8 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
 /// Adapter from a [`TypedTool`] to the object-safe [`Tool`].
 struct FnTool<T> {
     spec: ToolSpec,
-    /// Whether the input schema is the one derived from `T::Input` (not an override).
+    /// Whether `#[tool]` vouched for `T::Input` and the input schema is the one derived from
+    /// it (not an override): only then does it answer `decodes`.
     derived: bool,
     _tool: PhantomData<fn() -> T>,
 }
@@ -571,7 +624,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
         call: ToolCallInfo,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         let decoded = input
-            .decode::<T::Input>()
+            .take::<T::Input>()
             .map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))
             .and_then(|input| {
                 let typed = if std::any::TypeId::of::<T::Context>() == std::any::TypeId::of::<RequestContext>() && context.is_empty() {
@@ -602,10 +655,13 @@ impl<T: TypedTool> Tool for FnTool<T> {
         !self.spec.hooks.on_output
     }
 
-    fn decodes(&self, text: &str) -> Option<bool> {
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
         // A `Deserialize` that panics is caught where the body runs; here it means "validate".
-        self.derived
-            .then(|| crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).is_ok()).unwrap_or(false))
+        self.derived.then(|| {
+            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
+                .ok()
+                .flatten()
+        })
     }
 
     fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {

@@ -18,13 +18,15 @@ use super::CallArgs;
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::json::{bounded, locate_duplicate, parse_unique, surely_unique, Borrowed, DuplicateKey, Node};
 use crate::schema::SchemaError;
-use crate::tool::{Tool, ToolInput};
+use crate::tool::{Decoded, Tool, ToolInput};
 
 /// The validators of one tool, compiled once when it enters a registry.
 pub(crate) struct Compiled {
-    /// Whether the tool's own input type enforces everything its input schema says (decided
-    /// here, once, from the schema's keywords): text that decodes and repeats no key is then
-    /// valid without running the validator.
+    /// Whether the tool's own input type enforces everything its input schema says, decided
+    /// here, once: the tool answers `decodes` (only a `#[tool]` whose generated input struct
+    /// has fields of sealed `PlainDecode` types does, see `ToolMeta::plain_input`) and the
+    /// schema's keywords say nothing more. Text that decodes and repeats no key is then valid
+    /// without running the validator.
     input_implied: bool,
     input: Validator,
     input_fast: Validator<Borrowed>,
@@ -94,9 +96,11 @@ fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
     })
 }
 
-/// Input after validation: the argument text itself when it was valid as sent, or a value.
+/// Input after validation: the argument text itself when it was valid as sent (with the
+/// tool's own input type decoded from it, when that is what showed it valid), or a value.
 pub(crate) enum Validated<'a> {
     Text(&'a str),
+    Decoded(&'a str, Decoded),
     Value(Value),
 }
 
@@ -104,6 +108,7 @@ impl Validated<'_> {
     pub(crate) fn as_input(&self) -> ToolInput<'_> {
         match self {
             Validated::Text(t) => ToolInput::Text(t),
+            Validated::Decoded(t, decoded) => ToolInput::Decoded(t, decoded),
             Validated::Value(v) => ToolInput::Value(v),
         }
     }
@@ -136,8 +141,10 @@ pub(crate) fn validate_args<'a>(tool: &dyn Tool, compiled: &Compiled, args: &'a 
             if text.is_empty() || text == "null" {
                 return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
-            if compiled.input_implied && surely_unique(text) && tool.decodes(text) == Some(true) {
-                return Ok(Validated::Text(text));
+            if compiled.input_implied && surely_unique(text) {
+                if let Some(Some(decoded)) = tool.decode_input(text) {
+                    return Ok(Validated::Decoded(text, decoded));
+                }
             }
             let tool = id;
             match Node::parse(text) {
