@@ -451,3 +451,72 @@ pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue
     )
     .for_tool(tool))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::context::{BoxFuture, ToolCallInfo};
+    use crate::spec::ToolSpec;
+    use crate::tool::ToolOutput;
+
+    /// A tool whose input type (`{"n": u32}`) answers `decode_input` when `vouched`.
+    struct Counted {
+        spec: ToolSpec,
+        vouched: bool,
+    }
+
+    impl Tool for Counted {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+        fn execute(
+            &self,
+            _: ToolInput<'_>,
+            _: Arc<Map<String, Value>>,
+            _: ToolCallInfo,
+        ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+            Box::pin(std::future::ready(Ok(ToolOutput::new(Value::Null))))
+        }
+        fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
+            #[derive(serde::Deserialize)]
+            struct In {
+                #[allow(dead_code)]
+                n: u32,
+            }
+            self.vouched.then(|| serde_json::from_str::<In>(text).ok().map(Decoded::new))
+        }
+    }
+
+    fn tool(vouched: bool) -> Counted {
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint32", "minimum": 0}}, "required": ["n"]});
+        Counted {
+            spec: ToolSpec::new("counted", "Counts", schema),
+            vouched,
+        }
+    }
+
+    #[test]
+    fn the_skip_is_taken_only_for_a_vouched_type_and_keeps_what_it_decoded() {
+        let (vouched, other) = (tool(true), tool(false));
+        let (vouched_compiled, other_compiled) = (Compiled::new(&vouched).unwrap(), Compiled::new(&other).unwrap());
+        assert!(vouched_compiled.input_implied() && !other_compiled.input_implied());
+        let args = CallArgs::from(r#"{"n": 3}"#);
+        // The vouched type decoded the text: the validator did not run, the run takes the value.
+        assert!(matches!(
+            validate_args(&vouched, &vouched_compiled, &args),
+            Ok(Validated::Decoded(..))
+        ));
+        assert!(matches!(validate_args(&other, &other_compiled, &args), Ok(Validated::Text(_))));
+        // A repeated key or text that does not decode takes the validator's path and its listing.
+        let repeated = CallArgs::from(r#"{"n": 3, "n": 4}"#);
+        assert!(validate_args(&vouched, &vouched_compiled, &repeated).is_err());
+        let wrong = CallArgs::from(r#"{"n": -1}"#);
+        let err = validate_args(&vouched, &vouched_compiled, &wrong).err().unwrap();
+        assert_eq!(err.issues()[0].path, "/n", "{err}");
+    }
+}
