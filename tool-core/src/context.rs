@@ -142,9 +142,24 @@ impl ToolCallInfo {
     /// What tool `tool_name` sees of a call with id `tool_call_id` (its data's id, if any, is
     /// ignored: the caller resolved it), running with `env`'s handles and the given cancellation.
     pub fn new(tool_name: &str, tool_call_id: String, data: &CallData, env: CallEnv, cancellation: CancellationToken) -> Self {
-        let idempotency_key = env
-            .idempotency
-            .unwrap_or_else(|| IdempotencyKey::for_call(tool_name, &tool_call_id, data));
+        Self::with_key(tool_name, tool_call_id, data, env, cancellation, false)
+    }
+
+    /// [`Self::new`], its derived idempotency key left pending when `lazy` (made when first
+    /// read through a [`ToolContext`], see [`crate::idempotency`]). A given key is kept as is.
+    pub(crate) fn with_key(
+        tool_name: &str,
+        tool_call_id: String,
+        data: &CallData,
+        env: CallEnv,
+        cancellation: CancellationToken,
+        lazy: bool,
+    ) -> Self {
+        let given = data.idempotency_key.as_ref().is_some_and(|k| !k.is_empty());
+        let idempotency_key = env.idempotency.unwrap_or_else(|| match lazy && !given {
+            true => IdempotencyKey::pending(),
+            false => IdempotencyKey::for_call(tool_name, &tool_call_id, data),
+        });
         ToolCallInfo {
             idempotency_key,
             tool_call_id,
@@ -158,6 +173,16 @@ impl ToolCallInfo {
             workflow: env.workflow,
             mcp: env.mcp,
         }
+    }
+
+    /// The call's idempotency key, made now if it was left pending.
+    fn settled_key(&self) -> &IdempotencyKey {
+        self.idempotency_key.settle(
+            &self.tool_name,
+            &self.tool_call_id,
+            self.thread_id.as_deref(),
+            self.resource_id.as_deref(),
+        )
     }
 }
 
@@ -397,8 +422,9 @@ impl<C> ToolContext<C> {
         &self.raw
     }
 
-    /// The call's identity.
+    /// The call's identity (its idempotency key made, if it was left pending).
     pub fn call(&self) -> &ToolCallInfo {
+        self.call.settled_key();
         &self.call
     }
 
@@ -419,7 +445,7 @@ impl<C> ToolContext<C> {
     /// key; [`IdempotencyKey::after_interruption`] tells a body declared
     /// `idempotent = "recover"` that an earlier run was cut short before its result was stored.
     pub fn idempotency_key(&self) -> &IdempotencyKey {
-        &self.call.idempotency_key
+        self.call.settled_key()
     }
 
     /// Whether the call has been cancelled.

@@ -18,8 +18,16 @@
 //!
 //! The key is not a secret a tool can hide behind, but it is never logged: its `Debug` shows
 //! only that a key is there.
+//!
+//! A derived key is made when it is first read, not per call: the registry leaves it
+//! *pending* for a call whose tool can only see it through [`ToolContext`](crate::ToolContext)
+//! (a `#[tool]` or dynamic tool without an `on_output` hook, run in this process, not declared
+//! `idempotent`), and the context settles it from the call's identity when the body asks. A
+//! call whose body never asks computes no SHA-256 and allocates no key.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
@@ -39,32 +47,70 @@ pub const KEY_PREFIX: &str = "idem_";
 /// assert!(a.as_str().starts_with("idem_") && !a.after_interruption());
 /// assert!(!format!("{a:?}").contains(a.as_str()), "never printed");
 /// ```
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default)]
 pub struct IdempotencyKey {
-    key: String,
+    /// The key's text; empty until a pending key is settled (and for no key at all).
+    key: OnceLock<String>,
     after_interruption: bool,
+    /// Derived from the call's identity when first read ([`Self::settle`]).
+    pending: bool,
+}
+
+impl PartialEq for IdempotencyKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str() && self.after_interruption == other.after_interruption
+    }
+}
+
+impl Eq for IdempotencyKey {}
+
+impl Hash for IdempotencyKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+        self.after_interruption.hash(state);
+    }
 }
 
 impl IdempotencyKey {
     /// The key of a call: the one its data carries (given by the caller, or recorded when the
     /// call was first prepared), else the one derived from its tool, id, thread and resource.
     pub fn for_call(tool_name: &str, tool_call_id: &str, data: &crate::context::CallData) -> Self {
-        let key = match &data.idempotency_key {
-            Some(key) if !key.is_empty() => key.clone(),
-            _ => derive(tool_name, tool_call_id, data.thread_id.as_deref(), data.resource_id.as_deref()),
-        };
-        IdempotencyKey {
-            key,
-            after_interruption: false,
+        match &data.idempotency_key {
+            Some(key) if !key.is_empty() => Self::new(key.clone()),
+            _ => Self::new(derive(
+                tool_name,
+                tool_call_id,
+                data.thread_id.as_deref(),
+                data.resource_id.as_deref(),
+            )),
         }
     }
 
     /// A key as given.
     pub fn new(key: impl Into<String>) -> Self {
         IdempotencyKey {
-            key: key.into(),
+            key: OnceLock::from(key.into()),
             after_interruption: false,
+            pending: false,
         }
+    }
+
+    /// The key of a call whose data carries none, derived when first read ([`Self::settle`]):
+    /// what the registry gives a call whose tool reads the key only through its context.
+    pub(crate) fn pending() -> Self {
+        IdempotencyKey {
+            pending: true,
+            ..Self::default()
+        }
+    }
+
+    /// Makes a pending key: the one [`Self::for_call`] derives from the call's identity (as the
+    /// call's [`ToolCallInfo`](crate::ToolCallInfo) holds it). Any other key is left as it is.
+    pub(crate) fn settle(&self, tool_name: &str, tool_call_id: &str, thread: Option<&str>, resource: Option<&str>) -> &Self {
+        if self.pending {
+            self.key.get_or_init(|| derive(tool_name, tool_call_id, thread, resource));
+        }
+        self
     }
 
     /// The same key, marked as held by an earlier run that was interrupted (its process died,
@@ -77,7 +123,7 @@ impl IdempotencyKey {
     /// The key's text: pass it to services that take an idempotency key, or record it with
     /// the effect so a run after an interruption can tell whether the effect happened.
     pub fn as_str(&self) -> &str {
-        &self.key
+        self.key.get().map_or("", String::as_str)
     }
 
     /// Whether an earlier run of this call held the key and was interrupted before its result
@@ -91,14 +137,14 @@ impl IdempotencyKey {
 
 impl AsRef<str> for IdempotencyKey {
     fn as_ref(&self) -> &str {
-        &self.key
+        self.as_str()
     }
 }
 
 impl fmt::Debug for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("IdempotencyKey")
-            .field("key", &if self.key.is_empty() { "<none>" } else { "<hidden>" })
+            .field("key", &if self.as_str().is_empty() { "<none>" } else { "<hidden>" })
             .field("after_interruption", &self.after_interruption)
             .finish()
     }
@@ -178,5 +224,41 @@ mod tests {
         assert_eq!(base.as_str().len(), KEY_PREFIX.len() + 32);
         assert_ne!(key_digest("a"), key_digest("b"));
         assert!(!key_digest(base.as_str()).contains(base.as_str()));
+    }
+
+    #[test]
+    fn a_pending_key_reads_as_the_derived_one_through_the_context() {
+        use crate::context::{CallEnv, ToolCallInfo, ToolContext};
+        let data = CallData {
+            thread_id: Some("t-1".into()),
+            ..CallData::default()
+        };
+        let eager = IdempotencyKey::for_call("tool", "call_1", &data);
+        let lazy = || ToolCallInfo::with_key("tool", "call_1".into(), &data, CallEnv::default(), Default::default(), true);
+        assert_eq!(lazy().idempotency_key.as_str(), "", "made before it was read");
+        let cx = ToolContext::new((), Default::default(), lazy());
+        assert_eq!(cx.idempotency_key(), &eager);
+        let cx = ToolContext::new((), Default::default(), lazy());
+        assert_eq!(cx.call().idempotency_key, eager, "a body reading the call sees it made");
+        // A key the caller gave, or one the runtime resolved, is never replaced.
+        let given = CallData {
+            idempotency_key: Some("order-42".into()),
+            ..data.clone()
+        };
+        let info = ToolCallInfo::with_key("tool", "call_1".into(), &given, CallEnv::default(), Default::default(), true);
+        assert_eq!(info.idempotency_key.as_str(), "order-42");
+        let env = CallEnv {
+            idempotency: Some(IdempotencyKey::new("resolved").interrupted_before()),
+            ..CallEnv::default()
+        };
+        let cx = ToolContext::new(
+            (),
+            Default::default(),
+            ToolCallInfo::with_key("tool", "c".into(), &data, env, Default::default(), true),
+        );
+        assert_eq!(cx.idempotency_key().as_str(), "resolved");
+        assert!(cx.idempotency_key().after_interruption());
+        // No key at all stays none.
+        assert_eq!(IdempotencyKey::default().settle("t", "c", None, None).as_str(), "");
     }
 }

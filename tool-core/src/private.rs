@@ -103,6 +103,11 @@ impl<T: PlainValue + ?Sized> Probe<T> {
     }
 }
 
+impl<T: PlainDecode + ?Sized> Probe<T> {
+    /// `T` decodes exactly what its derived schema accepts (see [`PlainDecode`]).
+    pub const DECODES_PLAIN: bool = true;
+}
+
 /// The answers of [`Probe`] where its inherent items do not apply. Generated code brings it
 /// into scope (`use …::ProbeFallback as _;`).
 pub trait ProbeFallback {
@@ -114,6 +119,8 @@ pub trait ProbeFallback {
     const IS_PLAIN: bool = false;
     /// Not a `ToolContext`.
     const IS_CONTEXT: bool = false;
+    /// Not known to decode exactly what its schema accepts: the tool keeps validating.
+    const DECODES_PLAIN: bool = false;
     /// Never left out of a serialised example.
     fn is_absent(value: &Self::Of) -> bool {
         let _ = value;
@@ -194,6 +201,57 @@ macro_rules! plain_tuples {
 }
 
 plain_tuples!((A)(A, B)(A, B, C)(A, B, C, D)(A, B, C, D, E)(A, B, C, D, E, F)(A, B, C, D, E, F, G)(A, B, C, D, E, F, G, H));
+
+mod sealed {
+    /// Only tool-core implements [`super::PlainDecode`].
+    pub trait Sealed {}
+}
+
+/// A type whose serde `Deserialize` accepts no value its schemars `JsonSchema` refuses: the
+/// std types whose derived schema is read from the same shape serde decodes (strings,
+/// booleans, integers up to 64 bits, floats, `Option`, `Vec`, `VecDeque`, `Box`, maps with
+/// string keys, `serde_json::Value`, `PathBuf`). Sealed: a type with its own `Deserialize` or
+/// `JsonSchema` (a newtype with a pattern, `alias`, `with`, `default`, `flatten`…) cannot
+/// claim it. `#[tool]` asks it (through [`Probe`]) of every field of the input struct it
+/// generates; only when every field answers yes may a registry skip the input validator for
+/// arguments that decode, and then only if the schema's keywords say nothing more either.
+pub trait PlainDecode: sealed::Sealed {}
+
+macro_rules! plain_decode {
+    ($($ty:ty),* $(,)?) => { $(impl sealed::Sealed for $ty {} impl PlainDecode for $ty {})* };
+}
+
+plain_decode!(
+    bool,
+    String,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f32,
+    f64,
+    PathBuf,
+    serde_json::Value
+);
+
+impl<T: PlainDecode> sealed::Sealed for Option<T> {}
+impl<T: PlainDecode> PlainDecode for Option<T> {}
+impl<T: PlainDecode> sealed::Sealed for Box<T> {}
+impl<T: PlainDecode> PlainDecode for Box<T> {}
+impl<T: PlainDecode> sealed::Sealed for Vec<T> {}
+impl<T: PlainDecode> PlainDecode for Vec<T> {}
+impl<T: PlainDecode> sealed::Sealed for VecDeque<T> {}
+impl<T: PlainDecode> PlainDecode for VecDeque<T> {}
+impl<V: PlainDecode> sealed::Sealed for BTreeMap<String, V> {}
+impl<V: PlainDecode> PlainDecode for BTreeMap<String, V> {}
+impl<V: PlainDecode, S> sealed::Sealed for HashMap<String, V, S> {}
+impl<V: PlainDecode, S> PlainDecode for HashMap<String, V, S> {}
 
 /// A choice made from a [`Probe`] answer: `Shape<true>` / `Shape<false>` implement
 /// [`SingleParam`] and [`Returned`] differently.

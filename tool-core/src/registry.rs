@@ -570,7 +570,7 @@ impl<'a> Prepared<'a> {
     pub(crate) fn args(&self) -> std::borrow::Cow<'_, Value> {
         match &self.input {
             Validated::Value(v) => std::borrow::Cow::Borrowed(v),
-            Validated::Text(t) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
+            Validated::Text(t) | Validated::Decoded(t, _) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
         }
     }
 
@@ -579,7 +579,7 @@ impl<'a> Prepared<'a> {
     pub(crate) fn into_owned(self) -> Result<OwnedPrepared, ToolError> {
         let input = match self.input {
             Validated::Value(v) => v,
-            Validated::Text(_) => {
+            Validated::Text(_) | Validated::Decoded(..) => {
                 let id = self.entry.tool.spec().id.as_str();
                 self.input
                     .as_input()

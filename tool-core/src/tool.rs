@@ -10,6 +10,7 @@
 //! this module only turns validated JSON into typed values and back.
 
 mod dynamic;
+mod input;
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -30,6 +31,7 @@ use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, Isolation, McpSpec, Sou
 
 pub use crate::context::BoxFuture;
 pub use dynamic::{DynamicTool, DynamicToolBuilder};
+pub use input::{Decoded, ToolInput};
 
 /// The error of a client-side tool asked to run: nothing in this process can produce its
 /// result (a plain [`Registry::call`](crate::Registry::call), `toolsmith check`, a child process).
@@ -177,26 +179,6 @@ fn null_json() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("`null` is JSON"))
 }
 
-/// Validated input handed to [`Tool::execute`]: the argument text itself (decoded straight into
-/// the tool's input type) or a value (when it was given as one, or repaired).
-#[derive(Debug, Clone, Copy)]
-pub enum ToolInput<'a> {
-    /// Valid JSON text.
-    Text(&'a str),
-    /// A valid value.
-    Value(&'a Value),
-}
-
-impl ToolInput<'_> {
-    /// Decodes into any deserialisable type.
-    pub fn decode<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
-        match self {
-            ToolInput::Text(t) => serde_json::from_str(t),
-            ToolInput::Value(v) => T::deserialize(v),
-        }
-    }
-}
-
 /// Any tool the registry can hold. Object-safe.
 ///
 /// `execute` receives input and request context that the registry has already validated
@@ -229,14 +211,32 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Whether argument text decodes into the tool's own input type, for a tool whose input
-    /// schema is the one derived from that type (`None` for any other tool: its arguments are
-    /// judged by the schema alone). A registry asks only when it decided, from the schema's
+    /// type decodes exactly what its derived schema accepts and whose input schema is that
+    /// derived one (`None` for any other tool: its arguments are judged by the schema alone;
+    /// a typed tool answers only when `#[tool]` vouched for its input, `ToolMeta::plain_input`). A registry asks only when it decided, from the schema's
     /// keywords, that the type enforces everything the schema says; then a call whose text
     /// decodes (and repeats no key) is not validated again. A wrapper that changes the spec
     /// must not forward it.
     fn decodes(&self, text: &str) -> Option<bool> {
+        self.decode_input(text).map(|decoded| decoded.is_some())
+    }
+
+    /// [`Tool::decodes`], keeping what was decoded: `Some(Some(_))` when the text decodes into
+    /// the tool's own input type (the value its first run takes, so arguments are decoded
+    /// once), `Some(None)` when it does not, `None` for a tool that does not answer (the
+    /// same tools as `decodes`; a wrapper that changes the spec must not forward it).
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
         let _ = text;
         None
+    }
+
+    /// Whether `execute` shows the [`ToolCallInfo`] it receives to nothing but the
+    /// [`ToolContext`] it builds (no hook, no code of the user's given it directly): then the
+    /// call's derived idempotency key is made only if the body reads it. `false` (the key is
+    /// made for every call) unless the tool says so.
+    #[doc(hidden)]
+    fn call_seen_through_context(&self) -> bool {
+        false
     }
 
     /// Runs a lifecycle hook before execution. Hook failures are returned, never raised.
@@ -334,6 +334,13 @@ pub struct ToolMeta {
     pub input_type: &'static str,
     /// Where the tool is defined.
     pub source: SourceLocation,
+    /// Whether the input type is the struct `#[tool]` generated from the function's
+    /// parameters and every parameter's type decodes exactly what its derived schema accepts
+    /// (sealed in tool-core: no custom `Deserialize` or `JsonSchema`, no serde attributes).
+    /// Only then may a registry skip the input validator for arguments that decode. Set by
+    /// `#[tool]`; a hand-written tool leaves it `false` and its arguments are always validated.
+    #[doc(hidden)]
+    pub plain_input: bool,
 }
 
 /// A tool with typed input, output and context: what `#[tool]` implements.
@@ -424,8 +431,9 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     /// Builds the spec (schemas included) and wraps the tool for the registry.
     fn into_tool() -> Result<Arc<dyn Tool>, SchemaError> {
         let spec = build_spec::<Self>()?;
-        // The type decides the happy path only when the schema is its own derived one.
-        let derived = !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
+        // The type decides the happy path only when `#[tool]` vouches for it (its generated
+        // struct of plain fields) and the schema is its own derived one.
+        let derived = Self::meta().plain_input && !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
         Ok(Arc::new(FnTool::<Self> {
             spec,
             derived,
@@ -477,7 +485,8 @@ fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
 /// Adapter from a [`TypedTool`] to the object-safe [`Tool`].
 struct FnTool<T> {
     spec: ToolSpec,
-    /// Whether the input schema is the one derived from `T::Input` (not an override).
+    /// Whether `#[tool]` vouched for `T::Input` and the input schema is the one derived from
+    /// it (not an override): only then does it answer `decodes`.
     derived: bool,
     _tool: PhantomData<fn() -> T>,
 }
@@ -554,7 +563,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
         call: ToolCallInfo,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         let decoded = input
-            .decode::<T::Input>()
+            .take::<T::Input>()
             .map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))
             .and_then(|input| {
                 let typed = if std::any::TypeId::of::<T::Context>() == std::any::TypeId::of::<RequestContext>() && context.is_empty() {
@@ -580,10 +589,18 @@ impl<T: TypedTool> Tool for FnTool<T> {
         })
     }
 
-    fn decodes(&self, text: &str) -> Option<bool> {
+    fn call_seen_through_context(&self) -> bool {
+        // `on_output` receives a copy of the call: the key must be in it.
+        !self.spec.hooks.on_output
+    }
+
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
         // A `Deserialize` that panics is caught where the body runs; here it means "validate".
-        self.derived
-            .then(|| crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).is_ok()).unwrap_or(false))
+        self.derived.then(|| {
+            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
+                .ok()
+                .flatten()
+        })
     }
 
     fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {

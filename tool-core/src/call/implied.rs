@@ -8,7 +8,10 @@
 //! accepts every value the type decodes: for such a tool a call whose arguments decode needs
 //! no validator on the happy path. Any other keyword (`minimum` beyond the type's range,
 //! `pattern`, `minLength`, `additionalProperties`, `oneOf`, `const`, string `format`s…) says
-//! more than decoding checks, and the tool keeps validating. It decides nothing else.
+//! more than decoding checks, and the tool keeps validating. It decides nothing else: it is
+//! the second condition, asked only of a tool whose input type decodes exactly what its
+//! derived schema accepts (what `#[tool]` vouches for; serde attributes and custom impls are
+//! invisible in a schema's keywords, so this reading alone could not tell).
 
 use serde_json::{Map, Value};
 

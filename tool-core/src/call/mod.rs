@@ -255,7 +255,10 @@ pub(crate) async fn run(
         Placement::Inline => cancellation.clone(),
         Placement::Blocking | Placement::Process => cancellation.child_token(),
     };
-    let mut call = ToolCallInfo::new(tool_id, id, data, env, token.clone());
+    // The derived idempotency key is made only when read, where nothing else can see the
+    // call: not for a tool that runs once per key, nor for a child process (it is sent).
+    let lazy = placement != Placement::Process && tool.spec().idempotent.is_none() && tool.call_seen_through_context();
+    let mut call = ToolCallInfo::with_key(tool_id, id, data, env, token.clone(), lazy);
     call.resume_data = resume;
     let result = match placement {
         // Boxed: the common path's future does not carry a child process's state.

@@ -18,13 +18,15 @@ use super::CallArgs;
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::json::{bounded, locate_duplicate, parse_unique, surely_unique, Borrowed, DuplicateKey, Node};
 use crate::schema::SchemaError;
-use crate::tool::{Tool, ToolInput};
+use crate::tool::{Decoded, Tool, ToolInput};
 
 /// The validators of one tool, compiled once when it enters a registry.
 pub(crate) struct Compiled {
-    /// Whether the tool's own input type enforces everything its input schema says (decided
-    /// here, once, from the schema's keywords): text that decodes and repeats no key is then
-    /// valid without running the validator.
+    /// Whether the tool's own input type enforces everything its input schema says, decided
+    /// here, once: the tool answers `decodes` (only a `#[tool]` whose generated input struct
+    /// has fields of sealed `PlainDecode` types does, see `ToolMeta::plain_input`) and the
+    /// schema's keywords say nothing more. Text that decodes and repeats no key is then valid
+    /// without running the validator.
     input_implied: bool,
     input: Validator,
     input_fast: Validator<Borrowed>,
@@ -94,9 +96,11 @@ fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
     })
 }
 
-/// Input after validation: the argument text itself when it was valid as sent, or a value.
+/// Input after validation: the argument text itself when it was valid as sent (with the
+/// tool's own input type decoded from it, when that is what showed it valid), or a value.
 pub(crate) enum Validated<'a> {
     Text(&'a str),
+    Decoded(&'a str, Decoded),
     Value(Value),
 }
 
@@ -104,6 +108,7 @@ impl Validated<'_> {
     pub(crate) fn as_input(&self) -> ToolInput<'_> {
         match self {
             Validated::Text(t) => ToolInput::Text(t),
+            Validated::Decoded(t, decoded) => ToolInput::Decoded(t, decoded),
             Validated::Value(v) => ToolInput::Value(v),
         }
     }
@@ -136,8 +141,10 @@ pub(crate) fn validate_args<'a>(tool: &dyn Tool, compiled: &Compiled, args: &'a 
             if text.is_empty() || text == "null" {
                 return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
-            if compiled.input_implied && surely_unique(text) && tool.decodes(text) == Some(true) {
-                return Ok(Validated::Text(text));
+            if compiled.input_implied && surely_unique(text) {
+                if let Some(Some(decoded)) = tool.decode_input(text) {
+                    return Ok(Validated::Decoded(text, decoded));
+                }
             }
             let tool = id;
             match Node::parse(text) {
@@ -443,4 +450,73 @@ pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue
         issues,
     )
     .for_tool(tool))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::context::{BoxFuture, ToolCallInfo};
+    use crate::spec::ToolSpec;
+    use crate::tool::ToolOutput;
+
+    /// A tool whose input type (`{"n": u32}`) answers `decode_input` when `vouched`.
+    struct Counted {
+        spec: ToolSpec,
+        vouched: bool,
+    }
+
+    impl Tool for Counted {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+        fn execute(
+            &self,
+            _: ToolInput<'_>,
+            _: Arc<Map<String, Value>>,
+            _: ToolCallInfo,
+        ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+            Box::pin(std::future::ready(Ok(ToolOutput::new(Value::Null))))
+        }
+        fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
+            #[derive(serde::Deserialize)]
+            struct In {
+                #[allow(dead_code)]
+                n: u32,
+            }
+            self.vouched.then(|| serde_json::from_str::<In>(text).ok().map(Decoded::new))
+        }
+    }
+
+    fn tool(vouched: bool) -> Counted {
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint32", "minimum": 0}}, "required": ["n"]});
+        Counted {
+            spec: ToolSpec::new("counted", "Counts", schema),
+            vouched,
+        }
+    }
+
+    #[test]
+    fn the_skip_is_taken_only_for_a_vouched_type_and_keeps_what_it_decoded() {
+        let (vouched, other) = (tool(true), tool(false));
+        let (vouched_compiled, other_compiled) = (Compiled::new(&vouched).unwrap(), Compiled::new(&other).unwrap());
+        assert!(vouched_compiled.input_implied() && !other_compiled.input_implied());
+        let args = CallArgs::from(r#"{"n": 3}"#);
+        // The vouched type decoded the text: the validator did not run, the run takes the value.
+        assert!(matches!(
+            validate_args(&vouched, &vouched_compiled, &args),
+            Ok(Validated::Decoded(..))
+        ));
+        assert!(matches!(validate_args(&other, &other_compiled, &args), Ok(Validated::Text(_))));
+        // A repeated key or text that does not decode takes the validator's path and its listing.
+        let repeated = CallArgs::from(r#"{"n": 3, "n": 4}"#);
+        assert!(validate_args(&vouched, &vouched_compiled, &repeated).is_err());
+        let wrong = CallArgs::from(r#"{"n": -1}"#);
+        let err = validate_args(&vouched, &vouched_compiled, &wrong).err().unwrap();
+        assert_eq!(err.issues()[0].path, "/n", "{err}");
+    }
 }

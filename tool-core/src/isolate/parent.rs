@@ -87,7 +87,7 @@ fn request(
 ) -> serde_json::Result<Vec<u8>> {
     let spec = tool.spec();
     let input = match input {
-        ToolInput::Text(t) => RawValue::from_string(t.to_owned())?,
+        ToolInput::Text(t) | ToolInput::Decoded(t, _) => RawValue::from_string(t.to_owned())?,
         ToolInput::Value(v) => serde_json::value::to_raw_value(v)?,
     };
     serde_json::to_vec(&Request {

@@ -162,7 +162,7 @@ impl Tool for Recording {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         let args = match &input {
             ToolInput::Value(v) => (*v).clone(),
-            ToolInput::Text(t) => serde_json::from_str(t).unwrap_or_else(|_| Value::String((*t).to_owned())),
+            ToolInput::Text(t) | ToolInput::Decoded(t, _) => serde_json::from_str(t).unwrap_or_else(|_| Value::String((*t).to_owned())),
         };
         self.log.push(&call, Hook::Execute { input: args }, None);
         let on_output = self.inner.spec().hooks.on_output.then(|| (self.log.clone(), call.clone()));

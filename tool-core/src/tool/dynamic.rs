@@ -262,6 +262,10 @@ impl Tool for DynamicTool {
         &self.spec
     }
 
+    fn call_seen_through_context(&self) -> bool {
+        true
+    }
+
     fn execute(
         &self,
         input: ToolInput<'_>,

@@ -31,6 +31,12 @@ pub struct Input {
     pub schema_fn: TokenStream,
     /// The input's name in messages (`ToolMeta::input_type`), an expression.
     pub type_name: TokenStream,
+    /// Whether the input decodes exactly what its derived schema accepts
+    /// (`ToolMeta::plain_input`), an expression: only a generated struct whose every field's
+    /// type answers `Probe::<T>::DECODES_PLAIN` (tool-core's sealed `PlainDecode`). A type
+    /// of the user's (`#[input]`, a struct parameter) may decode other than its schema says
+    /// (`alias`, `with`, `default`, `flatten`, its own impls): it is always validated.
+    pub plain: TokenStream,
 }
 
 impl Input {
@@ -92,6 +98,7 @@ fn empty(t: &Tool) -> Input {
             fn input_schema() -> #pr::serde_json::Value { #pr::empty_object_schema() }
         },
         type_name: params_name(t),
+        plain: quote!(false),
     }
 }
 
@@ -105,6 +112,7 @@ fn whole(ty: &Type) -> Input {
         field_args: Vec::new(),
         schema_fn: TokenStream::new(),
         type_name: ast::type_text(ty).into_token_stream(),
+        plain: quote!(false),
     }
 }
 
@@ -147,6 +155,7 @@ fn single(t: &Tool, s: &Single) -> Input {
         field_args: Vec::new(),
         schema_fn: TokenStream::new(),
         type_name: quote!(if __TOOLSMITH_PLAIN { #params_name } else { #type_name }),
+        plain: quote_spanned!(ty.span()=> __TOOLSMITH_PLAIN && #pr::Probe::<#ty>::DECODES_PLAIN),
     }
 }
 
@@ -176,6 +185,10 @@ fn fields(t: &Tool, fields: &[Field]) -> Input {
         let absent = format!("{flat}::Probe::<{}>::is_absent", ast::type_text(ty));
         quote_spanned!(ty.span()=> #(#docs)* #[serde(skip_serializing_if = #absent)] pub #id: #ty)
     });
+    let plain = fields.iter().map(|fl| {
+        let ty = &fl.ty;
+        quote_spanned!(ty.span()=> #pr::Probe::<#ty>::DECODES_PLAIN)
+    });
     let binds: Vec<_> = (0..fields.len()).map(|i| format_ident!("__p{}", i)).collect();
     let ids = fields.iter().map(|fl| &fl.ident);
     Input {
@@ -189,5 +202,6 @@ fn fields(t: &Tool, fields: &[Field]) -> Input {
         field_args: binds,
         schema_fn: TokenStream::new(),
         type_name: params_name(t),
+        plain: quote!(true #(&& #plain)*),
     }
 }

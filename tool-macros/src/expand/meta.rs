@@ -9,8 +9,9 @@ use super::{opt, Tool};
 use crate::attr::{Approval, Transforms};
 use crate::valid::Names;
 
-/// `fn meta()`; `input_type` is the input's name for messages (an expression).
-pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream {
+/// `fn meta()`; `input_type` is the input's name for messages and `plain_input` whether it
+/// decodes exactly what its schema accepts (expressions).
+pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &TokenStream) -> TokenStream {
     let (pr, attrs) = (&t.pr, t.attrs);
     let (id, description) = (&names.id, &names.description);
     let title = opt(&attrs.title, pr);
@@ -65,6 +66,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream) -> TokenStream 
                 has_resume: #has_resume,
                 client_side: #client_side,
                 input_type: #input_type,
+                plain_input: #plain_input,
                 source: #pr::SourceLocation {
                     crate_name: #pr::String::from(#pr::env!("CARGO_PKG_NAME")),
                     module_path: #pr::String::from(#pr::module_path!()),

@@ -26,7 +26,7 @@ pub fn expand(t: &Tool, names: &Names, input: &Input, output: &Output) -> TokenS
         .into_iter()
         .flatten()
         .map(|ty| quote_spanned!(ty.span()=> #pr::assert_schema::<#ty>();));
-    let meta_fn = meta::expand(t, names, &input.type_name);
+    let meta_fn = meta::expand(t, names, &input.type_name, &input.plain);
     let schema_fn = &input.schema_fn;
     let examples_fn = input.examples_fn(t);
     let execute_fn = execute_fn(t, input, output, &context);
