@@ -1598,7 +1598,7 @@ async fn stdio_cut_result_is_read_in_full_by_its_session_and_refused_to_another(
     let message = refused["error"]["message"]
         .as_str()
         .unwrap_or_else(|| panic!("not refused: {refused}"));
-    assert!(message.contains("belongs to another session"), "{message}");
+    assert!(message.contains("belongs to another caller"), "{message}");
     let (unknown, _) = a.request(3, "resources/read", json!({"uri": "toolsmith://results/mcp_nope"})).await;
     assert_eq!(unknown["error"]["code"], json!(-32002), "{unknown}");
     assert!(unknown["error"]["message"].as_str().unwrap().contains("not kept here"));

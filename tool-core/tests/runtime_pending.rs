@@ -432,3 +432,19 @@ async fn a_continued_call_runs_with_the_continuing_requests_client_and_cancellat
         assert_eq!(error["kind"], "aborted", "{error}");
     }
 }
+
+/// A call that starts and ends at once was never stored, so its end removes nothing: a waiting
+/// call that happens to share its id (a client reusing ids) is still there to be decided.
+#[tokio::test]
+async fn a_fresh_call_leaves_the_store_alone() {
+    let rt = runtime();
+    let options = || CallOptions::default().id("call_shared_id");
+    let run = rt.call("pend-transfer", json!({"amount": 5}), options()).finish().await;
+    assert!(matches!(run.outcome, Outcome::AwaitingApproval(_)), "{:?}", run.outcome);
+    let run = rt.call("pend-context", json!({}), options()).finish().await;
+    assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
+    let waiting = rt.pending().await.unwrap();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0].tool_call_id, "call_shared_id");
+    assert_eq!(waiting[0].tool_name, "pend-transfer");
+}

@@ -114,3 +114,47 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
         .unwrap();
     provider.close().await;
 }
+
+/// A call's idempotency key travels to the remote server (`_meta["io.toolsmith/idempotencyKey"]`,
+/// as its digest): an `idempotent` tool on a Toolsmith server runs once per key, however often
+/// the call is made again through the provider (a retry, a background re-run, a resume).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_idempotency_key_reaches_the_server_and_a_repeated_call_runs_once() {
+    let runs = Arc::new(Mutex::new(Vec::<String>::new()));
+    let send = DynamicTool::builder("send", "Sends one message (once per key)")
+        .idempotent(tool_core::spec::Idempotent::Fail)
+        .handler({
+            let runs = runs.clone();
+            move |_, cx| {
+                let runs = runs.clone();
+                async move {
+                    let key = cx.idempotency_key().as_str().to_owned();
+                    let mut runs = runs.lock().unwrap();
+                    runs.push(key);
+                    Ok(json!(format!("sent #{}", runs.len())))
+                }
+            }
+        })
+        .unwrap();
+    let server = McpServer::new(Runtime::new(Registry::from_iter([send])), McpConfig::default());
+    let url = toolsmith_server::serve(server).await;
+    let provider = McpToolProvider::http("remote", url);
+    provider.connect().await.unwrap();
+    let tools = provider
+        .resolve_tools(vec!["send".into()], ResolveOptions::default())
+        .await
+        .unwrap();
+    let registry = Registry::from_iter(tools.into_values());
+
+    let call = |key: &'static str| registry.call("send", json!({}), CallOptions::default().idempotency_key(key));
+    let first = call("order-1").await.unwrap();
+    let again = call("order-1").await.unwrap();
+    let other = call("order-2").await.unwrap();
+    assert_eq!(first.value(), json!("sent #1"));
+    assert_eq!(again.value(), json!("sent #1"), "the server answered from its receipt");
+    assert_eq!(other.value(), json!("sent #2"), "another key is another call");
+    let runs = runs.lock().unwrap().clone();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_ne!(runs[0], runs[1], "each key is its own on the server");
+    provider.close().await;
+}

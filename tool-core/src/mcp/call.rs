@@ -259,8 +259,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     }
 
     /// Who may read this request's kept results: its session, when it has one that lasts
-    /// (stdio, an HTTP session); a request served on its own (stateless HTTP, 2026-07-28 over
-    /// HTTP) is its client's bearer token, and without one nobody (no link is offered).
+    /// (stdio, an HTTP session); for a request served on its own (stateless HTTP, 2026-07-28 over
+    /// HTTP), its caller: the OAuth token's subject, or the holders of the server's one static
+    /// bearer token; with neither, nobody (no link is offered). The token itself never gets
+    /// here: the gate removes the header once it has read it.
     pub(super) fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
         let Some(http) = ctx.extensions.get::<axum::http::request::Parts>() else {
             return Some(self.session.id.clone());
@@ -268,10 +270,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         if !self.stateless && !modern(ctx) {
             return Some(self.session.id.clone());
         }
-        let token = http.headers.get(axum::http::header::AUTHORIZATION)?.as_bytes();
-        use sha2::Digest as _;
-        let digest = sha2::Sha256::digest(token);
-        Some(format!("bearer:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+        if let Some(caller) = http.extensions.get::<super::Identity>() {
+            return Some(format!("subject:{}", caller.subject));
+        }
+        http.extensions
+            .get::<super::caching::Authorized>()
+            .map(|_| "bearer-token".to_owned())
     }
 
     /// `resources/read` of a kept result: its full text (and raw JSON), for the session (or

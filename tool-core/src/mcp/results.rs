@@ -47,7 +47,7 @@ pub enum ResultError {
     #[error("The result `{0}` is not kept here (unknown, expired or evicted): call the tool again, asking for less.")]
     NotFound(String),
     /// Kept for another session.
-    #[error("The result `{0}` belongs to another session: only the session that made the call may read it.")]
+    #[error("The result `{0}` belongs to another caller: only the session (or the authenticated caller) that made the call may read it.")]
     NotYours(String),
 }
 

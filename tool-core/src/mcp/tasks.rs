@@ -94,8 +94,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         modern(ctx) && declared && background && self.shared.runtime.has_task_store()
     }
 
-    /// Who owns the tasks this request starts: the token's subject, else the bearer token,
-    /// else the session (`None`: nobody; the task id alone is the key).
+    /// Who owns the tasks this request starts: the token's subject, else the session (as for
+    /// kept results, [`result_owner`](Self::result_owner); `None`: nobody, the task id alone is
+    /// the key).
     fn task_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
         match identity::of(ctx) {
             Some(caller) => Some(format!("subject:{}", caller.subject)),

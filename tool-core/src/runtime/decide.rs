@@ -12,6 +12,7 @@ use super::binding::{Answer, Binding, Decision};
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
 use super::pending::{PendingCall, PendingKind};
+use super::run::Origin;
 use super::store::StoreError;
 use super::{Runtime, RuntimeError};
 use crate::call::{trace, CallArgs, Finished};
@@ -307,7 +308,8 @@ impl Runtime {
                         writer: this.writer(&sink, &at, &tool),
                         ..env
                     };
-                    this.execute(&sink, &prepared, &at, (call.data_for_run(), env), None, true).await;
+                    this.execute(&sink, &prepared, &at, (call.data_for_run(), env), None, (true, Origin::Stored))
+                        .await;
                 }
                 Answer::Reject { reason } => {
                     let reason = if reason.trim().is_empty() {
@@ -375,8 +377,15 @@ impl Runtime {
                 writer: this.writer(&sink, &at, &tool),
                 ..env
             };
-            this.execute(&sink, &prepared, &at, (call.data_for_run(), env), Some(data), false)
-                .await;
+            this.execute(
+                &sink,
+                &prepared,
+                &at,
+                (call.data_for_run(), env),
+                Some(data),
+                (false, Origin::Stored),
+            )
+            .await;
         };
         tokio::spawn(run.instrument(span));
         Ok(stream)

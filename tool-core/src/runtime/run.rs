@@ -70,7 +70,7 @@ impl Runtime {
             let waiting = self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval);
             return waiting.instrument(trace::approval_span()).await;
         }
-        self.execute(sink, &prepared, &call, (data, env), None, true).await;
+        self.execute(sink, &prepared, &call, (data, env), None, (true, Origin::Fresh)).await;
     }
 
     /// The writer of a call: every chunk becomes a `custom` event of its run.
@@ -91,7 +91,7 @@ impl Runtime {
         call: &CallRef,
         (data, env): (CallData, CallEnv),
         resume: Option<Value>,
-        may_background: bool,
+        (may_background, origin): (bool, Origin),
     ) {
         let tool = prepared.tool().clone();
         if tool.spec().client_side {
@@ -109,7 +109,8 @@ impl Runtime {
             }
         }
         let ended = super::once::run(&self.inner.receipts, prepared, &data, env, resume).await;
-        self.report(sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended).await;
+        self.report_from(origin, sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended)
+            .await;
     }
 
     /// Turns how a call ended into its last events and outcome; a suspension is recorded
@@ -123,9 +124,28 @@ impl Runtime {
         data: &CallData,
         ended: Result<Finished, ToolError>,
     ) {
+        self.report_from(Origin::Stored, sink, viewer, prepared, call, data, ended).await
+    }
+
+    /// [`report`](Self::report) of a call from `origin`: a fresh call was never stored, so its
+    /// end removes nothing from the store (no write per plain call, and a waiting call that
+    /// happens to share its id is left alone).
+    #[allow(clippy::too_many_arguments)]
+    async fn report_from(
+        &self,
+        origin: Origin,
+        sink: &Sink,
+        viewer: &Viewer<'_>,
+        prepared: &OwnedPrepared,
+        call: &CallRef,
+        data: &CallData,
+        ended: Result<Finished, ToolError>,
+    ) {
         match ended {
             Ok(Finished::Output(output)) => {
-                self.forget(&call.tool_call_id).await;
+                if origin == Origin::Stored {
+                    self.forget(&call.tool_call_id).await;
+                }
                 let shown = viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() }));
                 trace::record_result(&tracing::Span::current(), transcript_payload(&shown));
                 sink.send(shown);
@@ -133,7 +153,9 @@ impl Runtime {
             }
             Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Wait::Suspended(s.payload)).await,
             Err(error) => {
-                self.forget(&call.tool_call_id).await;
+                if origin == Origin::Stored {
+                    self.forget(&call.tool_call_id).await;
+                }
                 fail(sink, viewer, call, error);
             }
         }
@@ -210,6 +232,15 @@ impl Runtime {
             tracing::warn!(tool_call_id = id, error = %e, "a resolved call could not be removed from the pending store");
         }
     }
+}
+
+/// Where a call being run comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Started now: it was never stored.
+    Fresh,
+    /// Continued from the store (approved, resumed), or not known to be fresh.
+    Stored,
 }
 
 /// Why a call waits (see [`PendingKind`]).

@@ -10,12 +10,13 @@ use std::sync::{Arc, Weak};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam, ClientNotification,
-    ClientRequest, ProgressToken, RequestId, ServerResult,
+    ClientRequest, ProgressToken, RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use tool_core::context::{McpHandle, ToolCallInfo};
+use tool_core::mcp::IDEMPOTENCY_KEY_META;
 use tool_core::spec::ToolSpec;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
 use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
@@ -98,13 +99,17 @@ impl Tool for McpTool {
         let input = input
             .decode::<Value>()
             .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("the input could not be read: {e}")));
+        // The call's idempotency key reaches the server as its digest (stable per key, 64 hex
+        // characters whatever the key), so a server that honours it (a Toolsmith server does)
+        // runs a retried or resumed call once.
+        let key = tool_core::idempotency::key_digest(call.idempotency_key.as_str());
         let (shared, name, caller) = (self.shared.clone(), self.name.clone(), call.mcp);
         Box::pin(async move {
             let input = input?;
             let shared = shared
                 .upgrade()
                 .ok_or_else(|| ToolError::new(format!("The MCP provider of `{name}` is gone.")))?;
-            let out = outcome(call_tool(&shared, &name, input, caller).await?);
+            let out = outcome(call_tool(&shared, &name, input, &key, caller).await?);
             let mut output = ToolOutput::new(out.value);
             output.model_output = out.model_output;
             Ok(output)
@@ -150,9 +155,18 @@ impl Drop for Abandon {
 /// `tools/call`, answered with the server's typed result; `isError` is our error (its text as
 /// the message). The server's progress reaches `caller` (the MCP client of this call, if any);
 /// a call dropped before its answer is cancelled on the server (`notifications/cancelled`).
-async fn call_tool(shared: &Shared, name: &str, input: Value, caller: Option<Arc<dyn McpHandle>>) -> Result<CallToolResult, ToolError> {
+async fn call_tool(
+    shared: &Shared,
+    name: &str,
+    input: Value,
+    idempotency_key: &str,
+    caller: Option<Arc<dyn McpHandle>>,
+) -> Result<CallToolResult, ToolError> {
     let peer = shared.current_peer()?;
     let mut params = CallToolRequestParams::new(name.to_owned());
+    let mut meta = RequestMetaObject::new();
+    meta.insert(IDEMPOTENCY_KEY_META.to_owned(), Value::String(idempotency_key.to_owned()));
+    params.meta = Some(meta);
     match input {
         Value::Object(args) => params = params.with_arguments(args),
         Value::Null => {}
