@@ -16,7 +16,6 @@ from urllib.parse import parse_qs, urlparse
 
 import httpx2
 import pytest
-from mcp import MCPError
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -159,43 +158,3 @@ async def test_a_token_for_another_resource_is_refused(servers: Servers, auth_se
     assert 'error="invalid_token"' in r.headers["www-authenticate"]
     assert "another resource" in r.headers["www-authenticate"]
 
-
-def token_for(auth: AuthServer, url: str, subject: str) -> str:
-    import time
-
-    import jwt
-
-    claims = {"iss": auth.issuer, "sub": subject, "aud": url, "scope": "mcp", "exp": int(time.time()) + 120}
-    return jwt.encode(claims, auth.key, algorithm="RS256", headers={"kid": auth.kid})
-
-
-async def test_a_cut_result_of_a_sessionless_request_belongs_to_the_token_subject(
-    servers: Servers, auth_server: AuthServer
-) -> None:
-    """A 2026-07-28 request has no session to keep a cut result for: with OAuth, the result is
-    kept for the token's subject. The same subject reads it in full (from another request, with
-    a fresh token); another subject is refused."""
-    url = serve(servers, auth_server, "--max-model-output", "48")
-
-    async def client_of(subject: str):
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token_for(auth_server, url, subject)}"})
-        return http, connect(streamable_http_client(url, http_client=http), "auto")
-
-    http, session = await client_of("alice")
-    async with http, session as alice:
-        result = await call(alice, "weather-tool", {"location": "Seattle"})
-    links = [c for c in result.content if getattr(c, "type", None) == "resource_link"]
-    assert not result.is_error and links, result
-    uri = str(links[-1].uri)
-    assert uri.startswith("toolsmith://results/"), uri
-
-    http, session = await client_of("alice")
-    async with http, session as again:
-        whole = await again.read_resource(uri)
-    assert "Seattle" in whole.contents[0].text and "sunny" in whole.contents[0].text, whole
-
-    http, session = await client_of("mallory")
-    async with http, session as other:
-        with pytest.raises(MCPError) as refused:
-            await other.read_resource(uri)
-    assert "belongs to another" in str(refused.value), str(refused.value)

@@ -57,6 +57,8 @@ def rpc(url: str, method: str, params: dict[str, Any], token: str | None = None,
         headers["Mcp-Name"] = params["name"]
     elif method.startswith("tasks/"):
         headers["Mcp-Name"] = params["taskId"]
+    elif method == "resources/read":
+        headers["Mcp-Name"] = params["uri"]
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta(tasks)}}
