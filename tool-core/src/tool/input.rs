@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// Validated input handed to [`Tool::execute`]: the argument text itself (decoded straight into
+/// Validated input handed to [`Tool::execute`](super::Tool::execute): the argument text itself (decoded straight into
 /// the tool's input type) or a value (when it was given as one, or repaired).
 #[derive(Debug, Clone, Copy)]
 pub enum ToolInput<'a> {
@@ -14,7 +14,7 @@ pub enum ToolInput<'a> {
     /// A valid value.
     Value(&'a Value),
     /// Valid JSON text, and the tool's own input type decoded from it while the call was
-    /// validated ([`Tool::decode_input`]): the first run takes it rather than decoding again.
+    /// validated ([`Tool::decode_input`](super::Tool::decode_input)): the first run takes it rather than decoding again.
     Decoded(&'a str, &'a Decoded),
 }
 
