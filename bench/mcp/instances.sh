@@ -41,6 +41,8 @@ fi
 
 sep='?'; [[ $DB == *\?* ]] && sep='&'
 STORE="${DB}${sep}options=-c%20search_path%3D${SCHEMA}"
+# The integrity key every instance on one store shares.
+export TOOLSMITH_STORE_KEY=${TOOLSMITH_STORE_KEY:-bench-instances-key-0123456789abcdef}
 PIDS=()
 stop_all() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
