@@ -10,9 +10,6 @@ mod auth_server;
 #[path = "support/child_cli.rs"]
 mod child_cli;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-
 use auth_server::{now, AuthServer};
 use base64::Engine;
 use serde_json::{json, Value};
@@ -70,16 +67,9 @@ fn block_on(test: impl std::future::Future<Output = ()>) {
 
 /// A `toolsmith serve --http` child, killed when dropped.
 struct Served {
-    child: Child,
+    _server: child_cli::ServedChild,
     url: String,
     _store: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Served {
@@ -111,20 +101,13 @@ impl Served {
             "mcp",
         ];
         args.extend_from_slice(extra);
-        let mut child = child_cli::toolsmith(&args)
-            .envs(env.iter().copied())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("the server printed its address").unwrap();
-            if let Some(url) = line.split("serving MCP on ").nth(1) {
-                break url.trim().to_owned();
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
-        Served { child, url, _store: store }
+        let server = child_cli::ServedChild::start(child_cli::toolsmith(&args).envs(env.iter().copied()));
+        let url = server.url.clone();
+        Served {
+            _server: server,
+            url,
+            _store: store,
+        }
     }
 
     fn origin(&self) -> String {

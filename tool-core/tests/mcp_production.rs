@@ -9,10 +9,8 @@
 #[path = "support/child_cli.rs"]
 mod child_cli;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -89,18 +87,11 @@ fn block_on(test: impl std::future::Future<Output = ()>) {
 
 /// A `toolsmith serve --http` child, killed when dropped.
 struct Served {
-    child: Child,
+    server: child_cli::ServedChild,
     url: String,
     addr: SocketAddr,
     store: PathBuf,
     dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Served {
@@ -110,22 +101,11 @@ impl Served {
         let store = dir.path().join("store.db");
         let mut args = vec!["--store", store.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"];
         args.extend_from_slice(flags);
-        let mut child = child_cli::toolsmith(&args)
-            .env("TOOLSMITH_TEST_TOKEN", "s3cret")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("the server printed its address").unwrap();
-            if let Some(url) = line.split("serving MCP on ").nth(1) {
-                break url.trim().to_owned();
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
+        let server = child_cli::ServedChild::start(child_cli::toolsmith(&args).env("TOOLSMITH_TEST_TOKEN", "s3cret"));
+        let url = server.url.clone();
         let addr = url.split("://").nth(1).unwrap().trim_end_matches("/mcp").parse().unwrap();
         Served {
-            child,
+            server,
             url,
             addr,
             store,
@@ -141,7 +121,7 @@ impl Served {
     fn exited_ok(&mut self) -> bool {
         let started = Instant::now();
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = self.server.child.try_wait().unwrap() {
                 return status.success();
             }
             assert!(started.elapsed() < PATIENCE, "the server did not exit within {PATIENCE:?}");
@@ -151,7 +131,7 @@ impl Served {
 
     fn sigterm(&self) {
         let ok = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args(["-TERM", &self.server.child.id().to_string()])
             .status()
             .unwrap()
             .success();

@@ -13,9 +13,6 @@
 #[path = "support/child_cli.rs"]
 mod child_cli;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -100,17 +97,9 @@ fn block_on(test: impl std::future::Future<Output = ()>) {
 /// A `toolsmith serve --http` child with the decision key, killed when dropped; its standard
 /// error is kept (the canary is looked for in it).
 struct Served {
-    child: Child,
+    server: child_cli::ServedChild,
     url: String,
     dir: tempfile::TempDir,
-    logs: Arc<Mutex<String>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Served {
@@ -126,30 +115,14 @@ impl Served {
             "--stateless",
             "--json-response",
         ];
-        let mut child = child_cli::toolsmith(&args)
-            .env("TOOLSMITH_DECISION_KEY", KEY)
-            // Everything: rmcp at trace logs whole messages (arguments, `_meta`, results).
-            .env("RUST_LOG", "debug,rmcp=trace")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap());
-        let logs = Arc::new(Mutex::new(String::new()));
-        let url = loop {
-            let mut line = String::new();
-            assert!(lines.read_line(&mut line).unwrap() > 0, "the server ended before it served");
-            logs.lock().unwrap().push_str(&line);
-            if let Some(url) = line.split("serving MCP on ").nth(1) {
-                break url.trim().to_owned();
-            }
-        };
-        let kept = logs.clone();
-        std::thread::spawn(move || {
-            let mut rest = Vec::new();
-            let _ = lines.read_to_end(&mut rest);
-            kept.lock().unwrap().push_str(&String::from_utf8_lossy(&rest));
-        });
-        Served { child, url, dir, logs }
+        let server = child_cli::ServedChild::start(
+            child_cli::toolsmith(&args)
+                .env("TOOLSMITH_DECISION_KEY", KEY)
+                // Everything: rmcp at trace logs whole messages (arguments, `_meta`, results).
+                .env("RUST_LOG", "debug,rmcp=trace"),
+        );
+        let url = server.url.clone();
+        Served { server, url, dir }
     }
 
     fn store(&self) -> String {
@@ -177,15 +150,7 @@ impl Served {
 
     /// The server's logs so far, once it has stopped (so they are complete).
     fn stop(mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let deadline = std::time::Instant::now() + PATIENCE;
-        // The reader thread ends at the closed pipe; wait (bounded) for what it has.
-        while Arc::strong_count(&self.logs) > 1 && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let logs = self.logs.lock().unwrap().clone();
-        logs
+        self.server.stop(PATIENCE)
     }
 }
 

@@ -10,7 +10,10 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// The environment variable that carries the child's command line (a JSON array).
 pub const CLI_ENV: &str = "TOOLSMITH_TEST_CLI_ARGS";
@@ -97,5 +100,63 @@ pub fn run(args: &[&str]) -> Ran {
             panic!("`toolsmith {}` did not end within 30 s", args.join(" "));
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// A `toolsmith serve --http` child (see [`toolsmith`]), once it has printed its address;
+/// killed when dropped. What it writes to standard error is kept in `logs`, line by line, by a
+/// thread that reads until the pipe closes.
+pub struct ServedChild {
+    pub child: Child,
+    /// The `http(s)://ADDR/mcp` it printed.
+    pub url: String,
+    pub logs: Arc<Mutex<String>>,
+}
+
+impl ServedChild {
+    /// Spawns `command` with its standard error piped and waits for its "serving MCP on URL"
+    /// line (the test fails if it ends before).
+    pub fn start(command: &mut Command) -> ServedChild {
+        let mut child = command.stderr(Stdio::piped()).spawn().expect("the server starts");
+        let mut lines = BufReader::new(child.stderr.take().expect("a piped standard error"));
+        let logs = Arc::new(Mutex::new(String::new()));
+        let url = loop {
+            let mut line = String::new();
+            let read = lines.read_line(&mut line).expect("the server's standard error");
+            assert!(read > 0, "the server ended before it served:\n{}", logs.lock().unwrap());
+            logs.lock().unwrap().push_str(&line);
+            if let Some(url) = line.split("serving MCP on ").nth(1) {
+                break url.trim().to_owned();
+            }
+        };
+        let kept = logs.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
+                kept.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        ServedChild { child, url, logs }
+    }
+
+    /// Kills the child and returns all it wrote to standard error (waiting at most `patience`
+    /// for the reader to reach the closed pipe).
+    pub fn stop(&mut self, patience: Duration) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let deadline = std::time::Instant::now() + patience;
+        while Arc::strong_count(&self.logs) > 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let logs = self.logs.lock().unwrap().clone();
+        logs
+    }
+}
+
+impl Drop for ServedChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
