@@ -56,15 +56,6 @@ fn main() -> std::process::ExitCode {
     )
 }
 
-fn block_on(test: impl std::future::Future<Output = ()>) {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test)
-}
-
 /// A `toolsmith serve --http` child, killed when dropped.
 struct Served {
     _server: child_cli::ServedChild,
@@ -150,7 +141,7 @@ fn challenge(r: &reqwest::Response) -> String {
 const METADATA_URL: &str = "http://localhost/.well-known/oauth-protected-resource/mcp";
 
 fn metadata_and_challenges() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &[]);
         for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
@@ -184,7 +175,7 @@ fn b64(v: &Value) -> String {
 }
 
 fn bad_tokens_are_refused() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &[]);
         let good = auth.claims(RESOURCE, "alice", "mcp");
@@ -261,7 +252,7 @@ fn bad_tokens_are_refused() {
 }
 
 fn key_rotation_and_bounded_refetch() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &["--auth-key-refresh-interval", "0.2"]);
         let claims = auth.claims(RESOURCE, "alice", "mcp");
@@ -325,7 +316,7 @@ fn key_rotation_and_bounded_refetch() {
 }
 
 fn scopes_server_wide_and_per_tool() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &[]);
         // Without the server's required scope: 403 insufficient_scope on any request.
@@ -379,7 +370,7 @@ fn scopes_server_wide_and_per_tool() {
 }
 
 fn hidden_tools() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::start(&auth, &["--hide-unauthorized-tools", "--tool-scope", "whoami=profile,audit"]);
         let names = |list: &Value| -> Vec<String> {
@@ -408,7 +399,7 @@ fn hidden_tools() {
 }
 
 fn opaque_tokens_are_introspected() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let endpoint = format!("{}/introspect", auth.issuer);
         let (id, secret) = auth_server::INTROSPECTION_CLIENT;
@@ -453,7 +444,7 @@ fn opaque_tokens_are_introspected() {
 }
 
 fn the_caller_reaches_tools_but_its_token_does_not() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::start(
             &auth,
@@ -491,7 +482,7 @@ fn the_caller_reaches_tools_but_its_token_does_not() {
 /// A session created with one subject's token cannot be used with another's (it is unknown to
 /// them), while its creator goes on using it.
 fn a_session_is_its_creators() {
-    block_on(async {
+    child_cli::block_on(async {
         let auth = AuthServer::start().await;
         let served = Served::spawn(&auth, &[]);
         let alice = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));

@@ -76,15 +76,6 @@ fn main() -> std::process::ExitCode {
     )
 }
 
-fn block_on(test: impl std::future::Future<Output = ()>) {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test)
-}
-
 /// A `toolsmith serve --http` child, killed when dropped.
 struct Served {
     server: child_cli::ServedChild,
@@ -194,7 +185,7 @@ async fn list(served: &Served, version: &str, headers: &[(&str, &str)]) -> Value
 }
 
 fn list_results_carry_cache_hints() {
-    block_on(async {
+    child_cli::block_on(async {
         // Only linked tools: a fixed set, fresh for the default 10 minutes, the same for all.
         let fixed = Served::start(&["--stateless", "--json-response"]);
         let page = list(&fixed, MODERN, &[]).await;
@@ -227,7 +218,7 @@ fn list_results_carry_cache_hints() {
 }
 
 fn tools_list_order_is_the_same_across_instances() {
-    block_on(async {
+    child_cli::block_on(async {
         let names = |page: &Value| -> Vec<String> {
             let tools = page["tools"].as_array().unwrap();
             tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
@@ -260,7 +251,7 @@ fn tools_list_order_is_the_same_across_instances() {
 }
 
 fn mcp_method_and_name_headers_must_match_the_body() {
-    block_on(async {
+    child_cli::block_on(async {
         let served = Served::start(&["--stateless", "--json-response"]);
         let client = reqwest::Client::new();
         let call = json!({"name": "pay", "arguments": {"amount": 1}});
@@ -302,7 +293,7 @@ fn mcp_method_and_name_headers_must_match_the_body() {
 }
 
 fn idle_sse_streams_carry_keep_alive_comments() {
-    block_on(async {
+    child_cli::block_on(async {
         let served = Served::start(&["--sse-keep-alive", "100ms"]);
         let client = reqwest::Client::new();
         let init = json!({"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "keep-alive", "version": "1"}});
@@ -377,7 +368,7 @@ async fn refuses_connections(addr: SocketAddr) {
 }
 
 fn sigterm_lets_a_running_call_finish_and_keeps_waiting_calls() {
-    block_on(async {
+    child_cli::block_on(async {
         let mut served = Served::start(&["--stateless", "--json-response", "--shutdown-grace", "20s"]);
         let client = reqwest::Client::new();
         // A call waiting for approval (a client without elicitation): stored, answered at once.
@@ -433,7 +424,7 @@ fn sigterm_lets_a_running_call_finish_and_keeps_waiting_calls() {
 }
 
 fn sigterm_cancels_what_outlives_the_grace_period() {
-    block_on(async {
+    child_cli::block_on(async {
         let mut served = Served::start(&["--shutdown-grace", "200ms"]);
         let client = reqwest::Client::new();
         let init = json!({"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "grace", "version": "1"}});
@@ -470,7 +461,7 @@ fn sigterm_cancels_what_outlives_the_grace_period() {
 }
 
 fn https_with_a_certificate_and_key() {
-    block_on(async {
+    child_cli::block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
         let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));

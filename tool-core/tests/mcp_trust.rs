@@ -85,15 +85,6 @@ fn main() -> std::process::ExitCode {
     )
 }
 
-fn block_on(test: impl std::future::Future<Output = ()>) {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test)
-}
-
 /// A `toolsmith serve --http` child with the decision key, killed when dropped; its standard
 /// error is kept (the canary is looked for in it).
 struct Served {
@@ -193,7 +184,7 @@ fn text(answer: &Value) -> (String, bool) {
 
 fn a_client_idempotency_key_runs_an_idempotent_tool_once() {
     let served = Served::start();
-    block_on(async {
+    child_cli::block_on(async {
         let args = json!({"ledger": served.ledger(), "amount": 250});
         let keyed = json!({IDEMPOTENCY_KEY_META: "order-42/charge"});
         let first = call(&served, "trust-charge", args.clone(), keyed.clone()).await;
@@ -257,7 +248,7 @@ fn pending_tokens(served: &Served, seconds: &str) -> Vec<(String, String, Bindin
 fn a_decision_token_approves_a_waiting_call_over_mcp_once() {
     let served = Served::start();
     let mut said = Vec::new();
-    block_on(async {
+    child_cli::block_on(async {
         let pay_args = json!({"ledger": served.ledger(), "amount": 500});
         let asked = call(&served, "trust-pay", pay_args.clone(), json!({})).await;
         let (text_asked, _) = text(&asked);

@@ -160,3 +160,13 @@ impl Drop for ServedChild {
         let _ = self.child.wait();
     }
 }
+
+/// Runs an async test body on a two-worker runtime of its own.
+pub fn block_on(test: impl std::future::Future<Output = ()>) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(test)
+}
