@@ -16,10 +16,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use support::stores::Stores;
 use tool_core::prelude::*;
-use tool_core::runtime::{
-    Answer, Decision, MemoryStore, Outcome, PendingCall, PendingStore, PostgresOptions, PostgresStore, Runtime, SqliteStore,
-};
+use tool_core::runtime::{Answer, Decision, Outcome, PendingCall, PendingStore, Runtime};
+
+mod support {
+    pub mod stores;
+}
 
 const KEY: &[u8] = b"approval bench key";
 
@@ -89,35 +92,15 @@ async fn approved(runtime: &Runtime, next: &AtomicU64) {
 }
 
 fn approval(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let dir = tempfile::tempdir().expect("a directory");
-    let mut stores: Vec<(&str, Arc<dyn PendingStore>)> = vec![
-        ("memory", Arc::new(MemoryStore::new())),
-        (
-            "sqlite",
-            Arc::new(SqliteStore::open_with_key(dir.path().join("bench.sqlite3"), KEY).expect("sqlite")),
-        ),
-    ];
-    let url = std::env::var("TOOLSMITH_TEST_POSTGRES").ok().filter(|u| !u.is_empty());
-    let schema = format!("ts_bench_approval_{}", std::process::id());
-    match &url {
-        Some(url) => {
-            let options = PostgresOptions::default().schema(&schema).expect("a schema").key(KEY);
-            let store = rt.block_on(PostgresStore::connect_with(url, options)).expect("postgres");
-            stores.push(("postgres", Arc::new(store)));
-        }
-        None => eprintln!("approval: TOOLSMITH_TEST_POSTGRES is not set; PostgreSQL is not measured"),
-    }
+    let all = Stores::open("approval", KEY);
+    let rt = &all.rt;
+    let stores: Vec<(&str, Arc<dyn PendingStore>)> = all.named(|m| m as _, |s| s as _, |p| p as _);
     let next = AtomicU64::new(0);
 
     let mut group = c.benchmark_group("pending/save_claim_remove");
     group.sample_size(20).measurement_time(Duration::from_secs(5));
     for (name, store) in &stores {
-        group.bench_function(*name, |b| b.to_async(&rt).iter(|| store_ops(&**store, &next)));
+        group.bench_function(*name, |b| b.to_async(rt).iter(|| store_ops(&**store, &next)));
     }
     group.finish();
 
@@ -126,19 +109,9 @@ fn approval(c: &mut Criterion) {
         let runtime = Runtime::builder(registry).shared_store(store.clone()).build();
         let mut group = c.benchmark_group(format!("call/{name}"));
         group.sample_size(20).measurement_time(Duration::from_secs(5));
-        group.bench_function("plain", |b| b.to_async(&rt).iter(|| plain(&runtime, &next)));
-        group.bench_function("approved", |b| b.to_async(&rt).iter(|| approved(&runtime, &next)));
+        group.bench_function("plain", |b| b.to_async(rt).iter(|| plain(&runtime, &next)));
+        group.bench_function("approved", |b| b.to_async(rt).iter(|| approved(&runtime, &next)));
         group.finish();
-    }
-
-    drop(stores);
-    if let Some(url) = url {
-        rt.block_on(async {
-            if let Ok((client, connection)) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
-                tokio::spawn(connection);
-                let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await;
-            }
-        });
     }
 }
 

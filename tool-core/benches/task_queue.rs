@@ -8,8 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tool_core::runtime::{MemoryStore, NewTask, PostgresOptions, PostgresStore, SqliteStore, TaskStore};
+use support::stores::Stores;
+use tool_core::runtime::{NewTask, TaskStore};
 use tool_core::ToolOutput;
+
+mod support {
+    pub mod stores;
+}
 
 const KEY: &[u8] = b"task_queue bench key";
 
@@ -35,45 +40,16 @@ async fn one(store: &dyn TaskStore, next: &AtomicU64) {
 }
 
 fn task_queue(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let dir = tempfile::tempdir().expect("a directory");
-    let mut stores: Vec<(&str, Arc<dyn TaskStore>)> = vec![
-        ("memory", Arc::new(MemoryStore::new())),
-        (
-            "sqlite",
-            Arc::new(SqliteStore::open_with_key(dir.path().join("bench.sqlite3"), KEY).expect("sqlite")),
-        ),
-    ];
-    let url = std::env::var("TOOLSMITH_TEST_POSTGRES").ok().filter(|u| !u.is_empty());
-    let schema = format!("ts_bench_tasks_{}", std::process::id());
-    match &url {
-        Some(url) => {
-            let options = PostgresOptions::default().schema(&schema).expect("a schema").key(KEY);
-            let store = rt.block_on(PostgresStore::connect_with(url, options)).expect("postgres");
-            stores.push(("postgres", Arc::new(store)));
-        }
-        None => eprintln!("task_queue: TOOLSMITH_TEST_POSTGRES is not set; PostgreSQL is not measured"),
-    }
+    let all = Stores::open("tasks", KEY);
+    let rt = &all.rt;
+    let stores: Vec<(&str, Arc<dyn TaskStore>)> = all.named(|m| m as _, |s| s as _, |p| p as _);
     let mut group = c.benchmark_group("task_queue/enqueue_claim_complete");
     group.sample_size(20).measurement_time(Duration::from_secs(5));
     let next = AtomicU64::new(0);
     for (name, store) in &stores {
-        group.bench_function(*name, |b| b.to_async(&rt).iter(|| one(&**store, &next)));
+        group.bench_function(*name, |b| b.to_async(rt).iter(|| one(&**store, &next)));
     }
     group.finish();
-    drop(stores);
-    if let Some(url) = url {
-        rt.block_on(async {
-            if let Ok((client, connection)) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
-                tokio::spawn(connection);
-                let _ = client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await;
-            }
-        });
-    }
 }
 
 criterion_group!(benches, task_queue);
