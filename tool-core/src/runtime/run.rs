@@ -141,23 +141,19 @@ impl Runtime {
         data: &CallData,
         ended: Result<Finished, ToolError>,
     ) {
+        // A resolved call leaves the store (a suspended one is stored again by `wait`).
+        if origin == Origin::Stored && !matches!(ended, Ok(Finished::Suspended(_))) {
+            self.forget(&call.tool_call_id).await;
+        }
         match ended {
             Ok(Finished::Output(output)) => {
-                if origin == Origin::Stored {
-                    self.forget(&call.tool_call_id).await;
-                }
                 let shown = viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() }));
                 trace::record_result(&tracing::Span::current(), transcript_payload(&shown));
                 sink.send(shown);
                 sink.end(Outcome::Done(output));
             }
             Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Wait::Suspended(s.payload)).await,
-            Err(error) => {
-                if origin == Origin::Stored {
-                    self.forget(&call.tool_call_id).await;
-                }
-                fail(sink, viewer, call, error);
-            }
+            Err(error) => fail(sink, viewer, call, error),
         }
     }
 
