@@ -76,15 +76,13 @@ start() {
   done
 }
 
-HZ=$(getconf CLK_TCK)
-busy_ticks() { local _c u n s i w irq sirq st _r; read -r _c u n s i w irq sirq st _r </proc/stat; echo $((u + n + s + irq + sirq + st)); }
-proc_ticks() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }; s=${s##*) }; set -- $s; echo $((${12} + ${13})); }
-child_ticks() { local s; s=$(cat "/proc/$$/stat"); s=${s##*) }; set -- $s; echo $((${14} + ${15})); }
+# shellcheck source=cpu.sh
+source "$HERE/cpu.sh"
 sum_ticks() { local t=0 pid; for pid in "$@"; do t=$((t + $(proc_ticks "$pid"))); done; echo "$t"; }
 postgres_pids() { pgrep -x postgres || pgrep -f '^postgres' || true; }
 
 : >"$OUT/results.jsonl"
-RUN_LIMIT=$((DURATION + WARMUP + 30))
+RUN_LIMIT=$(awk -v d="$DURATION" -v w="$WARMUP" 'BEGIN { printf "%d", d + w + 30 }')
 for round in $(seq "$ROUNDS"); do
   for n in $INSTANCES; do
     start "$n"

@@ -118,10 +118,8 @@ FAILED=0
 # CPU accounting, in clock ticks: all CPUs' busy time, a process's own time, and the time of
 # this shell's reaped children (the generator runs). What is left of the busy time is other
 # processes on the machine, which skew a run (see README.md).
-HZ=$(getconf CLK_TCK)
-busy_ticks() { local _c u n s i w irq sirq st _r; read -r _c u n s i w irq sirq st _r </proc/stat; echo $((u + n + s + irq + sirq + st)); }
-proc_ticks() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }; s=${s##*) }; set -- $s; echo $((${12} + ${13})); }
-child_ticks() { local s; s=$(cat "/proc/$$/stat"); s=${s##*) }; set -- $s; echo $((${14} + ${15})); }
+# shellcheck source=cpu.sh
+source "$HERE/cpu.sh"
 now_ns() { date +%s%N; }
 
 servers_ticks() { local t=0 side pid; for side in $SIDES; do eval "pid=\$PID_$side"; t=$((t + $(proc_ticks "$pid"))); done; echo "$t"; }
