@@ -7,6 +7,8 @@ processes on one fresh schema, each request of a flow sent to a different instan
 - an answer for a run whose instance was killed is a clear error within a bound, never a hang;
 - a forged or edited request state is refused, for a parked run and for a waiting call;
 - `list_changed` after `add_tool` on one instance reaches the clients of all three;
+- a result cut on A (`--max-model-output`) is read whole through its link on B by the same
+  OAuth subject, refused to another subject on C, and counted by `store status`;
 - `GET /healthz` reports the store.
 
 The approval and suspension flows run `toolsmith serve` (the example tools); the mid-call
@@ -34,6 +36,11 @@ import pytest
 from mcp.client.subscriptions import ToolsListChanged
 
 from mcp_harness import MCP_FIXTURE_BIN, TEST_TIMEOUT, TOOLSMITH_BIN, HttpServer, connect, toolsmith_cli
+from oauth_server import AuthServer
+from test_kept_results import link_of
+from test_oauth import auth_server  # noqa: F401  (the local authorization server)
+from test_oauth import free_port
+from test_tasks import ok, rpc, token_for
 
 URL_ENV = "TOOLSMITH_TEST_POSTGRES"
 SKIP_ENV = "TOOLSMITH_SKIP_POSTGRES"
@@ -270,6 +277,43 @@ async def test_list_changed_reaches_clients_of_every_instance(fixtures):
                     await clients[1].call_tool("add_tool", {})
     for i, got in enumerate(events):
         assert got and isinstance(got[0], ToolsListChanged), (i, events)
+
+
+def test_a_result_cut_on_one_instance_is_read_on_another_by_its_owner_only(
+    database: str, auth_server: AuthServer  # noqa: F811
+) -> None:
+    """Kept results live in the store: the link a call on A returns resolves on B for the same
+    OAuth subject (each instance its own resource URI, so each token is for one instance), and
+    another subject is refused on C, learning nothing of the result."""
+
+    def argv() -> list[str]:
+        port = free_port()
+        resource = f"http://127.0.0.1:{port}/mcp"
+        return [str(TOOLSMITH_BIN), "--store", database, "serve", "--http", f"127.0.0.1:{port}", "--stateless",
+                "--auth-issuer", auth_server.issuer, "--auth-resource", resource, "--max-model-output", "48"]
+
+    instances = Instances(argv)
+    try:
+        a, b, c = instances.urls
+        weather = {"name": "weather-tool", "arguments": {"location": "Seattle"}}
+        result = ok(rpc(a, "tools/call", weather, token_for(auth_server, a, "alice"), tasks=False))
+        uri = link_of(result)
+        assert not result.get("isError") and uri and uri.startswith("toolsmith://results/"), result
+
+        read = ok(rpc(b, "resources/read", {"uri": uri}, token_for(auth_server, b, "alice"), tasks=False))
+        whole = "".join(part.get("text", "") for part in read["contents"])
+        assert "Seattle" in whole and "sunny" in whole, read
+        assert len(whole) > len(text(result)), ("the model's view was cut", result)
+
+        refused = rpc(c, "resources/read", {"uri": uri}, token_for(auth_server, c, "mallory"), tasks=False)
+        assert "error" in refused and "belongs to another caller" in refused["error"]["message"], refused
+        assert "sunny" not in str(refused), refused
+
+        status = toolsmith_cli("--store", database, "store", "status", "--json", env=env())
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["kept_results"] == 1, status.stdout
+    finally:
+        instances.stop()
 
 
 def test_health_reports_the_store(fixtures):

@@ -19,6 +19,8 @@ mod pg;
 mod pins;
 #[path = "store_suite/postgres_only.rs"]
 mod postgres_only;
+#[path = "store_suite/results.rs"]
+mod results;
 #[path = "store_suite/tasks.rs"]
 mod tasks;
 
@@ -364,8 +366,12 @@ fn main() -> std::process::ExitCode {
         eprintln!("{reason}");
     }
     let mut trials = Vec::new();
-    for &(name, case) in CASES.iter().chain(tasks::CASES) {
-        for kind in [Kind::Memory, Kind::Sqlite] {
+    let every_kind: &[Kind] = &[Kind::Memory, Kind::Sqlite];
+    let cases = CASES.iter().chain(tasks::CASES).chain(results::CASES).map(|c| (c, every_kind));
+    // The cases of what only a database keeps (kept results, counted by `store status`).
+    let cases = cases.chain(results::STORE_CASES.iter().map(|c| (c, &[Kind::Sqlite][..])));
+    for (&(name, case), kinds) in cases {
+        for &kind in kinds {
             let test = async move {
                 let backend = Backend::new(kind, None).await?;
                 case(backend).await;

@@ -298,8 +298,9 @@ pub struct ServeCommand {
     #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
     max_model_output: Option<OutputBudget>,
     /// Expire stored waiting calls, ended background tasks and recorded receipts older than
-    /// this, checked periodically: `7d`, `12h`, `30m`. Expired calls are removed without
-    /// running (each is logged); see `toolsmith store expire`. Default: kept until resolved.
+    /// this (and kept results past their time to live), checked periodically: `7d`, `12h`,
+    /// `30m`. Expired calls are removed without running (each is logged); see `toolsmith store
+    /// expire`. Default: kept until resolved.
     #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
     retention: Option<std::time::Duration>,
     #[command(flatten)]

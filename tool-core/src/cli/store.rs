@@ -1,5 +1,5 @@
-//! `toolsmith store`: operating the store itself — `migrate` its schema, `status` (calls and
-//! background tasks by state, the oldest waiting call).
+//! `toolsmith store`: operating the store itself — `migrate` its schema, `status` (calls,
+//! background tasks and receipts by state, the oldest waiting call, the kept results), `expire`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,7 +9,8 @@ use serde_json::json;
 
 use super::pretty;
 use crate::runtime::{
-    expire_stores, open_stores, OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, StoreStatus, TaskCounts,
+    expire_stores, open_stores, OpenedStore, PostgresOptions, PostgresStore, ReceiptCounts, ResultLimits, SqliteStore, StoreLocation,
+    StoreStatus, TaskCounts,
 };
 
 /// The subcommands of `store`.
@@ -21,7 +22,8 @@ pub enum StoreCommand {
     /// of a rollout.
     Migrate,
     /// Count the stored calls by state (waiting, running, interrupted, damaged), show the
-    /// oldest waiting call, and count the background tasks by state.
+    /// oldest waiting call, count the background tasks and the receipts of idempotent calls by
+    /// state, and the full results of cut calls kept for their callers.
     Status {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -29,7 +31,8 @@ pub enum StoreCommand {
     },
     /// Expire what is older than a retention: waiting and interrupted calls created before
     /// it (removed without running), background tasks that ended before it (with their
-    /// results), receipts of idempotent calls recorded before it, and bus messages nobody took.
+    /// results), receipts of idempotent calls recorded before it, kept results past their time
+    /// to live or kept before it, and bus messages nobody took.
     /// Calls being run, queued or running tasks, and running or interrupted receipts are kept.
     /// `serve --retention` does this periodically.
     Expire {
@@ -69,7 +72,8 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
             let store = open(location).await?;
             let entries = store.pending.entries().await.map_err(|e| format!("--store {shown}: {e}"))?;
             let tasks = store.tasks.count_tasks().await.map_err(|e| format!("--store {shown}: {e}"))?;
-            status((&StoreStatus::of(&entries), &tasks), json, out)?;
+            let kept = counts(&store).await.map_err(|e| format!("--store {shown}: {e}"))?;
+            status((&StoreStatus::of(&entries), &tasks), kept, json, out)?;
         }
         StoreCommand::Expire { older_than, json } => {
             let store = open(location).await?;
@@ -77,14 +81,15 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
             let expired = expire_stores(&*store.pending, Some(&*store.tasks), receipts.as_deref(), older_than)
                 .await
                 .map_err(|e| format!("--store {shown}: {e}"))?;
-            let (tasks, receipts) = (expired.tasks, expired.receipts);
+            let (tasks, receipts, results) = (expired.tasks, expired.receipts, expired.results);
             let expired = expired.calls;
             if json {
                 let calls: Vec<_> = expired
                     .iter()
                     .map(|c| json!({"id": c.tool_call_id, "tool": c.tool_name, "waited_for": c.kind.waits_for(), "created_at_ms": c.created_at_ms}))
                     .collect();
-                writeln!(out, "{}", json!({"expired": calls, "tasks": tasks, "receipts": receipts})).map_err(io)?;
+                let value = json!({"expired": calls, "tasks": tasks, "receipts": receipts, "results": results});
+                writeln!(out, "{value}").map_err(io)?;
             } else {
                 for c in &expired {
                     writeln!(
@@ -98,7 +103,7 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
                 }
                 writeln!(
                     out,
-                    "{shown}: expired {} call(s), {tasks} ended task(s), {receipts} receipt(s)",
+                    "{shown}: expired {} call(s), {tasks} ended task(s), {receipts} receipt(s), {results} kept result(s)",
                     expired.len()
                 )
                 .map_err(io)?;
@@ -127,8 +132,28 @@ pub(super) async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore
     }
 }
 
-/// Prints a store's status: its calls and its background tasks by state.
-fn status((status, tasks): (&StoreStatus, &TaskCounts), json: bool, out: &mut dyn Write) -> Result<(), String> {
+/// The receipts by state and the kept results (not expired) of a store; zero for a store that
+/// keeps neither.
+async fn counts(store: &OpenedStore) -> Result<(ReceiptCounts, u64), crate::runtime::StoreError> {
+    let receipts = match store.pending.receipts() {
+        Some(receipts) => ReceiptCounts::of(&receipts.list().await?),
+        None => ReceiptCounts::default(),
+    };
+    let results = match store.pending.results(ResultLimits::default()) {
+        Some(results) => results.count().await?,
+        None => 0,
+    };
+    Ok((receipts, results))
+}
+
+/// Prints a store's status: its calls, background tasks and receipts by state, and its kept
+/// results.
+fn status(
+    (status, tasks): (&StoreStatus, &TaskCounts),
+    (receipts, results): (ReceiptCounts, u64),
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let oldest = status.oldest_waiting.as_ref();
     if json {
         let oldest = oldest.map(
@@ -141,6 +166,8 @@ fn status((status, tasks): (&StoreStatus, &TaskCounts), json: bool, out: &mut dy
             "damaged": status.damaged,
             "oldest_waiting": oldest,
             "tasks": tasks,
+            "receipts": receipts,
+            "kept_results": results,
         });
         return writeln!(out, "{}", pretty(&value)).map_err(io);
     }
@@ -175,5 +202,17 @@ fn status((status, tasks): (&StoreStatus, &TaskCounts), json: bool, out: &mut dy
         "tasks: {queued} queued, {running} running, {completed} completed, {failed} failed, {cancelled} cancelled"
     )
     .map_err(io)?;
+    let ReceiptCounts {
+        running,
+        interrupted,
+        done,
+        damaged,
+    } = receipts;
+    writeln!(
+        out,
+        "receipts: {running} running, {interrupted} interrupted, {done} done, {damaged} damaged"
+    )
+    .map_err(io)?;
+    writeln!(out, "kept results: {results}").map_err(io)?;
     Ok(())
 }

@@ -288,6 +288,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             match e {
                 ResultError::NotFound(_) => ErrorData::resource_not_found(e.to_string(), data),
                 ResultError::NotYours(_) => ErrorData::invalid_params(e.to_string(), data),
+                ResultError::Unavailable(..) => ErrorData::internal_error(e.to_string(), data),
             }
         })?;
         let text = |text: String, mime: &str| ResourceContents::TextResourceContents {

@@ -126,14 +126,20 @@ pub struct McpServer<E = NoExtras> {
 }
 
 impl McpServer<NoExtras> {
-    /// A server over `runtime`'s tools.
+    /// A server over `runtime`'s tools. Full results of cut calls are kept in the runtime's
+    /// store when it keeps them (SQLite, PostgreSQL: shared by every instance on it), else in
+    /// this process's memory; [`with_result_store`](McpServer::with_result_store) chooses
+    /// another.
     pub fn new(runtime: Runtime, config: McpConfig) -> Self {
+        let results = runtime
+            .kept_results(config.kept_results)
+            .unwrap_or_else(|| Arc::new(MemoryResults::new(config.kept_results)));
         McpServer {
             session: Arc::new(Session::new(&config)),
             shared: Arc::new(Shared::new(
                 runtime,
                 config.clone(),
-                Arc::new(MemoryResults::new(config.kept_results)),
+                results,
                 ListingCache::default(),
                 Parking::default(),
             )),

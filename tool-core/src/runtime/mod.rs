@@ -70,8 +70,9 @@ pub(crate) use store::create_private_file;
 pub use store::SqliteStore;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{open_store, open_stores, STORE_KEY_ENV};
-pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptEntry, ReceiptState, ReceiptStore};
+pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
 pub use store::{ClaimedTask, NewTask, OpenedStore, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
+pub use store::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
 #[cfg(feature = "postgres")]
 pub use store::{Migrated, PostgresOptions, PostgresPins, PostgresStore};

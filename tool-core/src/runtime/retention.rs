@@ -3,16 +3,17 @@
 //!
 //! Owns [`Expiry`] (the periodic sweep), [`parse_retention`] (`7d`, `12h`, `30m`, `90s`),
 //! [`expire_stores`] (one expiry over every kind of record: waiting calls, ended tasks, done
-//! receipts) and the runtime's [`Runtime::expire`], [`Runtime::keep_expiring`],
-//! [`Runtime::check_store`] and [`Runtime::bus`]. What each store removes is its own
-//! (`PendingStore::expire`, `TaskStore::expire_tasks`, `ReceiptStore::expire`).
+//! receipts, kept results) and the runtime's [`Runtime::expire`], [`Runtime::keep_expiring`],
+//! [`Runtime::check_store`], [`Runtime::kept_results`] and [`Runtime::bus`]. What each store
+//! removes is its own (`PendingStore::expire`, `TaskStore::expire_tasks`,
+//! `ReceiptStore::expire`, `ResultStore::expire`).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::bus::Bus;
 use super::pending::PendingCall;
-use super::store::{PendingStore, ReceiptStore, StoreError, TaskStore};
+use super::store::{PendingStore, ReceiptStore, ResultLimits, ResultStore, StoreError, TaskStore};
 use super::Runtime;
 
 /// What one expiry removed.
@@ -25,12 +26,15 @@ pub struct Expired {
     /// Receipts of idempotent calls whose result was recorded before it (a later run of such a
     /// call runs its body again).
     pub receipts: u64,
+    /// Kept results of cut calls past their time to live, or kept before the cutoff.
+    pub results: u64,
 }
 
 /// Expires every kind of record past `retention` once: waiting and interrupted calls (never
-/// running ones), ended background tasks with their results, and done receipts (never running
-/// or interrupted ones, which wait for a decision). What `toolsmith store expire` and
-/// [`Runtime::expire`] do.
+/// running ones), ended background tasks with their results, done receipts (never running or
+/// interrupted ones, which wait for a decision), and the kept results of `pending`'s store
+/// (see [`PendingStore::results`]) past their own time to live or kept before the cutoff.
+/// What `toolsmith store expire` and [`Runtime::expire`] do.
 pub async fn expire_stores(
     pending: &dyn PendingStore,
     tasks: Option<&dyn TaskStore>,
@@ -48,7 +52,17 @@ pub async fn expire_stores(
         Some(store) => store.expire(cutoff).await?,
         None => 0,
     };
-    Ok(Expired { calls, tasks, receipts })
+    // Each kept row records its own expiry: the limits of this handle do not matter here.
+    let results = match pending.results(ResultLimits::default()) {
+        Some(store) => store.expire(cutoff).await?,
+        None => 0,
+    };
+    Ok(Expired {
+        calls,
+        tasks,
+        receipts,
+        results,
+    })
 }
 
 /// The sweep of [`RuntimeBuilder::retention`](super::RuntimeBuilder::retention): like
@@ -119,15 +133,17 @@ impl Runtime {
     /// Expires what the stores hold past `retention` once ([`expire_stores`]): waiting and
     /// interrupted calls created before then are removed (never run; each is logged and
     /// returned, and a later approval or resume of one is refused as unknown), ended background
-    /// tasks of the task store, done receipts, and the store's other leftovers.
+    /// tasks of the task store, done receipts, kept results past their time to live, and the
+    /// store's other leftovers.
     pub async fn expire(&self, retention: Duration) -> Result<Expired, StoreError> {
         let tasks = self.inner.tasks.as_ref().map(|q| &*q.store as &dyn TaskStore);
         let expired = expire_stores(&*self.inner.store, tasks, Some(&*self.inner.receipts), retention).await?;
-        if expired.tasks + expired.receipts > 0 {
+        if expired.tasks + expired.receipts + expired.results > 0 {
             tracing::info!(
                 tasks = expired.tasks,
                 receipts = expired.receipts,
-                "expired ended tasks and receipts past the store's retention"
+                results = expired.results,
+                "expired ended tasks, receipts and kept results past the store's retention"
             );
         }
         for call in &expired.calls {
@@ -160,6 +176,13 @@ impl Runtime {
     /// Whether the store answers (one cheap lookup), for a health check.
     pub async fn check_store(&self) -> Result<(), StoreError> {
         self.inner.store.get("toolsmith-health-probe").await.map(drop)
+    }
+
+    /// The full results of cut calls kept in this runtime's store within `limits`, shared by
+    /// every instance on it (`None`: the store keeps none, as [`MemoryStore`](super::MemoryStore)).
+    /// What an MCP server over this runtime keeps its cut results in by default.
+    pub fn kept_results(&self, limits: ResultLimits) -> Option<Arc<dyn ResultStore>> {
+        self.inner.store.results(limits)
     }
 
     /// The bus between the instances sharing this runtime's store (`None`: the store is this

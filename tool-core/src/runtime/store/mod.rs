@@ -14,10 +14,10 @@
 //! processes and hosts), `release` → waiting again (nothing ran), `remove` → gone;
 //! `claim_again` takes an interrupted call on an explicit decision. Every method is async and
 //! must not block a Tokio worker: a backend with a blocking driver (SQLite) runs its work on the
-//! blocking pool. Further kinds of record (background tasks and their attempts, parked
-//! 2026-07-28 calls, results kept for later retrieval) are meant to be added as their own
-//! traits beside this one, implemented by the same backends over the same connection or pool
-//! (so a deployment configures one store), rather than by widening this one.
+//! blocking pool. Further kinds of record (receipts, background tasks and their attempts,
+//! results kept for later retrieval: [`ReceiptStore`], [`TaskStore`], [`ResultStore`]) are
+//! their own traits beside this one, implemented by the same backends over the same
+//! connection or pool (so a deployment configures one store) rather than by widening this one.
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod checks;
@@ -28,6 +28,7 @@ mod memory_tasks;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod receipts;
+mod results;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod tasks;
@@ -41,7 +42,8 @@ use super::state::{CallState, Interruption, StoredCall};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
-pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptEntry, ReceiptState, ReceiptStore};
+pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
+pub use results::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::create_private_file;
 #[cfg(feature = "sqlite")]
@@ -141,6 +143,13 @@ pub trait PendingStore: Send + Sync + 'static {
     fn receipts(&self) -> Option<Arc<dyn ReceiptStore>> {
         None
     }
+    /// The full results of cut calls kept beside the calls (same file or database), within
+    /// `limits`: every instance sharing the store reads every instance's results. `None`: the
+    /// store keeps none (the MCP server keeps them in its memory, [`MemoryResults`]).
+    fn results(&self, limits: ResultLimits) -> Option<Arc<dyn ResultStore>> {
+        let _ = limits;
+        None
+    }
     /// The bus between the instances sharing this store (`None`: the store is one process's,
     /// see [`Bus`]). Started on first use.
     fn bus(&self) -> Option<Arc<dyn Bus>> {
@@ -199,6 +208,9 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
     fn receipts(&self) -> Option<Arc<dyn ReceiptStore>> {
         (**self).receipts()
+    }
+    fn results(&self, limits: ResultLimits) -> Option<Arc<dyn ResultStore>> {
+        (**self).results(limits)
     }
     fn bus(&self) -> Option<Arc<dyn Bus>> {
         (**self).bus()

@@ -105,6 +105,43 @@ impl ReceiptState {
     }
 }
 
+/// How many receipts are in each state (`toolsmith store status`).
+///
+/// ```
+/// use tool_core::runtime::{ReceiptCounts, ReceiptEntry, ReceiptState};
+///
+/// let entry = |state| ReceiptEntry { key_digest: "d".into(), tool_name: "t".into(), state, since_ms: None };
+/// let counts = ReceiptCounts::of(&[entry(ReceiptState::Done), entry(ReceiptState::Done), entry(ReceiptState::Running)]);
+/// assert_eq!((counts.running, counts.done, counts.interrupted), (1, 2, 0));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReceiptCounts {
+    /// Held by a live run.
+    pub running: u64,
+    /// Cut short before their result was recorded (waiting for a decision).
+    pub interrupted: u64,
+    /// Their result recorded.
+    pub done: u64,
+    /// Failing their checks.
+    pub damaged: u64,
+}
+
+impl ReceiptCounts {
+    /// Counts a listing (see [`ReceiptStore::list`]).
+    pub fn of(entries: &[ReceiptEntry]) -> ReceiptCounts {
+        let mut counts = ReceiptCounts::default();
+        for entry in entries {
+            *match entry.state {
+                ReceiptState::Running => &mut counts.running,
+                ReceiptState::Interrupted => &mut counts.interrupted,
+                ReceiptState::Done => &mut counts.done,
+                ReceiptState::Damaged(_) => &mut counts.damaged,
+            } += 1;
+        }
+        counts
+    }
+}
+
 /// Where receipts are kept. Every method is durable before it returns.
 ///
 /// `begin` is atomic across every process sharing the store: of concurrent runs claiming one

@@ -83,6 +83,20 @@ const MIGRATIONS: &[&str] = &[
         seen TEXT,
         tag BYTEA,
         PRIMARY KEY (provider, connection, tool));",
+    // 6: the full results of cut calls, kept for their callers (`results`): `seq` orders them by
+    // when they were (re)written, for the count bound; `expires_at_ms` is the writer's time to
+    // live, for the retention; `tag` covers every column but `seq`.
+    "CREATE TABLE toolsmith_results (
+        call_id TEXT PRIMARY KEY,
+        seq BIGSERIAL NOT NULL,
+        owner TEXT,
+        result_text TEXT,
+        result_json TEXT,
+        created_at_ms BIGINT,
+        expires_at_ms BIGINT,
+        tag BYTEA);
+     CREATE INDEX toolsmith_results_by_seq ON toolsmith_results (seq);
+     CREATE INDEX toolsmith_results_by_expiry ON toolsmith_results (expires_at_ms);",
 ];
 
 /// The schema version this build writes.

@@ -13,6 +13,7 @@ mod instance;
 mod migrate;
 mod pins;
 mod receipts;
+mod results;
 mod row;
 mod tasks;
 
@@ -463,6 +464,14 @@ impl PendingStore for PostgresStore {
             pool: self.pool.clone(),
             key: self.key.clone(),
             instance: self.instance.clone(),
+        }))
+    }
+
+    fn results(&self, limits: super::ResultLimits) -> Option<std::sync::Arc<dyn super::ResultStore>> {
+        Some(std::sync::Arc::new(results::PgResults {
+            pool: self.pool.clone(),
+            key: self.key.clone(),
+            limits,
         }))
     }
 

@@ -15,6 +15,7 @@
 mod key_file;
 mod owner;
 mod receipts;
+mod results;
 mod row;
 mod tasks;
 
@@ -35,7 +36,7 @@ use owner::process_stat;
 use row::{Row, COLUMNS};
 
 /// The schema this build writes, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 /// One row per call; `call_json` is the whole [`PendingCall`]. `owner_start` tells a claiming
 /// process from a later one given the same pid (Linux). Version 1's table; version 2 adds `tag`.
@@ -149,6 +150,10 @@ fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
     if version < 4 {
         // 4: the background-task queue (`tasks`).
         tx.execute_batch(tasks::SCHEMA_V4)?;
+    }
+    if version < 5 {
+        // 5: the full results of cut calls, kept for their callers (`results`).
+        tx.execute_batch(results::SCHEMA_V5)?;
     }
     if version < SCHEMA_VERSION {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -475,6 +480,14 @@ impl PendingStore for SqliteStore {
             path: self.path.clone(),
             db: self.db.clone(),
         }))
+    }
+
+    fn results(&self, limits: super::ResultLimits) -> Option<Arc<dyn super::ResultStore>> {
+        let store = SqliteStore {
+            path: self.path.clone(),
+            db: self.db.clone(),
+        };
+        Some(Arc::new(results::SqliteResults { store, limits }))
     }
 }
 
