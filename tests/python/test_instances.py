@@ -32,15 +32,14 @@ from urllib.parse import quote
 
 import anyio
 import httpx2 as httpx
+import jwt
 import pytest
 from mcp.client.subscriptions import ToolsListChanged
 
 from mcp_harness import MCP_FIXTURE_BIN, TEST_TIMEOUT, TOOLSMITH_BIN, HttpServer, connect, toolsmith_cli
 from oauth_server import AuthServer
-from test_kept_results import link_of
 from test_oauth import auth_server  # noqa: F401  (the local authorization server)
 from test_oauth import free_port
-from test_tasks import ok, rpc, token_for
 
 URL_ENV = "TOOLSMITH_TEST_POSTGRES"
 SKIP_ENV = "TOOLSMITH_SKIP_POSTGRES"
@@ -138,6 +137,28 @@ def call(url: str, name: str, arguments: dict[str, Any], state: str | None = Non
     message = json.loads(body)
     assert "result" in message, message
     return message["result"]
+
+
+def request(url: str, method: str, name: str, params: dict[str, Any], token: str) -> dict[str, Any]:
+    """One 2026-07-28 request with a bearer token over raw HTTP; the JSON-RPC message it is
+    answered with (a result or an error)."""
+    headers = {"MCP-Protocol-Version": PROTOCOL, "Mcp-Method": method, "Mcp-Name": name, "Authorization": f"Bearer {token}",
+               "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}
+    r = httpx.post(url, headers=headers, json=body, timeout=30.0)
+    assert r.status_code == 200, r.text
+    answer = r.text
+    if r.headers.get("content-type", "").startswith("text/event-stream"):
+        answers = [line[5:] for line in answer.splitlines() if line.startswith("data:") and '"id"' in line]
+        assert answers, answer
+        answer = answers[-1]
+    return json.loads(answer)
+
+
+def token_for(auth: AuthServer, url: str, subject: str) -> str:
+    """An access token of `auth` for `subject`, meant for the instance at `url`."""
+    claims = {"iss": auth.issuer, "sub": subject, "aud": url, "scope": "mcp", "exp": int(time.time()) + 300}
+    return jwt.encode(claims, auth.key, algorithm="RS256", headers={"kid": auth.kid})
 
 
 def text(result: dict[str, Any]) -> str:
@@ -296,16 +317,21 @@ def test_a_result_cut_on_one_instance_is_read_on_another_by_its_owner_only(
     try:
         a, b, c = instances.urls
         weather = {"name": "weather-tool", "arguments": {"location": "Seattle"}}
-        result = ok(rpc(a, "tools/call", weather, token_for(auth_server, a, "alice"), tasks=False))
-        uri = link_of(result)
-        assert not result.get("isError") and uri and uri.startswith("toolsmith://results/"), result
+        called = request(a, "tools/call", "weather-tool", weather, token_for(auth_server, a, "alice"))
+        assert "result" in called, called
+        result = called["result"]
+        links = [c["uri"] for c in result.get("content", []) if c.get("type") == "resource_link"]
+        assert not result.get("isError") and links and links[-1].startswith("toolsmith://results/"), result
+        uri = links[-1]
 
-        read = ok(rpc(b, "resources/read", {"uri": uri}, token_for(auth_server, b, "alice"), tasks=False))
-        whole = "".join(part.get("text", "") for part in read["contents"])
-        assert "Seattle" in whole and "sunny" in whole, read
-        assert len(whole) > len(text(result)), ("the model's view was cut", result)
+        read = request(b, "resources/read", uri, {"uri": uri}, token_for(auth_server, b, "alice"))
+        assert "result" in read, read
+        whole = "".join(part.get("text", "") for part in read["result"]["contents"])
+        # The model saw a cut (the location left out); the link gives it whole, on another instance.
+        assert "left out here" in text(result) and '"location":"Seattle"' not in text(result), result
+        assert '"location":"Seattle"' in whole and "sunny" in whole, read
 
-        refused = rpc(c, "resources/read", {"uri": uri}, token_for(auth_server, c, "mallory"), tasks=False)
+        refused = request(c, "resources/read", uri, {"uri": uri}, token_for(auth_server, c, "mallory"))
         assert "error" in refused and "belongs to another caller" in refused["error"]["message"], refused
         assert "sunny" not in str(refused), refused
 
