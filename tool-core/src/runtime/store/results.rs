@@ -12,9 +12,10 @@
 //! Every backend keeps at most [`ResultLimits::max_count`] results (the oldest go first), never
 //! one larger than [`ResultLimits::max_bytes`], and returns none older than
 //! [`ResultLimits::ttl`]. [`MemoryResults`] also bounds the bytes of all its results together;
-//! a database bounds each result only. A database row records when it expires, so
-//! [`ResultStore::expire`] (the store's retention, `Runtime::expire`) removes expired rows
-//! whatever limits the handle was opened with.
+//! a database bounds each result only. A database row records when it expires (the time to
+//! live of the handle that kept it): each put drops the rows past it, and
+//! [`ResultStore::expire`] (the store's retention, `Runtime::expire`) removes them whatever
+//! limits its handle was opened with.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
