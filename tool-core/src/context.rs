@@ -120,7 +120,7 @@ pub struct ToolCallInfo {
     /// The conversation messages so far, when the caller supplies them.
     pub messages: Vec<Value>,
     /// Cancellation of the call.
-    pub cancellation: CancellationToken,
+    pub cancellation: CallCancellation,
     /// The conversation thread, when the caller supplies it.
     pub thread_id: Option<String>,
     /// The resource (user) the call acts for, when the caller supplies it.
@@ -142,7 +142,7 @@ impl ToolCallInfo {
     /// What tool `tool_name` sees of a call with id `tool_call_id` (its data's id, if any, is
     /// ignored: the caller resolved it), running with `env`'s handles and the given cancellation.
     pub fn new(tool_name: &str, tool_call_id: String, data: &CallData, env: CallEnv, cancellation: CancellationToken) -> Self {
-        Self::with_key(tool_name, tool_call_id, data, env, cancellation, false)
+        Self::with_key(tool_name, tool_call_id, data, env, cancellation.into(), false)
     }
 
     /// [`Self::new`], its derived idempotency key left pending when `lazy` (made when first
@@ -152,7 +152,7 @@ impl ToolCallInfo {
         tool_call_id: String,
         data: &CallData,
         env: CallEnv,
-        cancellation: CancellationToken,
+        cancellation: CallCancellation,
         lazy: bool,
     ) -> Self {
         let given = data.idempotency_key.as_ref().is_some_and(|k| !k.is_empty());
@@ -183,6 +183,61 @@ impl ToolCallInfo {
             self.thread_id.as_deref(),
             self.resource_id.as_deref(),
         )
+    }
+}
+
+/// A call's cancellation token, as [`ToolCallInfo`] carries it.
+///
+/// A call that can be cancelled from outside (its caller gave a token, it has a timeout, its
+/// body runs off the calling task) holds that token from the start. A call nothing outside can
+/// cancel gets its token the first time someone asks for one ([`CallCancellation::token`], or
+/// through `Deref`): the common call does not pay for a token nobody reads. Such a token is
+/// cancelled only by whoever holds it, so until it exists the call reads as not cancelled.
+///
+/// ```
+/// use tool_core::context::CallCancellation;
+/// use tokio_util::sync::CancellationToken;
+/// let caller = CancellationToken::new();
+/// let given = CallCancellation::from(caller.clone());
+/// caller.cancel();
+/// assert!(given.is_cancelled());
+/// let own = CallCancellation::default();
+/// assert!(!own.is_cancelled());
+/// own.token().cancel();
+/// assert!(own.is_cancelled() && own.token().is_cancelled());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CallCancellation(std::sync::OnceLock<CancellationToken>);
+
+impl CallCancellation {
+    /// The token (made now, when the call had none yet).
+    pub fn token(&self) -> &CancellationToken {
+        self.0.get_or_init(CancellationToken::new)
+    }
+
+    /// Whether the call was cancelled (a token not yet made was not: nobody else holds it).
+    pub fn is_cancelled(&self) -> bool {
+        self.0.get().is_some_and(CancellationToken::is_cancelled)
+    }
+}
+
+impl From<CancellationToken> for CallCancellation {
+    fn from(token: CancellationToken) -> Self {
+        CallCancellation(std::sync::OnceLock::from(token))
+    }
+}
+
+impl From<Option<CancellationToken>> for CallCancellation {
+    fn from(token: Option<CancellationToken>) -> Self {
+        token.map(Self::from).unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for CallCancellation {
+    type Target = CancellationToken;
+
+    fn deref(&self) -> &CancellationToken {
+        self.token()
     }
 }
 
@@ -435,7 +490,7 @@ impl<C> ToolContext<C> {
 
     /// The call's cancellation token: cancelled when the caller aborts or a timeout fires.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.call.cancellation
+        self.call.cancellation.token()
     }
 
     /// The call's idempotency key: the same every time this call runs (a retry with the same

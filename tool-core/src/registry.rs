@@ -20,7 +20,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::isolate::ExecutionPolicy;
 use crate::schema::SchemaError;
 use crate::spec::{ApprovalRule, SourceLocation};
-use crate::tool::{DynamicTool, Tool, ToolInput, ToolOutput};
+use crate::tool::{DynamicTool, Tool, ToolOutput};
 
 /// What each `#[tool]` submits to the link-time collection. Hidden: generated code builds it,
 /// users never do (they add tools with [`Registry::insert`]).
@@ -438,32 +438,48 @@ impl Registry {
     /// Every failure is a model-readable [`ToolError`] value. A tool that suspends itself
     /// cannot be resumed by a plain call: that is an error too (use a `Runtime`), and so is a
     /// client-side tool (no body: its result comes from the application, through a runtime).
-    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, options: CallOptions) -> Result<ToolOutput, ToolError> {
-        let CallOptions { mut data, env } = options;
-        let call_id = data.tool_call_id.get_or_insert_with(call::new_call_id).clone();
+    pub async fn call<'a>(&self, id: &str, args: impl Into<CallArgs<'a>>, mut options: CallOptions) -> Result<ToolOutput, ToolError> {
+        // One async step (awaiting the body) between synchronous ones, inside the call's span:
+        // the future stays small and nothing large is moved from one layer to the next.
+        let call_id = options.data.tool_call_id.take().unwrap_or_else(call::new_call_id);
         let span = call::call_span(id, &call_id, None);
         // Looked up again only for a span someone records (the call's own lookup is `prepare`'s).
         if let Some(tool) = (!span.is_disabled()).then(|| self.get(id)).flatten() {
             call::trace::describe(&span, tool.spec());
         }
-        let ended = self.call_in_span(id, args.into(), data, env).instrument(span.clone()).await;
-        if let Err(e) = &ended {
-            call::record_error(&span, e);
-        }
-        ended
-    }
-
-    /// [`Registry::call`] inside the call's span.
-    async fn call_in_span(&self, id: &str, args: CallArgs<'_>, mut data: CallData, env: CallEnv) -> Result<ToolOutput, ToolError> {
-        let prepared = self.prepare(id, &args, data.context.take())?;
-        prepared.gate()?;
-        match prepared.run(&data, env, None).await? {
-            Finished::Output(output) => Ok(output),
-            Finished::Suspended(suspension) => Err(ToolError::with_details(
-                format!("Tool `{id}` suspended itself to wait for input, and a plain call cannot be resumed; it was stopped. Call it through a runtime to resume it."),
-                suspension.payload,
-            )
-            .for_tool(id)),
+        let failed = |e: ToolError| {
+            call::record_error(&span, &e);
+            Err(e)
+        };
+        let args = args.into();
+        let prepared = match span.in_scope(|| {
+            self.prepare(id, &args, options.data.context.take())
+                .and_then(|p| p.gate().map(|()| p))
+        }) {
+            Ok(p) => p,
+            Err(e) => return failed(e),
+        };
+        let env = std::mem::take(&mut options.env);
+        let (running, call_id) = match span.in_scope(|| prepared.start(call_id, &options.data, env, None)) {
+            Ok(started) => started,
+            Err(e) => return failed(e),
+        };
+        let execution = span.in_scope(call::trace::execution_span);
+        let ran = if execution.is_disabled() {
+            running.await
+        } else {
+            running.instrument(execution).await
+        };
+        match span.in_scope(|| prepared.finish(ran, call_id)) {
+            Ok(Finished::Output(output)) => Ok(output),
+            Ok(Finished::Suspended(suspension)) => failed(
+                ToolError::with_details(
+                    format!("Tool `{id}` suspended itself to wait for input, and a plain call cannot be resumed; it was stopped. Call it through a runtime to resume it."),
+                    suspension.payload,
+                )
+                .for_tool(id),
+            ),
+            Err(e) => failed(e),
         }
     }
 
@@ -647,33 +663,60 @@ impl<'a> Prepared<'a> {
     /// Runs it (approval already settled): execution, then the suspension or output checks. A
     /// client-side tool is not run: its result comes from the application (the runtime).
     pub(crate) async fn run(&self, data: &CallData, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {
-        let id = self.entry.tool.spec().id.as_str();
-        if self.entry.tool.spec().client_side {
-            return Err(crate::tool::client_side_error(id));
-        }
         let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
-        let input: ToolInput<'_> = self.input.as_input();
-        let finished = call::run(
+        let (running, call_id) = self.start(call_id, data, env, resume)?;
+        let span = call::trace::execution_span();
+        let ran = if span.is_disabled() {
+            running.await
+        } else {
+            running.instrument(span).await
+        };
+        self.finish(ran, call_id)
+    }
+
+    /// The synchronous start of [`Prepared::run`] as call `call_id`: the body, created, to be
+    /// awaited and handed to [`Prepared::finish`] with the call id returned beside it (kept
+    /// only when a budget will name it).
+    pub(crate) fn start(
+        &self,
+        call_id: String,
+        data: &CallData,
+        env: CallEnv,
+        resume: Option<Value>,
+    ) -> Result<(call::Running<'_>, Option<String>), ToolError> {
+        let spec = self.entry.tool.spec();
+        if spec.client_side {
+            return Err(crate::tool::client_side_error(&spec.id));
+        }
+        let kept = self.budget.as_ref().map(|_| call_id.clone());
+        let running = call::start(
             &self.entry.tool,
-            input,
+            self.input.as_input(),
             self.context.clone(),
-            (call_id.clone(), data),
+            (call_id, data),
             env,
             resume,
             &self.policy,
-        )
-        .instrument(call::trace::execution_span())
-        .await?;
+        )?;
+        Ok((running, kept))
+    }
+
+    /// The end of [`Prepared::run`]: what the body gave, checked against the output (or
+    /// suspend) schema, the budget applied.
+    pub(crate) fn finish(
+        &self,
+        ran: std::thread::Result<Result<ToolOutput, ToolError>>,
+        call_id: Option<String>,
+    ) -> Result<Finished, ToolError> {
+        let id = self.entry.tool.spec().id.as_str();
+        let finished = call::finish(id, ran)?;
         call::trace::output_span().in_scope(|| match &finished {
             Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json),
             Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload),
         })?;
-        Ok(match finished {
-            Finished::Output(output) => Finished::Output(match &self.budget {
-                Some(budget) => output.with_budget(budget.clone(), call_id),
-                None => output,
-            }),
-            suspended => suspended,
+        Ok(match (finished, &self.budget, call_id) {
+            (Finished::Output(output), Some(budget), Some(call_id)) => Finished::Output(output.with_budget(budget.clone(), call_id)),
+            (finished, ..) => finished,
         })
     }
 }

@@ -40,7 +40,7 @@ pub(crate) use validate::accepted_input;
 pub(crate) use validate::validate_resume;
 pub(crate) use validate::{validate_args, validate_context, validate_output, validate_suspension, Compiled, Validated};
 
-use crate::context::{BoxFuture, CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
+use crate::context::{BoxFuture, CallCancellation, CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
 use crate::error::{ErrorKind, ToolError};
 use crate::isolate::{ExecutionPolicy, Placement};
 use crate::panic::panic_message;
@@ -242,42 +242,76 @@ pub(crate) async fn run(
     resume: Option<Value>,
     policy: &ExecutionPolicy,
 ) -> Result<Finished, ToolError> {
+    let running = start(tool, input, context, (id, data), env, resume, policy)?;
+    finish(&tool.spec().id, running.await)
+}
+
+/// A started body, as [`start`] leaves it: the common one (inline, nothing watching it) is the
+/// tool's own boxed future with its panics caught, so the futures of every caller stay small;
+/// the others (watched, on the blocking pool, in a child process) are boxed once more.
+pub(crate) type Running<'a> =
+    Either<CatchUnwind<AssertUnwindSafe<BoxFuture<'static, BodyResult>>>, BoxFuture<'a, std::thread::Result<BodyResult>>>;
+
+/// The synchronous start of [`run`]: the cancellation check, the call's identity, and the
+/// tool's future created (a panic there is caught). Await the returned body and hand what it
+/// gives to [`finish`].
+pub(crate) fn start<'a>(
+    tool: &'a Arc<dyn Tool>,
+    input: ToolInput<'a>,
+    context: Arc<Map<String, Value>>,
+    (id, data): (String, &CallData),
+    mut env: CallEnv,
+    resume: Option<Value>,
+    policy: &'a ExecutionPolicy,
+) -> Result<Running<'a>, ToolError> {
     let tool_id = tool.spec().id.as_str();
-    let watched = env.cancellation.is_some() || env.timeout.is_some();
-    let (cancellation, timeout) = (env.cancellation.clone().unwrap_or_default(), env.timeout);
-    if cancellation.is_cancelled() {
+    let (given, timeout) = (env.cancellation.take(), env.timeout);
+    if given.as_ref().is_some_and(CancellationToken::is_cancelled) {
         return Err(ToolError::aborted(format!("Tool `{tool_id}` was cancelled before it started")).for_tool(tool_id));
     }
+    let watched = given.is_some() || timeout.is_some();
     let placement = policy.placement(tool.spec());
+    // A call something outside can cancel (its caller, its timeout, the end of a body run
+    // elsewhere) has a token from the start; an inline call nothing watches gets one only if
+    // its body asks for it.
+    let cancellation = match (watched, placement) {
+        (false, Placement::Inline) => None,
+        _ => Some(given.unwrap_or_default()),
+    };
     // A body off this task gets a token of its own, cancelled with the call's or when this
     // call is dropped (the caller went away), never cancelling the caller's token itself.
-    let token = match placement {
-        Placement::Inline => cancellation.clone(),
-        Placement::Blocking | Placement::Process => cancellation.child_token(),
+    let child = match (&cancellation, placement) {
+        (Some(c), Placement::Blocking | Placement::Process) => Some(c.child_token()),
+        _ => None,
     };
+    let token = CallCancellation::from(child.clone().or_else(|| cancellation.clone()));
     // The derived idempotency key is made only when read, where nothing else can see the
     // call: not for a tool that runs once per key, nor for a child process (it is sent).
     let lazy = placement != Placement::Process && tool.spec().idempotent.is_none() && tool.call_seen_through_context();
-    let mut call = ToolCallInfo::with_key(tool_id, id, data, env, token.clone(), lazy);
+    let mut call = ToolCallInfo::with_key(tool_id, id, data, env, token, lazy);
     call.resume_data = resume;
-    let result = match placement {
-        // Boxed: the common path's future does not carry a child process's state.
-        Placement::Process => Box::pin(in_child(policy, tool, input, &context, &call, (&cancellation, timeout))).await,
-        Placement::Inline | Placement::Blocking => {
-            // Decoding the input and creating the future run synchronously: catch a panic there too.
-            let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
-                Ok(fut) => fut,
-                Err(payload) => return Err(panicked(tool_id, &*payload).for_tool(tool_id)),
-            };
-            let body = body(placement, policy, fut, token);
-            if watched {
-                Box::pin(watch(tool_id, body, &cancellation, timeout)).await
-            } else {
-                body.await.unwrap_or_else(|payload| Err(panicked(tool_id, &*payload)))
-            }
-        }
+    if placement == Placement::Process {
+        let cancellation = cancellation.unwrap_or_default();
+        return Ok(Either::Right(Box::pin(async move {
+            Ok(in_child(policy, tool, input, &context, &call, (&cancellation, timeout)).await)
+        })));
+    }
+    // Decoding the input and creating the future run synchronously: catch a panic there too.
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.execute(input, context, call))) {
+        Ok(fut) => fut,
+        Err(payload) => return Err(panicked(tool_id, &*payload).for_tool(tool_id)),
     };
-    match result {
+    let body = body(placement, policy, fut, child);
+    Ok(match cancellation.filter(|_| watched) {
+        Some(cancellation) => Either::Right(Box::pin(async move { Ok(watch(tool_id, body, &cancellation, timeout).await) })),
+        None => body,
+    })
+}
+
+/// The end of [`run`]: what the body gave, as the call's end (a panic reported, a
+/// suspension told from a failure, the error marked with the tool).
+pub(crate) fn finish(tool_id: &str, ran: std::thread::Result<BodyResult>) -> Result<Finished, ToolError> {
+    match ran.unwrap_or_else(|payload| Err(panicked(tool_id, &*payload))) {
         Ok(output) => Ok(Finished::Output(output)),
         Err(e) => match e.into_suspension() {
             Ok(payload) => Ok(Finished::Suspended(Suspension { payload })),
@@ -297,15 +331,17 @@ fn panicked(tool_id: &str, payload: &(dyn Any + Send)) -> ToolError {
 
 type BodyResult = Result<ToolOutput, ToolError>;
 
-/// A body polled by this task (not boxed again: the common path), or on the blocking pool.
-type Body<'a> = Either<CatchUnwind<AssertUnwindSafe<BoxFuture<'static, BodyResult>>>, BoxFuture<'a, std::thread::Result<BodyResult>>>;
-
 /// The body's future where it runs: polled by this task, or on the blocking pool; a panic
 /// comes out as its payload either way.
-fn body<'a>(placement: Placement, policy: &'a ExecutionPolicy, fut: BoxFuture<'static, BodyResult>, token: CancellationToken) -> Body<'a> {
+fn body<'a>(
+    placement: Placement,
+    policy: &'a ExecutionPolicy,
+    fut: BoxFuture<'static, BodyResult>,
+    token: Option<CancellationToken>,
+) -> Running<'a> {
     #[cfg(feature = "runtime")]
     if placement == Placement::Blocking {
-        return Either::Right(Box::pin(crate::isolate::run_on_pool(policy, fut, token)));
+        return Either::Right(Box::pin(crate::isolate::run_on_pool(policy, fut, token.unwrap_or_default())));
     }
     let _ = (placement, policy, token);
     Either::Left(AssertUnwindSafe(fut).catch_unwind())

@@ -142,7 +142,7 @@ impl StreamRun {
                 } => {
                     let mut options = self.options.clone().id(tool_call_id.clone());
                     if let Some(open) = self.open.remove(&tool_call_id) {
-                        options.env.cancellation = Some(open.info.cancellation);
+                        options.env.cancellation = Some(open.info.cancellation.token().clone());
                     }
                     let span = self.runtime.call_span(&tool_name, &mut options);
                     self.runtime
