@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::walk::ptr;
+use super::walk::{ptr, ptr2};
 use super::{Pass, PassError, ANNOTATIONS, NUMERIC_FORMATS};
 
 /// The Gemini `Schema` fields (OpenAPI 3.0 subset) kept as they are.
@@ -150,7 +150,7 @@ impl Pass<'_> {
                 let props = v.as_object().ok_or_else(|| self.err(path, "`properties` must be an object"))?;
                 let mut outs = Map::new();
                 for (name, p) in props {
-                    outs.insert(name.clone(), self.gemini(p, &ptr(&ptr(path, "properties"), name), refs)?);
+                    outs.insert(name.clone(), self.gemini(p, &ptr2(path, "properties", name), refs)?);
                 }
                 rewrite.out.insert(k.into(), Value::Object(outs));
             }
@@ -217,7 +217,7 @@ impl Pass<'_> {
                 rewrite.nullable = true;
                 continue;
             }
-            outs.push(self.gemini(b, &ptr(&ptr(path, k), &i.to_string()), refs)?);
+            outs.push(self.gemini(b, &ptr2(path, k, &i.to_string()), refs)?);
         }
         match outs.len() {
             0 => return Err(self.only_null(path)),
@@ -242,7 +242,7 @@ impl Pass<'_> {
         let items = v.as_array().ok_or_else(|| self.err(path, "`prefixItems` must be an array"))?;
         let mut distinct: Vec<Value> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let item = self.gemini(item, &ptr(&ptr(path, "prefixItems"), &i.to_string()), refs)?;
+            let item = self.gemini(item, &ptr2(path, "prefixItems", &i.to_string()), refs)?;
             if !distinct.contains(&item) {
                 distinct.push(item);
             }

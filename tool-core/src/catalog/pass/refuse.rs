@@ -5,7 +5,7 @@
 //! only refuses: rewriting is each dialect's pass, and what only strict mode refuses is
 //! `strict`'s.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::walk::is_object_schema;
 use super::{Pass, PassError, STRUCTURAL};
@@ -26,7 +26,7 @@ impl Pass<'_> {
                 ));
             }
         }
-        if root.get("type") != Some(&json!("object")) {
+        if root.get("type").and_then(Value::as_str) != Some("object") {
             let found = match root.get("type") {
                 Some(t) => format!("`type: {t}`"),
                 None => ["allOf", "$ref", "enum", "const"]
@@ -46,6 +46,11 @@ impl Pass<'_> {
     }
 
     pub(super) fn refuse_structural(&self, node: &Map<String, Value>, path: &str) -> Result<(), PassError> {
+        // Most nodes have a few keywords and none of these: one look at each keyword is cheaper
+        // than a lookup per structural keyword.
+        if !node.keys().any(|k| STRUCTURAL.contains(&k.as_str())) {
+            return Ok(());
+        }
         for k in STRUCTURAL {
             let Some(v) = node.get(k) else { continue };
             // `unevaluatedProperties: false` on a plain object is `additionalProperties: false`.
