@@ -105,16 +105,21 @@ impl Pass<'_> {
             ));
         }
         let (def_path, def) = self.resolve(path, r)?;
-        let mut merged = match def {
-            Value::Object(m) => m.clone(),
-            Value::Bool(true) => Map::new(),
+        let merged = match def {
+            // A bare reference: the definition is walked as it is, without a copy.
+            Value::Object(_) if node.len() == 1 => None,
+            Value::Object(m) => Some(m.clone()),
+            Value::Bool(true) => Some(Map::new()),
             _ => return Err(self.err(path, "this `$ref` accepts no value at all")),
         };
-        for (k, v) in node.iter().filter(|(k, _)| k.as_str() != "$ref") {
-            merged.insert(k.clone(), v.clone());
-        }
+        let merged = merged.map(|mut merged| {
+            for (k, v) in node.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                merged.insert(k.clone(), v.clone());
+            }
+            Value::Object(merged)
+        });
         refs.push(name);
-        let out = self.gemini(&Value::Object(merged), &def_path, refs);
+        let out = self.gemini(merged.as_ref().unwrap_or(def), &def_path, refs);
         refs.pop();
         out
     }
@@ -303,7 +308,8 @@ fn gemini_format(v: &Value, rewrite: &mut Rewrite) {
 }
 
 fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").is_some_and(|t| t == "null" || t == &json!(["null"])) || schema.get("const") == Some(&Value::Null)
+    let only_null = |t: &Value| t == "null" || t.as_array().is_some_and(|ts| ts.len() == 1 && ts[0] == "null");
+    schema.get("type").is_some_and(only_null) || schema.get("const") == Some(&Value::Null)
 }
 
 #[cfg(test)]

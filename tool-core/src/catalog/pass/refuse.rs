@@ -14,6 +14,10 @@ use crate::dialect::Dialect;
 impl Pass<'_> {
     /// The root must be `type: "object"` (and not a union), as the dialect's tool input is.
     pub(super) fn check_object_root(&self, root: &Map<String, Value>) -> Result<(), PassError> {
+        // `type: "object"` is an object schema, so a union beside it is no union root.
+        if root.get("type").and_then(Value::as_str) == Some("object") {
+            return Ok(());
+        }
         if let Some(k) = ["anyOf", "oneOf"].into_iter().find(|k| root.contains_key(*k)) {
             if !is_object_schema(root) {
                 return Err(self.err(
