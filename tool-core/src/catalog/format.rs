@@ -2,9 +2,10 @@
 //!
 //! Owns the field layout of each provider's tool object (OpenAI Chat and Responses, Anthropic,
 //! Gemini, MCP) and of the document around them. Schemas arrive rewritten by [`pass`] (or
-//! untouched, when the dialect takes them as they are: then they are serialised from the tool's
-//! own schema, never copied); names arrive mapped by [`names`](super::names). Must not rewrite
-//! schemas or choose names.
+//! untouched, when the dialect takes them as they are: then the tool's own schema is serialised
+//! once per catalog, as [`SchemaText`], and that text is shared by every such format, never the
+//! value copied); names arrive mapped by [`names`](super::names). Must not rewrite schemas or
+//! choose names.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
