@@ -2,13 +2,16 @@
 //!
 //! Owns the field layout of each provider's tool object (OpenAI Chat and Responses, Anthropic,
 //! Gemini, MCP) and of the document around them. Schemas arrive rewritten by [`pass`] (or
-//! untouched, when the dialect takes them as they are: then they are serialised from the tool's
-//! own schema, never copied); names arrive mapped by [`names`](super::names). Must not rewrite
-//! schemas or choose names.
+//! untouched, when the dialect takes them as they are: then the tool's own schema is serialised
+//! once per catalog, as [`SchemaText`], and that text is shared by every such format, never the
+//! value copied); names arrive mapped by [`names`](super::names). Must not rewrite schemas or
+//! choose names.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
 
 use super::pass::{self, PassError, Rewritten};
 use crate::dialect::Dialect;
@@ -22,35 +25,89 @@ pub(crate) struct Entry {
     pub strict_input: Option<Value>,
 }
 
-/// A schema as sent: the tool's own (minus `$schema`), the tool's own verbatim (MCP, whose
-/// schemas are JSON Schema 2020-12 and keep their `$schema`), or a rewritten one.
+/// A schema's top-level values, each serialised once per catalog and copied into the entry of
+/// every format that sends the schema as it is (OpenAI and Anthropic when not rewritten, Gemini
+/// JSON Schema, MCP): with or without `$schema`, the members are the same text.
+#[derive(Debug)]
+pub(crate) enum SchemaText {
+    /// An object schema: one text per member, in the map's order.
+    Members(Vec<Box<RawValue>>),
+    /// Any other schema (`true`, …), whole.
+    Whole(Box<RawValue>),
+    /// Could not be serialised ahead: serialised in place, as a value.
+    Unavailable,
+}
+
+impl SchemaText {
+    /// Serialises the values of `schema` (its members, for an object).
+    pub(crate) fn new(schema: &Value) -> SchemaText {
+        match schema {
+            Value::Object(m) => m
+                .values()
+                .map(serde_json::value::to_raw_value)
+                .collect::<Result<Vec<_>, _>>()
+                .map_or(SchemaText::Unavailable, SchemaText::Members),
+            other => serde_json::value::to_raw_value(other).map_or(SchemaText::Unavailable, SchemaText::Whole),
+        }
+    }
+}
+
+/// A schema as sent: the tool's own, minus `$schema` or verbatim (MCP, whose schemas are JSON
+/// Schema 2020-12 and keep their `$schema`), or a rewritten one.
 enum Schema<'a> {
-    Original(&'a Value),
-    Verbatim(&'a Value),
+    Original {
+        value: &'a Value,
+        text: &'a SchemaText,
+        verbatim: bool,
+    },
     New(Value),
 }
 
 impl Schema<'_> {
-    fn is_object_root(&self) -> bool {
-        let v = match self {
-            Schema::Original(v) | Schema::Verbatim(v) => v,
+    fn value(&self) -> &Value {
+        match self {
+            Schema::Original { value, .. } => value,
             Schema::New(v) => v,
-        };
-        v.get("type") == Some(&json!("object"))
+        }
+    }
+
+    fn is_object_root(&self) -> bool {
+        self.value().get("type").and_then(Value::as_str) == Some("object")
     }
 }
 
 impl Serialize for Schema<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Schema::Original(Value::Object(m)) => {
+            Schema::Original {
+                value: Value::Object(m),
+                text: SchemaText::Members(texts),
+                verbatim,
+            } if texts.len() == m.len() => {
+                let mut map = serializer.serialize_map(None)?;
+                for (k, text) in m.keys().zip(texts) {
+                    if *verbatim || k.as_str() != "$schema" {
+                        map.serialize_entry(k, &**text)?;
+                    }
+                }
+                map.end()
+            }
+            Schema::Original {
+                text: SchemaText::Whole(text),
+                ..
+            } => text.serialize(serializer),
+            Schema::Original {
+                value: Value::Object(m),
+                verbatim: false,
+                ..
+            } => {
                 let mut map = serializer.serialize_map(None)?;
                 for (k, v) in m.iter().filter(|(k, _)| k.as_str() != "$schema") {
                     map.serialize_entry(k, v)?;
                 }
                 map.end()
             }
-            Schema::Original(other) | Schema::Verbatim(other) => other.serialize(serializer),
+            Schema::Original { value, .. } => value.serialize(serializer),
             Schema::New(v) => v.serialize(serializer),
         }
     }
@@ -127,28 +184,45 @@ fn run_pass<'a>(
     strict: bool,
     spec: &ToolSpec,
     schema: &'a Value,
+    text: &'a OnceLock<SchemaText>,
     warnings: &mut Vec<String>,
 ) -> Result<Schema<'a>, PassError> {
     let (rewritten, w) = pass::rewrite(dialect, strict, &spec.id, schema)?;
     warnings.extend(w);
     Ok(match rewritten {
-        Rewritten::Unchanged if dialect == Dialect::Mcp => Schema::Verbatim(schema),
-        Rewritten::Unchanged => Schema::Original(schema),
+        Rewritten::Unchanged => Schema::Original {
+            value: schema,
+            text: text.get_or_init(|| SchemaText::new(schema)),
+            verbatim: dialect == Dialect::Mcp,
+        },
         Rewritten::New(v) => Schema::New(v),
     })
 }
 
-/// Builds the entry of `spec` for `dialect` under `name`, strict or not.
-pub(crate) fn entry(dialect: Dialect, spec: &ToolSpec, name: &str, strict: bool) -> Result<Entry, PassError> {
+/// Builds the entry of `spec` for `dialect` under `name`, strict or not. `texts` are the
+/// catalog's serialised input and output schemas of this tool, shared by its formats (filled
+/// by the first that needs them).
+pub(crate) fn entry(
+    dialect: Dialect,
+    spec: &ToolSpec,
+    name: &str,
+    strict: bool,
+    texts: &[OnceLock<SchemaText>; 2],
+) -> Result<Entry, PassError> {
     let mut warnings = Vec::new();
-    let input = run_pass(dialect, strict, spec, &spec.input_schema, &mut warnings)?;
+    let input = run_pass(dialect, strict, spec, &spec.input_schema, &texts[0], &mut warnings)?;
     let output = match dialect {
         Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => spec.output_schema.as_ref(),
         // MCP requires an object output schema (structuredContent is an object).
-        Dialect::Mcp => spec.output_schema.as_ref().filter(|s| s.get("type") == Some(&json!("object"))),
+        Dialect::Mcp => spec
+            .output_schema
+            .as_ref()
+            .filter(|s| s.get("type").and_then(Value::as_str) == Some("object")),
         Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic => None,
     };
-    let output = output.map(|o| run_pass(dialect, false, spec, o, &mut warnings)).transpose()?;
+    let output = output
+        .map(|o| run_pass(dialect, false, spec, o, &texts[1], &mut warnings))
+        .transpose()?;
     let examples = Value::Array(spec.input_examples.clone());
     let annotations = (dialect == Dialect::Mcp).then(|| spec.mcp.annotations()).flatten();
     let fields = match dialect {
@@ -166,7 +240,7 @@ pub(crate) fn entry(dialect: Dialect, spec: &ToolSpec, name: &str, strict: bool)
         rule: format!("the entry could not be serialised: {e}"),
     })?;
     let strict_input = (dialect == Dialect::Anthropic && strict).then(|| match input {
-        Schema::Original(v) | Schema::Verbatim(v) => v.clone(),
+        Schema::Original { value, .. } => value.clone(),
         Schema::New(v) => v,
     });
     Ok(Entry {

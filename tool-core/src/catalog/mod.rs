@@ -43,6 +43,7 @@ use crate::dialect::Dialect;
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::Registry;
 use crate::tool::{Tool, ToolOutput};
+use format::SchemaText;
 use names::NameMap;
 use pass::PassError;
 
@@ -115,12 +116,19 @@ struct CachedEntry {
 
 type Cached = Result<Arc<CachedEntry>, PassError>;
 
+/// How many dialects there are.
+const DIALECTS: usize = Dialect::ALL.len();
+
 /// Slots per tool: every dialect, strict and not.
-const SLOTS: usize = Dialect::ALL.len() * 2;
+const SLOTS: usize = DIALECTS * 2;
+
+/// A dialect's position in [`Dialect::ALL`].
+fn position(dialect: Dialect) -> usize {
+    Dialect::ALL.iter().position(|x| *x == dialect).unwrap_or(0)
+}
 
 fn slot(dialect: Dialect, strict: bool) -> usize {
-    let d = Dialect::ALL.iter().position(|x| *x == dialect).unwrap_or(0);
-    d * 2 + usize::from(strict)
+    position(dialect) * 2 + usize::from(strict)
 }
 
 /// Every tool that could not be exported, each with its path and rule.
@@ -145,7 +153,12 @@ pub struct Catalog {
     registry: Arc<Registry>,
     tools: Vec<Arc<dyn Tool>>,
     names: BTreeMap<Dialect, NameMap>,
+    /// Each tool's name per dialect, by `Dialect::ALL` position then tool position.
+    names_in_order: [Vec<String>; DIALECTS],
     entries: Vec<[OnceLock<Cached>; SLOTS]>,
+    /// Each tool's input and output schemas serialised, shared by the formats that send them
+    /// as they are.
+    texts: Vec<[OnceLock<SchemaText>; 2]>,
 }
 
 impl fmt::Debug for Catalog {
@@ -164,18 +177,24 @@ impl Catalog {
         let registry = Arc::new(registry);
         let tools = registry.tools();
         let ids: Vec<&str> = tools.iter().map(|t| t.spec().id.as_str()).collect();
-        let names = Dialect::ALL
-            .into_iter()
-            .map(|d| (d, NameMap::build(d, ids.iter().copied())))
-            .collect();
+        let mut names = BTreeMap::new();
+        let names_in_order = std::array::from_fn(|d| {
+            let dialect = Dialect::ALL[d];
+            let (map, in_order) = NameMap::build_in_order(dialect, ids.iter().copied());
+            names.insert(dialect, map);
+            in_order
+        });
         let entries = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
+        let texts = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
         Catalog {
             name: name.into(),
             version: version.into(),
             registry,
             tools,
             names,
+            names_in_order,
             entries,
+            texts,
         }
     }
 
@@ -310,8 +329,8 @@ impl Catalog {
     fn entry(&self, i: usize, dialect: Dialect, strict: bool) -> &Cached {
         self.entries[i][slot(dialect, strict)].get_or_init(|| {
             let spec = self.tools[i].spec();
-            let name = self.names[&dialect].name(&spec.id).unwrap_or(&spec.id);
-            format::entry(dialect, spec, name, strict).map(|e| {
+            let name = self.names_in_order[position(dialect)].get(i).unwrap_or(&spec.id);
+            format::entry(dialect, spec, name, strict, &self.texts[i]).map(|e| {
                 Arc::new(CachedEntry {
                     json: e.json,
                     warnings: e.warnings,

@@ -82,14 +82,22 @@ impl NameMap {
     /// Maps every id for a dialect. Ids the dialect accepts keep their spelling; the others get
     /// a valid, unique name.
     pub fn build<'a>(dialect: Dialect, ids: impl IntoIterator<Item = &'a str>) -> NameMap {
+        NameMap::build_in_order(dialect, ids).0
+    }
+
+    /// Like [`NameMap::build`], with the names also listed in the order of `ids`, so a catalog
+    /// finds a tool's name by its position.
+    pub(crate) fn build_in_order<'a>(dialect: Dialect, ids: impl IntoIterator<Item = &'a str>) -> (NameMap, Vec<String>) {
         let rule = dialect.name_rule();
         let ids: Vec<&str> = ids.into_iter().collect();
         let mut map = NameMap::default();
+        let mut in_order = vec![String::new(); ids.len()];
         // Valid ids first, so a mapped name never takes an id's own spelling.
-        for id in ids.iter().filter(|id| rule.accepts(id)) {
+        for (i, id) in ids.iter().enumerate().filter(|(_, id)| rule.accepts(id)) {
             map.insert(id, id);
+            in_order[i] = (*id).to_owned();
         }
-        for id in ids.iter().filter(|id| !rule.accepts(id)) {
+        for (i, id) in ids.iter().enumerate().filter(|(_, id)| !rule.accepts(id)) {
             let mut base: String = id.chars().map(|c| if (rule.allowed)(c) { c } else { '_' }).collect();
             if !base.chars().next().is_some_and(rule.first) {
                 base.insert(0, '_');
@@ -103,8 +111,9 @@ impl NameMap {
                 salt += 1;
             }
             map.insert(id, &name);
+            in_order[i] = name;
         }
-        map
+        (map, in_order)
     }
 
     fn insert(&mut self, id: &str, name: &str) {

@@ -8,7 +8,7 @@
 use serde_json::{json, Map, Value};
 
 use super::strict::keep_format;
-use super::walk::{each_subschema, find_ref_cycle, is_object_schema, ptr, without};
+use super::walk::{each_subschema, find_ref_cycle, is_object_schema, ptr, ptr2, without};
 use super::{Pass, PassError, Rewritten, ANNOTATIONS};
 
 const ANTHROPIC_FORMATS: [&str; 10] = [
@@ -114,7 +114,7 @@ impl Pass<'_> {
                 let defs = v.as_object().ok_or_else(|| self.err(path, "`$defs` must be an object"))?;
                 let mut outs = Map::new();
                 for (name, def) in defs {
-                    outs.insert(name.clone(), self.anthropic_strict(def, &ptr(&ptr(path, "$defs"), name))?);
+                    outs.insert(name.clone(), self.anthropic_strict(def, &ptr2(path, "$defs", name))?);
                 }
                 out.insert(k.into(), Value::Object(outs));
             }
@@ -168,7 +168,7 @@ impl Pass<'_> {
         let props = node.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
         let mut out_props = Map::new();
         for (name, prop) in &props {
-            out_props.insert(name.clone(), self.anthropic_strict(prop, &ptr(&ptr(path, "properties"), name))?);
+            out_props.insert(name.clone(), self.anthropic_strict(prop, &ptr2(path, "properties", name))?);
         }
         out.insert("properties".into(), Value::Object(out_props));
         if let Some(r) = node.get("required") {

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::walk::ptr;
+use super::walk::{ptr, ptr2};
 use super::{Pass, PassError, ANNOTATIONS, NUMERIC_FORMATS};
 
 /// The Gemini `Schema` fields (OpenAPI 3.0 subset) kept as they are.
@@ -105,16 +105,21 @@ impl Pass<'_> {
             ));
         }
         let (def_path, def) = self.resolve(path, r)?;
-        let mut merged = match def {
-            Value::Object(m) => m.clone(),
-            Value::Bool(true) => Map::new(),
+        let merged = match def {
+            // A bare reference: the definition is walked as it is, without a copy.
+            Value::Object(_) if node.len() == 1 => None,
+            Value::Object(m) => Some(m.clone()),
+            Value::Bool(true) => Some(Map::new()),
             _ => return Err(self.err(path, "this `$ref` accepts no value at all")),
         };
-        for (k, v) in node.iter().filter(|(k, _)| k.as_str() != "$ref") {
-            merged.insert(k.clone(), v.clone());
-        }
+        let merged = merged.map(|mut merged| {
+            for (k, v) in node.iter().filter(|(k, _)| k.as_str() != "$ref") {
+                merged.insert(k.clone(), v.clone());
+            }
+            Value::Object(merged)
+        });
         refs.push(name);
-        let out = self.gemini(&Value::Object(merged), &def_path, refs);
+        let out = self.gemini(merged.as_ref().unwrap_or(def), &def_path, refs);
         refs.pop();
         out
     }
@@ -150,7 +155,7 @@ impl Pass<'_> {
                 let props = v.as_object().ok_or_else(|| self.err(path, "`properties` must be an object"))?;
                 let mut outs = Map::new();
                 for (name, p) in props {
-                    outs.insert(name.clone(), self.gemini(p, &ptr(&ptr(path, "properties"), name), refs)?);
+                    outs.insert(name.clone(), self.gemini(p, &ptr2(path, "properties", name), refs)?);
                 }
                 rewrite.out.insert(k.into(), Value::Object(outs));
             }
@@ -217,7 +222,7 @@ impl Pass<'_> {
                 rewrite.nullable = true;
                 continue;
             }
-            outs.push(self.gemini(b, &ptr(&ptr(path, k), &i.to_string()), refs)?);
+            outs.push(self.gemini(b, &ptr2(path, k, &i.to_string()), refs)?);
         }
         match outs.len() {
             0 => return Err(self.only_null(path)),
@@ -242,7 +247,7 @@ impl Pass<'_> {
         let items = v.as_array().ok_or_else(|| self.err(path, "`prefixItems` must be an array"))?;
         let mut distinct: Vec<Value> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let item = self.gemini(item, &ptr(&ptr(path, "prefixItems"), &i.to_string()), refs)?;
+            let item = self.gemini(item, &ptr2(path, "prefixItems", &i.to_string()), refs)?;
             if !distinct.contains(&item) {
                 distinct.push(item);
             }
@@ -303,7 +308,8 @@ fn gemini_format(v: &Value, rewrite: &mut Rewrite) {
 }
 
 fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").is_some_and(|t| t == "null" || t == &json!(["null"])) || schema.get("const") == Some(&Value::Null)
+    let only_null = |t: &Value| t == "null" || t.as_array().is_some_and(|ts| ts.len() == 1 && ts[0] == "null");
+    schema.get("type").is_some_and(only_null) || schema.get("const") == Some(&Value::Null)
 }
 
 #[cfg(test)]

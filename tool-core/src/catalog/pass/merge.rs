@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::walk::{ptr, without};
+use super::walk::{ptr2, without};
 use super::{Pass, PassError};
 
 impl Pass<'_> {
@@ -29,7 +29,7 @@ impl Pass<'_> {
         let parts = parts.as_array().ok_or_else(|| self.err(path, "`allOf` must be an array"))?;
         let mut acc = without(node, &["allOf"]);
         for (i, part) in parts.iter().enumerate() {
-            let part_path = ptr(&ptr(path, "allOf"), &i.to_string());
+            let part_path = ptr2(path, "allOf", &i.to_string());
             let part = self.expand_part(part, &part_path, depth + 1)?;
             merge_into(&mut acc, part).map_err(|key| {
                 self.err(

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::strict::keep_format;
-use super::walk::{is_object_schema, prune_defs, ptr, type_names};
+use super::walk::{is_object_schema, prune_defs, ptr, ptr2, type_names};
 use super::{Pass, PassError, ANNOTATIONS};
 
 const OPENAI_FORMATS: [&str; 9] = ["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
@@ -76,7 +76,7 @@ impl Pass<'_> {
         if let Some(defs) = node.get("$defs").and_then(Value::as_object) {
             let mut outs = Map::new();
             for (name, def) in defs {
-                outs.insert(name.clone(), self.openai_strict(def, &ptr(&ptr(path, "$defs"), name), inlining)?);
+                outs.insert(name.clone(), self.openai_strict(def, &ptr2(path, "$defs", name), inlining)?);
             }
             out.insert("$defs".into(), Value::Object(outs));
         }
@@ -199,7 +199,7 @@ impl Pass<'_> {
         let mut out_props = Map::new();
         let mut all_required: Vec<String> = required.iter().filter(|r| props.contains_key(*r)).cloned().collect();
         for (name, prop) in &props {
-            let p = self.openai_strict(prop, &ptr(&ptr(path, "properties"), name), inlining)?;
+            let p = self.openai_strict(prop, &ptr2(path, "properties", name), inlining)?;
             let p = if required.contains(name) { p } else { nullable(p) };
             out_props.insert(name.clone(), p);
             if !all_required.contains(name) {

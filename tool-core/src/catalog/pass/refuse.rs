@@ -5,7 +5,7 @@
 //! only refuses: rewriting is each dialect's pass, and what only strict mode refuses is
 //! `strict`'s.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::walk::is_object_schema;
 use super::{Pass, PassError, STRUCTURAL};
@@ -14,6 +14,10 @@ use crate::dialect::Dialect;
 impl Pass<'_> {
     /// The root must be `type: "object"` (and not a union), as the dialect's tool input is.
     pub(super) fn check_object_root(&self, root: &Map<String, Value>) -> Result<(), PassError> {
+        // `type: "object"` is an object schema, so a union beside it is no union root.
+        if root.get("type").and_then(Value::as_str) == Some("object") {
+            return Ok(());
+        }
         if let Some(k) = ["anyOf", "oneOf"].into_iter().find(|k| root.contains_key(*k)) {
             if !is_object_schema(root) {
                 return Err(self.err(
@@ -26,7 +30,7 @@ impl Pass<'_> {
                 ));
             }
         }
-        if root.get("type") != Some(&json!("object")) {
+        if root.get("type").and_then(Value::as_str) != Some("object") {
             let found = match root.get("type") {
                 Some(t) => format!("`type: {t}`"),
                 None => ["allOf", "$ref", "enum", "const"]
@@ -46,6 +50,11 @@ impl Pass<'_> {
     }
 
     pub(super) fn refuse_structural(&self, node: &Map<String, Value>, path: &str) -> Result<(), PassError> {
+        // Most nodes have a few keywords and none of these: one look at each keyword is cheaper
+        // than a lookup per structural keyword.
+        if !node.keys().any(|k| STRUCTURAL.contains(&k.as_str())) {
+            return Ok(());
+        }
         for k in STRUCTURAL {
             let Some(v) = node.get(k) else { continue };
             // `unevaluatedProperties: false` on a plain object is `additionalProperties: false`.

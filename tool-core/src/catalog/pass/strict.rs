@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::walk::{is_object_schema, ptr};
+use super::walk::{is_object_schema, ptr2};
 use super::{Pass, PassError, NUMERIC_FORMATS};
 use crate::dialect::Dialect;
 
@@ -91,7 +91,7 @@ impl Pass<'_> {
         let branches = v.as_array().ok_or_else(|| self.err(path, format!("`{k}` must be an array")))?;
         let mut outs = Vec::with_capacity(branches.len());
         for (i, b) in branches.iter().enumerate() {
-            outs.push(walk(self, b, &ptr(&ptr(path, k), &i.to_string()))?);
+            outs.push(walk(self, b, &ptr2(path, k, &i.to_string()))?);
         }
         out.insert("anyOf".into(), Value::Array(outs));
         Ok(())

@@ -8,7 +8,32 @@ use serde_json::{Map, Value};
 
 /// Appends one JSON-pointer segment.
 pub(super) fn ptr(path: &str, segment: &str) -> String {
-    format!("{path}/{}", segment.replace('~', "~0").replace('/', "~1"))
+    let mut out = String::with_capacity(path.len() + segment.len() + 1);
+    out.push_str(path);
+    push_segment(&mut out, segment);
+    out
+}
+
+/// Appends two JSON-pointer segments (`properties` and a name, `anyOf` and an index, …) in one
+/// allocation.
+pub(super) fn ptr2(path: &str, first: &str, second: &str) -> String {
+    let mut out = String::with_capacity(path.len() + first.len() + second.len() + 2);
+    out.push_str(path);
+    push_segment(&mut out, first);
+    push_segment(&mut out, second);
+    out
+}
+
+/// `/` and the segment, `~` written `~0` and `/` written `~1` (RFC 6901).
+fn push_segment(out: &mut String, segment: &str) {
+    out.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 pub(super) fn without(map: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
@@ -86,7 +111,7 @@ pub(super) fn children<'v>(node: &'v Map<String, Value>, path: &str, with_defs: 
             "$defs" if !with_defs => {}
             "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
                 if let Some(m) = v.as_object() {
-                    out.extend(m.iter().map(|(name, s)| (ptr(&ptr(path, k), name), s)));
+                    out.extend(m.iter().map(|(name, s)| (ptr2(path, k, name), s)));
                 }
             }
             "items"
@@ -101,7 +126,7 @@ pub(super) fn children<'v>(node: &'v Map<String, Value>, path: &str, with_defs: 
             | "else" => out.push((ptr(path, k), v)),
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Some(a) = v.as_array() {
-                    out.extend(a.iter().enumerate().map(|(i, s)| (ptr(&ptr(path, k), &i.to_string()), s)));
+                    out.extend(a.iter().enumerate().map(|(i, s)| (ptr2(path, k, &i.to_string()), s)));
                 }
             }
             _ => {}
