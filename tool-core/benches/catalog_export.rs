@@ -3,40 +3,13 @@
 //! `serde_json::to_vec` once per format, in the same run.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tool_core::catalog::Catalog;
 use tool_core::{Dialect, DynamicTool, Registry};
 
-/// A realistic input schema: nested object, optional and nullable fields, an enum, an array
-/// of objects through `$defs`.
-fn schema(i: usize) -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": format!("What to look for in collection {i}")},
-            "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "description": "Page size"},
-            "order": {"type": "string", "enum": ["asc", "desc"]},
-            "filter": {
-                "type": "object",
-                "properties": {
-                    "field": {"type": "string"},
-                    "values": {"type": "array", "items": {"type": "string"}}
-                },
-                "required": ["field", "values"]
-            },
-            "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
-        },
-        "required": ["query", "order"],
-        "$defs": {
-            "Item": {
-                "type": "object",
-                "properties": {"id": {"type": "integer", "format": "int64"}, "note": {"type": ["string", "null"]}},
-                "required": ["id"]
-            }
-        }
-    })
-}
+#[path = "support/catalog_schema.rs"]
+mod catalog_schema;
+use catalog_schema::schema;
 
 fn catalog_export(c: &mut Criterion) {
     let schemas: Vec<Value> = (0..1000).map(schema).collect();

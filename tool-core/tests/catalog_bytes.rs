@@ -13,36 +13,11 @@ use serde_json::{json, Value};
 use tool_core::catalog::{Catalog, Strictness};
 use tool_core::{Dialect, DynamicTool, Registry};
 
-/// The bench's schema (`benches/catalog_export.rs`): `$schema`, nested object, nullable and
-/// enum fields, an array of objects through `$defs`.
-fn bench_schema(i: usize) -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": format!("What to look for in collection {i}")},
-            "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "description": "Page size"},
-            "order": {"type": "string", "enum": ["asc", "desc"]},
-            "filter": {
-                "type": "object",
-                "properties": {
-                    "field": {"type": "string"},
-                    "values": {"type": "array", "items": {"type": "string"}}
-                },
-                "required": ["field", "values"]
-            },
-            "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}
-        },
-        "required": ["query", "order"],
-        "$defs": {
-            "Item": {
-                "type": "object",
-                "properties": {"id": {"type": "integer", "format": "int64"}, "note": {"type": ["string", "null"]}},
-                "required": ["id"]
-            }
-        }
-    })
-}
+/// The bench's schema (`benches/support/catalog_schema.rs`): `$schema`, nested object,
+/// nullable and enum fields, an array of objects through `$defs`.
+#[path = "../benches/support/catalog_schema.rs"]
+mod catalog_schema;
+use catalog_schema::schema as bench_schema;
 
 fn tool(id: &str, description: &str, input: Value) -> tool_core::tool::DynamicToolBuilder {
     DynamicTool::builder(id, description).input_schema(input)
