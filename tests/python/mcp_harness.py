@@ -277,3 +277,15 @@ def dump(model: Any) -> Any:
 
 def text_of(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def jsonrpc_answer(response: Any) -> dict[str, Any]:
+    """The JSON-RPC answer of a raw HTTP POST (an `httpx` response): the body when it is JSON, the
+    last `data:` event naming an id when it is an SSE stream. Asserts a 200."""
+    assert response.status_code == 200, response.text
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        answers = [line[5:] for line in text.splitlines() if line.startswith("data:") and '"id"' in line]
+        assert answers, text
+        text = answers[-1]
+    return json.loads(text)

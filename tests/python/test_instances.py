@@ -36,7 +36,7 @@ import jwt
 import pytest
 from mcp.client.subscriptions import ToolsListChanged
 
-from mcp_harness import MCP_FIXTURE_BIN, TEST_TIMEOUT, TOOLSMITH_BIN, HttpServer, connect, toolsmith_cli
+from mcp_harness import MCP_FIXTURE_BIN, TEST_TIMEOUT, TOOLSMITH_BIN, HttpServer, connect, jsonrpc_answer, toolsmith_cli
 from oauth_server import AuthServer
 from test_oauth import auth_server  # noqa: F401  (the local authorization server)
 from test_oauth import free_port
@@ -128,13 +128,7 @@ def call(url: str, name: str, arguments: dict[str, Any], state: str | None = Non
                "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     r = httpx.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
                    timeout=timeout)
-    assert r.status_code == 200, r.text
-    body = r.text
-    if r.headers.get("content-type", "").startswith("text/event-stream"):
-        answers = [line[5:] for line in body.splitlines() if line.startswith("data:") and '"id"' in line]
-        assert answers, body
-        body = answers[-1]
-    message = json.loads(body)
+    message = jsonrpc_answer(r)
     assert "result" in message, message
     return message["result"]
 
@@ -145,14 +139,7 @@ def request(url: str, method: str, name: str, params: dict[str, Any], token: str
     headers = {"MCP-Protocol-Version": PROTOCOL, "Mcp-Method": method, "Mcp-Name": name, "Authorization": f"Bearer {token}",
                "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}
-    r = httpx.post(url, headers=headers, json=body, timeout=30.0)
-    assert r.status_code == 200, r.text
-    answer = r.text
-    if r.headers.get("content-type", "").startswith("text/event-stream"):
-        answers = [line[5:] for line in answer.splitlines() if line.startswith("data:") and '"id"' in line]
-        assert answers, answer
-        answer = answers[-1]
-    return json.loads(answer)
+    return jsonrpc_answer(httpx.post(url, headers=headers, json=body, timeout=30.0))
 
 
 def token_for(auth: AuthServer, url: str, subject: str) -> str:

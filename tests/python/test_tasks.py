@@ -27,7 +27,7 @@ import pytest
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from pydantic import ConfigDict
 
-from mcp_harness import MCP_FIXTURE_BIN, HttpServer, Servers, connect
+from mcp_harness import MCP_FIXTURE_BIN, HttpServer, Servers, connect, jsonrpc_answer
 from oauth_server import AuthServer
 from test_oauth import auth_server  # noqa: F401  (the local authorization server)
 from test_oauth import serve as serve_oauth
@@ -62,14 +62,7 @@ def rpc(url: str, method: str, params: dict[str, Any], token: str | None = None,
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta(tasks)}}
-    r = httpx.post(url, headers=headers, json=body, timeout=DEADLINE)
-    assert r.status_code == 200, r.text
-    text = r.text
-    if r.headers.get("content-type", "").startswith("text/event-stream"):
-        answers = [line[5:] for line in text.splitlines() if line.startswith("data:") and '"id"' in line]
-        assert answers, text
-        text = answers[-1]
-    return json.loads(text)
+    return jsonrpc_answer(httpx.post(url, headers=headers, json=body, timeout=DEADLINE))
 
 
 def ok(message: dict[str, Any]) -> dict[str, Any]:
