@@ -233,6 +233,7 @@ pub(crate) fn new_call_id() -> String {
 /// Runs a tool's body where `policy` places it (on this task, the blocking pool or a child
 /// process), with panic catching, cancellation and the timeout. `id` is the call's id
 /// (resolved by the caller), `resume` the validated resume data of a continued call.
+#[cfg(feature = "isolate")]
 pub(crate) async fn run(
     tool: &Arc<dyn Tool>,
     input: ToolInput<'_>,
@@ -306,6 +307,16 @@ pub(crate) fn start<'a>(
         Some(cancellation) => Either::Right(Box::pin(async move { Ok(watch(tool_id, body, &cancellation, timeout).await) })),
         None => body,
     })
+}
+
+/// Awaits a started body inside `span` (the execution span); a span nobody records is not
+/// entered at every poll (the body is awaited as it is, no `Instrumented` moved around it).
+pub(crate) async fn executed(span: tracing::Span, running: Running<'_>) -> std::thread::Result<BodyResult> {
+    if span.is_disabled() {
+        running.await
+    } else {
+        tracing::Instrument::instrument(running, span).await
+    }
 }
 
 /// The end of [`run`]: what the body gave, as the call's end (a panic reported, a
