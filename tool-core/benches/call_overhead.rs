@@ -99,7 +99,22 @@ fn parts(c: &mut Criterion) {
         .build(&spec.input_schema)
         .unwrap();
     let tree = tool_core::json::Node::parse(ARGS).unwrap();
+    let output_text = serde_json::to_string(&output).unwrap();
+    let output_fast = jsonschema::options_for::<tool_core::json::Borrowed>()
+        .build(spec.output_schema.as_ref().unwrap())
+        .unwrap();
     let mut group = c.benchmark_group("call_overhead_parts");
+    // What the guarantees cost beyond the baseline's parse and serialise, at the least: the
+    // arguments' duplicate-key pass (`{"days": 1, "days": 999}` must not decode as the last
+    // one) and the output check of a type nothing vouches for (its text parsed into a tree,
+    // then validated). Baseline + this is the floor of a registry call with these checks.
+    group.bench_function("guarantee_checks", |b| {
+        b.iter(|| {
+            let unique = tool_core::json::surely_unique(std::hint::black_box(ARGS));
+            let tree = tool_core::json::Node::parse(std::hint::black_box(&output_text)).unwrap();
+            unique && output_fast.is_valid(&tree)
+        })
+    });
     group.bench_function("parse_args_to_borrowed_tree", |b| {
         b.iter(|| tool_core::json::Node::parse(std::hint::black_box(ARGS)).unwrap())
     });

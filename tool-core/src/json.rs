@@ -8,9 +8,11 @@
 //! part of it (`quote`).
 
 mod quote;
+mod scan;
 mod unique;
 
 pub use quote::{bound_quotes, bounded, QUOTE_LIMIT};
+pub(crate) use scan::{scan, Scanned};
 pub use unique::{locate_duplicate, parse_unique, surely_unique, DuplicateKey, TextError};
 
 use std::borrow::Cow;

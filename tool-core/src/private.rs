@@ -108,6 +108,11 @@ impl<T: PlainDecode + ?Sized> Probe<T> {
     pub const DECODES_PLAIN: bool = true;
 }
 
+impl<T: PlainEncode + ?Sized> Probe<T> {
+    /// `T` encodes only what its derived schema accepts (see [`PlainEncode`]).
+    pub const ENCODES_PLAIN: bool = true;
+}
+
 /// The answers of [`Probe`] where its inherent items do not apply. Generated code brings it
 /// into scope (`use …::ProbeFallback as _;`).
 pub trait ProbeFallback {
@@ -121,6 +126,8 @@ pub trait ProbeFallback {
     const IS_CONTEXT: bool = false;
     /// Not known to decode exactly what its schema accepts: the tool keeps validating.
     const DECODES_PLAIN: bool = false;
+    /// Not known to encode only what its schema accepts: its outputs keep being checked.
+    const ENCODES_PLAIN: bool = false;
     /// Never left out of a serialised example.
     fn is_absent(value: &Self::Of) -> bool {
         let _ = value;
@@ -252,6 +259,42 @@ impl<V: PlainDecode> sealed::Sealed for BTreeMap<String, V> {}
 impl<V: PlainDecode> PlainDecode for BTreeMap<String, V> {}
 impl<V: PlainDecode, S> sealed::Sealed for HashMap<String, V, S> {}
 impl<V: PlainDecode, S> PlainDecode for HashMap<String, V, S> {}
+
+/// A type whose serde `Serialize` writes no value its schemars `JsonSchema` refuses: the
+/// [`PlainDecode`] types without floats (`f64::NAN` and the infinities are written as `null`,
+/// which a `number` schema refuses). Sealed like [`PlainDecode`]. `#[tool]` asks it (through
+/// [`Probe`]) of the function's output type; only when it answers yes may a registry skip the
+/// output check of what the body returned, and then only if the output schema is the type's
+/// own and its keywords say nothing more either.
+pub trait PlainEncode: PlainDecode {}
+
+macro_rules! plain_encode {
+    ($($ty:ty),* $(,)?) => { $(impl PlainEncode for $ty {})* };
+}
+
+plain_encode!(
+    bool,
+    String,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    PathBuf,
+    serde_json::Value
+);
+
+impl<T: PlainEncode> PlainEncode for Option<T> {}
+impl<T: PlainEncode> PlainEncode for Box<T> {}
+impl<T: PlainEncode> PlainEncode for Vec<T> {}
+impl<T: PlainEncode> PlainEncode for VecDeque<T> {}
+impl<V: PlainEncode> PlainEncode for BTreeMap<String, V> {}
+impl<V: PlainEncode, S> PlainEncode for HashMap<String, V, S> {}
 
 /// A choice made from a [`Probe`] answer: `Shape<true>` / `Shape<false>` implement
 /// [`SingleParam`] and [`Returned`] differently.

@@ -230,6 +230,18 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Whether every output `execute` produces is valid against the output schema by
+    /// construction: the tool's output type encodes only what its derived schema accepts and
+    /// the output schema is that derived one (`ToolMeta::plain_output`). A registry asks it
+    /// once, and skips checking what the body returned only when the schema's keywords also
+    /// say nothing more. `false` unless the tool says so (a typed tool answers only when
+    /// `#[tool]` vouched for its output type); a wrapper that changes the spec must not
+    /// forward it.
+    #[doc(hidden)]
+    fn encodes_plain(&self) -> bool {
+        false
+    }
+
     /// Whether `execute` shows the [`ToolCallInfo`] it receives to nothing but the
     /// [`ToolContext`] it builds (no hook, no code of the user's given it directly): then the
     /// call's derived idempotency key is made only if the body reads it. `false` (the key is
@@ -341,6 +353,12 @@ pub struct ToolMeta {
     /// `#[tool]`; a hand-written tool leaves it `false` and its arguments are always validated.
     #[doc(hidden)]
     pub plain_input: bool,
+    /// Whether the output type encodes only what its derived schema accepts (sealed in
+    /// tool-core: std types without floats). Only then may a registry skip checking what the
+    /// body returned against the output schema. Set by `#[tool]`; a hand-written tool leaves it
+    /// `false` and its outputs are always checked.
+    #[doc(hidden)]
+    pub plain_output: bool,
 }
 
 /// A tool with typed input, output and context: what `#[tool]` implements.
@@ -433,10 +451,15 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
         let spec = build_spec::<Self>()?;
         // The type decides the happy path only when `#[tool]` vouches for it (its generated
         // struct of plain fields) and the schema is its own derived one.
-        let derived = Self::meta().plain_input && !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
+        let meta = Self::meta();
+        let derived = meta.plain_input && !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
+        // Likewise for the output: a type `#[tool]` vouched for, its own derived schema.
+        let encodes_plain =
+            meta.plain_output && spec.output_schema.is_some() && spec.output_schema == schema::produce_schema::<Self::Output>();
         Ok(Arc::new(FnTool::<Self> {
             spec,
             derived,
+            encodes_plain,
             _tool: PhantomData,
         }))
     }
@@ -488,6 +511,9 @@ struct FnTool<T> {
     /// Whether `#[tool]` vouched for `T::Input` and the input schema is the one derived from
     /// it (not an override): only then does it answer `decodes`.
     derived: bool,
+    /// Whether `#[tool]` vouched for `T::Output` and the output schema is the one derived
+    /// from it: then it answers `encodes_plain`.
+    encodes_plain: bool,
     _tool: PhantomData<fn() -> T>,
 }
 
@@ -592,6 +618,10 @@ impl<T: TypedTool> Tool for FnTool<T> {
     fn call_seen_through_context(&self) -> bool {
         // `on_output` receives a copy of the call: the key must be in it.
         !self.spec.hooks.on_output
+    }
+
+    fn encodes_plain(&self) -> bool {
+        self.encodes_plain
     }
 
     fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {

@@ -98,6 +98,25 @@ pub async fn bounded(input: BoundedInput) -> u32 {
     input.days
 }
 
+/// A list of numbers, a std type `#[tool]` vouches for: what the body returns is not checked
+/// against the output schema again
+#[tool(id = "alloc-plain-output")]
+pub async fn plain_output(n: u8) -> Vec<u32> {
+    (0..u32::from(n.min(8))).collect()
+}
+
+/// The same list in a type of the user's (same schema, same JSON): its outputs are checked
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(transparent)]
+pub struct Numbers(Vec<u32>);
+
+/// The same tool returning the user's type
+#[tool(id = "alloc-checked-output")]
+pub async fn checked_output(n: u8) -> Numbers {
+    Numbers(plain_output(n).await)
+}
+
 const ARGS: &str = r#"{"city": "Lisbon", "days": 3, "metric": true}"#;
 
 /// Measured when set (debug build; allocation counts do not depend on the profile): typed
@@ -138,6 +157,8 @@ fn a_happy_path_call_allocates_a_bounded_number_of_times() {
         forecast::tool().unwrap(),
         forecast_struct::tool().unwrap(),
         bounded::tool().unwrap(),
+        plain_output::tool().unwrap(),
+        checked_output::tool().unwrap(),
     ]);
     assert_eq!(registry.skips_input_validation("alloc-forecast"), Some(true));
     assert_eq!(registry.skips_input_validation("alloc-forecast-struct"), Some(false));
@@ -151,6 +172,17 @@ fn a_happy_path_call_allocates_a_bounded_number_of_times() {
     let user_struct = allocations_per_call(&rt, &registry, "alloc-forecast-struct", ARGS);
     let validated = allocations_per_call(&rt, &registry, "alloc-bounded", r#"{"days": 3}"#);
     let fixed = allocations_per_call(&rt, &small, "noop", "{}");
+    // The output check parses the output into a tree (one allocation for a list): a call whose
+    // output type is vouched for skips it, the same output in a user's type does not.
+    assert_eq!(registry.skips_output_validation("alloc-plain-output"), Some(true));
+    assert_eq!(registry.skips_output_validation("alloc-checked-output"), Some(false));
+    let plain = allocations_per_call(&rt, &registry, "alloc-plain-output", r#"{"n": 3}"#);
+    let checked = allocations_per_call(&rt, &registry, "alloc-checked-output", r#"{"n": 3}"#);
+    eprintln!("allocations per call: vouched output {plain}, checked output {checked}");
+    assert!(
+        plain < checked,
+        "the vouched output was checked: {plain} allocations, {checked} when checked"
+    );
     eprintln!("allocations per call: typed {typed}, user struct {user_struct}, validated {validated}, no-op {fixed}");
     assert!(typed <= TYPED_BOUND, "a typed call allocates {typed} times (bound {TYPED_BOUND})");
     assert!(

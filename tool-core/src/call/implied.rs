@@ -30,6 +30,14 @@ pub(crate) fn implied_by_type(schema: &Value) -> bool {
     root.get("type").and_then(Value::as_str) == Some("object") && root.contains_key("properties") && plain(schema, DEPTH)
 }
 
+/// Whether every value the tool's own output type encodes is valid against its output
+/// `schema` (judged from its keywords alone, any root; `false` when in doubt). Only
+/// meaningful for a schema derived from a type that encodes no value outside it (what
+/// `#[tool]` vouches for): the caller decides that.
+pub(crate) fn output_implied_by_type(schema: &Value) -> bool {
+    plain(schema, DEPTH)
+}
+
 /// One subschema and everything under it.
 fn plain(schema: &Value, depth: usize) -> bool {
     let Some(obj) = schema.as_object() else {

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::CallArgs;
 use crate::error::{ErrorKind, ToolError};
+use crate::json::{scan, Scanned};
 
 /// Limits applied to arguments before they are parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,11 +31,19 @@ fn rejected(tool: &str, message: String) -> ToolError {
     ToolError::with_kind(ErrorKind::InputRejected, format!("Tool `{tool}` refused its arguments: {message}")).for_tool(tool)
 }
 
-/// Refuses arguments past the size and depth limits, before any parsing.
-pub(crate) fn check_limits(tool: &str, args: &CallArgs<'_>, limits: &Limits) -> Result<(), ToolError> {
-    let (size, too_deep) = match args {
-        CallArgs::Text(text) => (text.len(), text_depth_exceeds(text.as_bytes(), limits.max_depth).is_some()),
-        CallArgs::Value(value) => (serialized_len(value), value_depth(value) > limits.max_depth),
+/// Refuses arguments past the size and depth limits, before any parsing. For text, the same
+/// pass also tells, when `keys` asks, whether it surely repeats no key (the answer, `false` for
+/// a value: it was parsed already).
+pub(crate) fn check_limits(tool: &str, args: &CallArgs<'_>, limits: &Limits, keys: bool) -> Result<bool, ToolError> {
+    let (size, scanned) = match args {
+        CallArgs::Text(text) => (text.len(), scan(text.as_bytes(), limits.max_depth, keys)),
+        CallArgs::Value(value) => (
+            serialized_len(value),
+            Scanned {
+                too_deep: value_depth(value) > limits.max_depth,
+                surely_unique: false,
+            },
+        ),
     };
     if size > limits.max_input_bytes {
         return Err(rejected(
@@ -42,7 +51,7 @@ pub(crate) fn check_limits(tool: &str, args: &CallArgs<'_>, limits: &Limits) -> 
             format!("they are {size} bytes, more than the limit of {} bytes", limits.max_input_bytes),
         ));
     }
-    if too_deep {
+    if scanned.too_deep {
         return Err(rejected(
             tool,
             format!(
@@ -51,35 +60,7 @@ pub(crate) fn check_limits(tool: &str, args: &CallArgs<'_>, limits: &Limits) -> 
             ),
         ));
     }
-    Ok(())
-}
-
-/// Scans JSON text for nesting past `max` without parsing it; returns the depth reached.
-fn text_depth_exceeds(bytes: &[u8], max: usize) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return Some(depth);
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
+    Ok(scanned.surely_unique)
 }
 
 fn value_depth(value: &Value) -> usize {
@@ -112,10 +93,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn depth_scan_ignores_brackets_inside_strings() {
-        assert_eq!(text_depth_exceeds(br#"{"a": "[[[[[[[[["}"#, 2), None);
-        assert_eq!(text_depth_exceeds(br#"{"a": "\"[[[", "b": [[1]]}"#, 2), Some(3));
-        assert_eq!(text_depth_exceeds(b"[[[]]]", 3), None);
+    fn text_limits_and_keys_in_one_pass() {
+        let limits = Limits {
+            max_depth: 2,
+            ..Limits::default()
+        };
+        let text = |t: &'static str| CallArgs::Text(t.into());
+        assert!(check_limits("t", &text(r#"{"a": "[[[[[[[[["}"#), &limits, true).unwrap());
+        assert!(!check_limits("t", &text(r#"{"a": 1, "a": 2}"#), &limits, true).unwrap());
+        assert!(
+            !check_limits("t", &text(r#"{"a": 1}"#), &limits, false).unwrap(),
+            "keys not asked for"
+        );
+        let err = check_limits("t", &text(r#"{"a": "\"[[[", "b": [[1]]}"#), &limits, true).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InputRejected);
+        assert!(err.message().contains("nest deeper"), "{err}");
     }
 
     #[test]
@@ -124,10 +116,10 @@ mod tests {
         for _ in 0..70 {
             deep = json!([deep]);
         }
-        let err = check_limits("t", &CallArgs::Value(deep), &Limits::default()).unwrap_err();
+        let err = check_limits("t", &CallArgs::Value(deep), &Limits::default(), true).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InputRejected);
         let big = json!({"s": "x".repeat(2 << 20)});
-        let err = check_limits("t", &CallArgs::Value(big), &Limits::default()).unwrap_err();
+        let err = check_limits("t", &CallArgs::Value(big), &Limits::default(), true).unwrap_err();
         assert!(err.message().contains("bytes"), "{err}");
     }
 }

@@ -12,11 +12,11 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::closed::closed;
-use super::implied::implied_by_type;
+use super::implied::{implied_by_type, output_implied_by_type};
 use super::redact::{path_has_secret, quote, quote_text, QUOTE_LIMIT, REDACTED};
 use super::CallArgs;
 use crate::error::{ErrorKind, Issue, ToolError};
-use crate::json::{bounded, locate_duplicate, parse_unique, surely_unique, Borrowed, DuplicateKey, Node};
+use crate::json::{bounded, locate_duplicate, parse_unique, Borrowed, DuplicateKey, Node};
 use crate::schema::SchemaError;
 use crate::tool::{Decoded, Tool, ToolInput};
 
@@ -28,6 +28,11 @@ pub(crate) struct Compiled {
     /// schema's keywords say nothing more. Text that decodes and repeats no key is then valid
     /// without running the validator.
     input_implied: bool,
+    /// Whether what the body returns is valid against the output schema by construction: the
+    /// tool answers `encodes_plain` (a `#[tool]` whose output type is a sealed `PlainEncode`
+    /// type, its schema the derived one) and the schema's keywords say nothing more. Its body's
+    /// outputs are then not checked again (a result the application submits always is).
+    output_implied: bool,
     input: Validator,
     input_fast: Validator<Borrowed>,
     output: Option<Validator>,
@@ -55,8 +60,10 @@ impl Compiled {
         let input = accepted_input(spec);
         // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
         let input_implied = !spec.strict && implied_by_type(&spec.input_schema) && tool.decodes("{}").is_some();
+        let output_implied = tool.encodes_plain() && spec.output_schema.as_ref().is_some_and(output_implied_by_type);
         Ok(Compiled {
             input_implied,
+            output_implied,
             input: compile("input", &input)?,
             input_fast: fast("input", &input)?,
             output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
@@ -76,6 +83,11 @@ impl Compiled {
     /// Whether the input validator is skipped for text that decodes (see `input_implied`).
     pub(crate) fn input_implied(&self) -> bool {
         self.input_implied
+    }
+
+    /// Whether the body's outputs are valid by construction (see `output_implied`).
+    pub(crate) fn output_implied(&self) -> bool {
+        self.output_implied
     }
 }
 
@@ -133,7 +145,12 @@ fn duplicate_key(tool: &str, duplicate: &DuplicateKey) -> ToolError {
 /// text read again to say where). For a tool whose type enforces its schema, text that
 /// decodes into that type and surely repeats no key is valid as it is; anything else takes
 /// the validator's path, so a refusal lists every failing path as always.
-pub(crate) fn validate_args<'a>(tool: &dyn Tool, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
+pub(crate) fn validate_args<'a>(
+    tool: &dyn Tool,
+    compiled: &Compiled,
+    args: &'a CallArgs<'_>,
+    surely_unique: bool,
+) -> Result<Validated<'a>, ToolError> {
     let id = tool.spec().id.as_str();
     match args {
         CallArgs::Text(text) => {
@@ -141,7 +158,7 @@ pub(crate) fn validate_args<'a>(tool: &dyn Tool, compiled: &Compiled, args: &'a 
             if text.is_empty() || text == "null" {
                 return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
-            if compiled.input_implied && surely_unique(text) {
+            if compiled.input_implied && surely_unique {
                 if let Some(Some(decoded)) = tool.decode_input(text) {
                     return Ok(Validated::Decoded(text, decoded));
                 }
@@ -500,6 +517,12 @@ mod tests {
         }
     }
 
+    /// Arguments through the limits' pass, then validated, as a registry does.
+    fn checked<'a>(tool: &Counted, compiled: &Compiled, args: &'a CallArgs<'_>) -> Result<Validated<'a>, ToolError> {
+        let unique = super::super::check_limits("counted", args, &super::super::Limits::default(), compiled.input_implied())?;
+        validate_args(tool, compiled, args, unique)
+    }
+
     #[test]
     fn the_skip_is_taken_only_for_a_vouched_type_and_keeps_what_it_decoded() {
         let (vouched, other) = (tool(true), tool(false));
@@ -507,16 +530,13 @@ mod tests {
         assert!(vouched_compiled.input_implied() && !other_compiled.input_implied());
         let args = CallArgs::from(r#"{"n": 3}"#);
         // The vouched type decoded the text: the validator did not run, the run takes the value.
-        assert!(matches!(
-            validate_args(&vouched, &vouched_compiled, &args),
-            Ok(Validated::Decoded(..))
-        ));
-        assert!(matches!(validate_args(&other, &other_compiled, &args), Ok(Validated::Text(_))));
+        assert!(matches!(checked(&vouched, &vouched_compiled, &args), Ok(Validated::Decoded(..))));
+        assert!(matches!(checked(&other, &other_compiled, &args), Ok(Validated::Text(_))));
         // A repeated key or text that does not decode takes the validator's path and its listing.
         let repeated = CallArgs::from(r#"{"n": 3, "n": 4}"#);
-        assert!(validate_args(&vouched, &vouched_compiled, &repeated).is_err());
+        assert!(checked(&vouched, &vouched_compiled, &repeated).is_err());
         let wrong = CallArgs::from(r#"{"n": -1}"#);
-        let err = validate_args(&vouched, &vouched_compiled, &wrong).err().unwrap();
+        let err = checked(&vouched, &vouched_compiled, &wrong).err().unwrap();
         assert_eq!(err.issues()[0].path, "/n", "{err}");
     }
 }

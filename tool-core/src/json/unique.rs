@@ -107,10 +107,11 @@ pub fn locate_duplicate(text: &[u8]) -> Option<DuplicateKey> {
     found
 }
 
-/// Whether JSON text surely repeats no key, decided without allocating: `false` when a key
-/// repeats, and also when it cannot tell cheaply (a key with escapes, an object of more than
-/// 16 members, text that is not JSON); the caller then takes the full path
-/// ([`parse_unique`] or the borrowed tree), which decides exactly.
+/// Whether JSON text surely repeats no key, decided in one pass without allocating: `false`
+/// when a key repeats, and also when it cannot tell cheaply (a key with escapes, an object of
+/// more than 16 members, deep nesting); the caller then takes the full path ([`parse_unique`]
+/// or the borrowed tree), which decides exactly. Text that is not JSON may pass: a caller
+/// still parses it strictly.
 ///
 /// ```
 /// use tool_core::json::surely_unique;
@@ -119,79 +120,7 @@ pub fn locate_duplicate(text: &[u8]) -> Option<DuplicateKey> {
 /// assert!(!surely_unique(r#"{"\u0061": 1}"#));
 /// ```
 pub fn surely_unique(text: &str) -> bool {
-    let mut de = serde_json::Deserializer::from_str(text);
-    <Scan as de::Deserialize>::deserialize(&mut de).is_ok() && de.end().is_ok()
-}
-
-/// A value walked for [`surely_unique`], keeping nothing.
-struct Scan;
-
-impl<'de> de::Deserialize<'de> for Scan {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(Scan)
-    }
-}
-
-impl<'de> Visitor<'de> for Scan {
-    type Value = Scan;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Scan, E> {
-        Ok(Scan)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Scan, E> {
-        Ok(Scan)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Scan, E> {
-        Ok(Scan)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Scan, E> {
-        Ok(Scan)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Scan, E> {
-        Ok(Scan)
-    }
-    fn visit_unit<E>(self) -> Result<Scan, E> {
-        Ok(Scan)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scan, A::Error> {
-        while seq.next_element::<Scan>()?.is_some() {}
-        Ok(Scan)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scan, A::Error> {
-        let mut keys: [&'de str; LINEAR] = [""; LINEAR];
-        let mut n = 0;
-        while let Some(BorrowedKey(key)) = map.next_key()? {
-            if n == LINEAR || keys[..n].contains(&key) {
-                return Err(repeated(key));
-            }
-            keys[n] = key;
-            n += 1;
-            map.next_value::<Scan>()?;
-        }
-        Ok(Scan)
-    }
-}
-
-/// An object key borrowed from the text (a key with escapes is refused: it cannot be).
-struct BorrowedKey<'a>(&'a str);
-
-impl<'de> de::Deserialize<'de> for BorrowedKey<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = BorrowedKey<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object key without escapes")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<BorrowedKey<'de>, E> {
-                Ok(BorrowedKey(v))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
+    super::scan::scan(text.as_bytes(), usize::MAX, true).surely_unique
 }
 
 /// The keys of one object as it is parsed: compared one by one while the object is small.

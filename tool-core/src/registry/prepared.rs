@@ -12,7 +12,7 @@ use crate::budget::OutputBudget;
 use crate::call::{self, Finished, Validated};
 use crate::context::{CallData, CallEnv};
 use crate::error::{ErrorKind, ToolError};
-use crate::isolate::ExecutionPolicy;
+use crate::isolate::{ExecutionPolicy, Placement};
 use crate::spec::ApprovalRule;
 #[cfg(feature = "runtime")]
 use crate::tool::Tool;
@@ -181,6 +181,13 @@ impl<'a> Prepared<'a> {
         let id = self.entry.tool.spec().id.as_str();
         let finished = call::finish(id, ran)?;
         call::trace::output_span().in_scope(|| match &finished {
+            // Valid by construction, when it was serialised here from a vouched type (a child
+            // process's answer crossed a pipe: it is checked as it arrived).
+            Finished::Output(_)
+                if self.entry.compiled.output_implied() && self.policy.placement(self.entry.tool.spec()) != Placement::Process =>
+            {
+                Ok(())
+            }
             Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json),
             Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload),
         })?;

@@ -67,6 +67,7 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &T
                 client_side: #client_side,
                 input_type: #input_type,
                 plain_input: #plain_input,
+                plain_output: #pr::Probe::<<Self as #pr::TypedTool>::Output>::ENCODES_PLAIN,
                 source: #pr::SourceLocation {
                     crate_name: #pr::String::from(#pr::env!("CARGO_PKG_NAME")),
                     module_path: #pr::String::from(#pr::module_path!()),
