@@ -110,6 +110,10 @@ impl PartialEq for ToolOutput {
 impl ToolOutput {
     /// A plain output with no model output and no transforms.
     pub fn new(value: Value) -> Self {
+        // A `null` (a tool with nothing to say) is copied, not serialised through a buffer.
+        if value.is_null() {
+            return Self::from_json(null_json());
+        }
         Self::from_json(serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null_json()))
     }
 
@@ -176,7 +180,9 @@ impl ToolOutput {
 }
 
 fn null_json() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("`null` is JSON"))
+    static NULL: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
+    NULL.get_or_init(|| RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("`null` is JSON")))
+        .clone()
 }
 
 /// Any tool the registry can hold. Object-safe.

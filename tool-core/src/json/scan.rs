@@ -27,8 +27,17 @@ const PER_OBJECT: usize = 16;
 /// Scans `text` once: its nesting against `max_depth` (brackets inside strings do not count)
 /// and, when `keys`, whether each object's keys are distinct (compared as written).
 pub(crate) fn scan(text: &[u8], max_depth: usize, keys: bool) -> Scanned {
+    // Two copies: the one without keys keeps no key tables at all.
+    if keys {
+        scan_with::<true>(text, max_depth)
+    } else {
+        scan_with::<false>(text, max_depth)
+    }
+}
+
+fn scan_with<const KEYS: bool>(text: &[u8], max_depth: usize) -> Scanned {
     let mut depth = 0usize;
-    let mut unique = keys;
+    let mut unique = KEYS;
     // Bit `d` is set when the container at depth `d + 1` is an object.
     let mut objects = 0u64;
     // Where each open container's keys start in `held`.
