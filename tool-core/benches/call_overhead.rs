@@ -5,46 +5,9 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use tool_core::prelude::*;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ForecastInput {
-    /// City name
-    pub city: String,
-    /// Days ahead
-    pub days: u32,
-    /// Metric units
-    pub metric: bool,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Forecast {
-    pub city: String,
-    pub days: u32,
-    pub high: f64,
-    pub summary: String,
-}
-
-/// Forecast for a city (plain parameters: the input struct `#[tool]` generates is one whose
-/// decoding a registry trusts, so valid arguments skip the validator; a struct of the user's
-/// would validate, see the README's performance section)
-#[tool(id = "bench-forecast")]
-pub async fn forecast(
-    /// City name
-    city: String,
-    /// Days ahead
-    days: u32,
-    /// Metric units
-    metric: bool,
-) -> Forecast {
-    let high = if metric { 21.5 } else { 70.7 };
-    Forecast {
-        city,
-        days,
-        high,
-        summary: "sunny".to_owned(),
-    }
-}
-
-const ARGS: &str = r#"{"city": "Lisbon", "days": 3, "metric": true}"#;
+#[path = "support/forecast.rs"]
+mod forecast_tool;
+use forecast_tool::{forecast, Forecast, ForecastInput, ARGS};
 
 fn call_overhead(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
