@@ -224,27 +224,18 @@ mod sealed {
 /// arguments that decode, and then only if the schema's keywords say nothing more either.
 pub trait PlainDecode: sealed::Sealed {}
 
-macro_rules! plain_decode {
-    ($($ty:ty),* $(,)?) => { $(impl sealed::Sealed for $ty {} impl PlainDecode for $ty {})* };
+/// The std scalars: each decodes exactly what its schema accepts ([`PlainDecode`]); all but
+/// the floats also encode only that ([`PlainEncode`]).
+macro_rules! plain_scalars {
+    (encode: $($ty:ty),*; decode only: $($float:ty),*) => {
+        $(impl sealed::Sealed for $ty {} impl PlainDecode for $ty {} impl PlainEncode for $ty {})*
+        $(impl sealed::Sealed for $float {} impl PlainDecode for $float {})*
+    };
 }
 
-plain_decode!(
-    bool,
-    String,
-    i8,
-    i16,
-    i32,
-    i64,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    usize,
-    f32,
-    f64,
-    PathBuf,
-    serde_json::Value
+plain_scalars!(
+    encode: bool, String, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, PathBuf, serde_json::Value;
+    decode only: f32, f64
 );
 
 impl<T: PlainDecode> sealed::Sealed for Option<T> {}
@@ -267,27 +258,6 @@ impl<V: PlainDecode, S> PlainDecode for HashMap<String, V, S> {}
 /// output check of what the body returned, and then only if the output schema is the type's
 /// own and its keywords say nothing more either.
 pub trait PlainEncode: PlainDecode {}
-
-macro_rules! plain_encode {
-    ($($ty:ty),* $(,)?) => { $(impl PlainEncode for $ty {})* };
-}
-
-plain_encode!(
-    bool,
-    String,
-    i8,
-    i16,
-    i32,
-    i64,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    usize,
-    PathBuf,
-    serde_json::Value
-);
 
 impl<T: PlainEncode> PlainEncode for Option<T> {}
 impl<T: PlainEncode> PlainEncode for Box<T> {}
