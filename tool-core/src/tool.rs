@@ -459,9 +459,10 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
         // struct of plain fields) and the schema is its own derived one.
         let meta = Self::meta();
         let derived = meta.plain_input && !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
-        // Likewise for the output: a type `#[tool]` vouched for, its own derived schema.
-        let encodes_plain =
-            meta.plain_output && spec.output_schema.is_some() && spec.output_schema == schema::produce_schema::<Self::Output>();
+        // Likewise for the output: a type `#[tool]` vouched for. Its schema is always its own
+        // derived one here (`build_spec` has no override for it; a wrapper that edits the spec
+        // does not forward `encodes_plain`).
+        let encodes_plain = meta.plain_output && spec.output_schema.is_some();
         Ok(Arc::new(FnTool::<Self> {
             spec,
             derived,
