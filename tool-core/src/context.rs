@@ -115,8 +115,8 @@ pub struct CallEnv {
 pub struct ToolCallInfo {
     /// The provider's id for this call (generated when the caller gave none).
     pub tool_call_id: String,
-    /// The tool's id.
-    pub tool_name: String,
+    /// The tool's id (shared with the registry's entry: a call does not copy it).
+    pub tool_name: Arc<str>,
     /// The conversation messages so far, when the caller supplies them.
     pub messages: Vec<Value>,
     /// Cancellation of the call.
@@ -142,13 +142,13 @@ impl ToolCallInfo {
     /// What tool `tool_name` sees of a call with id `tool_call_id` (its data's id, if any, is
     /// ignored: the caller resolved it), running with `env`'s handles and the given cancellation.
     pub fn new(tool_name: &str, tool_call_id: String, data: &CallData, env: CallEnv, cancellation: CancellationToken) -> Self {
-        Self::with_key(tool_name, tool_call_id, data, env, cancellation.into(), false)
+        Self::with_key(tool_name.into(), tool_call_id, data, env, cancellation.into(), false)
     }
 
     /// [`Self::new`], its derived idempotency key left pending when `lazy` (made when first
     /// read through a [`ToolContext`], see [`crate::idempotency`]). A given key is kept as is.
     pub(crate) fn with_key(
-        tool_name: &str,
+        tool_name: Arc<str>,
         tool_call_id: String,
         data: &CallData,
         env: CallEnv,
@@ -158,12 +158,12 @@ impl ToolCallInfo {
         let given = data.idempotency_key.as_ref().is_some_and(|k| !k.is_empty());
         let idempotency_key = env.idempotency.unwrap_or_else(|| match lazy && !given {
             true => IdempotencyKey::pending(),
-            false => IdempotencyKey::for_call(tool_name, &tool_call_id, data),
+            false => IdempotencyKey::for_call(&tool_name, &tool_call_id, data),
         });
         ToolCallInfo {
             idempotency_key,
             tool_call_id,
-            tool_name: tool_name.to_owned(),
+            tool_name,
             messages: data.messages.clone(),
             cancellation,
             thread_id: data.thread_id.clone(),

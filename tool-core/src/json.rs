@@ -5,14 +5,17 @@
 //! arguments and outputs on this tree and falls back to `serde_json::Value` only to explain a
 //! failure. Nothing here knows about tools. Text from outside keeps one value per key
 //! (`unique`): a repeated key is an error, never a silent choice; messages repeat a bounded
-//! part of it (`quote`).
+//! part of it (`quote`). A call's output is validated on the tree it serialises into
+//! (`tree`), not on its text parsed back.
 
 mod quote;
 mod scan;
+mod tree;
 mod unique;
 
 pub use quote::{bound_quotes, bounded, QUOTE_LIMIT};
 pub(crate) use scan::{scan, Scanned};
+pub use tree::to_tree;
 pub use unique::{locate_duplicate, parse_unique, surely_unique, DuplicateKey, TextError};
 
 use std::borrow::Cow;

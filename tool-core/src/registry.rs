@@ -105,6 +105,8 @@ impl fmt::Display for RegistryError {
 struct Entry {
     tool: Arc<dyn Tool>,
     compiled: Arc<Compiled>,
+    /// The tool's id, shared with every call's [`crate::context::ToolCallInfo`].
+    name: Arc<str>,
 }
 
 /// A set of tools: lookup, listing and validated calls.
@@ -333,10 +335,14 @@ impl Registry {
     fn insert_entry(&self, tool: Arc<dyn Tool>) -> Result<(), SchemaError> {
         let compiled = Arc::new(Compiled::new(&*tool)?);
         let id = tool.spec().id.clone();
-        self.tools
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, Entry { tool, compiled });
+        self.tools.write().unwrap_or_else(|p| p.into_inner()).insert(
+            id.clone(),
+            Entry {
+                tool,
+                compiled,
+                name: id.into(),
+            },
+        );
         self.changes.send_modify(|v| *v += 1);
         Ok(())
     }

@@ -32,6 +32,7 @@ use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, Isolation, McpSpec, Sou
 pub use crate::context::BoxFuture;
 pub use dynamic::{DynamicTool, DynamicToolBuilder};
 pub use input::{Decoded, ToolInput};
+use output::OutputTree;
 pub use output::{OutputBound, ToolOutput};
 
 /// The error of a client-side tool asked to run: nothing in this process can produce its
@@ -395,17 +396,30 @@ fn decode_error(kind: ErrorKind, what: &str, e: serde_json::Error) -> ToolError 
     )
 }
 
+/// The context as `C` when `C` is the untyped [`RequestContext`] (a copy of the map).
+fn as_context<C: 'static>(context: &Map<String, Value>) -> Option<C> {
+    if std::any::TypeId::of::<C>() != std::any::TypeId::of::<RequestContext>() {
+        return None;
+    }
+    let mut untyped = Some(RequestContext(context.clone()));
+    (&mut untyped as &mut dyn std::any::Any).downcast_mut::<Option<C>>()?.take()
+}
+
 /// Which steps turn a typed tool's output into a [`ToolOutput`] (from its spec).
 #[derive(Debug, Clone, Copy)]
 struct OutputSteps {
     model_output: bool,
     display: bool,
     transcript: bool,
+    /// Whether to build the output's tree for the registry's output check (a body's output
+    /// the check will validate: one with a schema its type does not vouch for).
+    tree: bool,
 }
 
 impl OutputSteps {
     fn of(spec: &ToolSpec) -> Self {
         OutputSteps {
+            tree: false,
             model_output: spec.has_model_output,
             display: spec.has_transform(TransformTarget::Display, TransformPhase::Output),
             transcript: spec.has_transform(TransformTarget::Transcript, TransformPhase::Output),
@@ -429,6 +443,7 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
         .flatten();
     let view = |on: bool, target| on.then(|| output_view::<T>(output, target)).flatten();
     Ok(ToolOutput {
+        tree: OutputTree(steps.tree.then(|| crate::json::to_tree(output)).flatten()),
         model_output,
         display: view(steps.display, TransformTarget::Display),
         transcript: view(steps.transcript, TransformTarget::Transcript),
@@ -457,10 +472,10 @@ impl<T: TypedTool> Tool for FnTool<T> {
             .take::<T::Input>()
             .map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))
             .and_then(|input| {
-                let typed = if std::any::TypeId::of::<T::Context>() == std::any::TypeId::of::<RequestContext>() && context.is_empty() {
-                    serde_json::from_value::<T::Context>(Value::Object(Map::new()))
-                } else {
-                    serde_json::from_value::<T::Context>(Value::Object((*context).clone()))
+                // The untyped context is the map itself: no decoding through a `Value`.
+                let typed = match as_context::<T::Context>(&context) {
+                    Some(untyped) => Ok(untyped),
+                    None => serde_json::from_value::<T::Context>(Value::Object((*context).clone())),
                 };
                 Ok((
                     input,
@@ -471,7 +486,10 @@ impl<T: TypedTool> Tool for FnTool<T> {
             Ok(d) => d,
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        let steps = OutputSteps::of(&self.spec);
+        let steps = OutputSteps {
+            tree: self.spec.output_schema.is_some() && !self.encodes_plain,
+            ..OutputSteps::of(&self.spec)
+        };
         let on_output_call = self.spec.hooks.on_output.then(|| call.clone());
         let fut = T::execute(input, ToolContext::new(typed_context, context, call));
         Box::pin(async move {

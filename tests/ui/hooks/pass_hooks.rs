@@ -17,7 +17,7 @@ pub struct WeatherInput {
 }
 
 fn on_start(call: &ToolCallInfo) {
-    assert_eq!(call.tool_name, "weather");
+    assert_eq!(&*call.tool_name, "weather");
     STARTS.fetch_add(1, Ordering::SeqCst);
 }
 

@@ -243,7 +243,8 @@ pub(crate) async fn run(
     resume: Option<Value>,
     policy: &ExecutionPolicy,
 ) -> Result<Finished, ToolError> {
-    let running = start(tool, input, context, (id, data), env, resume, policy)?;
+    let name = Arc::from(tool.spec().id.as_str());
+    let running = start((tool, &name), input, context, (id, data), env, resume, policy)?;
     finish(&tool.spec().id, running.await)
 }
 
@@ -257,7 +258,7 @@ pub(crate) type Running<'a> =
 /// tool's future created (a panic there is caught). Await the returned body and hand what it
 /// gives to [`finish`].
 pub(crate) fn start<'a>(
-    tool: &'a Arc<dyn Tool>,
+    (tool, name): (&'a Arc<dyn Tool>, &Arc<str>),
     input: ToolInput<'a>,
     context: Arc<Map<String, Value>>,
     (id, data): (String, &CallData),
@@ -289,7 +290,7 @@ pub(crate) fn start<'a>(
     // The derived idempotency key is made only when read, where nothing else can see the
     // call: not for a tool that runs once per key, nor for a child process (it is sent).
     let lazy = placement != Placement::Process && tool.spec().idempotent.is_none() && tool.call_seen_through_context();
-    let mut call = ToolCallInfo::with_key(tool_id, id, data, env, token, lazy);
+    let mut call = ToolCallInfo::with_key(name.clone(), id, data, env, token, lazy);
     call.resume_data = resume;
     if placement == Placement::Process {
         let cancellation = cancellation.unwrap_or_default();

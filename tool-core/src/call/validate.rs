@@ -364,6 +364,7 @@ fn type_of(value: &Value) -> String {
 /// that is not an object (it has no keys to judge secrets by) is not quoted at all.
 pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
     let value = match context {
+        None | Some(Value::Null) if compiled.context.is_none() => return Ok(Map::new()),
         None | Some(Value::Null) => return validate_context_map(tool, compiled, Map::new()),
         Some(Value::Object(map)) => map,
         Some(other) => {
@@ -443,12 +444,17 @@ pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> 
     .for_tool(tool))
 }
 
-/// Checks a tool's output against its output schema.
-pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue) -> Result<(), ToolError> {
+/// Checks a tool's output against its output schema: on `tree` when the tool serialised its
+/// output into one ([`crate::json::to_tree`]: equal to the text's), else on the text parsed.
+pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue, tree: Option<&Node<'_>>) -> Result<(), ToolError> {
     let (Some(fast), Some(validator)) = (&compiled.output_fast, &compiled.output) else {
         return Ok(());
     };
-    if Node::parse(output.get()).is_ok_and(|tree| fast.is_valid(&tree)) {
+    let valid = match tree {
+        Some(tree) => fast.is_valid(tree),
+        None => Node::parse(output.get()).is_ok_and(|tree| fast.is_valid(&tree)),
+    };
+    if valid {
         return Ok(());
     }
     let value: Value = serde_json::from_str(output.get()).unwrap_or(Value::Null);

@@ -523,7 +523,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
         sessions: (!options.stateless).then_some(slots),
     });
     let router = axum::Router::new()
-        .nest_service("/mcp", service)
+        .nest_service("/mcp", super::shared_service::Shared::new(service))
         .layer(axum::middleware::from_fn_with_state(guard_state, guard))
         .merge(health);
     let router = match metadata {

@@ -60,6 +60,7 @@ pub mod results;
 mod server;
 mod session;
 mod session_cap;
+mod shared_service;
 pub mod stdio;
 mod tasks;
 #[cfg(feature = "tls")]
@@ -144,19 +145,22 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, &ctx).await
+        // Boxed, like every handler whose future is large: rmcp spawns each request's handler
+        // as a task whose future is as large as the largest of them, moved several times as it
+        // is spawned (most of a call's cost before they were boxed).
+        Box::pin(self.call(request, &ctx)).await
     }
 
     async fn get_task(&self, request: GetTaskParams, ctx: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
-        self.get_task(&request.task_id, &ctx).await.map(GetTaskResult::new)
+        Box::pin(self.get_task(&request.task_id, &ctx)).await.map(GetTaskResult::new)
     }
 
     async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.update_task(&request.task_id, &request.input_responses, &ctx).await
+        Box::pin(self.update_task(&request.task_id, &request.input_responses, &ctx)).await
     }
 
     async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.cancel_task(&request.task_id, &ctx).await
+        Box::pin(self.cancel_task(&request.task_id, &ctx)).await
     }
 
     async fn set_level(&self, request: SetLevelRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
@@ -174,7 +178,7 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     }
 
     async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
-        self.stream_list_changes(cx).await;
+        Box::pin(self.stream_list_changes(cx)).await;
         Ok(())
     }
 
@@ -228,7 +232,7 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         if request.uri.starts_with(results::RESULTS_URI) {
-            return self.read_result(&request.uri, &ctx).await.map(Into::into);
+            return Box::pin(self.read_result(&request.uri, &ctx)).await.map(Into::into);
         }
         self.extras.read_resource(request, ctx).await
     }

@@ -201,7 +201,8 @@ impl<E: ServerHandler + Clone> RelayTask<E> {
                     if let Some(nonce) = message.body.get("nonce").and_then(Value::as_str) {
                         running.insert(nonce.to_owned(), cancel.clone());
                     }
-                    tokio::spawn(answer(server, message, cancel));
+                    // Boxed: the future is kilobytes, moved several times as a task is spawned.
+                    tokio::spawn(Box::pin(answer(server, message, cancel)));
                 }
                 CANCEL => {
                     let nonce = message.body.get("nonce").and_then(Value::as_str).unwrap_or_default();

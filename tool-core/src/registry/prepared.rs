@@ -120,7 +120,7 @@ impl<'a> Prepared<'a> {
         let id = self.entry.tool.spec().id.as_str();
         let json = serde_json::value::to_raw_value(result)
             .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the result could not be read: {e}")).for_tool(id))?;
-        call::validate_output(id, &self.entry.compiled, &json)
+        call::validate_output(id, &self.entry.compiled, &json, crate::json::to_tree(result).as_ref())
     }
 
     /// The output of a call whose result was recorded by an earlier run (a receipt), as that
@@ -160,7 +160,7 @@ impl<'a> Prepared<'a> {
         }
         let kept = self.budget.as_ref().map(|_| call_id.clone());
         let running = call::start(
-            &self.entry.tool,
+            (&self.entry.tool, &self.entry.name),
             self.input.as_input(),
             self.context.clone(),
             (call_id, data),
@@ -179,8 +179,8 @@ impl<'a> Prepared<'a> {
         call_id: Option<String>,
     ) -> Result<Finished, ToolError> {
         let id = self.entry.tool.spec().id.as_str();
-        let finished = call::finish(id, ran)?;
-        call::trace::output_span().in_scope(|| match &finished {
+        let mut finished = call::finish(id, ran)?;
+        call::trace::output_span().in_scope(|| match &mut finished {
             // Valid by construction, when it was serialised here from a vouched type (a child
             // process's answer crossed a pipe: it is checked as it arrived).
             Finished::Output(_)
@@ -188,7 +188,10 @@ impl<'a> Prepared<'a> {
             {
                 Ok(())
             }
-            Finished::Output(output) => call::validate_output(id, &self.entry.compiled, &output.json),
+            Finished::Output(output) => {
+                let tree = output.tree.0.take();
+                call::validate_output(id, &self.entry.compiled, &output.json, tree.as_ref())
+            }
             Finished::Suspended(s) => call::validate_suspension(id, &self.entry.compiled, &s.payload),
         })?;
         Ok(match (finished, &self.budget, call_id) {

@@ -509,7 +509,8 @@ impl Runtime {
     ) {
         use tracing::Instrument;
         let this = self.clone();
-        tokio::spawn(async move { this.run_new(&sink, &tool, args, options).await }.instrument(span));
+        // Boxed: a task's future is moved several times as it is spawned; a run's is kilobytes.
+        tokio::spawn(Box::pin(async move { this.run_new(&sink, &tool, args, options).await }).instrument(span));
     }
 }
 

@@ -125,7 +125,7 @@ impl StreamRun {
                                     t.input_hook(InputHook::Delta(&delta), &open.info),
                                 );
                             }
-                            (open.tool.clone(), open.info.tool_name.clone())
+                            (open.tool.clone(), open.info.tool_name.to_string())
                         }
                         None => (None, String::new()),
                     };

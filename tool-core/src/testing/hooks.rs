@@ -99,7 +99,7 @@ impl HookLog {
     fn push(&self, call: &ToolCallInfo, hook: Hook, error: Option<String>) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(HookCall {
             tool_call_id: call.tool_call_id.clone(),
-            tool_name: call.tool_name.clone(),
+            tool_name: call.tool_name.to_string(),
             hook,
             error,
         });

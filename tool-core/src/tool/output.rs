@@ -2,11 +2,14 @@
 //! the model sees, the display and transcript views) and [`OutputBound`] (the budget that cuts
 //! the model's view). It runs and validates nothing.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::budget::{Cut, OutputBudget};
+use crate::json::Node;
 use crate::model_output::ModelOutput;
 
 /// What a successful call produced.
@@ -26,6 +29,31 @@ pub struct ToolOutput {
     /// What bounds the model's view of it: set by the registry when the call ran (see
     /// [`ToolOutput::with_budget`]); never serialised.
     pub bound: Option<OutputBound>,
+    /// The output as a tree, when the tool built one for the registry's output check (which
+    /// takes it); never cloned, compared or serialised.
+    pub(crate) tree: OutputTree,
+}
+
+/// The tree of an output a typed tool serialised for the output check ([`crate::json::to_tree`]),
+/// so the check does not parse the text back.
+#[derive(Default)]
+pub(crate) struct OutputTree(pub(crate) Option<Node<'static>>);
+
+impl Clone for OutputTree {
+    fn clone(&self) -> Self {
+        // Only the check reads it, once.
+        OutputTree(None)
+    }
+}
+
+impl fmt::Debug for OutputTree {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "OutputTree(built)"
+        } else {
+            "OutputTree(none)"
+        })
+    }
 }
 
 /// A call's model-output budget, and the call the marker names as holding the whole result.
@@ -92,6 +120,7 @@ impl ToolOutput {
             display: None,
             transcript: None,
             bound: None,
+            tree: OutputTree(None),
         }
     }
 
