@@ -198,6 +198,11 @@ def test_suspended_call_resumed_on_another_instance(toolsmiths, database):
     assert pending(database) == []
 
 
+def edited(name):
+    """`name` with its last character changed (a random id may already end in `0`)."""
+    return name[:-1] + ("1" if name.endswith("0") else "0")
+
+
 def test_waiting_call_states_are_sealed(toolsmiths, database):
     """A waiting call's request state is its id sealed with the tool: a bare id (as `toolsmith
     pending` lists it), an edited seal, or the state brought to another tool is refused, and the
@@ -208,7 +213,7 @@ def test_waiting_call_states_are_sealed(toolsmiths, database):
     state = call(a, "write-file", args)["requestState"]
     call_id, tag = state.rsplit(".", 1)
     approve = {"approval": {"action": "accept", "content": {"approved": True}}}
-    for bad in [call_id, f"{call_id}.{'0' * len(tag)}", f"{call_id[:-1]}0.{tag}"]:
+    for bad in [call_id, f"{call_id}.{'0' * len(tag)}", f"{edited(call_id)}.{tag}"]:
         refused = call(b, "write-file", args, bad, approve)
         assert refused.get("isError") and "is not one this server issued" in text(refused), (bad, refused)
     other = call(b, "text-stats", {"text": "x"}, state, approve)
@@ -239,7 +244,7 @@ def test_forged_or_redirected_states_are_refused(fixtures):
     state = call(a, "ask_twice", {})["requestState"]
     key, instance, tag = state.split(".")
     answer = {"input": {"action": "accept", "content": {"first": "x"}}}
-    forged = [f"{key}.{instance}.{'0' * len(tag)}", f"{key[:-1]}0.{instance}.{tag}",
+    forged = [f"{key}.{instance}.{'0' * len(tag)}", f"{edited(key)}.{instance}.{tag}",
               f"{key}.00000000-0000-0000-0000-000000000000.{tag}"]
     for bad in forged:
         refused = call(b, "ask_twice", {}, bad, answer)

@@ -117,8 +117,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Err(refused) => return error_result(refused),
         };
         let caller = identity::of(ctx);
-        // From the OS's CSPRNG: on 2026-07-28 the id comes back as the request state that
-        // names the waiting call (and in a task's id), so it must not be guessable.
+        // From a CSPRNG (rand's thread-local ChaCha, seeded from the OS): on 2026-07-28 the id
+        // comes back as the request state that names the waiting call (and in a task's id), so
+        // it must not be guessable.
         let call_id = format!("mcp_{}", uuid::Uuid::new_v4().simple());
         let as_task = self.runs_as_task(tool, ctx);
         let mut options = CallOptions {

@@ -28,7 +28,7 @@ pub(super) struct Session {
     level: Mutex<Option<LoggingLevel>>,
     calls: Arc<Semaphore>,
     /// Who owns what the session's calls leave behind (their kept full results): random, from
-    /// the OS's CSPRNG, never sent to the client.
+    /// a CSPRNG seeded from the OS, never sent to the client.
     pub(super) id: String,
 }
 
