@@ -3,7 +3,9 @@
 //!
 //! Owns [`PeerHandle`]. Notifications go through one queue per call, so they reach the client
 //! in the order the tool sent them, and the server flushes the queue before it answers the
-//! call (a client sees every progress and log message of a call before its result). On
+//! call (a client sees every progress and log message of a call before its result). The queue
+//! and the task that sends it are made by the call's first notification: a call that sends
+//! none costs neither. On
 //! 2026-07-28, where a server may not send requests of its own, an elicitation or sampling
 //! request becomes an [`Ask`] the server answers the call with (an input-required result); the
 //! client's next request carries the answer back, and the call goes on reporting to that
@@ -11,7 +13,7 @@
 
 #![allow(deprecated)] // MCP logging and sampling are deprecated by SEP-2577 but still in use.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
@@ -83,8 +85,42 @@ pub(crate) struct PeerHandle {
     modern: bool,
     /// The request has no session (stateless HTTP, before 2026-07-28): nothing can be asked.
     sessionless: bool,
-    queue: mpsc::UnboundedSender<Note>,
+    /// The call's notifications, in order, to the task that sends them: both made by the
+    /// first one (most calls send none).
+    queue: OnceLock<mpsc::UnboundedSender<Note>>,
+    sender: Flush,
+    runtime: tokio::runtime::Handle,
     asks: Option<mpsc::UnboundedSender<Ask>>,
+}
+
+/// The task sending a call's notifications, once one was sent: await it (every handle
+/// dropped) and they have all gone out.
+#[derive(Clone, Default)]
+pub(crate) struct Flush(Arc<Mutex<Option<JoinHandle<()>>>>);
+
+impl Flush {
+    /// Waits until the notifications sent so far went out and the queue closed (every
+    /// [`PeerHandle`] of the call dropped); at once when none was sent.
+    pub(crate) async fn sent(self) {
+        let task = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+async fn send_notes(mut notes: mpsc::UnboundedReceiver<Note>) {
+    while let Some(note) = notes.recv().await {
+        // A client that went away misses its notifications; the call goes on.
+        let _ = match note {
+            Note::Log(peer, p) => peer.notify_logging_message(p).await,
+            Note::Progress(peer, p) => peer.notify_progress(p).await,
+            Note::Barrier(done) => {
+                let _ = done.send(());
+                Ok(())
+            }
+        };
+    }
 }
 
 impl PeerHandle {
@@ -98,21 +134,8 @@ impl PeerHandle {
         capabilities: Option<rmcp::model::ClientCapabilities>,
         version: Option<ProtocolVersion>,
         sessionless: bool,
-    ) -> (Arc<PeerHandle>, JoinHandle<()>, Option<mpsc::UnboundedReceiver<Ask>>) {
-        let (queue, mut rx) = mpsc::unbounded_channel::<Note>();
-        let task = tokio::spawn(async move {
-            while let Some(note) = rx.recv().await {
-                // A client that went away misses its notifications; the call goes on.
-                let _ = match note {
-                    Note::Log(peer, p) => peer.notify_logging_message(p).await,
-                    Note::Progress(peer, p) => peer.notify_progress(p).await,
-                    Note::Barrier(done) => {
-                        let _ = done.send(());
-                        Ok(())
-                    }
-                };
-            }
-        });
+    ) -> (Arc<PeerHandle>, Flush, Option<mpsc::UnboundedReceiver<Ask>>) {
+        let sender = Flush::default();
         let modern = version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let (asks, questions) = if modern {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -130,10 +153,12 @@ impl PeerHandle {
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
             modern,
             sessionless,
-            queue,
+            queue: OnceLock::new(),
+            sender: sender.clone(),
+            runtime: tokio::runtime::Handle::current(),
             asks,
         };
-        (Arc::new(handle), task, questions)
+        (Arc::new(handle), sender, questions)
     }
 
     /// From now on the call reports to this request (the one that brought an answer back).
@@ -148,10 +173,22 @@ impl PeerHandle {
     /// Waits until every notification sent so far went out (before the request that carries
     /// them is answered).
     pub(crate) async fn flushed(&self) {
+        let Some(queue) = self.queue.get() else { return };
         let (done, sent) = oneshot::channel();
-        if self.queue.send(Note::Barrier(done)).is_ok() {
+        if queue.send(Note::Barrier(done)).is_ok() {
             let _ = sent.await;
         }
+    }
+
+    /// Queues a notification, starting the task that sends them with the first.
+    fn send(&self, note: Note) {
+        let queue = self.queue.get_or_init(|| {
+            let (queue, notes) = mpsc::unbounded_channel();
+            let task = self.runtime.spawn(send_notes(notes));
+            *self.sender.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+            queue
+        });
+        let _ = queue.send(note);
     }
 
     fn peer(&self) -> Peer<RoleServer> {
@@ -222,7 +259,7 @@ impl McpHandle for PeerHandle {
         let level = mcp_level(level);
         let target = self.target.read().unwrap_or_else(|p| p.into_inner());
         if target.min_level.is_some_and(|min| rank(level) >= rank(min)) {
-            let _ = self.queue.send(Note::Log(
+            self.send(Note::Log(
                 target.peer.clone(),
                 LoggingMessageNotificationParam::new(level, data).with_logger("toolsmith"),
             ));
@@ -239,7 +276,7 @@ impl McpHandle for PeerHandle {
         if let Some(m) = message {
             p = p.with_message(m);
         }
-        let _ = self.queue.send(Note::Progress(target.peer.clone(), p));
+        self.send(Note::Progress(target.peer.clone(), p));
     }
 
     fn sample(&self, request: Value) -> BoxFuture<'_, Result<Value, ToolError>> {

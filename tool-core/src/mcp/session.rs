@@ -16,10 +16,10 @@ use rmcp::model::LoggingLevel;
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ServerHandler;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::handle::{Ask, PeerHandle};
+use super::handle::{Ask, Flush, PeerHandle};
 use super::server::{modern, McpConfig, McpServer};
 use crate::context::CallEnv;
 
@@ -56,7 +56,7 @@ pub(super) struct Slot {
     _permit: OwnedSemaphorePermit,
     /// What the call runs with: its cancellation and its MCP handle.
     pub(super) continuation: CallEnv,
-    flush: JoinHandle<()>,
+    flush: Flush,
     pub(super) handle: Arc<PeerHandle>,
     /// The questions its tool asks mid-call (2026-07-28).
     pub(super) asks: Option<mpsc::UnboundedReceiver<Ask>>,
@@ -97,7 +97,7 @@ impl Slot {
             ..
         } = self;
         drop((continuation, handle));
-        let _ = flush.await;
+        flush.sent().await;
     }
 }
 
