@@ -5,11 +5,10 @@
 //! in the order the tool sent them, and the server flushes the queue before it answers the
 //! call (a client sees every progress and log message of a call before its result). The queue
 //! and the task that sends it are made by the call's first notification: a call that sends
-//! none costs neither. On
-//! 2026-07-28, where a server may not send requests of its own, an elicitation or sampling
-//! request becomes an [`Ask`] the server answers the call with (an input-required result); the
-//! client's next request carries the answer back, and the call goes on reporting to that
-//! request ([`PeerHandle::retarget`]).
+//! none costs neither. On 2026-07-28, where a server may not send requests of its own, an
+//! elicitation or sampling request becomes an [`Ask`] the server answers the call with (an
+//! input-required result); the client's next request carries the answer back, and the call
+//! goes on reporting to that request ([`PeerHandle::retarget`]).
 
 #![allow(deprecated)] // MCP logging and sampling are deprecated by SEP-2577 but still in use.
 
@@ -88,7 +87,7 @@ pub(crate) struct PeerHandle {
     /// The call's notifications, in order, to the task that sends them: both made by the
     /// first one (most calls send none).
     queue: OnceLock<mpsc::UnboundedSender<Note>>,
-    sender: Flush,
+    flush: Flush,
     runtime: tokio::runtime::Handle,
     asks: Option<mpsc::UnboundedSender<Ask>>,
 }
@@ -124,8 +123,8 @@ async fn send_notes(mut notes: mpsc::UnboundedReceiver<Note>) {
 }
 
 impl PeerHandle {
-    /// A handle, the task that sends its notifications (await it, after dropping every
-    /// handle, to flush them) and, on 2026-07-28, the questions its tool asks mid-call.
+    /// A handle, its [`Flush`] (await it, after dropping every handle, for its notifications
+    /// to have gone out) and, on 2026-07-28, the questions its tool asks mid-call.
     /// `sessionless`: the request has no session, so elicitation and sampling fail at once.
     pub(crate) fn start(
         peer: Peer<RoleServer>,
@@ -135,7 +134,7 @@ impl PeerHandle {
         version: Option<ProtocolVersion>,
         sessionless: bool,
     ) -> (Arc<PeerHandle>, Flush, Option<mpsc::UnboundedReceiver<Ask>>) {
-        let sender = Flush::default();
+        let flush = Flush::default();
         let modern = version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let (asks, questions) = if modern {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -154,11 +153,11 @@ impl PeerHandle {
             modern,
             sessionless,
             queue: OnceLock::new(),
-            sender: sender.clone(),
+            flush: flush.clone(),
             runtime: tokio::runtime::Handle::current(),
             asks,
         };
-        (Arc::new(handle), sender, questions)
+        (Arc::new(handle), flush, questions)
     }
 
     /// From now on the call reports to this request (the one that brought an answer back).
@@ -185,7 +184,7 @@ impl PeerHandle {
         let queue = self.queue.get_or_init(|| {
             let (queue, notes) = mpsc::unbounded_channel();
             let task = self.runtime.spawn(send_notes(notes));
-            *self.sender.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+            *self.flush.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
             queue
         });
         let _ = queue.send(note);
