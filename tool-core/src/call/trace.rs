@@ -143,9 +143,15 @@ pub(crate) fn record_result(span: &Span, shown: Option<&Value>) {
     record(span, "gen_ai.tool.call.result", shown);
 }
 
+/// Whether `span` records arguments and results (it is enabled, and recording is on).
+#[cfg(feature = "runtime")]
+pub(crate) fn records(span: &Span) -> bool {
+    !span.is_disabled() && records_content()
+}
+
 #[cfg(feature = "runtime")]
 fn record(span: &Span, field: &str, shown: Option<&Value>) {
-    if span.is_disabled() || !records_content() {
+    if !records(span) {
         return;
     }
     if let Some(value) = shown {

@@ -145,7 +145,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         #[cfg(not(feature = "otel"))]
         let _ = trace_context;
-        let events = self.shared.runtime.call_in(span.clone(), &tool.id, args.into(), options);
+        // A call the request reads to its end runs in the request's task; a task's call is
+        // left running when the request is answered, so it is a task of its own.
+        let events = self
+            .shared
+            .runtime
+            .call_in(span.clone(), &tool.id, args.into(), (options, !as_task));
         if as_task {
             let (continuation, task_id) = (slot.continuation.clone(), super::tasks::task_id_of(&call_id));
             let handle = self.task_handle(tool, events, &task_id, ctx, &continuation);

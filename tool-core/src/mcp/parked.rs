@@ -95,7 +95,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     pub(super) async fn park(
         &self,
         tool: &ToolRef,
-        events: EventStream,
+        mut events: EventStream,
         mut slot: Slot,
         ask: Ask,
         (round, ctx): (u32, &RequestContext<RoleServer>),
@@ -103,6 +103,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // The request that carried the call ends with this answer; its end must not cancel
         // the call, and its notifications go out first.
         slot.unlink();
+        // The run goes on while its client answers: no request reads it until then.
+        events.detach();
         slot.handle.flushed().await;
         self.ensure_relay();
         let key = format!("{PREFIX}{}", uuid::Uuid::new_v4().simple());

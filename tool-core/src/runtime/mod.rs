@@ -471,7 +471,7 @@ impl Runtime {
     pub fn call(&self, tool: &str, args: impl Into<crate::call::CallArgs<'static>>, options: crate::call::CallOptions) -> EventStream {
         let mut options = options;
         let span = self.call_span(tool, &mut options);
-        self.call_in(span, tool, args.into(), options)
+        self.call_in(span, tool, args.into(), (options, false))
     }
 
     /// The span of a new call of `tool` (its id, given or generated now, is kept in `options`).
@@ -485,14 +485,26 @@ impl Runtime {
     }
 
     /// [`Runtime::call`] inside a span made by [`Runtime::call_span`] (an edge that sets the
-    /// span's parent first: the MCP server, from a request's trace context).
+    /// span's parent first: the MCP server, from a request's trace context). A `driven` run
+    /// is run by the stream's reader, in its task, until the stream is dropped or detached (see
+    /// [`EventStream`]): for a reader that reads it to its end at once, no task and no wake-up
+    /// across tasks per call. Its stream carries the outcome only (no events: its reader, an
+    /// MCP request, answers with the outcome).
     pub(crate) fn call_in(
         &self,
         span: tracing::Span,
         tool: &str,
         args: crate::call::CallArgs<'static>,
-        options: crate::call::CallOptions,
+        (options, driven): (crate::call::CallOptions, bool),
     ) -> EventStream {
+        if driven {
+            use tracing::Instrument;
+            let (this, tool) = (self.clone(), tool.to_owned());
+            // Its reader (an MCP request) answers with the outcome alone.
+            return Sink::driven(false, |sink| {
+                async move { this.run_new(&sink, &tool, args, options).await }.instrument(span)
+            });
+        }
         let (sink, stream) = Sink::channel();
         self.spawn_new(span, sink, tool.to_owned(), args, options);
         stream

@@ -6,6 +6,11 @@
 //! collected). Consumers (the MCP server, the CLI, an application) map an [`Outcome`] to their
 //! answer with one `match`; nothing needs to search the event log for meaning.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use tokio::sync::mpsc;
 
 use super::events::{Event, ShownEvent};
@@ -118,9 +123,22 @@ enum Message {
 
 /// The events of one run, in order, and its outcome. Ends when the call (and any background
 /// task it started) is done.
+///
+/// A run goes on whether or not its stream is read: most runs are tasks of their own; a run
+/// made to be read at once (an MCP request's call) is driven by its reader instead, in the
+/// reader's task, and becomes a task of its own when the stream is dropped or
+/// [detached](Self::detach) before the run is over.
 pub struct EventStream {
     rx: mpsc::UnboundedReceiver<Message>,
     outcome: Option<Outcome>,
+    driver: Option<Driver>,
+}
+
+/// A run driven by its stream's reader ([`EventStream`]), and the runtime it becomes a task of
+/// when it must go on alone.
+struct Driver {
+    run: Pin<Box<dyn Future<Output = ()> + Send>>,
+    runtime: tokio::runtime::Handle,
 }
 
 impl EventStream {
@@ -128,10 +146,36 @@ impl EventStream {
     /// [`outcome`](Self::outcome).
     pub async fn next(&mut self) -> Option<Event> {
         loop {
-            match self.rx.recv().await? {
+            match std::future::poll_fn(|cx| self.poll_message(cx)).await? {
                 Message::Event(e) => return Some(*e),
                 Message::Outcome(o) => self.outcome = Some(o),
             }
+        }
+    }
+
+    /// The next message: the run is driven first when this stream drives it, so what it sends
+    /// in this poll is read in this poll (no wake-up of the reader by itself).
+    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+        if let Some(driver) = &mut self.driver {
+            // A panic of the runtime's own code (a tool's is caught where it runs) ends this
+            // run as it ends a run that is a task: its stream ends without an outcome.
+            match std::panic::catch_unwind(AssertUnwindSafe(|| driver.run.as_mut().poll(cx))) {
+                Ok(Poll::Pending) => {}
+                Ok(Poll::Ready(())) => self.driver = None,
+                Err(_) => {
+                    tracing::error!("a tool call's run panicked; it ends without a result");
+                    self.driver = None;
+                }
+            }
+        }
+        self.rx.poll_recv(cx)
+    }
+
+    /// Lets a run this stream drives go on without it, as a task of its own (a run whose
+    /// reader stops reading for a while: an MCP call parked until its client answers).
+    pub(crate) fn detach(&mut self) {
+        if let Some(driver) = self.driver.take() {
+            drop(driver.runtime.spawn(driver.run));
         }
     }
 
@@ -159,8 +203,16 @@ impl EventStream {
         }
         let outcome = self
             .outcome
+            .take()
             .unwrap_or_else(|| Outcome::Failed(ToolError::new("The run ended without a result.")));
         Run { events, outcome }
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        // Nobody reads the run any more; it still completes.
+        self.detach();
     }
 }
 
@@ -168,15 +220,50 @@ impl EventStream {
 #[derive(Clone)]
 pub(crate) struct Sink {
     tx: mpsc::UnboundedSender<Message>,
+    /// Whether the reader reads the events, not only the outcome (see [`Sink::reads_events`]).
+    events: bool,
 }
 
 impl Sink {
     pub(crate) fn channel() -> (Sink, EventStream) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Sink { tx }, EventStream { rx, outcome: None })
+        (
+            Sink { tx, events: true },
+            EventStream {
+                rx,
+                outcome: None,
+                driver: None,
+            },
+        )
+    }
+
+    /// A channel whose run (`run`, given the sink) is driven by the stream's reader (see
+    /// [`EventStream`]); a reader that only wants the outcome gets no events (`events`:
+    /// false), and the run need not build them. Must be called inside a Tokio runtime.
+    pub(crate) fn driven<F>(events: bool, run: impl FnOnce(Sink) -> F) -> EventStream
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (mut sink, mut stream) = Sink::channel();
+        sink.events = events;
+        stream.driver = Some(Driver {
+            run: Box::pin(run(sink)),
+            runtime: tokio::runtime::Handle::current(),
+        });
+        stream
+    }
+
+    /// Whether the run's reader reads its events: when it reads only the outcome (an MCP
+    /// call's request answers with the outcome alone), events sent are dropped, and a run
+    /// skips building those only it would read.
+    pub(crate) fn reads_events(&self) -> bool {
+        self.events
     }
 
     pub(crate) fn send(&self, event: Event) {
+        if !self.events {
+            return;
+        }
         // A dropped stream means nobody listens any more; the call still completes.
         let _ = self.tx.send(Message::Event(Box::new(event)));
     }
@@ -189,5 +276,98 @@ impl Sink {
     /// Ends the run (or, for a backgrounded call, its first part) with `outcome`.
     pub(crate) fn end(&self, outcome: Outcome) {
         let _ = self.tx.send(Message::Outcome(outcome));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::oneshot;
+
+    fn declined(reason: String) -> Outcome {
+        Outcome::Declined { reason }
+    }
+
+    fn reason(outcome: &Outcome) -> &str {
+        match outcome {
+            Outcome::Declined { reason } => reason,
+            other => panic!("unexpected outcome {}", other.name()),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_driven_run_runs_in_its_readers_task_and_a_spawned_one_does_not() {
+        let reader = tokio::spawn(async {
+            let stream = Sink::driven(true, |sink| async move { sink.end(declined(tokio::task::id().to_string())) });
+            (tokio::task::id().to_string(), stream.finish().await.outcome)
+        });
+        let (reader_id, outcome) = reader.await.unwrap();
+        assert_eq!(reason(&outcome), reader_id);
+
+        let reader = tokio::spawn(async {
+            let (sink, stream) = Sink::channel();
+            tokio::spawn(async move { sink.end(declined(tokio::task::id().to_string())) });
+            (tokio::task::id().to_string(), stream.finish().await.outcome)
+        });
+        let (reader_id, outcome) = reader.await.unwrap();
+        assert_ne!(reason(&outcome), reader_id);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_or_detached_driven_stream_lets_its_run_finish() {
+        for detach in [false, true] {
+            let (go, wait) = oneshot::channel::<()>();
+            let (done, finished) = oneshot::channel::<&str>();
+            let mut stream = Sink::driven(true, |sink| async move {
+                let _ = wait.await;
+                sink.end(declined("late".into()));
+                let _ = done.send("finished");
+            });
+            // Driven until it waits: nothing yet.
+            let polled = tokio::time::timeout(std::time::Duration::from_millis(10), stream.next()).await;
+            assert!(polled.is_err(), "the run waits, so the stream has nothing yet");
+            if detach {
+                stream.detach();
+                go.send(()).unwrap();
+                // Nobody reads the stream: the run goes on by itself, then the stream ends.
+                assert_eq!(finished.await, Ok("finished"));
+                let run = stream.finish().await;
+                assert_eq!(reason(&run.outcome), "late");
+            } else {
+                drop(stream);
+                go.send(()).unwrap();
+                assert_eq!(finished.await, Ok("finished"));
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_outcome_only_stream_drops_events_and_keeps_the_outcome() {
+        use crate::runtime::events::{CallRef, RunEventKind};
+        let event = || Event::unchanged(CallRef::new("c1", "t").event(RunEventKind::Custom { data: "chunk".into() }));
+        for events in [false, true] {
+            let stream = Sink::driven(events, |sink| async move {
+                assert_eq!(sink.reads_events(), events);
+                sink.send(event());
+                sink.end(declined("done".into()));
+            });
+            let run = stream.finish().await;
+            assert_eq!(run.events.len(), usize::from(events));
+            assert_eq!(reason(&run.outcome), "done");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_driven_run_that_panics_ends_its_stream_without_an_outcome() {
+        let stream = Sink::driven(true, |sink| async move {
+            let _sink = sink;
+            tokio::task::yield_now().await;
+            panic!("the runtime's own bug");
+        });
+        let run = stream.finish().await;
+        match run.outcome {
+            Outcome::Failed(e) => assert_eq!(e.message(), "The run ended without a result."),
+            other => panic!("unexpected outcome {}", other.name()),
+        }
     }
 }

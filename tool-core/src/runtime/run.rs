@@ -52,11 +52,13 @@ impl Runtime {
                 return fail(sink, &viewer, &call, error);
             }
         };
-        let shown = viewer.event(call.event(RunEventKind::ToolCall {
-            args: prepared.args().into_owned(),
-        }));
-        trace::record_arguments(&tracing::Span::current(), transcript_payload(&shown));
-        sink.send(shown);
+        if shows(sink) {
+            let shown = viewer.event(call.event(RunEventKind::ToolCall {
+                args: prepared.args().into_owned(),
+            }));
+            trace::record_arguments(&tracing::Span::current(), transcript_payload(&shown));
+            sink.send(shown);
+        }
         let tool = prepared.tool().clone();
         // The hooks and the tool share the call's one cancellation token and writer.
         let cancellation = env.cancellation.get_or_insert_with(Default::default).clone();
@@ -147,9 +149,11 @@ impl Runtime {
         }
         match ended {
             Ok(Finished::Output(output)) => {
-                let shown = viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() }));
-                trace::record_result(&tracing::Span::current(), transcript_payload(&shown));
-                sink.send(shown);
+                if shows(sink) {
+                    let shown = viewer.event(call.event(RunEventKind::ToolResult { output: output.clone() }));
+                    trace::record_result(&tracing::Span::current(), transcript_payload(&shown));
+                    sink.send(shown);
+                }
                 sink.end(Outcome::Done(output));
             }
             Ok(Finished::Suspended(s)) => self.wait(sink, viewer, call, prepared, data, Wait::Suspended(s.payload)).await,
@@ -247,6 +251,12 @@ enum Wait {
     Suspended(Value),
     /// For its result from the application (a client-side tool).
     Result,
+}
+
+/// Whether a call's `tool-call` and `tool-result` events are built: its reader reads events,
+/// or its span records what their transcript view shows.
+fn shows(sink: &Sink) -> bool {
+    sink.reads_events() || trace::records(&tracing::Span::current())
 }
 
 /// What the transcript view of an event shows of its arguments or result (what a call's span
