@@ -126,8 +126,8 @@ enum Message {
 ///
 /// A run goes on whether or not its stream is read: most runs are tasks of their own; a run
 /// made to be read at once (an MCP request's call) is driven by its reader instead, in the
-/// reader's task, and becomes a task of its own when the stream is dropped or
-/// [detached](Self::detach) before the run is over.
+/// reader's task, and becomes a task of its own when the stream is dropped (or its reader
+/// stops reading for a while) before the run is over.
 pub struct EventStream {
     rx: mpsc::UnboundedReceiver<Message>,
     outcome: Option<Outcome>,
