@@ -498,12 +498,8 @@ impl Runtime {
         (options, driven): (crate::call::CallOptions, bool),
     ) -> EventStream {
         if driven {
-            use tracing::Instrument;
-            let (this, tool) = (self.clone(), tool.to_owned());
             // Its reader (an MCP request) answers with the outcome alone.
-            return Sink::driven(false, |sink| {
-                async move { this.run_new(&sink, &tool, args, options).await }.instrument(span)
-            });
+            return Sink::driven(false, |sink| self.new_run(span, sink, tool.to_owned(), args, options));
         }
         let (sink, stream) = Sink::channel();
         self.spawn_new(span, sink, tool.to_owned(), args, options);
@@ -519,10 +515,22 @@ impl Runtime {
         args: crate::call::CallArgs<'static>,
         options: crate::call::CallOptions,
     ) {
+        // Boxed: a task's future is moved several times as it is spawned; a run's is kilobytes.
+        tokio::spawn(Box::pin(self.new_run(span, sink, tool, args, options)));
+    }
+
+    /// A new call's run inside its span: what a task runs, or its stream drives.
+    fn new_run(
+        &self,
+        span: tracing::Span,
+        sink: Sink,
+        tool: String,
+        args: crate::call::CallArgs<'static>,
+        options: crate::call::CallOptions,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         use tracing::Instrument;
         let this = self.clone();
-        // Boxed: a task's future is moved several times as it is spawned; a run's is kilobytes.
-        tokio::spawn(Box::pin(async move { this.run_new(&sink, &tool, args, options).await }).instrument(span));
+        async move { this.run_new(&sink, &tool, args, options).await }.instrument(span)
     }
 }
 
