@@ -8,6 +8,7 @@
 #
 #   bash bench/mcp/instructions.sh          # MODE=stateless for --stateless --json-response
 #                                           # NO_BUILD=1 to use what is built; DURATION=15
+#                                           # OURS=fixture for the conformance fixture (lib.sh)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -17,8 +18,9 @@ TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 for tool in valgrind callgrind_control callgrind_annotate jq; do
   command -v "$tool" >/dev/null || { echo "$tool is needed (apt-get install valgrind jq)" >&2; exit 1; }
 done
+source "$HERE/lib.sh"
 if [[ "${NO_BUILD:-0}" != 1 ]]; then
-  (cd "$ROOT" && cargo build --release -p examples --bin mcp_fixture) >&2
+  build_ours
   cargo build --release --locked --manifest-path "$HERE/rmcp/Cargo.toml" >&2
   cargo build --release --locked --manifest-path "$HERE/loadgen/Cargo.toml" >&2
 fi
@@ -29,16 +31,11 @@ PID=""
 trap '[[ -n $PID ]] && kill "$PID" 2>/dev/null || true' EXIT
 
 count() { # count NAME COMMAND...: prints "NAME INSTRUCTIONS_PER_CALL CALLS"
-  local name=$1 url=""
+  local name=$1 url
   shift
   valgrind --tool=callgrind --callgrind-out-file="$OUT/$name.out" "$@" 2>"$OUT/$name.log" >/dev/null &
   PID=$!
-  for _ in $(seq 600); do
-    url=$(grep -o 'serving MCP on http://[^ ]*/mcp' "$OUT/$name.log" | head -1 | sed 's/^serving MCP on //') || true
-    [[ -n "$url" ]] && break
-    sleep 0.1
-  done
-  [[ -n "$url" ]] || { echo "$name did not start:" >&2; cat "$OUT/$name.log" >&2; exit 1; }
+  url=$(wait_url "$OUT/$name.log") || exit 1
   callgrind_control -z "$PID" >/dev/null
   local calls
   calls=$("$HERE/loadgen/target/release/mcp-loadgen" --url "$url" --clients 1 --duration "$DURATION" --warmup 0 --threads 1 | jq .requests)
@@ -52,10 +49,11 @@ count() { # count NAME COMMAND...: prints "NAME INSTRUCTIONS_PER_CALL CALLS"
   echo "$name $((total / calls)) $calls"
 }
 
-ours=$(count ours "$TARGET_DIR/release/mcp_fixture" --http 127.0.0.1:0 "${flags[@]}")
+# shellcheck disable=SC2046 # ours_cmd prints the command's words
+ours=$(count ours $(ours_cmd "${flags[@]}"))
 bare=$(count rmcp "$HERE/rmcp/target/release/mcp-bare-rmcp" 127.0.0.1:0 "${flags[@]}")
 read -r _ oi oc <<<"$ours"
 read -r _ ri rc <<<"$bare"
-echo "mode: $MODE, one client, ${DURATION}s under valgrind"
+echo "ours: OURS=$OURS (${OURS_BIN##*/}); mode: $MODE, one client, ${DURATION}s under valgrind"
 printf '| server | instructions per call | calls |\n|---|---:|---:|\n| ours | %d | %d |\n| rmcp | %d | %d |\n' "$oi" "$oc" "$ri" "$rc"
 awk -v o="$oi" -v r="$ri" 'BEGIN { printf "ours/rmcp: %.2f× the instructions per call\n", o / r }'

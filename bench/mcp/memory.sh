@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Resident memory of the MCP servers of bench/mcp (performance issue, goal 5): Toolsmith's
-# (`mcp_fixture --http`, stateful) and bare rmcp's (bench/mcp/rmcp), idle after start and with
+# (stateful; OURS=echo or fixture, see lib.sh) and bare rmcp's (bench/mcp/rmcp), idle after start and with
 # SESSIONS (default 1000) open sessions, in one run, with the ratio. RSS is VmRSS from
 # /proc/PID/status, read after a short settle. Not part of CI.
 #
@@ -11,8 +11,9 @@ ROOT=$(cd "$HERE/../.." && pwd)
 SESSIONS=${SESSIONS:-1000}
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 OUT=$(mktemp -d -t mcp-memory.XXXXXX)
+source "$HERE/lib.sh"
 if [[ "${NO_BUILD:-0}" != 1 ]]; then
-  (cd "$ROOT" && cargo build --release -p examples --bin mcp_fixture) >&2
+  build_ours
   cargo build --release --locked --manifest-path "$HERE/rmcp/Cargo.toml" >&2
 fi
 PIDS=()
@@ -24,14 +25,9 @@ measure() { # measure NAME COMMAND...: prints "NAME IDLE_KIB SESSIONS_KIB"
   local name=$1
   shift
   "$@" 2>"$OUT/$name.log" >/dev/null &
-  local pid=$! url=""
+  local pid=$! url
   PIDS+=("$pid")
-  for _ in $(seq 300); do
-    url=$(grep -o 'serving MCP on http://[^ ]*/mcp' "$OUT/$name.log" | head -1 | sed 's/^serving MCP on //') || true
-    [[ -n "$url" ]] && break
-    sleep 0.1
-  done
-  [[ -n "$url" ]] || { echo "$name did not start:" >&2; cat "$OUT/$name.log" >&2; exit 1; }
+  url=$(wait_url "$OUT/$name.log") || exit 1
   sleep 1
   local idle opened full
   idle=$(rss_kib "$pid")
@@ -43,10 +39,12 @@ measure() { # measure NAME COMMAND...: prints "NAME IDLE_KIB SESSIONS_KIB"
   echo "$name $idle $full"
 }
 
-ours=$(measure ours "$TARGET_DIR/release/mcp_fixture" --http 127.0.0.1:0)
+# shellcheck disable=SC2046 # ours_cmd prints the command's words
+ours=$(measure ours $(ours_cmd))
 bare=$(measure rmcp "$HERE/rmcp/target/release/mcp-bare-rmcp" 127.0.0.1:0)
 read -r _ oi of <<<"$ours"
 read -r _ ri rf <<<"$bare"
+echo "ours: OURS=$OURS (${OURS_BIN##*/})"
 echo "| server | RSS idle | RSS with $SESSIONS sessions | per session |"
 echo "|---|---:|---:|---:|"
 for row in "ours $oi $of" "rmcp $ri $rf"; do

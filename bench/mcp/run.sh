@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# MCP tools/call benchmark: Toolsmith's MCP server (the `mcp_fixture` example, rmcp behind
-# Toolsmith's guards and runtime) against bare rmcp serving the same tool with its own
+# MCP tools/call benchmark: Toolsmith's MCP server (bench/mcp/toolsmith, or with OURS=fixture
+# the `mcp_fixture` example: rmcp behind Toolsmith's guards and runtime; see lib.sh) against bare rmcp serving the same tool with its own
 # #[tool_router] (bench/mcp/rmcp) and the official TypeScript SDK (bench/mcp/ts/server.mjs), the
 # same `echo` tool, over Streamable HTTP on loopback, driven by the same closed-loop load
 # generator (bench/mcp/loadgen) in one run. Not part of CI. See bench/mcp/README.md.
@@ -18,7 +18,8 @@
 #   MAX_OTHER_CORES=0.25  a pair of runs during which other processes used more CPU is rerun
 #   RETRIES=3         how many times at most (the last try is kept, marked *, if none was clean)
 #   NO_BUILD=1        skip cargo build and npm ci (use what is there)
-#   OURS_CMD          the command serving our side instead of the fixture; it must print
+#   OURS=echo         our side: echo (bench/mcp/toolsmith) or fixture (mcp_fixture), see lib.sh
+#   OURS_CMD          the command serving our side instead of either; it must print
 #                     "serving MCP on http://ADDR/mcp" on stderr
 #   OUT=DIR           where raw JSON results and server logs go (default: a temporary folder)
 set -euo pipefail
@@ -44,6 +45,8 @@ RETRIES=${RETRIES:-3}
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 OUT=${OUT:-$(mktemp -d -t mcp-bench.XXXXXX)}
 mkdir -p "$OUT"
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 LOADGEN=$HERE/loadgen/target/release/mcp-loadgen
 BARE=$HERE/rmcp/target/release/mcp-bare-rmcp
 
@@ -55,8 +58,8 @@ log() { echo "[bench] $*" >&2; }
 
 if [[ "${NO_BUILD:-0}" != 1 ]]; then
   if [[ -z "${OURS_CMD:-}" ]]; then
-    log "building mcp_fixture (release)"
-    (cd "$ROOT" && cargo build --release -p examples --bin mcp_fixture) >&2
+    log "building our server, OURS=$OURS (release)"
+    build_ours
   fi
   log "building the load generator and the bare rmcp server (release)"
   cargo build --release --locked --manifest-path "$HERE/loadgen/Cargo.toml" >&2
@@ -64,7 +67,8 @@ if [[ "${NO_BUILD:-0}" != 1 ]]; then
   log "npm ci (TypeScript SDK server)"
   (cd "$HERE/ts" && npm ci --no-audit --no-fund --loglevel=error) >&2
 fi
-OURS_CMD=${OURS_CMD:-"$TARGET_DIR/release/mcp_fixture --http 127.0.0.1:0 $FLAGS"}
+# shellcheck disable=SC2086 # the flags are words
+OURS_CMD=${OURS_CMD:-$(ours_cmd $FLAGS)}
 
 PIDS=()
 cleanup() {

@@ -67,12 +67,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
         let asked = CallMeta::read(meta.iter().flatten().map(|m| &***m))?;
         if let Some(token) = &asked.decision {
-            return Ok(self.decide_by_token(&tool, token, ctx).await);
+            return Ok(Box::pin(self.decide_by_token(&tool, token, ctx)).await);
         }
         let trace_context = meta.into_iter().flatten().find(|m| m.get_traceparent().is_some());
         let trace_context = trace_context.map(|m| (m.get_traceparent(), m.get_tracestate()));
         if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
-            let continued = self.continue_call(&tool, state, responses, ctx);
+            let continued = Box::pin(self.continue_call(&tool, state, responses, ctx));
             return Ok(match self.continued_span(&tool, state, trace_context) {
                 Some(span) => continued.instrument(span).await,
                 None => continued.await,
@@ -153,7 +153,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .call_in(span.clone(), &tool.id, args.into(), (options, !as_task));
         if as_task {
             let (continuation, task_id) = (slot.continuation.clone(), super::tasks::task_id_of(&call_id));
-            let handle = self.task_handle(tool, events, &task_id, ctx, &continuation);
+            let handle = Box::pin(self.task_handle(tool, events, &task_id, ctx, &continuation));
             let response = handle.instrument(span).await;
             // The slot flushes once every handle on its client is gone.
             drop(continuation);
@@ -187,7 +187,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             tokio::select! {
                 // The events only matter to the run's other listeners: the answer is its outcome.
                 event = events.next() => if event.is_none() { break },
-                Some(ask) = question => return self.park(tool, events, slot, ask, (round, ctx)).await,
+                Some(ask) = question => return Box::pin(self.park(tool, events, slot, ask, (round, ctx))).await,
             }
         }
         let response = self.answer(tool, events.take_outcome(), ctx, round, &slot.continuation).await;
@@ -226,10 +226,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Some(Outcome::Declined { reason }) => error_result(Outcome::declined_text(&reason)),
             Some(Outcome::Failed(error)) => error_result(error.message().to_owned()),
             Some(Outcome::AwaitingApproval(waiting)) => {
-                let asking = self.ask_approval(tool, &waiting, ctx, round, continuation);
+                let asking = Box::pin(self.ask_approval(tool, &waiting, ctx, round, continuation));
                 asking.instrument(crate::call::trace::approval_span()).await
             }
-            Some(Outcome::Suspended(waiting)) => self.ask_resume(tool, &waiting, ctx, round, continuation).await,
+            Some(Outcome::Suspended(waiting)) => Box::pin(self.ask_resume(tool, &waiting, ctx, round, continuation)).await,
             // An MCP client cannot answer a server's tool: the call waits for the application.
             Some(Outcome::AwaitingResult(waiting)) => error_result(format!(
                 "Tool `{}` is answered by the application, not by this server: its call `{}` waits for the application's result (`toolsmith call {} --result 'JSON'`, or `Runtime::submit_result`), and this request cannot give it.",

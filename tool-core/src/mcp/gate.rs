@@ -13,6 +13,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::body::Message;
 use super::http::refuse;
 use super::Identity;
 
@@ -72,7 +73,7 @@ impl Gate {
 
     /// A `403 insufficient_scope` for a `tools/call` whose tool needs scopes `caller` lacks
     /// (the challenge names the tool's scopes and the server's required ones).
-    pub(super) fn check_call(&self, caller: &Identity, message: &Value) -> Option<Response> {
+    pub(super) fn check_call(&self, caller: &Identity, message: &Message<'_>) -> Option<Response> {
         #[cfg(feature = "oauth")]
         if let Gate::OAuth { server, tools } = self {
             return oauth::check_call(server, &**tools, caller, message);
@@ -112,6 +113,7 @@ mod oauth {
     use axum::response::{IntoResponse, Response};
     use serde_json::Value;
 
+    use super::super::body::Message;
     use super::super::http::refuse;
     use super::super::oauth::{Refusal, ResourceServer, METADATA_PATH};
     use super::super::Identity;
@@ -135,19 +137,29 @@ mod oauth {
         r
     }
 
-    pub(super) fn check_call(server: &ResourceServer, tools: &dyn ToolScopes, caller: &Identity, message: &Value) -> Option<Response> {
-        if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+    pub(super) fn check_call(
+        server: &ResourceServer,
+        tools: &dyn ToolScopes,
+        caller: &Identity,
+        message: &Message<'_>,
+    ) -> Option<Response> {
+        if !message.is("tools/call") {
             return None;
         }
-        let name = message.pointer("/params/name").and_then(Value::as_str)?;
-        let needed = tools.of(name)?;
+        /// The tool a `tools/call` names.
+        #[derive(serde::Deserialize)]
+        struct Named<'a> {
+            #[serde(borrow)]
+            name: std::borrow::Cow<'a, str>,
+        }
+        let named = serde_json::from_str::<Named>(message.params()?.get()).ok()?;
+        let needed = tools.of(&named.name)?;
         if caller.missing(&needed).is_empty() {
             return None;
         }
         let mut scopes = server.config().required_scopes.clone();
         scopes.extend(needed.into_iter().filter(|s| !server.config().required_scopes.contains(s)));
-        let id = message.get("id").cloned().unwrap_or(Value::Null);
-        Some(refused(server, &Refusal::InsufficientScope(scopes), id))
+        Some(refused(server, &Refusal::InsufficientScope(scopes), message.id()))
     }
 
     /// `GET /.well-known/oauth-protected-resource` and the form with the resource's path

@@ -48,11 +48,13 @@ use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServerHandler;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 use super::activity::{Activity, Tracked};
+use super::body::Message;
 use super::gate::Gate;
 use super::listen::{serve_router, ConnLimits, Drain, TlsAcceptor};
 use super::session_cap::{CappedSessions, SessionSlots};
@@ -248,50 +250,45 @@ fn duplicated(headers: &HeaderMap) -> Option<header::HeaderName> {
         .find(|name| headers.get_all(name).iter().nth(1).is_some())
 }
 
-/// Why a JSON value is not a JSON-RPC 2.0 message, and the id to answer with.
-pub(crate) fn invalid_message(v: &Value) -> Option<(Value, String)> {
+/// Why a message is not a JSON-RPC 2.0 message, and the id to answer with.
+pub(crate) fn invalid_message(m: &Message<'_>) -> Option<(Value, String)> {
     // rmcp takes no batches (MCP dropped them): it would answer one without an `id`.
-    let Some(obj) = v.as_object() else {
+    if !m.is_object() {
         return Some((
             Value::Null,
             "a JSON-RPC message must be an object (batches are not supported)".into(),
         ));
-    };
+    }
     // MCP ids are strings or integers (never null); rmcp would answer others without an `id`.
-    if obj.get("id").is_some_and(|id| !(id.is_string() || id.is_i64() || id.is_u64())) {
+    if m.has_bad_id() {
         return Some((Value::Null, "`id` must be a string or an integer".into()));
     }
-    let id = obj.get("id").cloned().unwrap_or(Value::Null);
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let id = m.id();
+    if m.jsonrpc().as_deref() != Some("2.0") {
         return Some((id, "`jsonrpc` must be \"2.0\"".into()));
     }
-    let is_request = obj.get("method").is_some_and(Value::is_string);
-    let is_response = obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error"));
-    if !is_request && !is_response {
+    if m.method().is_none() && !m.is_response() {
         return Some((
             id,
             "a message needs a string `method` (request or notification) or an `id` with `result`/`error`".into(),
         ));
     }
-    if let Some(params) = obj.get("params") {
-        if !params.is_object() {
-            return Some((id, "`params` must be an object".into()));
-        }
+    if m.params().is_some_and(|params| !params.get().starts_with('{')) {
+        return Some((id, "`params` must be an object".into()));
     }
     None
 }
 
 /// Why an `initialize` request's params are not what `initialize` takes (JSON-RPC `-32602`),
 /// and the id to answer with; `None` for any other message.
-pub(crate) fn invalid_params(v: &Value) -> Option<(Value, String)> {
-    if v.get("method").and_then(Value::as_str) != Some("initialize") {
+pub(crate) fn invalid_params(m: &Message<'_>) -> Option<(Value, String)> {
+    if !m.is("initialize") {
         return None;
     }
-    let params = v.get("params").cloned().unwrap_or(Value::Null);
-    let e = serde_json::from_value::<InitializeRequestParams>(params).err()?;
-    let id = v.get("id").cloned().unwrap_or(Value::Null);
+    let params = m.params().map_or("null", RawValue::get);
+    let e = serde_json::from_str::<InitializeRequestParams>(params).err()?;
     Some((
-        id,
+        m.id(),
         format!("Invalid params: `initialize` takes `protocolVersion` (a string), `capabilities` (an object) and `clientInfo` (`name`, `version`): {e}"),
     ))
 }
@@ -440,17 +437,17 @@ impl Guard {
 
     /// A session slot for an `initialize` that will create a session; refused (503) when every
     /// slot is taken.
-    fn reserve_session(&self, headers: &HeaderMap, message: &Value) -> Result<Option<OwnedSemaphorePermit>, Box<Response>> {
+    fn reserve_session(&self, headers: &HeaderMap, message: &Message<'_>) -> Result<Option<OwnedSemaphorePermit>, Box<Response>> {
         let Some(sessions) = &self.sessions else {
             return Ok(None);
         };
-        if headers.contains_key(SESSION_HEADER) || message.get("method").and_then(Value::as_str) != Some("initialize") {
+        if headers.contains_key(SESSION_HEADER) || !message.is("initialize") {
             return Ok(None);
         }
         if let Some(slot) = sessions.reserve() {
             return Ok(Some(slot));
         }
-        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let id = message.id();
         let mut r = refuse(
             "session limit",
             StatusCode::SERVICE_UNAVAILABLE,
@@ -611,24 +608,68 @@ fn acceptor(_: &HttpOptions) -> std::io::Result<Option<TlsAcceptor>> {
 mod tests {
     use super::*;
 
+    /// `invalid_message` of `v`'s text, as a transport parses it.
+    fn shape(v: Value) -> Option<(Value, String)> {
+        let text = v.to_string();
+        let message = super::super::body::parse(text.as_bytes())
+            .ok()
+            .expect("JSON with distinct keys parses");
+        invalid_message(&message)
+    }
+
+    /// `invalid_params` of a body's text.
+    fn params(text: &str) -> Option<(Value, String)> {
+        invalid_params(&super::super::body::parse(text.as_bytes()).ok().expect("the text parses"))
+    }
+
     #[test]
     fn jsonrpc_shapes() {
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).is_none());
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).is_none());
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_none());
-        assert_eq!(
-            invalid_message(&json!({"jsonrpc": "1.0", "id": 7, "method": "x"})).unwrap().0,
-            json!(7)
-        );
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1})).is_some());
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "bad"})).is_some());
-        assert!(invalid_message(&json!(42)).is_some());
-        assert!(invalid_message(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).is_some());
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1]})).is_some());
+        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).is_none());
+        assert!(shape(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).is_none());
+        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_none());
+        assert_eq!(shape(json!({"jsonrpc": "1.0", "id": 7, "method": "x"})).unwrap().0, json!(7));
+        assert!(shape(json!({"jsonrpc": "2.0", "id": 1})).is_some());
+        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "bad"})).is_some());
+        assert!(shape(json!(42)).is_some());
+        assert!(shape(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).is_some());
+        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1]})).is_some());
         for bad in [json!(null), json!({"a": 1}), json!(1.5), json!(true)] {
-            let (id, _) = invalid_message(&json!({"jsonrpc": "2.0", "id": bad, "method": "ping"})).unwrap();
+            let (id, _) = shape(json!({"jsonrpc": "2.0", "id": bad, "method": "ping"})).unwrap();
             assert_eq!(id, Value::Null);
         }
-        assert!(invalid_message(&json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})).is_none());
+        assert!(shape(json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})).is_none());
+    }
+
+    #[test]
+    fn members_are_read_as_json_whatever_their_spelling() {
+        // Escapes in `jsonrpc` and `method` decode as the JSON they are.
+        let m = super::super::body::parse(br#"{"jsonrpc": "2\u002e0", "id": "7", "method": "init\u0069alize"}"#)
+            .ok()
+            .unwrap();
+        assert!(invalid_message(&m).is_none());
+        assert!(m.is("initialize"));
+        assert_eq!(m.id(), json!("7"));
+        // A member present as null is present: a null id is refused, not taken for no id.
+        let m = super::super::body::parse(br#"{"jsonrpc": "2.0", "id": null, "method": "ping"}"#)
+            .ok()
+            .unwrap();
+        assert_eq!(
+            invalid_message(&m).map(|(_, why)| why),
+            Some("`id` must be a string or an integer".into())
+        );
+        // A request's result member does not make it a response without an id.
+        assert!(shape(json!({"jsonrpc": "2.0", "result": {}})).is_some());
+        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}})).is_none());
+    }
+
+    #[test]
+    fn initialize_params_are_checked_from_the_text() {
+        let good = r#"{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}"#;
+        assert!(params(good).is_none());
+        let (id, why) = params(r#"{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"capabilities": {}}}"#).unwrap();
+        assert_eq!(id, json!(3));
+        assert!(why.starts_with("Invalid params: `initialize` takes"), "{why}");
+        assert!(params(r#"{"jsonrpc": "2.0", "id": 3, "method": "initialize"}"#).is_some());
+        assert!(params(r#"{"jsonrpc": "2.0", "id": 3, "method": "ping"}"#).is_none());
     }
 }

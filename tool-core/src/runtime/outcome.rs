@@ -116,9 +116,11 @@ pub struct Run {
     pub outcome: Outcome,
 }
 
+// Both boxed: a message is two words, so the channel's blocks (32 messages each, one
+// allocated per run) stay small.
 enum Message {
     Event(Box<Event>),
-    Outcome(Outcome),
+    Outcome(Box<Outcome>),
 }
 
 /// The events of one run, in order, and its outcome. Ends when the call (and any background
@@ -148,7 +150,7 @@ impl EventStream {
         loop {
             match std::future::poll_fn(|cx| self.poll_message(cx)).await? {
                 Message::Event(e) => return Some(*e),
-                Message::Outcome(o) => self.outcome = Some(o),
+                Message::Outcome(o) => self.outcome = Some(*o),
             }
         }
     }
@@ -275,7 +277,7 @@ impl Sink {
 
     /// Ends the run (or, for a backgrounded call, its first part) with `outcome`.
     pub(crate) fn end(&self, outcome: Outcome) {
-        let _ = self.tx.send(Message::Outcome(outcome));
+        let _ = self.tx.send(Message::Outcome(Box::new(outcome)));
     }
 }
 

@@ -69,7 +69,7 @@ impl Runtime {
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
         if self.inner.approve_all || prepared.needs_approval() {
-            let waiting = self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval);
+            let waiting = Box::pin(self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval));
             return waiting.instrument(trace::approval_span()).await;
         }
         self.execute(sink, &prepared, &call, (data, env), None, (true, Origin::Fresh)).await;
@@ -97,17 +97,15 @@ impl Runtime {
     ) {
         let tool = prepared.tool().clone();
         if tool.spec().client_side {
-            return self
-                .wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)
-                .await;
+            return Box::pin(self.wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)).await;
         }
         if let (true, Some(queue)) = (may_background, &self.inner.tasks) {
             if let Some(settings) = background::settings(tool.spec(), data.background.as_ref()) {
-                return tasks::enqueue(self, queue, sink, prepared, call, data, settings).await;
+                return Box::pin(tasks::enqueue(self, queue, sink, prepared, call, data, settings)).await;
             }
         } else if may_background {
             if let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
-                return background::run(self, sink, prepared, call, (data, env), plan).await;
+                return Box::pin(background::run(self, sink, prepared, call, (data, env), plan)).await;
             }
         }
         let ended = super::once::run(&self.inner.receipts, prepared, &data, env, resume).await;

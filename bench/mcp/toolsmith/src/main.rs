@@ -1,0 +1,74 @@
+//! The `echo` tool (`{"text": string}` → the text) served by Toolsmith's MCP server over
+//! Streamable HTTP: our side of `bench/mcp`, built as a user who serves one tool builds it
+//! (tool-core with its `mcp` feature alone: no stores, OAuth, TLS or OpenTelemetry linked). The
+//! server runs every call through Toolsmith's guards: limits, input and output validation, the
+//! runtime, panic catching, cancellation.
+//!
+//! `mcp-toolsmith-echo ADDR [--stateless] [--json-response]`; prints
+//! `serving MCP on http://ADDR/mcp` on stderr once it listens (TCP_NODELAY, as every server of
+//! the bench).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tool_core::mcp::http::HttpOptions;
+use tool_core::mcp::{McpConfig, McpServer};
+use tool_core::prelude::*;
+use tool_core::runtime::Runtime;
+
+/// Returns the text it is given
+#[tool(id = "echo", mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
+pub async fn echo(
+    /// The text to return
+    text: String,
+) -> String {
+    text
+}
+
+const USAGE: &str = "usage: mcp-toolsmith-echo ADDR [--stateless] [--json-response]";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(addr) = args.next().and_then(|a| a.parse().ok()) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let mut options = HttpOptions::default();
+    for flag in args {
+        match flag.as_str() {
+            "--stateless" => options.stateless = true,
+            "--json-response" => options.json_response = true,
+            _ => {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcp-toolsmith-echo: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(async move {
+        let registry = Arc::new(Registry::from_iter([echo::tool()]));
+        let config = McpConfig {
+            name: "toolsmith-echo".into(),
+            ..McpConfig::default()
+        };
+        let server = McpServer::new(Runtime::builder(registry).build(), config);
+        // Never cancelled: the server runs until the process is stopped.
+        tool_core::mcp::http::serve(server, addr, options, Default::default(), |bound| {
+            eprintln!("serving MCP on http://{bound}/mcp")
+        })
+        .await
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-toolsmith-echo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
