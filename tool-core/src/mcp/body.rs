@@ -128,9 +128,7 @@ fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
 pub(crate) fn parse(text: &[u8]) -> Result<Message<'_>, Refused> {
     let scanned = scan(text, QUICK_DEPTH, true);
     if scanned.too_deep || !scanned.surely_unique {
-        if let Err(refused) = parse_whole(text) {
-            return Err(refused);
-        }
+        parse_whole(text)?;
     }
     let object = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     let parsed = if object {
