@@ -34,7 +34,7 @@ pub(crate) struct Message<'a> {
 
 /// The members of a message the checks read; a member present with any value (`null`
 /// included) is `Some`.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 struct Members<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
@@ -68,24 +68,19 @@ impl<'a> Message<'a> {
         self.members.as_ref()
     }
 
-    /// The raw `id` member, when there is one.
-    pub(crate) fn raw_id(&self) -> Option<&'a RawValue> {
-        self.members()?.id
+    /// Whether the message has an `id` member (whatever its value).
+    pub(crate) fn has_id(&self) -> bool {
+        self.members().is_some_and(|m| m.id.is_some())
     }
 
     /// The message's id to answer with: `null` when it has none, or one that is neither a
     /// string nor an integer.
     pub(crate) fn id(&self) -> Value {
-        self.raw_id()
+        self.members()
+            .and_then(|m| m.id)
             .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-            .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+            .filter(answerable)
             .unwrap_or(Value::Null)
-    }
-
-    /// Whether the `id` member is there and is neither a string nor an integer.
-    pub(crate) fn has_bad_id(&self) -> bool {
-        self.raw_id()
-            .is_some_and(|raw| !serde_json::from_str::<Value>(raw.get()).is_ok_and(|id| id.is_string() || id.is_i64() || id.is_u64()))
     }
 
     /// The `jsonrpc` member, when it is a string.
@@ -113,6 +108,11 @@ impl<'a> Message<'a> {
         self.members()
             .is_some_and(|m| m.id.is_some() && (m.result.is_some() || m.error.is_some()))
     }
+}
+
+/// Whether a request id can address an answer: MCP ids are strings or integers.
+fn answerable(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
 }
 
 /// A JSON value that is a string, decoded (borrowed when it has no escapes).
@@ -160,7 +160,7 @@ fn parse_whole(text: &[u8]) -> Result<(), Refused> {
             let id = serde_json::from_slice::<Value>(text)
                 .ok()
                 .and_then(|v| v.get("id").cloned())
-                .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+                .filter(answerable)
                 .unwrap_or(Value::Null);
             Err(Refused {
                 id,

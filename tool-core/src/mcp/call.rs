@@ -66,6 +66,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
         let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
         let asked = CallMeta::read(meta.iter().flatten().map(|m| &***m))?;
+        // The rarely taken branches here and below are boxed: inline, their futures would size
+        // every call's future (see `call_tool`).
         if let Some(token) = &asked.decision {
             return Ok(Box::pin(self.decide_by_token(&tool, token, ctx)).await);
         }

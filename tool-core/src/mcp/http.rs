@@ -260,10 +260,10 @@ pub(crate) fn invalid_message(m: &Message<'_>) -> Option<(Value, String)> {
         ));
     }
     // MCP ids are strings or integers (never null); rmcp would answer others without an `id`.
-    if m.has_bad_id() {
+    let id = m.id();
+    if m.has_id() && id.is_null() {
         return Some((Value::Null, "`id` must be a string or an integer".into()));
     }
-    let id = m.id();
     if m.jsonrpc().as_deref() != Some("2.0") {
         return Some((id, "`jsonrpc` must be \"2.0\"".into()));
     }

@@ -96,6 +96,7 @@ impl Runtime {
         (may_background, origin): (bool, Origin),
     ) {
         let tool = prepared.tool().clone();
+        // The rare branches are boxed, so their futures do not size every call's.
         if tool.spec().client_side {
             return Box::pin(self.wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)).await;
         }
