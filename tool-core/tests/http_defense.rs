@@ -456,6 +456,90 @@ async fn invalid_initialize_params_are_invalid_params() {
     answers_normally(addr).await;
 }
 
+/// [`tool_core::mcp::http::router`] mounted in an application's own axum server.
+async fn mounted(options: HttpOptions) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let app = tool_core::mcp::http::router(server(), &options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (addr, task)
+}
+
+/// What a server answers to requests that probe every refusal of the guard, a call, and the
+/// paths beside `/mcp`: each as (status, JSON-RPC error code or result text).
+async fn probe(addr: SocketAddr) -> Vec<(u16, Value)> {
+    let mut answers = Vec::new();
+    let not_json = "{\"jsonrpc\": \"2.0\", \"id\": 1, ";
+    let repeated = r#"{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}"#;
+    let no_method = json!({"jsonrpc": "2.0", "id": 3}).to_string();
+    let bad_params = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"capabilities": {}}}).to_string();
+    for body in [not_json, repeated, &no_method, &bad_params] {
+        let a = exchange(addr, &post(addr, body, &[], true)).await;
+        answers.push((a.status, json!(a.rpc_error().0)));
+    }
+    let twice = [format!("Host: {addr}")];
+    let a = exchange(addr, &post(addr, &initialize(5), &twice, true)).await;
+    answers.push((a.status, json!(a.rpc_error().0)));
+    let a = exchange(addr, &post(addr, &initialize(6), &[], true)).await;
+    answers.push((a.status, json!(a.header("mcp-session-id").is_some())));
+    let session = format!("Mcp-Session-Id: {}", a.header("mcp-session-id").expect("a session"));
+    let protocol = format!("Mcp-Protocol-Version: {LEGACY}");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let a = exchange(addr, &post(addr, &initialized, &[session.clone(), protocol.clone()], true)).await;
+    answers.push((a.status, Value::Null));
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "both ways"}}});
+    let raw = post(addr, &call.to_string(), &[session, protocol], true);
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(raw.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    let _ = tokio::time::timeout(PATIENCE, tcp.read_to_string(&mut text)).await;
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    answers.push((status, json!(text.contains("both ways"))));
+    for path in ["/healthz", "/mcp/elsewhere", "/nothing"] {
+        let raw = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(raw.as_bytes()).await.unwrap();
+        let mut text = String::new();
+        let _ = tokio::time::timeout(PATIENCE, tcp.read_to_string(&mut text)).await;
+        let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        answers.push((status, json!(path)));
+    }
+    answers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_router_mounted_by_an_application_guards_as_serve_does() {
+    // `serve` answers `/mcp` by calling the guard and rmcp's service directly; `router` puts
+    // the same guard in front of the same service as a layer. Both must answer alike.
+    let served = start(patient(), |_| {}).await;
+    let direct = probe(served.addr).await;
+    let expected: Vec<(u16, Value)> = vec![
+        (400, json!(-32700)),
+        (400, json!(-32600)),
+        (400, json!(-32600)),
+        (400, json!(-32602)),
+        (400, json!(-32600)),
+        (200, json!(true)),
+        (202, Value::Null),
+        (200, json!(true)),
+        (200, json!("/healthz")),
+        // Below `/mcp`, rmcp's service (behind the guard) answers: a GET that accepts no
+        // event stream is refused 406.
+        (406, json!("/mcp/elsewhere")),
+        (404, json!("/nothing")),
+    ];
+    assert_eq!(direct, expected);
+    let (addr, task) = mounted(HttpOptions {
+        limits: patient(),
+        ..HttpOptions::default()
+    })
+    .await;
+    assert_eq!(probe(addr).await, expected);
+    task.abort();
+}
+
 // ---------------------------------------------------------------------------------------------
 // stdio
 

@@ -302,7 +302,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .into();
         }
         // The continued call reports to, and is cancelled by, this request.
-        let slot = match self.take_slot(ctx, "answer again") {
+        let slot = match self.take_slot(ctx, &"answer again") {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };

@@ -43,11 +43,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// to what it asked. An unknown tool is a protocol error naming the tools there are.
     pub(super) async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let listing = self.listing()?;
-        let name = request.name.to_string();
+        let name = std::mem::take(&mut request.name).into_owned();
         let Some(id) = listing.id(&name).map(str::to_owned) else {
             let known: Vec<&str> = listing.names().collect();
             return Err(ErrorData::invalid_params(
@@ -114,7 +114,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         ctx: &RequestContext<RoleServer>,
         trace_context: Option<(Option<&str>, Option<&str>)>,
     ) -> CallToolResponse {
-        let slot = match self.take_slot(ctx, &format!("call `{}` again", tool.name)) {
+        let slot = match self.take_slot(ctx, &format_args!("call `{}` again", tool.name)) {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };

@@ -101,7 +101,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 tool.name
             ));
         }
-        let slot = match self.take_slot(ctx, "send the decision again") {
+        let slot = match self.take_slot(ctx, &"send the decision again") {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };

@@ -35,6 +35,7 @@
 //! session did; questions travel as input-required results), so neither option changes them
 //! except that `json_response` applies to them as well.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +47,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServerHandler;
 use serde_json::value::RawValue;
@@ -56,8 +58,9 @@ use tokio_util::sync::CancellationToken;
 use super::activity::{Activity, Tracked};
 use super::body::Message;
 use super::gate::Gate;
-use super::listen::{serve_router, ConnLimits, Drain, TlsAcceptor};
+use super::listen::{serve_router, ConnLimits, Drain, Endpoint, Routes, TlsAcceptor, MCP_PATH};
 use super::session_cap::{CappedSessions, SessionSlots};
+use super::shared_service::Shared;
 use super::McpServer;
 
 /// What the HTTP transport accepts.
@@ -293,66 +296,106 @@ pub(crate) fn invalid_params(m: &Message<'_>) -> Option<(Value, String)> {
     ))
 }
 
-async fn guard(State(g): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
-    if let Some(refused) = g.check_head(request.headers()) {
-        return refused;
+/// The guard as a layer of the router ([`router`]).
+async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    g.admit(request, |request| next.run(request)).await
+}
+
+/// The MCP endpoint as [`serve`]'s connections call it: the guard, then rmcp's service, in one
+/// future that hyper keeps per connection (see `listen`).
+struct Direct<S, M> {
+    guard: Arc<Guard>,
+    service: Shared<S, M>,
+}
+
+impl<S, M> Clone for Direct<S, M> {
+    fn clone(&self) -> Self {
+        Direct {
+            guard: self.guard.clone(),
+            service: self.service.clone(),
+        }
     }
-    let caller = match g.gate.admit(request.headers_mut()).await {
-        Ok(caller) => caller,
-        Err(refused) => return refused,
-    };
-    if !matches!(g.gate, Gate::Open) {
-        request.extensions_mut().insert(super::caching::Authorized);
+}
+
+impl<S, M> Endpoint for Direct<S, M>
+where
+    S: ServerHandler + Send + 'static,
+    M: SessionManager,
+{
+    fn serve(&self, request: Request) -> impl Future<Output = Response> + Send {
+        let this = self.clone();
+        async move { this.guard.admit(request, |request| this.service.handle(request)).await }
     }
-    if let Some(caller) = &caller {
-        if let Some(refused) = g.foreign_session(request.headers(), caller) {
+}
+
+impl Guard {
+    /// Admits `request` or answers it with a refusal; an admitted request is answered by
+    /// `inner` (rmcp's service).
+    async fn admit<F, Fut>(&self, mut request: Request, inner: F) -> Response
+    where
+        F: FnOnce(Request) -> Fut,
+        Fut: Future<Output = Response>,
+    {
+        if let Some(refused) = self.check_head(request.headers()) {
             return refused;
         }
-        // rmcp hands the request's parts, extensions included, to the handler.
-        request.extensions_mut().insert(caller.clone());
-    }
-    if request.method() != Method::POST {
-        return logged(next.run(request).await);
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match g.read_body(body).await {
-        Ok(bytes) => bytes,
-        Err(refused) => return refused,
-    };
-    // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
-    let message = match super::body::parse(&bytes) {
-        Err(r) => return refuse("not JSON, or a repeated key", StatusCode::BAD_REQUEST, r.id, r.code, r.message),
-        Ok(v) => v,
-    };
-    if let Some((id, why)) = invalid_message(&message) {
-        return refuse(
-            "not a JSON-RPC message",
-            StatusCode::BAD_REQUEST,
-            id,
-            -32600,
-            format!("Invalid request: {why}"),
-        );
-    }
-    if let Some((id, why)) = invalid_params(&message) {
-        return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);
-    }
-    if let Some(refused) = caller.as_ref().and_then(|c| g.gate.check_call(c, &message)) {
-        return refused;
-    }
-    let slot = match g.reserve_session(&parts.headers, &message) {
-        Ok(slot) => slot,
-        Err(refused) => return *refused,
-    };
-    let call = g.calls.begin();
-    let response = logged(next.run(Request::from_parts(parts, Body::from(bytes))).await);
-    let response = response.map(|body| Tracked::body(body, call));
-    if let (Some(slot), Some(sessions)) = (slot, &g.sessions) {
-        // The slot goes to the session the request created (none: it frees at once).
-        if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-            sessions.adopt(id, slot, caller.as_ref().map(|c| c.subject.clone()));
+        let caller = match self.gate.admit(request.headers_mut()).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
+        if !matches!(self.gate, Gate::Open) {
+            request.extensions_mut().insert(super::caching::Authorized);
         }
+        if let Some(caller) = &caller {
+            if let Some(refused) = self.foreign_session(request.headers(), caller) {
+                return refused;
+            }
+            // rmcp hands the request's parts, extensions included, to the handler.
+            request.extensions_mut().insert(caller.clone());
+        }
+        if request.method() != Method::POST {
+            return logged(inner(request).await);
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = match self.read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
+        };
+        // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
+        let message = match super::body::parse(&bytes) {
+            Err(r) => return refuse("not JSON, or a repeated key", StatusCode::BAD_REQUEST, r.id, r.code, r.message),
+            Ok(v) => v,
+        };
+        if let Some((id, why)) = invalid_message(&message) {
+            return refuse(
+                "not a JSON-RPC message",
+                StatusCode::BAD_REQUEST,
+                id,
+                -32600,
+                format!("Invalid request: {why}"),
+            );
+        }
+        if let Some((id, why)) = invalid_params(&message) {
+            return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);
+        }
+        if let Some(refused) = caller.as_ref().and_then(|c| self.gate.check_call(c, &message)) {
+            return refused;
+        }
+        let slot = match self.reserve_session(&parts.headers, &message) {
+            Ok(slot) => slot,
+            Err(refused) => return *refused,
+        };
+        let call = self.calls.begin();
+        let response = logged(inner(Request::from_parts(parts, Body::from(bytes))).await);
+        let response = response.map(|body| Tracked::body(body, call));
+        if let (Some(slot), Some(sessions)) = (slot, &self.sessions) {
+            // The slot goes to the session the request created (none: it frees at once).
+            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                sessions.adopt(id, slot, caller.as_ref().map(|c| c.subject.clone()));
+            }
+        }
+        response
     }
-    response
 }
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -470,15 +513,16 @@ impl Guard {
 /// When [`HttpOptions::check`] refuses `options` (`json_response` without `stateless`, a zero
 /// limit).
 pub fn router<E: ServerHandler + Clone + Send + Sync + 'static>(server: McpServer<E>, options: &HttpOptions) -> axum::Router {
-    build_router(server, options, CancellationToken::new()).0
+    build_router(server, options, CancellationToken::new()).0.router
 }
 
-/// The router, its SSE streams ended when `cancel` is, and its calls (POSTs) in flight.
+/// The router and the same MCP endpoint for a connection to call directly, its SSE streams
+/// ended when `cancel` is, and its calls (POSTs) in flight.
 fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     server: McpServer<E>,
     options: &HttpOptions,
     cancel: CancellationToken,
-) -> (axum::Router, Arc<Activity>) {
+) -> (Routes<impl Endpoint>, Arc<Activity>) {
     if let Err(why) = options.check() {
         panic!("invalid HTTP options: {why}");
     }
@@ -519,15 +563,20 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
         body_timeout: options.limits.body_read_timeout,
         sessions: (!options.stateless).then_some(slots),
     });
+    let service = Shared::new(service);
     let router = axum::Router::new()
-        .nest_service("/mcp", super::shared_service::Shared::new(service))
-        .layer(axum::middleware::from_fn_with_state(guard_state, guard))
+        .nest_service(MCP_PATH, service.clone())
+        .layer(axum::middleware::from_fn_with_state(guard_state.clone(), guard))
         .merge(health);
     let router = match metadata {
         Some(metadata) => router.merge(metadata),
         None => router,
     };
-    (router, calls)
+    let mcp = Direct {
+        guard: guard_state,
+        service,
+    };
+    (Routes { router, mcp }, calls)
 }
 
 /// How `options` admit requests to `server`.
@@ -583,13 +632,13 @@ pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
     let streams = CancellationToken::new();
-    let (router, calls) = build_router(server, &options, streams.clone());
+    let (routes, calls) = build_router(server, &options, streams.clone());
     let drain = Drain {
         calls,
         grace: options.shutdown_grace,
         streams,
     };
-    serve_router(listener, router, options.limits.conn(), shutdown, drain, tls).await;
+    serve_router(listener, routes, options.limits.conn(), shutdown, drain, tls).await;
     Ok(())
 }
 

@@ -9,8 +9,15 @@
 //! JSON-RPC error and `Retry-After`, or (when even those answers are too many) closed at once.
 //! A failing `accept` (out of file descriptors) is logged and retried after a pause, never
 //! in a busy loop. What requests may carry is the guard's (`http`).
+//!
+//! A connection's requests to `/mcp` go straight to the MCP [`Endpoint`] (the guard, then
+//! rmcp's service), not through the router: its future then lives in hyper's per-connection
+//! slot, where routing would box the guard's future and the service's (two allocations of
+//! several KB per call, which the allocator serialises across worker threads). Every other
+//! path (health, OAuth metadata) is the router's.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,6 +47,22 @@ const REFUSAL_TIME: Duration = Duration::from_secs(2);
 /// The pause after a failing `accept` (e.g. out of file descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// The MCP endpoint a connection serves directly: every request whose path is `/mcp`.
+pub(super) trait Endpoint: Clone + Send + Sync + 'static {
+    /// The response to `request`.
+    fn serve(&self, request: Request<Body>) -> impl Future<Output = Response<Body>> + Send;
+}
+
+/// What a connection serves: `/mcp` by `mcp`, anything else by `router`.
+#[derive(Clone)]
+pub(super) struct Routes<E> {
+    pub(super) router: axum::Router,
+    pub(super) mcp: E,
+}
+
+/// The path [`Routes::mcp`] serves.
+pub(super) const MCP_PATH: &str = "/mcp";
+
 /// The connection limits [`serve_router`] enforces.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ConnLimits {
@@ -56,12 +79,12 @@ pub(super) struct Drain {
     pub(super) streams: CancellationToken,
 }
 
-/// Serves `router` on `listener` until `shutdown` is cancelled; then stops accepting (new
+/// Serves `routes` on `listener` until `shutdown` is cancelled; then stops accepting (new
 /// connections are refused), closes idle connections, lets the calls in flight finish within
 /// the grace period, ends what still runs and lets connections finish (at most [`DRAIN`]).
-pub(super) async fn serve_router(
+pub(super) async fn serve_router<E: Endpoint>(
     listener: TcpListener,
-    router: axum::Router,
+    routes: Routes<E>,
     limits: ConnLimits,
     shutdown: CancellationToken,
     drain: Drain,
@@ -95,13 +118,13 @@ pub(super) async fn serve_router(
         match slots.clone().try_acquire_owned() {
             Ok(permit) => {
                 at_cap.store(false, Ordering::Relaxed);
-                let (router, closing) = (router.clone(), closing.clone());
+                let (routes, closing) = (routes.clone(), closing.clone());
                 match &tls {
                     None => {
-                        tokio::spawn(serve_connection(tcp, router, limits, closing, permit));
+                        tokio::spawn(serve_connection(tcp, routes, limits, closing, permit));
                     }
                     Some(tls) => {
-                        tokio::spawn(serve_tls(tls.clone(), tcp, router, limits, closing, permit));
+                        tokio::spawn(serve_tls(tls.clone(), tcp, routes, limits, closing, permit));
                     }
                 }
             }
@@ -167,40 +190,47 @@ pub(super) type TlsAcceptor = tokio_rustls::TlsAcceptor;
 pub(super) enum TlsAcceptor {}
 
 #[cfg(not(feature = "tls"))]
-async fn serve_tls(tls: TlsAcceptor, _: TcpStream, _: axum::Router, _: ConnLimits, _: Closing, _: OwnedSemaphorePermit) {
+async fn serve_tls<E: Endpoint>(tls: TlsAcceptor, _: TcpStream, _: Routes<E>, _: ConnLimits, _: Closing, _: OwnedSemaphorePermit) {
     match tls {}
 }
 
 /// A TLS handshake (within the header read timeout), then the connection served over it.
 #[cfg(feature = "tls")]
-async fn serve_tls(
+async fn serve_tls<E: Endpoint>(
     tls: TlsAcceptor,
     tcp: TcpStream,
-    router: axum::Router,
+    routes: Routes<E>,
     limits: ConnLimits,
     closing: Closing,
     slot: OwnedSemaphorePermit,
 ) {
     match tokio::time::timeout(limits.header_read_timeout, tls.accept(tcp)).await {
-        Ok(Ok(stream)) => serve_connection(stream, router, limits, closing, slot).await,
+        Ok(Ok(stream)) => serve_connection(stream, routes, limits, closing, slot).await,
         Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
         Err(_) => tracing::debug!("a TLS handshake did not finish in time"),
     }
 }
 
 /// Serves one connection until it ends, idles past the limit or shutdown has drained it.
-async fn serve_connection<I>(io: I, router: axum::Router, limits: ConnLimits, closing: Closing, _slot: OwnedSemaphorePermit)
+async fn serve_connection<I, E>(io: I, routes: Routes<E>, limits: ConnLimits, closing: Closing, _slot: OwnedSemaphorePermit)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    E: Endpoint,
 {
     let activity = Activity::new();
     let io = TokioIo::new(Watched::new(io, activity.clone()));
     let requests = activity.clone();
+    let routes = Arc::new(routes);
     let service = service_fn(move |request: Request<Incoming>| {
         let in_flight = requests.begin();
-        let router = router.clone();
+        let routes = routes.clone();
         async move {
-            let response = router.oneshot(request.map(Body::new)).await?;
+            let request = request.map(Body::new);
+            let response = if request.uri().path() == MCP_PATH {
+                routes.mcp.serve(request).await
+            } else {
+                routes.router.clone().oneshot(request).await?
+            };
             Ok::<_, Infallible>(response.map(|body| Tracked::body(body, in_flight)))
         }
     });

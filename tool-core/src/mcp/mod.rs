@@ -101,8 +101,10 @@ const STANDARD_METHODS: [&str; 15] = [
     "subscriptions/listen",
 ];
 
-impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
-    fn get_info(&self) -> ServerConfig {
+impl<E: ServerHandler + Clone> McpServer<E> {
+    /// The server's name, version, instructions and capabilities: the tools' and logging's,
+    /// the extras' prompts, resources and completion, and tasks when the runtime keeps them.
+    fn server_info(&self) -> ServerConfig {
         let extra = self.extras.get_info().capabilities;
         let mut caps = ServerCapabilities::builder()
             .enable_logging()
@@ -123,6 +125,12 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
             info = info.with_instructions(i.clone());
         }
         info
+    }
+}
+
+impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
+    fn get_info(&self) -> ServerConfig {
+        self.info.get_or_init(|| self.server_info()).clone()
     }
 
     async fn list_tools(

@@ -168,6 +168,7 @@ impl<E: ServerHandler + Clone> RelayTask<E> {
             shared: self.shared.upgrade()?,
             session: self.session.clone(),
             extras: self.extras.clone(),
+            info: Arc::default(),
             stateless: self.stateless,
         })
     }

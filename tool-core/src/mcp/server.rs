@@ -120,6 +120,9 @@ pub struct McpServer<E = NoExtras> {
     pub(super) shared: Arc<Shared>,
     pub(super) session: Arc<Session>,
     pub(super) extras: E,
+    /// What `get_info` answers, built on its first call from the config, the runtime and the
+    /// extras' capabilities (rmcp asks for every request served without a session).
+    pub(super) info: Arc<OnceLock<rmcp::model::ServerConfig>>,
     /// Served without sessions (stateless Streamable HTTP): a request of a revision up to
     /// 2025-11-25 has no client the server could send a request to.
     pub(super) stateless: bool,
@@ -144,6 +147,7 @@ impl McpServer<NoExtras> {
                 Parking::default(),
             )),
             extras: NoExtras,
+            info: Arc::default(),
             stateless: false,
         }
     }
@@ -156,6 +160,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             shared: self.shared,
             session: self.session,
             extras,
+            info: Arc::default(),
             stateless: self.stateless,
         }
     }
@@ -166,6 +171,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             shared: self.shared.clone(),
             session: Arc::new(Session::new(&self.shared.config)),
             extras: self.extras.clone(),
+            info: self.info.clone(),
             stateless: self.stateless,
         }
     }
@@ -190,6 +196,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             shared: Arc::new(Shared::new(runtime, config, store, listing, parked)),
             session: self.session,
             extras: self.extras,
+            info: Arc::default(),
             stateless: self.stateless,
         }
     }

@@ -120,7 +120,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Takes one of the session's call slots and starts what the request brings to a call:
     /// its client (progress, logs) and its cancellation. Refused when the session's calls are
     /// all running (`retry` says what to do then).
-    pub(super) fn take_slot(&self, ctx: &RequestContext<RoleServer>, retry: &str) -> Result<Slot, String> {
+    pub(super) fn take_slot(&self, ctx: &RequestContext<RoleServer>, retry: &dyn std::fmt::Display) -> Result<Slot, String> {
         let Ok(permit) = self.session.calls.clone().try_acquire_owned() else {
             return Err(format!(
                 "Too many calls are running in this session (the limit is {}); wait for one to finish and {retry}.",

@@ -27,6 +27,17 @@ impl<S, M> Shared<S, M> {
     }
 }
 
+impl<S, M> Shared<S, M>
+where
+    S: ServerHandler + Send + 'static,
+    M: SessionManager,
+{
+    /// rmcp's answer to `request`.
+    pub(super) async fn handle(&self, request: Request) -> Response {
+        self.0.handle(request).await.into_response()
+    }
+}
+
 impl<S, M> Clone for Shared<S, M> {
     fn clone(&self) -> Self {
         Shared(self.0.clone())
@@ -47,7 +58,7 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let service = self.0.clone();
-        Box::pin(async move { Ok(service.handle(request).await.into_response()) })
+        let service = self.clone();
+        Box::pin(async move { Ok(service.handle(request).await) })
     }
 }
