@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -337,27 +338,50 @@ pub type InputOf<T> = <T as TypedTool>::Input;
 /// The type of a tool's output.
 pub type OutputOf<T> = <T as TypedTool>::Output;
 
+/// The schemas of a tool's types (what `build_spec` derives per tool).
+struct TypeSchemas {
+    input: Value,
+    output: Option<Value>,
+    suspend: Option<Value>,
+    resume: Option<Value>,
+    context: Option<Value>,
+}
+
+/// The spec of `T`: its schemas are derived here; the rest is [`spec_of`]'s, compiled once
+/// for every tool rather than once per tool (the collections it builds from the metadata
+/// instantiate sorting and iteration code that each tool's copy would repeat).
 fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     let meta = T::meta();
-    let input_schema = T::input_schema();
-    schema::check_input_root(meta.id, meta.input_type, &input_schema)?;
-    let mut spec = ToolSpec::new(meta.id, schema::reflow_doc(meta.description), input_schema);
+    let typed_context = std::any::TypeId::of::<T::Context>() != std::any::TypeId::of::<RequestContext>();
+    let schemas = TypeSchemas {
+        input: T::input_schema(),
+        output: schema::produce_schema::<T::Output>(),
+        suspend: meta.has_suspend.then(schema::produce_schema::<T::Suspend>).flatten(),
+        resume: meta.has_resume.then(schema::receive_schema::<T::Resume>),
+        context: typed_context.then(schema::receive_schema::<T::Context>),
+    };
+    spec_of(meta, schemas, T::input_examples())
+}
+
+/// A tool's spec from its metadata, its types' schemas and its examples.
+fn spec_of(meta: ToolMeta, schemas: TypeSchemas, input_examples: Vec<Value>) -> Result<ToolSpec, SchemaError> {
+    schema::check_input_root(meta.id, meta.input_type, &schemas.input)?;
+    let mut spec = ToolSpec::new(meta.id, schema::reflow_doc(meta.description), schemas.input);
     spec.title = meta.title.map(str::to_owned);
     spec.strict = meta.strict;
     spec.blocking = meta.blocking;
     spec.isolate = meta.isolate;
-    spec.output_schema = schema::produce_schema::<T::Output>();
-    spec.suspend_schema = meta.has_suspend.then(schema::produce_schema::<T::Suspend>).flatten();
-    spec.resume_schema = meta.has_resume.then(schema::receive_schema::<T::Resume>);
-    let typed_context = std::any::TypeId::of::<T::Context>() != std::any::TypeId::of::<RequestContext>();
-    spec.request_context_schema = typed_context.then(schema::receive_schema::<T::Context>);
+    spec.output_schema = schemas.output;
+    spec.suspend_schema = schemas.suspend;
+    spec.resume_schema = schemas.resume;
+    spec.request_context_schema = schemas.context;
     if let Some(ctx) = &spec.request_context_schema {
         schema::check_input_root(meta.id, "context", ctx)?;
     }
     spec.require_approval = meta.require_approval.unwrap_or(ApprovalRule::Never);
     spec.mcp = meta.mcp;
     spec.provider_options = meta.provider_options.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-    spec.input_examples = T::input_examples();
+    spec.input_examples = input_examples;
     spec.tags = meta.tags.iter().map(|t| (*t).to_owned()).collect();
     spec.scopes = meta.scopes.iter().map(|t| (*t).to_owned()).collect();
     spec.background = meta.background;
@@ -557,7 +581,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
         let run = || -> Result<Value, String> {
             let out = match phase {
                 TransformPhase::Input | TransformPhase::Approval => {
-                    let i: T::Input = serde_json::from_value(payload.clone()).map_err(|e| e.to_string())?;
+                    let i = T::Input::deserialize(payload).map_err(|e| e.to_string())?;
                     let p = if phase == TransformPhase::Input {
                         Payload::Input(&i)
                     } else {
@@ -567,15 +591,15 @@ impl<T: TypedTool> Tool for FnTool<T> {
                 }
                 TransformPhase::InputDelta => T::transform(target, phase, Payload::InputDelta(payload.as_str().unwrap_or_default())),
                 TransformPhase::Error => {
-                    let e: ToolError = serde_json::from_value(payload.clone()).map_err(|e| e.to_string())?;
+                    let e = ToolError::deserialize(payload).map_err(|e| e.to_string())?;
                     T::transform(target, phase, Payload::Error(&e))
                 }
                 TransformPhase::Resume => {
-                    let r: T::Resume = serde_json::from_value(payload.clone()).map_err(|e| e.to_string())?;
+                    let r = T::Resume::deserialize(payload).map_err(|e| e.to_string())?;
                     T::transform(target, phase, Payload::Resume(&r))
                 }
                 TransformPhase::Suspend => {
-                    let s: T::Suspend = serde_json::from_value(payload.clone()).map_err(|e| e.to_string())?;
+                    let s = T::Suspend::deserialize(payload).map_err(|e| e.to_string())?;
                     T::transform(target, phase, Payload::Suspend(&s))
                 }
                 TransformPhase::Output => return Err("the output transform runs on the typed value inside execute".into()),
@@ -590,7 +614,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
             InputHook::Start => T::on_input_start(call),
             InputHook::Delta(d) => T::on_input_delta(call, d),
             InputHook::Available(v) => {
-                let input: T::Input = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                let input = T::Input::deserialize(v).map_err(|e| e.to_string())?;
                 T::on_input_available(call, &input)
             }
         })

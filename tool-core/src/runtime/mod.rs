@@ -530,7 +530,12 @@ impl Runtime {
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         use tracing::Instrument;
         let this = self.clone();
-        async move { this.run_new(&sink, &tool, args, options).await }.instrument(span)
+        async move {
+            this.run_new(&sink, &tool, args, options).instrument(span).await;
+            // The call's span closes before its stream does: a reader that saw the stream end
+            // (a command about to exit and flush its exporter) finds the span ended.
+            drop(sink);
+        }
     }
 }
 
