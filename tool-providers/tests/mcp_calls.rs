@@ -46,9 +46,11 @@ async fn start_server(started: mpsc::UnboundedSender<()>, cancelled: mpsc::Unbou
             for step in 1..=3 {
                 mcp.progress(f64::from(step), Some(3.0), Some(format!("step {step}")));
             }
-            // Progress is passed on by notification handlers that rmcp runs as tasks of
-            // their own; a result right behind it could overtake them and end the route.
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            // Progress is passed on by notification handlers that rmcp's client runs as tasks
+            // of their own (one spawned per notification received); a result right behind
+            // them could overtake them and end the route. 100 ms was once not enough in a
+            // full test run on a loaded 2-core machine.
+            tokio::time::sleep(Duration::from_millis(500)).await;
             Ok(json!("ticked"))
         })
         .unwrap();
