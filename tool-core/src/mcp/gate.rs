@@ -14,7 +14,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::body::Message;
-use super::http::refuse;
+use super::guard::refuse;
 use super::Identity;
 
 /// What the gate needs to know of the tools: the scopes each needs.
@@ -114,7 +114,7 @@ mod oauth {
     use serde_json::Value;
 
     use super::super::body::Message;
-    use super::super::http::refuse;
+    use super::super::guard::refuse;
     use super::super::oauth::{Refusal, ResourceServer, METADATA_PATH};
     use super::super::Identity;
     use super::ToolScopes;

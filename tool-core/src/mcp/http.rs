@@ -1,11 +1,11 @@
 //! The MCP server over Streamable HTTP, at `/mcp`.
 //!
 //! Owns [`HttpOptions`], [`router`] and [`serve`]: `rmcp`'s Streamable HTTP service (sessions
-//! with CSPRNG ids, every protocol revision, the 2026-07-28 stateless path) behind a guard that
-//! checks `Host` and `Origin` (local names only unless allowed: 403; either header twice: 400,
-//! before anything else), authorization (`gate`: none, a static bearer token, or an OAuth 2.1
-//! resource server with Protected Resource Metadata: 401/403), the body size (413) and how long the
-//! body takes to arrive (408), that every POST is a JSON-RPC message (400 with a JSON-RPC
+//! with CSPRNG ids, every protocol revision, the 2026-07-28 stateless path) behind the guard
+//! (`guard`) that checks `Host` and `Origin` (local names only unless allowed: 403; either
+//! header twice: 400, before anything else), authorization (`gate`: none, a static bearer
+//! token, or an OAuth 2.1 resource server with Protected Resource Metadata: 401/403), the body
+//! size (413) and how long the body takes to arrive (408), that every POST is a JSON-RPC message (400 with a JSON-RPC
 //! `-32700`/`-32600` error instead of a bare status) and that an `initialize` carries valid
 //! params (400 with `-32602`), and the cap on live sessions (503). Every refusal is logged at
 //! warn with its reason. The connections themselves are limited by [`HttpLimits`] (header read
@@ -35,29 +35,18 @@
 //! session did; questions travel as input-required results), so neither option changes them
 //! except that `json_response` applies to them as well.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServerHandler;
-use serde_json::value::RawValue;
-use serde_json::{json, Value};
-use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
-use super::activity::{Activity, Tracked};
-use super::body::Message;
+use super::activity::Activity;
 use super::gate::Gate;
+use super::guard::{guard, Direct, Guard};
 use super::listen::{serve_router, ConnLimits, Drain, Endpoint, Routes, TlsAcceptor, MCP_PATH};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::shared_service::Shared;
@@ -224,288 +213,6 @@ const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 // `:*` matches any port and none (rmcp warns about entries without a port).
 const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
-struct Guard {
-    /// The POSTs in flight (a call's stream is until it ends), for graceful shutdown.
-    calls: Arc<Activity>,
-    gate: Gate,
-    max_body: usize,
-    body_timeout: Duration,
-    /// The live sessions' slots (`None` when stateless: no sessions).
-    sessions: Option<Arc<SessionSlots>>,
-}
-
-fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
-}
-
-/// A refused request: logged at warn with `reason` (never the request's content), answered
-/// with a JSON-RPC error.
-pub(super) fn refuse(reason: &'static str, status: StatusCode, id: Value, code: i64, message: String) -> Response {
-    tracing::warn!(reason, status = status.as_u16(), code, answer = %message, "refused an MCP HTTP request");
-    rpc_error(status, id, code, message)
-}
-
-/// The first of `Host` and `Origin` that the request carries more than once.
-fn duplicated(headers: &HeaderMap) -> Option<header::HeaderName> {
-    [header::HOST, header::ORIGIN]
-        .into_iter()
-        .find(|name| headers.get_all(name).iter().nth(1).is_some())
-}
-
-/// Why a message is not a JSON-RPC 2.0 message, and the id to answer with.
-pub(crate) fn invalid_message(m: &Message<'_>) -> Option<(Value, String)> {
-    // rmcp takes no batches (MCP dropped them): it would answer one without an `id`.
-    if !m.is_object() {
-        return Some((
-            Value::Null,
-            "a JSON-RPC message must be an object (batches are not supported)".into(),
-        ));
-    }
-    // MCP ids are strings or integers (never null); rmcp would answer others without an `id`.
-    let id = m.id();
-    if m.has_id() && id.is_null() {
-        return Some((Value::Null, "`id` must be a string or an integer".into()));
-    }
-    if m.jsonrpc().as_deref() != Some("2.0") {
-        return Some((id, "`jsonrpc` must be \"2.0\"".into()));
-    }
-    if m.method().is_none() && !m.is_response() {
-        return Some((
-            id,
-            "a message needs a string `method` (request or notification) or an `id` with `result`/`error`".into(),
-        ));
-    }
-    if m.params().is_some_and(|params| !params.get().starts_with('{')) {
-        return Some((id, "`params` must be an object".into()));
-    }
-    None
-}
-
-/// Why an `initialize` request's params are not what `initialize` takes (JSON-RPC `-32602`),
-/// and the id to answer with; `None` for any other message.
-pub(crate) fn invalid_params(m: &Message<'_>) -> Option<(Value, String)> {
-    if !m.is("initialize") {
-        return None;
-    }
-    let params = m.params().map_or("null", RawValue::get);
-    let e = serde_json::from_str::<InitializeRequestParams>(params).err()?;
-    Some((
-        m.id(),
-        format!("Invalid params: `initialize` takes `protocolVersion` (a string), `capabilities` (an object) and `clientInfo` (`name`, `version`): {e}"),
-    ))
-}
-
-/// The guard as a layer of the router ([`router`]).
-async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    g.admit(request, |request| next.run(request)).await
-}
-
-/// The MCP endpoint as [`serve`]'s connections call it: the guard, then rmcp's service, in one
-/// future that hyper keeps per connection (see `listen`).
-struct Direct<S, M> {
-    guard: Arc<Guard>,
-    service: Shared<S, M>,
-}
-
-impl<S, M> Clone for Direct<S, M> {
-    fn clone(&self) -> Self {
-        Direct {
-            guard: self.guard.clone(),
-            service: self.service.clone(),
-        }
-    }
-}
-
-impl<S, M> Endpoint for Direct<S, M>
-where
-    S: ServerHandler + Send + 'static,
-    M: SessionManager,
-{
-    fn serve(&self, request: Request) -> impl Future<Output = Response> + Send {
-        let this = self.clone();
-        async move { this.guard.admit(request, |request| this.service.handle(request)).await }
-    }
-}
-
-impl Guard {
-    /// Admits `request` or answers it with a refusal; an admitted request is answered by
-    /// `inner` (rmcp's service).
-    async fn admit<F, Fut>(&self, mut request: Request, inner: F) -> Response
-    where
-        F: FnOnce(Request) -> Fut,
-        Fut: Future<Output = Response>,
-    {
-        if let Some(refused) = self.check_head(request.headers()) {
-            return refused;
-        }
-        let caller = match self.gate.admit(request.headers_mut()).await {
-            Ok(caller) => caller,
-            Err(refused) => return refused,
-        };
-        if !matches!(self.gate, Gate::Open) {
-            request.extensions_mut().insert(super::caching::Authorized);
-        }
-        if let Some(caller) = &caller {
-            if let Some(refused) = self.foreign_session(request.headers(), caller) {
-                return refused;
-            }
-            // rmcp hands the request's parts, extensions included, to the handler.
-            request.extensions_mut().insert(caller.clone());
-        }
-        if request.method() != Method::POST {
-            return logged(inner(request).await);
-        }
-        let (parts, body) = request.into_parts();
-        let bytes = match self.read_body(body).await {
-            Ok(bytes) => bytes,
-            Err(refused) => return refused,
-        };
-        // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
-        let message = match super::body::parse(&bytes) {
-            Err(r) => return refuse("not JSON, or a repeated key", StatusCode::BAD_REQUEST, r.id, r.code, r.message),
-            Ok(v) => v,
-        };
-        if let Some((id, why)) = invalid_message(&message) {
-            return refuse(
-                "not a JSON-RPC message",
-                StatusCode::BAD_REQUEST,
-                id,
-                -32600,
-                format!("Invalid request: {why}"),
-            );
-        }
-        if let Some((id, why)) = invalid_params(&message) {
-            return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);
-        }
-        if let Some(refused) = caller.as_ref().and_then(|c| self.gate.check_call(c, &message)) {
-            return refused;
-        }
-        let slot = match self.reserve_session(&parts.headers, &message) {
-            Ok(slot) => slot,
-            Err(refused) => return *refused,
-        };
-        let call = self.calls.begin();
-        let response = logged(inner(Request::from_parts(parts, Body::from(bytes))).await);
-        let response = response.map(|body| Tracked::body(body, call));
-        if let (Some(slot), Some(sessions)) = (slot, &self.sessions) {
-            // The slot goes to the session the request created (none: it frees at once).
-            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-                sessions.adopt(id, slot, caller.as_ref().map(|c| c.subject.clone()));
-            }
-        }
-        response
-    }
-}
-
-const SESSION_HEADER: &str = "mcp-session-id";
-
-/// Logs at warn a request that `rmcp` refused (its status says why), and passes the response on.
-fn logged(response: Response) -> Response {
-    let status = response.status();
-    if status.is_client_error() || status.is_server_error() {
-        let reason = match status {
-            StatusCode::FORBIDDEN => "Host or Origin not allowed",
-            StatusCode::NOT_FOUND => "unknown or expired session",
-            StatusCode::METHOD_NOT_ALLOWED => "method not allowed",
-            StatusCode::NOT_ACCEPTABLE => "Accept must allow application/json and text/event-stream",
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => "Content-Type must be application/json",
-            _ => "refused by the MCP service",
-        };
-        tracing::warn!(reason, status = status.as_u16(), "refused an MCP HTTP request");
-    }
-    response
-}
-
-impl Guard {
-    /// Refuses a request by its head: `Host` or `Origin` twice.
-    fn check_head(&self, headers: &HeaderMap) -> Option<Response> {
-        if let Some(name) = duplicated(headers) {
-            return Some(refuse(
-                "duplicate header",
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32600,
-                format!("Invalid request: the `{name}` header appears more than once"),
-            ));
-        }
-        None
-    }
-
-    /// A request naming a session another subject's token created: answered as an unknown
-    /// session (404), so a token cannot ride on, or learn of, someone else's session.
-    fn foreign_session(&self, headers: &HeaderMap, caller: &super::Identity) -> Option<Response> {
-        let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
-        if !self.sessions.as_ref()?.owned_by_another(id, &caller.subject) {
-            return None;
-        }
-        Some(refuse(
-            "session of another subject",
-            StatusCode::NOT_FOUND,
-            Value::Null,
-            -32001,
-            "Session not found".into(),
-        ))
-    }
-
-    /// The whole body, if it is small enough and arrives in time.
-    async fn read_body(&self, body: Body) -> Result<axum::body::Bytes, Response> {
-        match tokio::time::timeout(self.body_timeout, axum::body::to_bytes(body, self.max_body)).await {
-            Ok(Ok(bytes)) => Ok(bytes),
-            Ok(Err(_)) => Err(refuse(
-                "body too large",
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                -32600,
-                format!("The request body is larger than {} bytes.", self.max_body),
-            )),
-            Err(_) => {
-                let mut r = refuse(
-                    "body too slow",
-                    StatusCode::REQUEST_TIMEOUT,
-                    Value::Null,
-                    -32600,
-                    format!(
-                        "The request body did not arrive within {} ms; send it at once.",
-                        self.body_timeout.as_millis()
-                    ),
-                );
-                // The rest of the body is never read: the connection cannot carry another request.
-                r.headers_mut()
-                    .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
-                Err(r)
-            }
-        }
-    }
-
-    /// A session slot for an `initialize` that will create a session; refused (503) when every
-    /// slot is taken.
-    fn reserve_session(&self, headers: &HeaderMap, message: &Message<'_>) -> Result<Option<OwnedSemaphorePermit>, Box<Response>> {
-        let Some(sessions) = &self.sessions else {
-            return Ok(None);
-        };
-        if headers.contains_key(SESSION_HEADER) || !message.is("initialize") {
-            return Ok(None);
-        }
-        if let Some(slot) = sessions.reserve() {
-            return Ok(Some(slot));
-        }
-        let id = message.id();
-        let mut r = refuse(
-            "session limit",
-            StatusCode::SERVICE_UNAVAILABLE,
-            id,
-            -32000,
-            format!(
-                "The server has its limit of {} live sessions; retry once a session ends (a client ends its session with DELETE /mcp).",
-                sessions.cap()
-            ),
-        );
-        r.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
-        Err(Box::new(r))
-    }
-}
-
 /// The axum router serving `server` at `/mcp`.
 ///
 /// # Panics
@@ -651,74 +358,4 @@ fn acceptor(options: &HttpOptions) -> std::io::Result<Option<TlsAcceptor>> {
 #[cfg(not(feature = "tls"))]
 fn acceptor(_: &HttpOptions) -> std::io::Result<Option<TlsAcceptor>> {
     Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `invalid_message` of `v`'s text, as a transport parses it.
-    fn shape(v: Value) -> Option<(Value, String)> {
-        let text = v.to_string();
-        let message = super::super::body::parse(text.as_bytes())
-            .ok()
-            .expect("JSON with distinct keys parses");
-        invalid_message(&message)
-    }
-
-    /// `invalid_params` of a body's text.
-    fn params(text: &str) -> Option<(Value, String)> {
-        invalid_params(&super::super::body::parse(text.as_bytes()).ok().expect("the text parses"))
-    }
-
-    #[test]
-    fn jsonrpc_shapes() {
-        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).is_none());
-        assert!(shape(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).is_none());
-        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_none());
-        assert_eq!(shape(json!({"jsonrpc": "1.0", "id": 7, "method": "x"})).unwrap().0, json!(7));
-        assert!(shape(json!({"jsonrpc": "2.0", "id": 1})).is_some());
-        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "bad"})).is_some());
-        assert!(shape(json!(42)).is_some());
-        assert!(shape(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).is_some());
-        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": [1]})).is_some());
-        for bad in [json!(null), json!({"a": 1}), json!(1.5), json!(true)] {
-            let (id, _) = shape(json!({"jsonrpc": "2.0", "id": bad, "method": "ping"})).unwrap();
-            assert_eq!(id, Value::Null);
-        }
-        assert!(shape(json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})).is_none());
-    }
-
-    #[test]
-    fn members_are_read_as_json_whatever_their_spelling() {
-        // Escapes in `jsonrpc` and `method` decode as the JSON they are.
-        let m = super::super::body::parse(br#"{"jsonrpc": "2\u002e0", "id": "7", "method": "init\u0069alize"}"#)
-            .ok()
-            .unwrap();
-        assert!(invalid_message(&m).is_none());
-        assert!(m.is("initialize"));
-        assert_eq!(m.id(), json!("7"));
-        // A member present as null is present: a null id is refused, not taken for no id.
-        let m = super::super::body::parse(br#"{"jsonrpc": "2.0", "id": null, "method": "ping"}"#)
-            .ok()
-            .unwrap();
-        assert_eq!(
-            invalid_message(&m).map(|(_, why)| why),
-            Some("`id` must be a string or an integer".into())
-        );
-        // A request's result member does not make it a response without an id.
-        assert!(shape(json!({"jsonrpc": "2.0", "result": {}})).is_some());
-        assert!(shape(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "x"}})).is_none());
-    }
-
-    #[test]
-    fn initialize_params_are_checked_from_the_text() {
-        let good = r#"{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}"#;
-        assert!(params(good).is_none());
-        let (id, why) = params(r#"{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"capabilities": {}}}"#).unwrap();
-        assert_eq!(id, json!(3));
-        assert!(why.starts_with("Invalid params: `initialize` takes"), "{why}");
-        assert!(params(r#"{"jsonrpc": "2.0", "id": 3, "method": "initialize"}"#).is_some());
-        assert!(params(r#"{"jsonrpc": "2.0", "id": 3, "method": "ping"}"#).is_none());
-    }
 }

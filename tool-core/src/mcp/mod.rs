@@ -33,8 +33,9 @@
 //! - `identity`: who is calling ([`Identity`]), the scope check and what a call sees of it;
 //! - [`oauth`] (feature `oauth`): the HTTP server as an OAuth 2.1 resource server;
 //! - [`http`] and [`stdio`]: the transports; `listen` (HTTP connections within limits),
-//!   `activity` (what a connection is doing, for its idle timeout) and `session_cap` (the cap
-//!   on live HTTP sessions) serve `http`.
+//!   `activity` (what a connection is doing, for its idle timeout), `session_cap` (the cap
+//!   on live HTTP sessions) and `guard` (what a request must pass before rmcp sees it: also
+//!   the stdio transport's message checks) serve `http`.
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577 but still in use.
 
@@ -46,6 +47,7 @@ mod call;
 mod call_meta;
 mod convert;
 mod gate;
+mod guard;
 mod handle;
 mod health;
 pub mod http;

@@ -140,9 +140,9 @@ fn refusal(line: &str) -> Option<String> {
     // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
     let refused = match super::body::parse(line.as_bytes()) {
         Err(r) => Some(("not JSON, or a repeated key", error_line(r.id, r.code, r.message))),
-        Ok(v) => super::http::invalid_message(&v)
+        Ok(v) => super::guard::invalid_message(&v)
             .map(|(id, why)| ("not a JSON-RPC message", error_line(id, -32600, format!("Invalid request: {why}"))))
-            .or_else(|| super::http::invalid_params(&v).map(|(id, why)| ("invalid initialize params", error_line(id, -32602, why)))),
+            .or_else(|| super::guard::invalid_params(&v).map(|(id, why)| ("invalid initialize params", error_line(id, -32602, why)))),
     };
     let (reason, answer) = refused?;
     tracing::warn!(reason, "refused an MCP stdio message");
