@@ -16,7 +16,7 @@
 //! Each hook logs what the seed's `console.log` prints through `tracing` (target
 //! `examples::seed_hooks`), with what it received as fields: `tool_call_id`, `messages` (the
 //! conversation as JSON), `input_text_delta`, `input`, `output`, `tool_name`, `aborted` (the
-//! abort signal). `examples/tests/seed_hooks.rs` drives them with a real provider stream.
+//! abort signal). `examples/tests/it/tools/seed_hooks.rs` drives them with a real provider stream.
 
 use tool_core::prelude::*;
 

@@ -1,5 +1,5 @@
 //! The input schema the `catalog_export` bench exports 1,000 times, shared with the test that
-//! pins the catalog bytes (`tests/catalog_bytes.rs`), so the bytes pinned are the bench's.
+//! pins the catalog bytes (`tests/it/catalog/bytes.rs`), so the bytes pinned are the bench's.
 
 use serde_json::{json, Value};
 

@@ -1,5 +1,5 @@
 //! The three-field tool of the `call_overhead` bench, shared with the allocation test
-//! (`tests/call_allocations.rs`) and the instruction-count loop (`examples/call_loop.rs`), so
+//! (`tests/it/call/allocations.rs`) and the instruction-count loop (`examples/call_loop.rs`), so
 //! each measures the same tool: plain parameters (the input struct `#[tool]` generates, whose
 //! decoding a registry trusts) and a struct of the user's with an `f64` as output (nothing
 //! vouches for it: its outputs are checked).

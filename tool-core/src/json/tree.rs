@@ -5,7 +5,7 @@
 //! `serde_json::to_string` of the same value (a raw value, a map key it does not write the way
 //! `serde_json` does, a repeated key, integers past 64 bits, nesting deeper than the parser
 //! reads); the caller then parses the text as before. Where it answers, the trees are equal
-//! (`tests/output_tree.rs` holds it against `serde_json` for generated values of every shape).
+//! (`tests/it/schema/output_tree.rs` holds it against `serde_json` for generated values of every shape).
 
 use std::borrow::Cow;
 use std::fmt;

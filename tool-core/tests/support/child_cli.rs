@@ -1,7 +1,7 @@
 //! This test binary as the `toolsmith` command line, in a child process of its own.
 //!
-//! A test file that includes this module has no libtest harness (`harness = false` in
-//! `Cargo.toml`); its `main` is [`main`] with its tests. [`toolsmith`] starts the test binary
+//! The `processes` test binary has no libtest harness (`harness = false` in `Cargo.toml`); its
+//! `main` calls [`child_main`] first, then runs every suite's [`trials`]. [`toolsmith`] starts the test binary
 //! again with the command line's arguments in [`CLI_ENV`]: `main` then runs the real command
 //! line (`tool_core::cli::run_from`) over the tools linked into the binary and exits with its
 //! code, and no test runs. A child can be SIGKILLed anywhere, like a real `toolsmith` process.
@@ -18,51 +18,84 @@ use std::time::Duration;
 /// The environment variable that carries the child's command line (a JSON array).
 pub const CLI_ENV: &str = "TOOLSMITH_TEST_CLI_ARGS";
 
-/// The test binary's `main`: in a child, the command line (see [`child_main`]) or `other_child`
-/// (a child mode of the file's own, when it returns `true`); otherwise the tests.
-pub fn main(tests: &[(&'static str, fn())], other_child: fn() -> bool) -> std::process::ExitCode {
-    child_main();
-    if other_child() {
-        return std::process::ExitCode::SUCCESS;
-    }
-    let args = libtest_mimic::Arguments::from_args();
-    let trials = tests
+/// The tests of one suite as `libtest-mimic` trials named `SUITE::TEST`; a panic fails the
+/// trial with its message.
+pub fn trials(suite: &str, tests: &[(&'static str, fn())]) -> Vec<libtest_mimic::Trial> {
+    tests
         .iter()
-        .map(|&(name, test)| {
-            libtest_mimic::Trial::test(name, move || {
-                std::panic::catch_unwind(test).map_err(|panic| {
-                    let text = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-                    libtest_mimic::Failed::from(text.unwrap_or_else(|| "the test panicked".into()))
-                })
-            })
-        })
-        .collect();
-    libtest_mimic::run(&args, trials).exit_code()
+        .map(|&(name, test)| libtest_mimic::Trial::test(format!("{suite}::{name}"), move || run_test(test)))
+        .collect()
 }
 
-/// In the child: runs the command line given in [`CLI_ENV`] and exits with its code (0 or 1,
-/// clap's 2). Outside a child it returns at once.
+/// Runs one test body, its panic turned into the trial's failure.
+pub fn run_test(test: fn()) -> Result<(), libtest_mimic::Failed> {
+    std::panic::catch_unwind(test).map_err(|panic| {
+        let text = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+        libtest_mimic::Failed::from(text.unwrap_or_else(|| "the test panicked".into()))
+    })
+}
+
+/// In the child: runs the command line given in [`CLI_ENV`] over the tools of the suite named
+/// in [`CLI_SUITE_ENV`], and exits with its code (0 or 1, clap's 2). Outside a child it returns
+/// at once.
 pub fn child_main() {
     let Ok(args) = std::env::var(CLI_ENV) else { return };
     let args: Vec<String> = serde_json::from_str(&args).expect("the child's arguments are a JSON array");
-    let code = tool_core::cli::run_from(std::iter::once("toolsmith".to_owned()).chain(args));
+    let argv = std::iter::once("toolsmith".to_owned()).chain(args);
+    let code = match std::env::var(CLI_SUITE_ENV) {
+        Ok(suite) => {
+            tool_core::cli::run_parsed::<tool_core::cli::Cli, _, _, _, _>(argv, move |cli: tool_core::cli::Cli, mut out| async move {
+                tool_core::cli::execute(cli, suite_registry(&suite), &mut out).await
+            })
+        }
+        Err(_) => tool_core::cli::run_from(argv),
+    };
     std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 });
 }
 
-/// `toolsmith ARGS` as a child process (this test binary, see [`child_main`]).
+/// The environment variable naming the module whose tools a child's command line serves.
+pub const CLI_SUITE_ENV: &str = "TOOLSMITH_TEST_CLI_SUITE";
+
+/// The `#[tool]`s defined in `suite` (a module path, `processes::mcp::oauth`) or below it: the
+/// binary links every suite's tools, and each suite's command line sees its own, as it did
+/// when each suite was a binary of its own.
+fn suite_registry(suite: &str) -> tool_core::Registry {
+    let tools = tool_core::Registry::global().tools().into_iter().filter(|tool| {
+        let module = tool.spec().source.module_path.as_str();
+        module
+            .strip_prefix(suite)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    });
+    tool_core::Registry::try_from_tools(tools.collect::<Vec<_>>()).expect("a suite's tools have unique ids")
+}
+
+/// The suite a test file belongs to, from its path: `…/tests/processes/mcp/oauth.rs` (or a
+/// file below it, `…/store/suite/tasks.rs`) is `processes::mcp::oauth`.
+fn suite_of(file: &str) -> String {
+    let within = file.rsplit_once("tests/processes/").map_or(file, |(_, rest)| rest);
+    let parts: Vec<&str> = within.trim_end_matches(".rs").split('/').take(2).collect();
+    format!("processes::{}", parts.join("::"))
+}
+
+/// `toolsmith ARGS` as a child process (this test binary, see [`child_main`]), over the tools of
+/// the suite whose file calls it.
+#[track_caller]
 pub fn toolsmith(args: &[&str]) -> Command {
+    let suite = suite_of(std::panic::Location::caller().file());
     let mut command = Command::new(std::env::current_exe().expect("the test binary has a path"));
     command
         .env(CLI_ENV, serde_json::json!(args).to_string())
+        .env(CLI_SUITE_ENV, suite)
         .env_remove("TOOLSMITH_STORE_KEY")
         .stdin(Stdio::null());
     command
 }
 
 /// Starts `toolsmith ARGS` with its output piped.
+#[track_caller]
 pub fn spawn(args: &[&str]) -> Child {
     let mut command = toolsmith(args);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -88,6 +121,7 @@ impl From<Output> for Ran {
 
 /// Runs `toolsmith ARGS` to its end (bounded: a child still running after 30 s is killed and
 /// the test fails).
+#[track_caller]
 pub fn run(args: &[&str]) -> Ran {
     let mut child = spawn(args);
     let started = std::time::Instant::now();

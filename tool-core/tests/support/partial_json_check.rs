@@ -1,5 +1,5 @@
 //! The partial-JSON consistency checker shared by the property tests
-//! (`tool-core/tests/partial_json_props.rs`) and the fuzz target
+//! (`tool-core/tests/it/stream/partial_json_props.rs`) and the fuzz target
 //! (`fuzz/fuzz_targets/partial_json.rs`, which includes this file by path).
 
 #![allow(dead_code)]

@@ -1,0 +1,5 @@
+pub mod commands;
+pub mod input_hygiene;
+pub mod isolation;
+pub mod logging;
+pub mod serve_limits;

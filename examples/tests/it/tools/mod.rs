@@ -1,0 +1,3 @@
+pub mod crash_inputs;
+pub mod implied_props;
+pub mod seed_hooks;

@@ -1,0 +1,2 @@
+pub mod bytes;
+pub mod provider_fanout;

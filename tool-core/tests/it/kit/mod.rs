@@ -1,0 +1,4 @@
+pub mod basics;
+pub mod check;
+pub mod readme;
+pub mod streams;

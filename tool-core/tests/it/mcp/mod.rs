@@ -1,0 +1,4 @@
+pub mod health;
+pub mod http_defense;
+pub mod server;
+pub mod waiting;

@@ -1,0 +1,5 @@
+pub mod approval_binding;
+pub mod background;
+pub mod client_side;
+pub mod pending;
+pub mod views;

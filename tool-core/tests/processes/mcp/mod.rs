@@ -1,0 +1,3 @@
+pub mod oauth;
+pub mod production;
+pub mod trust;

@@ -1,0 +1,2 @@
+pub mod isolation;
+pub mod otel_export;

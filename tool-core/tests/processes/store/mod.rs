@@ -1,0 +1,5 @@
+pub mod exactly_once;
+pub mod exactly_once_chaos;
+pub mod pending_kill;
+pub mod robust;
+pub mod suite;

@@ -1,0 +1,3 @@
+pub mod arcade;
+pub mod composio;
+pub mod oauth_tenants;

@@ -1,0 +1,4 @@
+pub mod calls;
+pub mod content;
+pub mod provider;
+pub mod tls;
