@@ -52,7 +52,7 @@ fn to_json(value: &Expr<DefaultNumericTypes>) -> Result<(Value, &'static str), T
         Expr::Float(f) => {
             return Err(ToolError::new(format!(
                 "The result is {f}, which is not a finite number (division of a float by zero, or an overflow)."
-            )))
+            )));
         }
         Expr::Boolean(b) => (json!(b), "boolean"),
         Expr::String(s) => (json!(s), "string"),
@@ -325,10 +325,12 @@ mod tests {
         let tool = Registry::global().get("calculate").unwrap();
         let schema = &tool.spec().input_schema;
         assert_eq!(schema["required"], json!(["expression"]));
-        assert!(schema["properties"]["variables"]["description"]
-            .as_str()
-            .unwrap()
-            .starts_with("Values for variables"));
+        assert!(
+            schema["properties"]["variables"]["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("Values for variables")
+        );
         let out = Registry::global()
             .call(
                 "calculate",

@@ -31,12 +31,12 @@ fn check_relative(rel: &str) -> Result<&Path, ToolError> {
             Component::Prefix(_) | Component::RootDir => {
                 return Err(ToolError::new(format!(
                     "The path `{rel}` is absolute; give a path relative to the root directory (for example `src/main.rs`)."
-                )))
+                )));
             }
             Component::ParentDir => {
                 return Err(ToolError::new(format!(
                     "The path `{rel}` contains `..`, which could leave the root directory; give a path inside the root without `..`."
-                )))
+                )));
             }
             Component::CurDir | Component::Normal(_) => {}
         }
@@ -116,11 +116,7 @@ impl Sandbox {
     pub(crate) fn relative(&self, path: &Path) -> String {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
         let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        if parts.is_empty() {
-            ".".to_owned()
-        } else {
-            parts.join("/")
-        }
+        if parts.is_empty() { ".".to_owned() } else { parts.join("/") }
     }
 }
 
@@ -165,10 +161,12 @@ mod tests {
             std::os::unix::fs::symlink(dir.path().join("sub/a.txt"), dir.path().join("link.txt")).unwrap();
             assert!(sb.resolve_new("link.txt").unwrap_err().message().contains("symbolic link"));
         }
-        assert!(Sandbox::open(&dir.path().join("file"))
-            .unwrap_err()
-            .message()
-            .contains("not a directory"));
+        assert!(
+            Sandbox::open(&dir.path().join("file"))
+                .unwrap_err()
+                .message()
+                .contains("not a directory")
+        );
         assert!(Sandbox::open(&dir.path().join("nope")).is_err());
     }
 }

@@ -9,8 +9,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tool_core::prelude::*;
 use tool_core::CancellationToken;
+use tool_core::prelude::*;
 
 use crate::sandbox::Sandbox;
 
@@ -511,15 +511,19 @@ mod tests {
         let dir = tree();
         let mut i = input("x");
         i.path = Some("../".into());
-        assert!(search(dir.path(), &i, CancellationToken::new())
-            .unwrap_err()
-            .message()
-            .contains("`..`"));
+        assert!(
+            search(dir.path(), &i, CancellationToken::new())
+                .unwrap_err()
+                .message()
+                .contains("`..`")
+        );
         i.path = Some("/etc".into());
-        assert!(search(dir.path(), &i, CancellationToken::new())
-            .unwrap_err()
-            .message()
-            .contains("absolute"));
+        assert!(
+            search(dir.path(), &i, CancellationToken::new())
+                .unwrap_err()
+                .message()
+                .contains("absolute")
+        );
         #[cfg(unix)]
         {
             let outside = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 //! (`chrono-tz`), daylight-saving changes included.
 
 use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, Offset, SecondsFormat, TimeZone, Utc};
-use chrono_tz::{OffsetComponents, Tz, TZ_VARIANTS};
+use chrono_tz::{OffsetComponents, TZ_VARIANTS, Tz};
 use tool_core::prelude::*;
 
 /// Longest accepted `time`, in characters.
@@ -173,7 +173,7 @@ pub fn convert(time: &str, from: Option<&str>, to: &str) -> Result<TimezoneConve
                 "The time `{}` has no UTC offset, so from_timezone is needed to know which clock it is read on (e.g. `Europe/Paris`). Or add an offset: `{}+01:00`.",
                 time.trim(),
                 time.trim()
-            )))
+            )));
         }
         (Moment::Local(naive), Some(tz)) => {
             let dt = match tz.from_local_datetime(&naive) {
@@ -191,7 +191,7 @@ pub fn convert(time: &str, from: Option<&str>, to: &str) -> Result<TimezoneConve
                     return Err(ToolError::new(format!(
                         "{naive} does not exist in {}: the clocks skip it when daylight-saving time starts. Use a time outside the skipped hour.",
                         tz.name()
-                    )))
+                    )));
                 }
             };
             let utc = dt.with_timezone(&Utc);

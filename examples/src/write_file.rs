@@ -166,7 +166,7 @@ pub async fn write_file(input: WriteFileInput, #[ctx] cx: ToolContext<WriteConte
             return Err(ToolError::new(format!(
                 "The user chose to keep the existing `{}`; nothing was written.",
                 input.path
-            )))
+            )));
         }
         None => {}
     }
@@ -270,14 +270,18 @@ mod tests {
     #[test]
     fn escapes_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(write(dir.path(), &input("../evil.txt", "x", None))
-            .unwrap_err()
-            .message()
-            .contains("`..`"));
-        assert!(write(dir.path(), &input("/tmp/evil.txt", "x", None))
-            .unwrap_err()
-            .message()
-            .contains("absolute"));
+        assert!(
+            write(dir.path(), &input("../evil.txt", "x", None))
+                .unwrap_err()
+                .message()
+                .contains("`..`")
+        );
+        assert!(
+            write(dir.path(), &input("/tmp/evil.txt", "x", None))
+                .unwrap_err()
+                .message()
+                .contains("absolute")
+        );
         #[cfg(unix)]
         {
             let outside = tempfile::tempdir().unwrap();

@@ -21,8 +21,13 @@
 # PROVIDER_SDKS (default "python js") picks the SDK languages. TOOLSMITH_CACHE (default
 # ~/.cache/toolsmith) holds the venv (py-providers-venv) and the npm install (providers-js,
 # reinstalled with `npm ci` only when package-lock.json changed; linked as
-# tests/providers/js/node_modules, which git ignores).
+# tests/providers/js/node_modules, which git ignores). TOOLSMITH_BIN_DIR: a directory holding the
+# programs and examples/serve_fake already built (.ci/run passes the target/debug of its
+# `cargo test --workspace --no-run`, which builds the package examples too); unset, they are
+# built here with cargo. Each fake is then that binary, started directly (no `cargo run` each).
 set -euo pipefail
+bin_dir=
+[ -z "${TOOLSMITH_BIN_DIR:-}" ] || bin_dir=$(cd "$TOOLSMITH_BIN_DIR" && pwd)
 cd "$(dirname "$0")/../.."
 
 cache="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}"
@@ -56,7 +61,17 @@ fi
 providers=("$@")
 [ ${#providers[@]} -gt 0 ] || providers=(arcade composio)
 programs=(composio_usage composio_connections arcade_usage)
-cargo build -q -p examples $(printf -- '--bin %s ' "${programs[@]}")
+if [ -z "$bin_dir" ]; then
+  cargo build -q -p examples "${programs[@]/#/--bin=}"
+  cargo build -q -p tool-providers --example serve_fake
+  bin_dir=$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)
+fi
+serve_fake=$bin_dir/examples/serve_fake
+for bin in "$serve_fake" "${programs[@]/#/$bin_dir/}"; do
+  [ -x "$bin" ] || { echo "$bin is missing" >&2; exit 1; }
+done
+# tests/providers/example.sh runs the programs from there.
+export TOOLSMITH_BIN_DIR=$bin_dir
 
 # The SDKs must not reach the internet (telemetry, version checks).
 export COMPOSIO_DISABLE_TELEMETRY=true COMPOSIO_NO_ANALYTICS=true DO_NOT_TRACK=1 PYTHONDONTWRITEBYTECODE=1
@@ -82,7 +97,7 @@ trap stop_fake EXIT
 start_fake() {
   local p=$1
   dir=$(mktemp -d)
-  cargo run -q -p tool-providers --example serve_fake -- "$p" --key "$key" --url-file "$dir/url" --secs 600 >"$dir/log" 2>&1 &
+  "$serve_fake" "$p" --key "$key" --url-file "$dir/url" --secs 600 >"$dir/log" 2>&1 &
   server=$!
   for _ in $(seq 1 600); do
     [ -s "$dir/url" ] && break
@@ -116,9 +131,11 @@ contract() {
 }
 
 for p in "${providers[@]}"; do
-  key=$(sed -n 's/^const KEY: &str = "\([^"]*\)";$/\1/p' "tool-providers/tests/$p.rs")
-  [ -n "$key" ] || { echo "tool-providers/tests/$p.rs has no \`const KEY\`" >&2; exit 1; }
-  cargo build -q -p tool-providers --example serve_fake
+  # The provider's test file (tool-providers/tests/**/PROVIDER.rs) holds the fake's key.
+  test_file=$(find tool-providers/tests -name "$p.rs" -print -quit)
+  [ -n "$test_file" ] || { echo "no tool-providers/tests/**/$p.rs" >&2; exit 1; }
+  key=$(sed -n 's/^const KEY: &str = "\([^"]*\)";$/\1/p' "$test_file")
+  [ -n "$key" ] || { echo "$test_file has no \`const KEY\`" >&2; exit 1; }
   for program in "${programs[@]}"; do
     if [[ $program == "$p"_* ]]; then
       contract "$p" " (example $program)" bash tests/providers/example.sh "$program" "$p"

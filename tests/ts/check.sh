@@ -14,14 +14,33 @@
 # go into out/result-<format>.json, checked like the catalogs.
 # Ends with "N passed, M failed"; exits non-zero on any failure,
 # a catalog the CLI cannot export included.
+#
+# TOOLSMITH_BIN_DIR: a directory holding the `toolsmith` binary already built (.ci/run passes
+# the target/debug of its `cargo test --workspace --no-run`); unset, it is built here once with
+# `cargo build -p examples --bin toolsmith`. Either way every export and call runs that binary
+# (no `cargo run` per call).
 set -euo pipefail
-cd "$(dirname "$0")"
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${TOOLSMITH_BIN_DIR:-}" ]; then
+  bin_dir=$(cd "$TOOLSMITH_BIN_DIR" && pwd)
+else
+  cd "$here/../.."
+  cargo build -q -p examples --bin toolsmith
+  bin_dir=$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)
+fi
+toolsmith=$bin_dir/toolsmith
+[ -x "$toolsmith" ] || { echo "$toolsmith is missing: build it with \`cargo build -p examples --bin toolsmith\`" >&2; exit 1; }
+cd "$here"
 
 ALL_FORMATS=(openai openai-responses anthropic gemini mcp)
 STRICT_FORMATS=" openai openai-responses anthropic "
 if [ "$#" -gt 0 ]; then formats=("$@"); else formats=("${ALL_FORMATS[@]}"); fi
 
-npm ci --ignore-scripts --no-audit --no-fund
+# npm ci only when node_modules is missing or older than the lock file (as selftest.sh, which
+# .ci/run runs first: one install per run).
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --ignore-scripts --no-audit --no-fund
+fi
 
 rm -rf out
 mkdir -p out
@@ -30,7 +49,7 @@ export_catalog() { # NAME ARGS...
   local name=$1
   shift
   echo "export: toolsmith catalog $* --out out/$name.json"
-  if ! cargo run -q -p examples --bin toolsmith -- catalog "$@" --out "out/$name.json"; then
+  if ! "$toolsmith" catalog "$@" --out "out/$name.json"; then
     echo "export of $name failed" >&2
     rm -f "out/$name.json"
     failed+=(--failed "$name")
@@ -64,7 +83,7 @@ for fmt in "${RESULT_FORMATS[@]}"; do
   for i in "${!RESULT_CALLS[@]}"; do
     call=${RESULT_CALLS[$i]}
     echo "call: toolsmith call ${call%%|*} '${call#*|}' --as $fmt"
-    if cargo run -q -p examples --bin toolsmith -- call "${call%%|*}" "${call#*|}" --as "$fmt" > "out/$name.$i.part"; then
+    if "$toolsmith" call "${call%%|*}" "${call#*|}" --as "$fmt" > "out/$name.$i.part"; then
       parts+=("out/$name.$i.part")
     else
       echo "call #$i for $name failed" >&2

@@ -11,11 +11,11 @@
 //!
 //! The ratios between the rows of one run are what to read.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use support::stores::Stores;
 use tool_core::prelude::*;
 use tool_core::runtime::{Answer, Decision, Outcome, PendingCall, PendingStore, Runtime};

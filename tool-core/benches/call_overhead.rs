@@ -2,12 +2,12 @@
 //! deserialise, execute, serialise, output validation) against the hand-written baseline
 //! (`serde_json::from_str` + direct call + `serde_json::to_string`) in the same run.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use tool_core::prelude::*;
 
 #[path = "support/forecast.rs"]
 mod forecast_tool;
-use forecast_tool::{forecast, Forecast, ForecastInput, ARGS};
+use forecast_tool::{ARGS, Forecast, ForecastInput, forecast};
 
 fn call_overhead(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

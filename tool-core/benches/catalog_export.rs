@@ -2,7 +2,7 @@
 //! mapping, entry layout, serialisation) against serialising the same schemas with
 //! `serde_json::to_vec` once per format, in the same run.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 use tool_core::catalog::Catalog;
 use tool_core::{Dialect, DynamicTool, Registry};

@@ -4,7 +4,7 @@
 //!
 //! This binary is its own tool worker (`main` calls `worker_main()` first).
 
-use criterion::{criterion_group, Criterion};
+use criterion::{Criterion, criterion_group};
 use tool_core::prelude::*;
 
 /// Adds one

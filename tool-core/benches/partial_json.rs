@@ -5,8 +5,8 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use serde_json::{json, Value};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::{Value, json};
 use tool_core::partial_json::PartialJson;
 
 /// A deterministic pseudo-random stream (64-bit LCG, high bits).

@@ -3,14 +3,14 @@
 //! `TOOLSMITH_TEST_POSTGRES`, in a schema of its own dropped at the end; skipped with a note
 //! when unset). The ratios between them are what to read.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use support::stores::Stores;
-use tool_core::runtime::{NewTask, TaskStore};
 use tool_core::ToolOutput;
+use tool_core::runtime::{NewTask, TaskStore};
 
 mod support {
     pub mod stores;

@@ -10,7 +10,7 @@ use tool_core::prelude::*;
 
 #[path = "../benches/support/forecast.rs"]
 mod forecast_tool;
-use forecast_tool::{forecast, ForecastInput, ARGS};
+use forecast_tool::{ARGS, ForecastInput, forecast};
 
 /// The same arguments, returned as words (a `Vec<String>`: vouched for, not checked again)
 #[tool(id = "loop-plain")]

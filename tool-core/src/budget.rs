@@ -151,11 +151,7 @@ impl OutputBudget {
 
     /// `"bytes"`, or `"tokens"` when a tokenizer counts.
     pub fn unit(&self) -> &'static str {
-        if self.tokenizer.is_some() {
-            "tokens"
-        } else {
-            "bytes"
-        }
+        if self.tokenizer.is_some() { "tokens" } else { "bytes" }
     }
 
     /// The size of `text` in this budget's unit.

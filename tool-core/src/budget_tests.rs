@@ -153,10 +153,12 @@ fn parse_sizes_and_refuse_nonsense() {
     assert_eq!(OutputBudget::parse("64kB").unwrap().max(), 64_000);
     assert_eq!(OutputBudget::parse("20000").unwrap().max(), 20_000);
     assert!(OutputBudget::parse("0").unwrap_err().to_string().contains("at least one byte"));
-    assert!(OutputBudget::parse("16 bananas")
-        .unwrap_err()
-        .to_string()
-        .contains("such as `16KiB`"));
+    assert!(
+        OutputBudget::parse("16 bananas")
+            .unwrap_err()
+            .to_string()
+            .contains("such as `16KiB`")
+    );
 }
 
 /// Words as tokens: enough to show the cut follows the tokenizer, not bytes.

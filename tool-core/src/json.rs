@@ -13,16 +13,16 @@ mod scan;
 mod tree;
 mod unique;
 
-pub use quote::{bound_quotes, bounded, QUOTE_LIMIT};
-pub(crate) use scan::{scan, Scanned};
+pub use quote::{QUOTE_LIMIT, bound_quotes, bounded};
+pub(crate) use scan::{Scanned, scan};
 pub use tree::to_tree;
-pub use unique::{locate_duplicate, parse_unique, surely_unique, DuplicateKey, TextError};
+pub use unique::{DuplicateKey, TextError, locate_duplicate, parse_unique, surely_unique};
 
 use std::borrow::Cow;
 use std::fmt;
 
-use jsonschema::json::{Array, Json, JsonNumber, Node as JsonNode, NodeIdentity, Object};
 use jsonschema::JsonType;
+use jsonschema::json::{Array, Json, JsonNumber, Node as JsonNode, NodeIdentity, Object};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 

@@ -113,10 +113,10 @@ pub use tool_macros::tool;
 /// Everything a tool author needs: `use tool_core::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        tool, CallOptions, ContentPart, DynamicTool, InputOf, LogLevel, ModelOutput, Registry, RequestContext, Tool, ToolCallInfo,
-        ToolContext, ToolError, TypedTool,
+        CallOptions, ContentPart, DynamicTool, InputOf, LogLevel, ModelOutput, Registry, RequestContext, Tool, ToolCallInfo, ToolContext,
+        ToolError, TypedTool, tool,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
-    pub use serde_json::{json, Value};
+    pub use serde_json::{Value, json};
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Display;
 use std::marker::PhantomData;
 use std::num::{
-    NonZeroI128, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroI8, NonZeroIsize, NonZeroU128, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroU8,
+    NonZeroI8, NonZeroI16, NonZeroI32, NonZeroI64, NonZeroI128, NonZeroIsize, NonZeroU8, NonZeroU16, NonZeroU32, NonZeroU64, NonZeroU128,
     NonZeroUsize,
 };
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ pub use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::model_output::ModelOutput;
 pub use crate::registry::ToolDef;
-pub use crate::schema::{empty_object_schema, SchemaError};
+pub use crate::schema::{SchemaError, empty_object_schema};
 pub use crate::spec::{
     ApprovalRule, BackgroundSpec, HookSet, Idempotent, Isolation, McpSpec, SourceLocation, TransformPhase, TransformTarget,
 };

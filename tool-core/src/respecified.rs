@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::ToolError;
 use crate::context::ToolCallInfo;
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
 use crate::tool::{BoxFuture, InputHook, Tool, ToolInput, ToolOutput};
-use crate::ToolError;
 
 /// `inner` under an edited spec (another id, description or scopes); everything else (running,
 /// approval, transforms, hooks) is the inner tool's.

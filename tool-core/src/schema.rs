@@ -5,9 +5,9 @@
 //! input schema is always an object. Provider-specific rewrites (strict, Gemini, …) are
 //! catalog passes and do not belong here.
 
-use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde_json::{json, Map, Value};
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
 
 /// A schema that cannot be used where it was asked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

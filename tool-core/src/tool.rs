@@ -19,9 +19,9 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::context::{RequestContext, ToolCallInfo, ToolContext};
@@ -455,10 +455,10 @@ impl OutputSteps {
 /// application submitted it: `on_output` (when `call` is given), the JSON, `to_model_output`
 /// and the output views.
 fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Option<&ToolCallInfo>) -> Result<ToolOutput, ToolError> {
-    if let Some(call) = on_output {
-        if let Err(e) = crate::panic::catch_panic(|| T::on_output(call, output)).and_then(|r| r) {
-            tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
-        }
+    if let Some(call) = on_output
+        && let Err(e) = crate::panic::catch_panic(|| T::on_output(call, output)).and_then(|r| r)
+    {
+        tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
     }
     let json = serde_json::value::to_raw_value(output)
         .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))?;

@@ -7,7 +7,7 @@
 #[path = "../tests/support/tls_server.rs"]
 mod tls_server;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tool_core::provider::{ResolveOptions, ToolProvider};
 use tool_core::{CallOptions, Registry};

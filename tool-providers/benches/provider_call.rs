@@ -10,8 +10,8 @@ mod arcade_fake;
 #[path = "../tests/support/misbehave.rs"]
 mod misbehave;
 
-use criterion::{criterion_group, criterion_main, Criterion};
-use serde_json::{json, Value};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
 use tool_core::provider::{ResolveOptions, ToolProvider};
 use tool_core::{CallOptions, Registry};
 use tool_providers::ArcadeToolProvider;

@@ -14,7 +14,7 @@ mod misbehave;
 
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 use tool_core::provider::{ResolveOptions, ToolProvider};
 use tool_providers::ArcadeToolProvider;

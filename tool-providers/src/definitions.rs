@@ -64,12 +64,11 @@ impl<D: DeserializeOwned + Clone> Definitions<D> {
     pub(crate) async fn fetch(&self, http: &Http, path: &str) -> Result<Option<D>, ProviderError> {
         let url = format!("{}{path}", http.base_url);
         let kept = || self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.ttl.is_zero() {
-            if let Some((at, def)) = kept().get(&url) {
-                if at.elapsed() < self.ttl {
-                    return Ok(Some(def.clone()));
-                }
-            }
+        if !self.ttl.is_zero()
+            && let Some((at, def)) = kept().get(&url)
+            && at.elapsed() < self.ttl
+        {
+            return Ok(Some(def.clone()));
         }
         let def: Option<D> = http.get_or_absent(path).await?;
         if let (Some(def), false) = (&def, self.ttl.is_zero()) {

@@ -3,8 +3,8 @@
 //! Owns only deserialisation rules (a listing or map whose odd item is skipped, a scalar that
 //! may be a string or a number); the wire types themselves live with each provider.
 
-use serde::de::{DeserializeOwned, Deserializer, IgnoredAny};
 use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, IgnoredAny};
 use serde_json::Value;
 
 /// A listing's `items`: a missing or `null` list is empty, and an item that does not read as

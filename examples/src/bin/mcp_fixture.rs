@@ -556,12 +556,11 @@ impl ServerHandler for FixtureExtras {
         _request: Option<PaginatedRequestParams>,
         _ctx: McpRequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(
-            "test://template/{id}/data",
-            "template-data",
-        )
-        .with_description("Data for an id")
-        .with_mime_type("application/json")]))
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("test://template/{id}/data", "template-data")
+                .with_description("Data for an id")
+                .with_mime_type("application/json"),
+        ]))
     }
 
     async fn read_resource(
@@ -739,11 +738,11 @@ async fn serve() -> ExitCode {
         }
     }
     let runtime = runtime.build();
-    if let Some(bus) = runtime.bus() {
-        if let Err(e) = bus.listening().await {
-            eprintln!("mcp_fixture: --store: {e}");
-            return ExitCode::FAILURE;
-        }
+    if let Some(bus) = runtime.bus()
+        && let Err(e) = bus.listening().await
+    {
+        eprintln!("mcp_fixture: --store: {e}");
+        return ExitCode::FAILURE;
     }
     let server = McpServer::new(runtime, config).with_extras(FixtureExtras::default());
     let served = match transport {

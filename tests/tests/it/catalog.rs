@@ -4,7 +4,7 @@
 extern crate examples;
 extern crate toolsmith_tests;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::catalog::pass;
 use tool_core::catalog::toolsmith::{self, dispatcher};
 use tool_core::catalog::{Catalog, Strictness};

@@ -5,7 +5,7 @@ extern crate toolsmith_tests;
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::prelude::*;
 use tool_core::{CallArgs, CancellationToken, ErrorKind, Limits, RegistryProblem};
 

@@ -8,7 +8,7 @@ extern crate examples;
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::prelude::*;
 use tool_core::{ToolOutput, ToolSpec};
 

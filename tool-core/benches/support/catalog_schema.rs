@@ -1,7 +1,7 @@
 //! The input schema the `catalog_export` bench exports 1,000 times, shared with the test that
 //! pins the catalog bytes (`tests/it/catalog/bytes.rs`), so the bytes pinned are the bench's.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// A realistic input schema: nested object, optional and nullable fields, an enum, an array
 /// of objects through `$defs`.

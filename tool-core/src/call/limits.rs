@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::CallArgs;
 use crate::error::{ErrorKind, ToolError};
-use crate::json::{scan, Scanned};
+use crate::json::{Scanned, scan};
 
 /// Limits applied to arguments before they are parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,17 +19,17 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures::future::{CatchUnwind, Either};
 use futures::FutureExt;
+use futures::future::{CatchUnwind, Either};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use limits::check_limits;
 pub use limits::Limits;
+pub(crate) use limits::check_limits;
 // Quoting for the edges (the MCP server's approval question, the CLI's pending list).
 #[cfg(feature = "mcp")]
 pub(crate) use redact::quote;
@@ -38,7 +38,7 @@ pub(crate) use trace::{call_span, record_error};
 #[cfg(feature = "check")]
 pub(crate) use validate::accepted_input;
 pub(crate) use validate::validate_resume;
-pub(crate) use validate::{validate_args, validate_context, validate_output, validate_suspension, Compiled, Validated};
+pub(crate) use validate::{Compiled, Validated, validate_args, validate_context, validate_output, validate_suspension};
 
 use crate::context::{BoxFuture, CallCancellation, CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
 use crate::error::{ErrorKind, ToolError};
@@ -200,11 +200,7 @@ pub enum Finished {
 /// A validated request context as every run of a call shares it (the empty one is allocated
 /// once per process: most calls have none).
 pub(crate) fn shared_context(context: Map<String, Value>) -> Arc<Map<String, Value>> {
-    if context.is_empty() {
-        empty_context()
-    } else {
-        Arc::new(context)
-    }
+    if context.is_empty() { empty_context() } else { Arc::new(context) }
 }
 
 /// The shared empty request context.

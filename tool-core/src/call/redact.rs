@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use crate::json::bounded;
 pub(crate) use crate::json::QUOTE_LIMIT;
+use crate::json::bounded;
 
 pub(super) const REDACTED: &str = "[REDACTED]";
 

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(feature = "runtime")]
 use serde_json::Value;
-use tracing::field::Empty;
 use tracing::Span;
+use tracing::field::Empty;
 
 use crate::error::ToolError;
 use crate::spec::ToolSpec;

@@ -11,12 +11,12 @@ use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::CallArgs;
 use super::closed::closed;
 use super::implied::{implied_by_type, output_implied_by_type};
-use super::redact::{path_has_secret, quote, quote_text, QUOTE_LIMIT, REDACTED};
-use super::CallArgs;
+use super::redact::{QUOTE_LIMIT, REDACTED, path_has_secret, quote, quote_text};
 use crate::error::{ErrorKind, Issue, ToolError};
-use crate::json::{bounded, locate_duplicate, parse_unique, Borrowed, DuplicateKey, Node};
+use crate::json::{Borrowed, DuplicateKey, Node, bounded, locate_duplicate, parse_unique};
 use crate::schema::SchemaError;
 use crate::tool::{Decoded, Tool, ToolInput};
 
@@ -158,10 +158,11 @@ pub(crate) fn validate_args<'a>(
             if text.is_empty() || text == "null" {
                 return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
-            if compiled.input_implied && surely_unique {
-                if let Some(Some(decoded)) = tool.decode_input(text) {
-                    return Ok(Validated::Decoded(text, decoded));
-                }
+            if compiled.input_implied
+                && surely_unique
+                && let Some(Some(decoded)) = tool.decode_input(text)
+            {
+                return Ok(Validated::Decoded(text, decoded));
             }
             let tool = id;
             match Node::parse(text) {
@@ -243,13 +244,12 @@ fn forgive(value: &mut Value, validator: &Validator) -> bool {
         match value.pointer(&path) {
             Some(Value::String(s)) => {
                 let t = s.trim_start();
-                if t.starts_with('{') || t.starts_with('[') {
-                    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = parse_unique(s.as_bytes()) {
-                        if let Some(slot) = value.pointer_mut(&path) {
-                            *slot = parsed;
-                            changed = true;
-                        }
-                    }
+                if (t.starts_with('{') || t.starts_with('['))
+                    && let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = parse_unique(s.as_bytes())
+                    && let Some(slot) = value.pointer_mut(&path)
+                {
+                    *slot = parsed;
+                    changed = true;
                 }
             }
             Some(Value::Null) => {
@@ -375,7 +375,7 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
                     type_of(&other)
                 ),
             )
-            .for_tool(tool))
+            .for_tool(tool));
         }
     };
     validate_context_map(tool, compiled, value)
@@ -384,20 +384,20 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
 /// Checks an object request context against the tool's context schema.
 fn validate_context_map(tool: &str, compiled: &Compiled, map: Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
     let mut value = Value::Object(map);
-    if let Some(validator) = &compiled.context {
-        if !validator.is_valid(&value) {
-            let issues = issues_of(validator, &value);
-            return Err(ToolError::invalid(
-                ErrorKind::InvalidContext,
-                format!(
-                    "Tool `{tool}` received an invalid request context:{}\nProvided context: {}",
-                    format_issues(&issues),
-                    quote(&value)
-                ),
-                issues,
-            )
-            .for_tool(tool));
-        }
+    if let Some(validator) = &compiled.context
+        && !validator.is_valid(&value)
+    {
+        let issues = issues_of(validator, &value);
+        return Err(ToolError::invalid(
+            ErrorKind::InvalidContext,
+            format!(
+                "Tool `{tool}` received an invalid request context:{}\nProvided context: {}",
+                format_issues(&issues),
+                quote(&value)
+            ),
+            issues,
+        )
+        .for_tool(tool));
     }
     Ok(value.as_object_mut().map(std::mem::take).unwrap_or_default())
 }

@@ -134,11 +134,7 @@ impl<'a> Fields<'a> {
     }
 
     fn with_if(self, on: bool, key: &'a str, field: impl FnOnce() -> Field<'a>) -> Self {
-        if on {
-            self.with(key, field())
-        } else {
-            self
-        }
+        if on { self.with(key, field()) } else { self }
     }
 
     fn with_optional(self, key: &'a str, field: Option<Field<'a>>) -> Self {

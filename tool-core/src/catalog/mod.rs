@@ -35,8 +35,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::call::{CallArgs, CallOptions};
 use crate::dialect::Dialect;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::Catalog;
 use crate::context::{RequestContext, ToolContext};
@@ -149,7 +149,7 @@ pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadE
         other => {
             return Err(LoadError(format!(
                 "format version {other:?} is not supported (this build reads {FORMAT_VERSION})"
-            )))
+            )));
         }
     }
     let tools = doc

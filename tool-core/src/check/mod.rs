@@ -26,20 +26,20 @@
 //! ([`CheckOptions::include_side_effects`]; give them a sandbox through
 //! [`CheckOptions::context`]).
 
-mod gen;
+mod generate;
 mod report;
 mod shrink;
 
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
-use crate::call::{accepted_input, is_secret_key, CallArgs, CallOptions, Finished};
+use crate::call::{CallArgs, CallOptions, Finished, accepted_input, is_secret_key};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::Registry;
 use crate::spec::{ApprovalRule, ToolSpec};
-use gen::Gen;
+use generate::Gen;
 
 /// How a check runs.
 #[derive(Debug, Clone)]
@@ -249,10 +249,10 @@ impl Checker<'_> {
     }
 
     async fn generated(&mut self) {
-        let mut gen = Gen::new(&self.spec.input_schema, self.options.seed ^ fnv(&self.spec.id));
+        let mut generator = Gen::new(&self.spec.input_schema, self.options.seed ^ fnv(&self.spec.id));
         let mut bases = Vec::new();
         for _ in 0..self.options.cases {
-            let input = gen.valid();
+            let input = generator.valid();
             if !self.validator.is_valid(&input) {
                 self.report.unmade += 1;
                 continue;
@@ -263,7 +263,7 @@ impl Checker<'_> {
             self.case("valid input".into(), input, Expect::Accepted).await;
         }
         let base = bases.first().cloned().unwrap_or_else(|| json!({}));
-        for mistake in gen.mistakes(&base) {
+        for mistake in generator.mistakes(&base) {
             let expect = if self.validator.is_valid(&mistake.value) {
                 Expect::Accepted
             } else {
@@ -410,10 +410,10 @@ fn skip_reason(spec: &ToolSpec, options: &CheckOptions) -> Option<String> {
 fn canary_context(spec: &ToolSpec, options: &CheckOptions) -> Value {
     let mut context = match &spec.request_context_schema {
         Some(schema) => {
-            let mut gen = Gen::new(schema, options.seed);
+            let mut generator = Gen::new(schema, options.seed);
             let validator = jsonschema::validator_for(schema).ok();
             let made = (0..16)
-                .map(|_| plant_canaries(gen.valid()))
+                .map(|_| plant_canaries(generator.valid()))
                 .find(|v| validator.as_ref().is_some_and(|val| val.is_valid(v)));
             made.and_then(|v| v.as_object().cloned()).unwrap_or_default()
         }

@@ -7,7 +7,7 @@
 
 use std::future::Future;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Calls spent on shrinking one failure at most.
 const MAX_TRIES: usize = 200;

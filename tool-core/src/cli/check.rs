@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use super::pretty;
-use crate::check::{render_table, CheckOptions};
+use crate::check::{CheckOptions, render_table};
 use crate::registry::Registry;
 
 /// The arguments of `check`.

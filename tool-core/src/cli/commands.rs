@@ -5,9 +5,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::{pretty, title_of, CatalogCommand};
+use super::{CatalogCommand, pretty, title_of};
 use crate::catalog::{Catalog, Strictness};
 use crate::registry::Registry;
 use crate::runtime::{Answer, CallState, Decision, PendingKind, Runtime, StoredCall};

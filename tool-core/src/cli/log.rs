@@ -31,11 +31,7 @@ pub enum LogFormat {
 
 /// The filter when `RUST_LOG` is not set (or not valid).
 fn default_filter(serving: bool) -> &'static str {
-    if serving {
-        "warn"
-    } else {
-        "error"
-    }
+    if serving { "warn" } else { "error" }
 }
 
 /// Log lines waiting for standard error at most; past it lines are dropped.
@@ -62,10 +58,11 @@ pub(super) fn init(format: LogFormat, serving: bool) -> Option<LogGuard> {
         }),
     };
     let verbose = filter.max_level_hint().is_none_or(|most| most > LevelFilter::INFO);
-    if verbose && !spec.contains("rmcp") {
-        if let Ok(cap) = "rmcp=info".parse() {
-            filter = filter.add_directive(cap);
-        }
+    if verbose
+        && !spec.contains("rmcp")
+        && let Ok(cap) = "rmcp=info".parse()
+    {
+        filter = filter.add_directive(cap);
     }
     let (writer, guard) = NonBlockingBuilder::default()
         .lossy(true)

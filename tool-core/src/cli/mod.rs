@@ -32,8 +32,8 @@ use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
 use crate::runtime::{
-    open_store, Began, MemoryReceipts, PendingCall, PendingStore, ReceiptClaim, ReceiptStore, RegistryRef, Runtime, SqliteStore,
-    StoreError, StoreLocation, StoredCall,
+    Began, MemoryReceipts, PendingCall, PendingStore, ReceiptClaim, ReceiptStore, RegistryRef, Runtime, SqliteStore, StoreError,
+    StoreLocation, StoredCall, open_store,
 };
 
 /// The `toolsmith` command line.

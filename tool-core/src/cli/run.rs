@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{pretty, CallCommand, DialectArg, GeminiSchema};
+use super::{CallCommand, DialectArg, GeminiSchema, pretty};
 use crate::call::CallOptions;
 use crate::context::CallData;
 use crate::dialect::Dialect;
@@ -162,11 +162,8 @@ async fn announce_rerun(runtime: &Runtime, id: &str) {
 /// (a background task's real one), the error, or the call it waits on.
 async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Outcome>, String> {
     while let Some(e) = events.next().await {
-        if print {
-            if let Some(view) = e.view(TransformTarget::Display) {
-                writeln!(out, "{}", serde_json::to_string(view).unwrap_or_default())
-                    .map_err(|e| format!("cannot write the output: {e}"))?;
-            }
+        if print && let Some(view) = e.view(TransformTarget::Display) {
+            writeln!(out, "{}", serde_json::to_string(view).unwrap_or_default()).map_err(|e| format!("cannot write the output: {e}"))?;
         }
     }
     Ok(events.take_outcome())
@@ -188,8 +185,9 @@ fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<Dial
         Outcome::Backgrounded(task) => Err(ToolError::new(format!("background task {} ended without a result", task.task_id))),
         Outcome::AwaitingApproval(w) => {
             let id = w.id();
-            let hint =
-                format!("waiting for approval: `toolsmith call {id} --approve` runs it, `--edit JSON` runs it with other arguments, `--decline REASON` refuses it");
+            let hint = format!(
+                "waiting for approval: `toolsmith call {id} --approve` runs it, `--edit JSON` runs it with other arguments, `--decline REASON` refuses it"
+            );
             return waiting(&w, out, hint);
         }
         Outcome::Suspended(w) => {

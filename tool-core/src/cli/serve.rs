@@ -254,7 +254,7 @@ fn tools_can_change(registry: &crate::Registry) -> bool {
 async fn stop_signal() -> &'static str {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::{SignalKind, signal};
         if let Ok(mut term) = signal(SignalKind::terminate()) {
             return tokio::select! {
                 _ = term.recv() => "SIGTERM",

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::pretty;
 use crate::runtime::{
-    expire_stores, open_stores, OpenedStore, PostgresOptions, PostgresStore, ReceiptCounts, ResultLimits, SqliteStore, StoreLocation,
-    StoreStatus, TaskCounts,
+    OpenedStore, PostgresOptions, PostgresStore, ReceiptCounts, ResultLimits, SqliteStore, StoreLocation, StoreStatus, TaskCounts,
+    expire_stores, open_stores,
 };
 
 /// The subcommands of `store`.

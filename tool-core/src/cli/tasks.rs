@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Subcommand;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::pretty;
 use crate::runtime::{
-    open_stores, OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, TaskOptions, TaskRecord, TaskState, TaskStore,
+    OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, TaskOptions, TaskRecord, TaskState, TaskStore, open_stores,
 };
 
 /// The subcommands of `tasks`.

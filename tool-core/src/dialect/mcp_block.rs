@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model_output::{link_name, ContentPart, ResourceContents};
+use crate::model_output::{ContentPart, ResourceContents, link_name};
 
 /// An MCP content block, borrowed from the part it shows. It serialises as MCP writes it
 /// (`{"type": "image", "data": …, "mimeType": …}`).

@@ -6,10 +6,10 @@
 //! ([`model_output`](crate::model_output)); what an MCP server adds around it
 //! (`structuredContent`) is the server's.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::mcp_block::McpBlock;
 use super::Dialect;
+use super::mcp_block::McpBlock;
 use crate::model_output::{ContentPart, ModelOutput, ResourceContents};
 
 /// The result shapes written here, one per dialect that has one.

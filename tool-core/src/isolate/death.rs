@@ -4,7 +4,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::ProcessLimits;
 

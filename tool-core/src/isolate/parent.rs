@@ -212,7 +212,9 @@ impl Exchanged {
         tracing::warn!(tool = id, %status, stderr = %self.stderr, "a tool's process died");
         let (phrase, details) = describe(status, &self.stderr, limits);
         ToolError::with_details(
-            format!("Tool `{id}` failed: the tool's process died: {phrase}. The call did not complete (nothing was retried); the server goes on."),
+            format!(
+                "Tool `{id}` failed: the tool's process died: {phrase}. The call did not complete (nothing was retried); the server goes on."
+            ),
             details,
         )
     }

@@ -12,7 +12,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::quote::{bounded, QUOTE_LIMIT as SHOWN};
+use super::quote::{QUOTE_LIMIT as SHOWN, bounded};
 
 /// Up to this many members an object's keys are compared one by one; past it, hashed.
 const LINEAR: usize = 16;

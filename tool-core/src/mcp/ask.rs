@@ -9,17 +9,17 @@
 
 use std::collections::BTreeMap;
 
+use rmcp::ServerHandler;
 use rmcp::model::{
     BooleanSchema, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses, PrimitiveSchemaDefinition, StringSchema,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::ServerHandler;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::call::{error_result, ToolRef};
+use super::call::{ToolRef, error_result};
 use super::call_meta::DECISION_META;
-use super::server::{modern, McpServer, SESSIONLESS};
+use super::server::{McpServer, SESSIONLESS, modern};
 use crate::context::CallEnv;
 use crate::runtime::{Answer, Decision, EventStream, PendingKind, RunEventKind, RuntimeError, Waiting};
 use crate::spec::TransformPhase;
@@ -278,7 +278,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 return error_result(format!(
                     "No call waits as `{state}` (it was already resolved, or its wait for an answer expired); call `{}` again.",
                     tool.name
-                ))
+                ));
             }
             Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
         };

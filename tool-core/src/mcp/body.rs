@@ -10,10 +10,10 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use crate::json::{parse_unique, scan, TextError};
+use crate::json::{TextError, parse_unique, scan};
 
 /// A message refused before `rmcp` sees it: the JSON-RPC error to answer with.
 pub(crate) struct Refused {

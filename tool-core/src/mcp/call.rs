@@ -12,14 +12,14 @@
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ReadResourceResult, ResourceContents};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tracing::Instrument;
 
-use super::call_meta::{scoped_key, CallMeta};
+use super::call_meta::{CallMeta, scoped_key};
 use super::convert;
 use super::identity;
-use super::results::{KeptResult, ResultError, RESULTS_URI};
-use super::server::{modern, McpServer};
+use super::results::{KeptResult, RESULTS_URI, ResultError};
+use super::server::{McpServer, modern};
 use super::session::Slot;
 use crate::call::CallOptions;
 use crate::context::{CallData, CallEnv};

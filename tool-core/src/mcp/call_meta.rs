@@ -10,9 +10,9 @@
 use rmcp::model::{CallToolResponse, JsonObject};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::call::{error_result, ToolRef};
+use super::call::{ToolRef, error_result};
 use super::server::McpServer;
 
 /// The `_meta` key of a call's idempotency key: two calls of an `idempotent` tool with the same
@@ -50,7 +50,7 @@ impl CallMeta {
                 return Err(ErrorData::invalid_params(
                     format!("`_meta[\"{DECISION_META}\"]` must be a decision token (a string starting with `tsd1.`)"),
                     Some(json!({"meta": DECISION_META})),
-                ))
+                ));
             }
         };
         Ok(CallMeta { idempotency_key, decision })

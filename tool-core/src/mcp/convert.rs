@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::results::result_uri;
 use crate::catalog::pass::{self, PassError, Rewritten};
-use crate::dialect::mcp_block::{Contents, McpBlock};
 use crate::dialect::Dialect;
+use crate::dialect::mcp_block::{Contents, McpBlock};
 use crate::model_output::{ContentPart, ModelOutput};
 use crate::spec::ToolSpec;
 use crate::tool::ToolOutput;
@@ -59,7 +59,7 @@ pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> 
             return Err(NotListable::Meta {
                 tool: spec.id.clone(),
                 found: other.to_string(),
-            })
+            });
         }
     };
     Ok(tool)

@@ -9,13 +9,13 @@
 //! serving Protected Resource Metadata (RFC 9728). The rest of the request checks are `http`'s;
 //! what a call does with the identity is `call`'s.
 
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::Identity;
 use super::body::Message;
 use super::guard::refuse;
-use super::Identity;
 
 /// What the gate needs to know of the tools: the scopes each needs.
 #[cfg(feature = "oauth")]
@@ -109,14 +109,14 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 mod oauth {
     use std::sync::Arc;
 
-    use axum::http::{header, HeaderValue, StatusCode};
+    use axum::http::{HeaderValue, StatusCode, header};
     use axum::response::{IntoResponse, Response};
     use serde_json::Value;
 
+    use super::super::Identity;
     use super::super::body::Message;
     use super::super::guard::refuse;
-    use super::super::oauth::{Refusal, ResourceServer, METADATA_PATH};
-    use super::super::Identity;
+    use super::super::oauth::{METADATA_PATH, Refusal, ResourceServer};
     use super::ToolScopes;
 
     /// The answer to a refused token: 401 (missing, invalid) or 403 (insufficient scope),

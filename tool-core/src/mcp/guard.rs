@@ -16,14 +16,14 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::ServerHandler;
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::ServerHandler;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::activity::{Activity, Tracked};
@@ -102,7 +102,9 @@ pub(crate) fn invalid_params(m: &Message<'_>) -> Option<(Value, String)> {
     let e = serde_json::from_str::<InitializeRequestParams>(params).err()?;
     Some((
         m.id(),
-        format!("Invalid params: `initialize` takes `protocolVersion` (a string), `capabilities` (an object) and `clientInfo` (`name`, `version`): {e}"),
+        format!(
+            "Invalid params: `initialize` takes `protocolVersion` (a string), `capabilities` (an object) and `clientInfo` (`name`, `version`): {e}"
+        ),
     ))
 }
 

@@ -39,18 +39,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::ServerHandler;
 use tokio_util::sync::CancellationToken;
 
+use super::McpServer;
 use super::activity::Activity;
 use super::gate::Gate;
-use super::guard::{guard, Direct, Guard};
-use super::listen::{serve_router, ConnLimits, Drain, Endpoint, Routes, TlsAcceptor, MCP_PATH};
+use super::guard::{Direct, Guard, guard};
+use super::listen::{ConnLimits, Drain, Endpoint, MCP_PATH, Routes, TlsAcceptor, serve_router};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::shared_service::Shared;
-use super::McpServer;
 
 /// What the HTTP transport accepts.
 #[derive(Debug, Clone)]
@@ -229,7 +229,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     server: McpServer<E>,
     options: &HttpOptions,
     cancel: CancellationToken,
-) -> (Routes<impl Endpoint>, Arc<Activity>) {
+) -> (Routes<impl Endpoint + use<E>>, Arc<Activity>) {
     if let Err(why) = options.check() {
         panic!("invalid HTTP options: {why}");
     }

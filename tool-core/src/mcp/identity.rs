@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::context::RESOURCE_ID_KEYS;
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use rmcp::model::{ListToolsResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
+use tokio::sync::watch;
 
 use super::convert::{self, NotListable};
 use super::identity::Identity;
@@ -223,9 +224,24 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     }
 
     /// Sends a 2026-07-28 subscription every tool change until it is cancelled.
-    pub(super) async fn stream_list_changes(&self, cx: SubscriptionContext) {
+    /// The receivers of a starting listen stream: a change after its subscription was accepted
+    /// (and acknowledged) but before they were made reads as not yet seen.
+    fn listen_receivers(&self) -> (watch::Receiver<u64>, watch::Receiver<u64>) {
         let mut changes = self.registry().subscribe();
         let mut remote = self.shared.remote_changes.subscribe();
+        if let Some((tools, others)) = self.shared.listen_from() {
+            if *changes.borrow() != tools {
+                changes.mark_changed();
+            }
+            if *remote.borrow() != others {
+                remote.mark_changed();
+            }
+        }
+        (changes, remote)
+    }
+
+    pub(super) async fn stream_list_changes(&self, cx: SubscriptionContext) {
+        let (mut changes, mut remote) = self.listen_receivers();
         self.ensure_relay();
         loop {
             tokio::select! {
@@ -337,5 +353,26 @@ mod tests {
         let registry = Registry::from_iter([echo("a"), bad]);
         let err = ListingCache::default().listing(&registry).err().unwrap();
         assert!(err.to_string().starts_with("the tools could not be listed:\n- tool `bad`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_change_between_a_listens_acceptance_and_its_stream_is_announced() {
+        let runtime = crate::runtime::Runtime::new(Registry::from_iter([echo("a")]));
+        let server = McpServer::new(runtime, super::super::McpConfig::default());
+        let filter = rmcp::model::SubscriptionFilter::default();
+        // Accepted, and nothing changed before its stream starts: nothing to announce.
+        assert!(server.accepted_subscription_filter(&filter).is_some());
+        let (changes, remote) = server.listen_receivers();
+        assert!(!changes.has_changed().unwrap() && !remote.has_changed().unwrap());
+        // Accepted (and acknowledged), then a tool added here and one on another instance,
+        // before the stream made its receivers: both are announced.
+        server.accepted_subscription_filter(&filter);
+        server.registry().insert(echo("b")).unwrap();
+        server.shared.remote_changes.send_modify(|n| *n += 1);
+        let (changes, remote) = server.listen_receivers();
+        assert!(changes.has_changed().unwrap() && remote.has_changed().unwrap());
+        // A stream whose acceptance was not noted (none pending) starts from now.
+        let (changes, _) = server.listen_receivers();
+        assert!(!changes.has_changed().unwrap());
     }
 }

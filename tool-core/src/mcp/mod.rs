@@ -78,9 +78,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 
-pub use caching::{ListCaching, FIXED_TOOLS_TTL};
+pub use caching::{FIXED_TOOLS_TTL, ListCaching};
 pub use call_meta::{DECISION_META, IDEMPOTENCY_KEY_META, MAX_IDEMPOTENCY_KEY};
-pub use identity::{Identity, AUTH_CONTEXT_KEY};
+pub use identity::{AUTH_CONTEXT_KEY, Identity};
 pub(crate) use server::SESSIONLESS;
 pub use server::{McpConfig, McpServer, NoExtras};
 
@@ -184,6 +184,8 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     }
 
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // Called for each `subscriptions/listen` before its acknowledgment is sent.
+        self.shared.note_listen(*self.registry().subscribe().borrow());
         Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 

@@ -17,13 +17,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use rmcp::ServerHandler;
 use rmcp::model::{CallToolResponse, InputRequests, InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::ServerHandler;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::call::{error_result, ToolRef};
+use super::call::{ToolRef, error_result};
 use super::handle::Ask;
 use super::server::McpServer;
 use super::session::Slot;
@@ -149,7 +149,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 return match self.waiting_id(state, tool) {
                     Ok(id) => self.answer_waiting(tool, id, responses, ctx).await,
                     Err(refused) => error_result(refused),
-                }
+                };
             }
             Err(refused) => return error_result(refused),
         };

@@ -13,14 +13,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use rmcp::ServerHandler;
 use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::ServerHandler;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{error_result, ToolRef};
+use super::call::{ToolRef, error_result};
 use super::parked::ParkedState;
 use super::server::{McpServer, Shared};
 use super::session::Session;

@@ -7,9 +7,9 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use rmcp::ServerHandler;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::ServerHandler;
 use serde_json::Value;
 
 use super::listing::ListingCache;
@@ -87,9 +87,35 @@ pub(super) struct Shared {
     pub(super) relay: OnceLock<Relay>,
     /// Counts tool changes other instances announced (their clients' `list_changed`).
     pub(super) remote_changes: tokio::sync::watch::Sender<u64>,
+    /// The change counts (this registry's, other instances') when `subscriptions/listen`
+    /// requests were accepted, oldest first; see [`Shared::note_listen`].
+    listen_seen: Mutex<std::collections::VecDeque<(u64, u64)>>,
 }
 
+/// At most this many accepted listens wait for their stream (older ones are forgotten).
+const LISTENS_PENDING: usize = 1024;
+
 impl Shared {
+    /// Notes the change counts as a `subscriptions/listen` is accepted. rmcp acknowledges the
+    /// subscription before its stream starts; a change in between must not be lost, so the
+    /// stream starts from counts taken before the acknowledgment (see [`Shared::listen_from`]).
+    pub(super) fn note_listen(&self, tools: u64) {
+        let remote = *self.remote_changes.borrow();
+        let mut seen = self.listen_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() == LISTENS_PENDING {
+            seen.pop_front();
+        }
+        seen.push_back((tools, remote));
+    }
+
+    /// The counts a starting listen stream compares with: the oldest noted, which were taken
+    /// no later than this stream's own acceptance (each acceptance notes its counts before its
+    /// acknowledgment, and each stream takes one entry). A change between them is announced at
+    /// once: at worst once more than needed ("the list may have changed"), never missed.
+    pub(super) fn listen_from(&self) -> Option<(u64, u64)> {
+        self.listen_seen.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
+    }
+
     fn new(runtime: Runtime, config: McpConfig, results: Arc<dyn ResultStore>, listing: ListingCache, parked: Parking) -> Shared {
         let shared_bus = runtime.bus();
         Shared {
@@ -97,6 +123,7 @@ impl Shared {
             bus: shared_bus.unwrap_or_else(|| Arc::new(MemoryBus::new())),
             relay: OnceLock::new(),
             remote_changes: tokio::sync::watch::Sender::new(0),
+            listen_seen: Mutex::default(),
             runtime,
             config,
             listing: Mutex::new(listing),

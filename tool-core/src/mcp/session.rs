@@ -12,15 +12,15 @@
 
 use std::sync::{Arc, Mutex};
 
+use rmcp::ServerHandler;
 use rmcp::model::LoggingLevel;
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::ServerHandler;
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::handle::{Ask, Flush, PeerHandle};
-use super::server::{modern, McpConfig, McpServer};
+use super::server::{McpConfig, McpServer, modern};
 use crate::context::CallEnv;
 
 /// What one client session has set.
@@ -110,11 +110,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// The least severe level this request's client wants logs at (`None`: none).
     pub(super) fn log_level(&self, ctx: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
-        if modern(ctx) {
-            ctx.meta.log_level()
-        } else {
-            self.session.level()
-        }
+        if modern(ctx) { ctx.meta.log_level() } else { self.session.level() }
     }
 
     /// Takes one of the session's call slots and starts what the request brings to a call:

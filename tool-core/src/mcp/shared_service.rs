@@ -14,9 +14,9 @@ use std::task::{Context, Poll};
 
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::transport::StreamableHttpService;
 use rmcp::ServerHandler;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::SessionManager;
 
 /// [`StreamableHttpService`], cloned by reference.
 pub(super) struct Shared<S, M>(Arc<StreamableHttpService<S, M>>);

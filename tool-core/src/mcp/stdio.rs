@@ -9,7 +9,7 @@
 //! arrives (never held), then the next line is served.
 
 use rmcp::{ServerHandler, ServiceExt};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 

@@ -28,10 +28,10 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::call::{error_result, ToolRef};
-use super::server::{modern, McpServer};
+use super::call::{ToolRef, error_result};
+use super::server::{McpServer, modern};
 use super::{ask, convert, identity};
 use crate::context::CallEnv;
 use crate::runtime::{EventStream, Outcome, PendingCall, PendingKind, RunEventKind, TaskRecord, TaskState};

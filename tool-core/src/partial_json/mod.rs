@@ -59,7 +59,7 @@ use std::str::FromStr;
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
-use lex::{lex_string, Esc, Lit, Num};
+use lex::{Esc, Lit, Num, lex_string};
 
 /// Nesting limit: a container opened at this depth is an error. The same limit as
 /// `serde_json`'s (at most 127 open arrays and objects), so both accept the same documents.
@@ -419,7 +419,7 @@ impl Parser {
             }
             (State::ArrayFirst, b']') | (State::ObjectFirst, b'}') => return Ok(Some(self.close(i))),
             (State::After, b']' | b'}') if matches!((top, b), (Some(Frame::Array), b']') | (Some(Frame::Object(_)), b'}')) => {
-                return Ok(Some(self.close(i)))
+                return Ok(Some(self.close(i)));
             }
             (state, _) => return Err(self.fail(*i, src, state.expected(top))),
         }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{
-    connection_owner, ConnectionKind, ProviderError, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider,
+    ConnectionKind, ProviderError, ProviderRegistry, ResolveToolsOptions, ResolvedTools, Scope, ToolMeta, ToolProvider, connection_owner,
 };
 use crate::registry::Registry;
 

@@ -26,10 +26,10 @@ pub mod pins;
 pub use crate::pins::SqlitePins;
 pub use connections::{
     AuthStatus, Authorization, AuthorizeOptions, Connection, ConnectionField, ConnectionKind, ConnectionRef, ConnectionState,
-    ConnectionStatus, FieldType, ListConnectionsOptions, ListConnectionsResult, ResolveToolsOptions, ToolMeta,
-    DEFAULT_CONNECTIONS_PER_PAGE, MAX_CONNECTIONS_PER_PAGE,
+    ConnectionStatus, DEFAULT_CONNECTIONS_PER_PAGE, FieldType, ListConnectionsOptions, ListConnectionsResult, MAX_CONNECTIONS_PER_PAGE,
+    ResolveToolsOptions, ToolMeta,
 };
-pub use fanout::{connection_suffix, FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped};
+pub use fanout::{FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped, connection_suffix};
 pub use pins::{MemoryPins, Pin, PinError, PinKey, PinStore};
 
 /// Resolved tools by slug.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::context::ToolCallInfo;
 use crate::error::ToolError;
-pub use crate::pins::{accept, check, pin_all, MemoryPins, Pin, PinError, PinKey, PinStore, Pinned};
+pub use crate::pins::{MemoryPins, Pin, PinError, PinKey, PinStore, Pinned, accept, check, pin_all};
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
 use crate::tool::{BoxFuture, InputHook, Tool, ToolInput, ToolOutput};
 

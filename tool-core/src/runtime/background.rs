@@ -173,11 +173,11 @@ pub(crate) async fn run(
             task.finish(ended).await;
         }
     }));
-    if let Some(wait) = wait {
-        if let Ok(Ok(ended)) = tokio::time::timeout(wait, &mut rx).await {
-            let viewer = runtime.viewer(Some(&*tool));
-            return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
-        }
+    if let Some(wait) = wait
+        && let Ok(Ok(ended)) = tokio::time::timeout(wait, &mut rx).await
+    {
+        let viewer = runtime.viewer(Some(&*tool));
+        return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
     }
     placeholder(runtime, sink, call, &*tool, &task_id);
     // From here the task reports; an outcome that arrived meanwhile is reported now.

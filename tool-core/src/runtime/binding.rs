@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::fingerprint::{hash, Change, Definition, Fingerprint, PartDigests};
+use crate::fingerprint::{Change, Definition, Fingerprint, PartDigests, hash};
 use crate::spec::ToolSpec;
 
 /// What an approval covers: exactly one waiting call, its arguments and its tool as they were

@@ -5,7 +5,7 @@
 //! continuing request brings ([`CallEnv`]: its cancellation, timeout, MCP client), never with
 //! the handles of the request that started it.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::binding::{Answer, Binding, Decision};
@@ -15,7 +15,7 @@ use super::pending::{PendingCall, PendingKind};
 use super::run::Origin;
 use super::store::StoreError;
 use super::{Runtime, RuntimeError};
-use crate::call::{trace, CallArgs, Finished};
+use crate::call::{CallArgs, Finished, trace};
 use crate::context::{CallEnv, ToolCallInfo};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
@@ -114,10 +114,10 @@ impl Runtime {
     /// against this process's registry; anything wrong puts it back. Taking an interrupted call
     /// again, what would be refused is refused first, so a refusal leaves it interrupted.
     async fn claim(&self, id: &str, ask: Ask<'_>, data: Option<&Value>, how: Take) -> Result<(PendingCall, OwnedPrepared), RuntimeError> {
-        if how == Take::Again {
-            if let Some(call) = self.inner.store.get(id).await? {
-                self.validate(id, &call, ask, data)?;
-            }
+        if how == Take::Again
+            && let Some(call) = self.inner.store.get(id).await?
+        {
+            self.validate(id, &call, ask, data)?;
         }
         let call = self.take(id, how).await?;
         match self.validate(id, &call, ask, data) {

@@ -53,33 +53,33 @@ mod views;
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 pub use crate::spec::BackgroundOverride;
 pub use binding::{Answer, Binding, Decision};
-pub use bus::{Bus, BusMessage, MemoryBus, BUS_BACKLOG};
+pub use bus::{BUS_BACKLOG, Bus, BusMessage, MemoryBus};
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
-pub use retention::{expire_stores, parse_retention, Expired, Expiry};
+pub use retention::{Expired, Expiry, expire_stores, parse_retention};
 pub use state::{CallState, Claim, Interruption, StoredCall};
 #[cfg(feature = "sqlite")]
-pub(crate) use store::create_private_file;
-#[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use store::{open_store, open_stores, STORE_KEY_ENV};
+#[cfg(feature = "sqlite")]
+pub(crate) use store::create_private_file;
 pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
 pub use store::{ClaimedTask, NewTask, OpenedStore, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 pub use store::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
 #[cfg(feature = "postgres")]
 pub use store::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use store::{STORE_KEY_ENV, open_store, open_stores};
 pub use stream::StreamRun;
 pub use tasks::TaskOptions;
-pub use token::{DecisionKey, DECISION_KEY_ENV};
-pub use views::{placeholder, RedactSecrets, TransformPolicy};
+pub use token::{DECISION_KEY_ENV, DecisionKey};
+pub use views::{RedactSecrets, TransformPolicy, placeholder};
 
 use crate::error::ToolError;
 use crate::registry::Registry;
@@ -300,15 +300,16 @@ impl RuntimeBuilder {
                 tasks: queue,
             }),
         };
-        if let Some(queue) = &runtime.inner.tasks {
-            if queue.start_on_build() && tokio::runtime::Handle::try_current().is_ok() {
-                queue.start(&runtime.inner);
-            }
+        if let Some(queue) = &runtime.inner.tasks
+            && queue.start_on_build()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            queue.start(&runtime.inner);
         }
-        if let Some(retention) = self.retention {
-            if tokio::runtime::Handle::try_current().is_ok() {
-                retention::sweep_while_alive(&runtime, retention);
-            }
+        if let Some(retention) = self.retention
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            retention::sweep_while_alive(&runtime, retention);
         }
         runtime
     }
@@ -527,7 +528,7 @@ impl Runtime {
         tool: String,
         args: crate::call::CallArgs<'static>,
         options: crate::call::CallOptions,
-    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+    ) -> impl std::future::Future<Output = ()> + Send + 'static + use<> {
         use tracing::Instrument;
         let this = self.clone();
         async move {

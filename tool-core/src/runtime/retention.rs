@@ -11,10 +11,10 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::Runtime;
 use super::bus::Bus;
 use super::pending::PendingCall;
 use super::store::{PendingStore, ReceiptStore, ResultLimits, ResultStore, StoreError, TaskStore};
-use super::Runtime;
 
 /// What one expiry removed.
 #[derive(Debug, Default)]

@@ -16,8 +16,8 @@ use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
 use super::views::Viewer;
-use super::{approval_resume_schema, background, log_hook, tasks, Runtime};
-use crate::call::{new_call_id, trace, CallArgs, CallOptions, Finished};
+use super::{Runtime, approval_resume_schema, background, log_hook, tasks};
+use crate::call::{CallArgs, CallOptions, Finished, new_call_id, trace};
 use crate::context::{CallData, CallEnv, ToolCallInfo, Writer};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
@@ -104,10 +104,8 @@ impl Runtime {
             if let Some(settings) = background::settings(tool.spec(), data.background.as_ref()) {
                 return Box::pin(tasks::enqueue(self, queue, sink, prepared, call, data, settings)).await;
             }
-        } else if may_background {
-            if let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
-                return Box::pin(background::run(self, sink, prepared, call, (data, env), plan)).await;
-            }
+        } else if may_background && let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
+            return Box::pin(background::run(self, sink, prepared, call, (data, env), plan)).await;
         }
         let ended = super::once::run(&self.inner.receipts, prepared, &data, env, resume).await;
         self.report_from(origin, sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended)

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::events::{CallRef, RunEventKind};
 use super::outcome::{EventStream, Sink};
-use super::{log_hook, Runtime};
+use super::{Runtime, log_hook};
 use crate::call::{CallArgs, CallOptions};
 use crate::context::ToolCallInfo;
 use crate::dialect::Dialect;

@@ -191,17 +191,17 @@ pub(crate) async fn enqueue(
     queue.start(&runtime.inner);
     queue.wake.notify_one();
     let task_id = task.task_id;
-    if let Some(wait) = settings.wait {
-        if let Ok(Some(record)) = tokio::time::timeout(wait, watch(queue, &task_id, None)).await {
-            let ended = match record.state {
-                TaskState::Completed => record
-                    .output
-                    .map(Finished::Output)
-                    .ok_or_else(|| ToolError::new("The task completed without an output.")),
-                _ => Err(record.error.unwrap_or_else(|| ToolError::new("The task failed."))),
-            };
-            return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
-        }
+    if let Some(wait) = settings.wait
+        && let Ok(Some(record)) = tokio::time::timeout(wait, watch(queue, &task_id, None)).await
+    {
+        let ended = match record.state {
+            TaskState::Completed => record
+                .output
+                .map(Finished::Output)
+                .ok_or_else(|| ToolError::new("The task completed without an output.")),
+            _ => Err(record.error.unwrap_or_else(|| ToolError::new("The task failed."))),
+        };
+        return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
     }
     background::placeholder(runtime, sink, call, &*tool, &task_id);
     let (runtime, queue, sink, call) = (runtime.clone(), queue.clone(), sink.clone(), call.clone());

@@ -11,8 +11,8 @@
 //! verify each other's tokens without a second secret; the derivation keeps row tags and tokens
 //! apart). Without any, signing and verifying are refused.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;

@@ -7,7 +7,7 @@
 //! suspension) are shown redacted even when nothing rewrites them: they are put before a
 //! person, like an error, and the redaction is the one errors get.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::events::{Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 use crate::panic::catch_panic;

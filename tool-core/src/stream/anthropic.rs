@@ -93,7 +93,7 @@ impl AnthropicDriver {
                 return Err(StreamError::at(
                     event,
                     format!("the provider sent an error: {}", super::excerpt(&event.data)),
-                ))
+                ));
             }
             Err(err) => return Err(StreamError::bad_json(event, &err)),
         };

@@ -298,11 +298,7 @@ impl StreamDecoder {
             None => Ok(out),
             Some(err) => {
                 self.error = Some(err.clone());
-                if out.is_empty() {
-                    Err(err)
-                } else {
-                    Ok(out)
-                }
+                if out.is_empty() { Err(err) } else { Ok(out) }
             }
         }
     }

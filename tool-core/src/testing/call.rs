@@ -18,13 +18,13 @@ use serde_json::Value;
 use super::capture::{Capture, Log, SpanRecord};
 use super::client::{Answers, McpLog, Progress, ScriptedClient};
 use super::hooks::{HookCall, HookLog};
+use crate::ModelOutput;
 use crate::call::{CallArgs, CallOptions};
 use crate::context::{Elicitation, Workflow};
 use crate::error::ToolError;
 use crate::registry::{IntoTool, Registry};
 use crate::runtime::{Event, EventStream, Outcome, Run, RunEventKind, Runtime, RuntimeBuilder, Waiting};
 use crate::tool::{Tool, ToolOutput};
-use crate::ModelOutput;
 
 type Configure = Box<dyn FnOnce(RuntimeBuilder) -> RuntimeBuilder>;
 

@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::ToolSpec;
 use crate::context::{BoxFuture, ToolCallInfo};
 use crate::error::ToolError;
 use crate::registry::Registry;
 use crate::spec::{TransformPhase, TransformTarget};
 use crate::tool::{InputHook, Tool, ToolInput, ToolOutput};
-use crate::ToolSpec;
 
 /// A step of a call's lifecycle.
 #[derive(Debug, Clone, PartialEq, Serialize)]

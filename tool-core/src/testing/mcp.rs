@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ErrorData, ServerHandler, ServiceExt};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::client::Progress;
 use crate::context::Elicitation;
@@ -198,7 +198,7 @@ impl McpPair {
     }
 
     /// `rmcp`'s client, for anything the helpers do not cover.
-    pub fn client(&self) -> &RunningService<RoleClient, impl ClientHandler> {
+    pub fn client(&self) -> &RunningService<RoleClient, impl ClientHandler + use<>> {
         &self.client
     }
 

@@ -48,12 +48,12 @@ mod replay;
 mod scripted;
 mod snapshot;
 
-pub use call::{call, Call, Called};
+pub use call::{Call, Called, call};
 pub use capture::{Capture, Captured, Log, SpanRecord};
 pub use client::{Answers, McpLog, Progress, ScriptedClient};
 pub use hooks::{Hook, HookCall, HookLog};
 pub use mcp::{McpCall, McpPair};
-pub use replay::{replay, Replay, Replayed};
+pub use replay::{Replay, Replayed, replay};
 pub use scripted::ScriptedStream;
 pub use snapshot::{catalog_snapshot, tool_schema_snapshot};
 

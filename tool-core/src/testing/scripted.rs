@@ -8,7 +8,7 @@
 //! `message_start`, `content_block_*`, `message_delta` and `message_stop` for Anthropic. Reading
 //! a stream is `stream`; running one is [`replay`](super::replay).
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::dialect::Dialect;
 

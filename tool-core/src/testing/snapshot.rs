@@ -7,7 +7,7 @@
 //! `insta::assert_json_snapshot!` at the caller's place (so the snapshot file is the caller's).
 //! Review changed snapshots with `cargo insta review`.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::catalog::Catalog;
 use crate::dialect::Dialect;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{decode_error, BoxFuture, Tool, ToolInput, ToolOutput};
+use super::{BoxFuture, Tool, ToolInput, ToolOutput, decode_error};
 use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 use crate::error::{ErrorKind, ToolError};
 use crate::schema::{self, SchemaError};

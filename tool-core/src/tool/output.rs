@@ -5,8 +5,8 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::budget::{Cut, OutputBudget};
 use crate::json::Node;
@@ -140,7 +140,9 @@ impl ToolOutput {
     /// bounded: the application always has the whole result.
     pub fn for_model(&self) -> ModelOutput {
         let hint = |call_id: &str| {
-            format!("The application keeps the full result of call `{call_id}`; to see another part, call the tool again asking for less (a narrower query, a page).")
+            format!(
+                "The application keeps the full result of call `{call_id}`; to see another part, call the tool again asking for less (a narrower query, a page)."
+            )
         };
         self.for_model_hinting(hint)
             .map(|cut| cut.output)

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::routing::get;
-use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
-use serde_json::{json, Value};
+use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+use serde_json::{Value, json};
 
 /// The keys live with tool-core's tests; this module is used by tool-providers' tests too.
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tool-core/tests/fixtures/oauth");

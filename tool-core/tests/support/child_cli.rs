@@ -183,8 +183,8 @@ impl ServedChild {
         while Arc::strong_count(&self.logs) > 1 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        let logs = self.logs.lock().unwrap().clone();
-        logs
+
+        self.logs.lock().unwrap().clone()
     }
 }
 

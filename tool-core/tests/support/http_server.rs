@@ -4,9 +4,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tool_core::mcp::http::HttpOptions;
-use tool_core::mcp::McpServer;
 use tool_core::CancellationToken;
+use tool_core::mcp::McpServer;
+use tool_core::mcp::http::HttpOptions;
 
 /// A running server: where it listens, and the token that stops it (on drop).
 pub struct Served {

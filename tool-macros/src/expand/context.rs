@@ -7,10 +7,10 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::Type;
+use syn::spanned::Spanned;
 
-use super::{respan, Tool};
+use super::{Tool, respan};
 use crate::ast::{self, Param};
 
 /// The context side of the expansion.
@@ -65,7 +65,9 @@ impl Context {
 fn check(t: &Tool, param: &Type) -> TokenStream {
     let pr = &t.pr;
     let found = ast::type_text(param).replace('{', "{{").replace('}', "}}");
-    let message = format!("the `#[ctx]` parameter must be a `ToolContext`, found `{found}`: write `#[ctx] cx: ToolContext` (the untyped request context) or `#[ctx] cx: ToolContext<MyContext>`");
+    let message = format!(
+        "the `#[ctx]` parameter must be a `ToolContext`, found `{found}`: write `#[ctx] cx: ToolContext` (the untyped request context) or `#[ctx] cx: ToolContext<MyContext>`"
+    );
     let probe = quote_spanned!(param.span()=> const __TOOLSMITH_CONTEXT: bool = #pr::Probe::<#param>::IS_CONTEXT;);
     let assert = respan(quote!(const _: () = #pr::assert!(__TOOLSMITH_CONTEXT, #message);), param.span());
     quote!(#probe #assert)

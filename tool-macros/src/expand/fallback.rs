@@ -8,11 +8,11 @@
 //! as the crate does not compile.
 
 use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
+use quote::{ToTokens, quote};
 
 use super::input::Input;
 use super::output::Output;
-use super::{marker, Tool};
+use super::{Tool, marker};
 
 pub fn expand(t: &Tool, errors: syn::Error) -> TokenStream {
     let mut out = errors.to_compile_error();

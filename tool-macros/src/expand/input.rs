@@ -8,11 +8,11 @@
 //! field (`ast` then reads the parameter as one of `Input::Fields`).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Ident, Type};
 
-use super::{respan, Tool};
+use super::{Tool, respan};
 use crate::ast::{self, Field, Single};
 
 /// The input side of the expansion.

@@ -2,10 +2,10 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::LitInt;
+use syn::spanned::Spanned;
 
-use super::{opt, Tool};
+use super::{Tool, opt};
 use crate::attr::{Approval, Transforms};
 use crate::valid::Names;
 

@@ -19,7 +19,7 @@ mod typed;
 mod user_fns;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{ToTokens, quote};
 use syn::{Ident, Visibility};
 
 use crate::ast::{self, ToolFn};

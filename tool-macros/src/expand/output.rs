@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{respan, Tool};
+use super::{Tool, respan};
 
 /// The output side of the expansion.
 pub struct Output {

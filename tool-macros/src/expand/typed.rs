@@ -1,14 +1,14 @@
 //! The `TypedTool` impl: the associated types, `execute`, and the parts other modules write.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned, ToTokens};
-use syn::spanned::Spanned;
+use quote::{ToTokens, quote, quote_spanned};
 use syn::Type;
+use syn::spanned::Spanned;
 
 use super::context::Context;
 use super::input::Input;
 use super::output::Output;
-use super::{meta, user_fns, Tool};
+use super::{Tool, meta, user_fns};
 use crate::ast::Param;
 use crate::valid::Names;
 

@@ -3,8 +3,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::Path;
+use syn::spanned::Spanned;
 
 use super::Tool;
 use crate::attr::Approval;

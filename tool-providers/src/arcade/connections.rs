@@ -14,11 +14,11 @@ use tool_core::provider::{
     ListConnectionsResult, Pagination, ProviderError,
 };
 
-use super::api::{self, last_page, AuthorizeRequest, UserConnection};
+use super::api::{self, AuthorizeRequest, UserConnection, last_page};
 use super::status::auth_status;
 use super::tools::ArcadeName;
-use super::{ArcadeToolProvider, ALREADY_AUTHORIZED_ID};
-use crate::http::{encode_segment, NO_BODY};
+use super::{ALREADY_AUTHORIZED_ID, ArcadeToolProvider};
+use crate::http::{NO_BODY, encode_segment};
 
 /// The auth provider a toolkit's tools require.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -277,12 +277,13 @@ impl ArcadeToolProvider {
             .filter(|o| !o.is_empty())
             .collect();
         let mut all = Vec::new();
-        if self.allow.toolkit(&options.toolkit) && !owners.is_empty() {
-            if let AuthProvider::Id(provider) = self.auth_provider_of(&options.toolkit).await? {
-                for owner in &owners {
-                    let listed = self.user_connections(&provider, Some(owner)).await?;
-                    all.extend(listed.iter().filter_map(UserConnection::to_connection));
-                }
+        if self.allow.toolkit(&options.toolkit)
+            && !owners.is_empty()
+            && let AuthProvider::Id(provider) = self.auth_provider_of(&options.toolkit).await?
+        {
+            for owner in &owners {
+                let listed = self.user_connections(&provider, Some(owner)).await?;
+                all.extend(listed.iter().filter_map(UserConnection::to_connection));
             }
         }
         let total = all.len();

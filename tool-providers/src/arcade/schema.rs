@@ -5,7 +5,7 @@
 //! Owns the mapping only, from the wire's typed definitions to the JSON Schema our tools
 //! carry (free-form `Value`s by nature). Must not fetch or run anything.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::api::{ToolDefinition, ValueSchema};
 

@@ -9,17 +9,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tool_core::provider::{
-    caller_id, connection_owner, non_empty_id, ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions,
-    ResolveToolsOptions, ResolvedTools, Scope, ToolInfo, Toolkit,
+    ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope,
+    ToolInfo, Toolkit, caller_id, connection_owner, non_empty_id,
 };
 use tool_core::{DynamicTool, ErrorKind, ToolError};
 
-use super::api::{self, AuthorizeRequest, ExecuteRequest, Execution, ExecutionOutput, ToolDefinition, MAX_LIMIT};
+use super::api::{self, AuthorizeRequest, ExecuteRequest, Execution, ExecutionOutput, MAX_LIMIT, ToolDefinition};
 use super::schema::{input_schema, output_schema};
 use super::{ArcadeToolProvider, PROVIDER, SHARED_USER_ID};
-use crate::http::{encode_segment, Http};
+use crate::http::{Http, encode_segment};
 
 /// A tool name in any accepted form: `Toolkit.Tool`, `Toolkit.Tool@1.2.0`, `Toolkit_Tool`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,9 +27,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use tool_core::cli::{execute, Cli, Command, GlobalArgs};
-use tool_core::provider::{MemoryPins, PinStore};
 use tool_core::Registry;
+use tool_core::cli::{Cli, Command, GlobalArgs, execute};
+use tool_core::provider::{MemoryPins, PinStore};
 
 use crate::mcp::McpToolProvider;
 
@@ -182,10 +182,10 @@ pub async fn execute_importing_with_env(
     let mut flags = parsed.providers;
     if let Top::Providers(p) = &parsed.command {
         // A provider named by the subcommand is configured with its defaults when not given.
-        if let Some(name) = p.provider_name().map(str::to_ascii_lowercase) {
-            if !flags.provider.contains(&name) {
-                flags.provider.push(name);
-            }
+        if let Some(name) = p.provider_name().map(str::to_ascii_lowercase)
+            && !flags.provider.contains(&name)
+        {
+            flags.provider.push(name);
         }
     }
     let selected = flags.build(env)?;

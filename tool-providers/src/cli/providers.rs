@@ -204,7 +204,7 @@ async fn connect(
             AuthStatus::Pending if Instant::now() >= deadline => {
                 return Err(format!(
                     "the authorization of {toolkit} for {user} did not complete within {seconds} s"
-                ))
+                ));
             }
             AuthStatus::Pending => tokio::time::sleep(Duration::from_millis(500)).await,
         }

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clap::Args;
-use tool_core::provider::{pins, PinStore, ResolveOptions, Scope, ToolProvider};
 use tool_core::Registry;
+use tool_core::provider::{PinStore, ResolveOptions, Scope, ToolProvider, pins};
 
 use crate::{ArcadeToolProvider, ComposioToolProvider};
 

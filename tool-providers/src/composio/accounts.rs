@@ -156,10 +156,10 @@ impl ComposioToolProvider {
                 "authorize needs `connection_id`: the user bucket the connection belongs to (or an existing connected account to re-authorize)".into(),
             ));
         }
-        if connection.starts_with("ca_") {
-            if let Some(account) = self.account(&connection).await? {
-                return self.reauthorize(&connection, &account, &toolkit).await;
-            }
+        if connection.starts_with("ca_")
+            && let Some(account) = self.account(&connection).await?
+        {
+            return self.reauthorize(&connection, &account, &toolkit).await;
         }
         let out = self.new_connection(&toolkit, &connection, &options).await?;
         let auth_id = out

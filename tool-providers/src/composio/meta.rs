@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tool_core::provider::ProviderError;
 use tool_core::{CancellationToken, DynamicTool, ErrorKind, Tool, ToolError};
 

@@ -10,17 +10,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tool_core::provider::{
-    caller_id, connection_owner, non_empty_id, ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions,
-    ResolveToolsOptions, ResolvedTools, Scope, ToolInfo, Toolkit,
+    ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope,
+    ToolInfo, Toolkit, caller_id, connection_owner, non_empty_id,
 };
 use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
 
 use super::api::{self, ExecuteRequest, Execution};
 use super::meta::{is_meta_tool, meta_tool};
 use super::{ComposioToolProvider, MANAGE_CONNECTIONS, PROVIDER, SHARED_USER_ID};
-use crate::http::{encode_segment, Reply};
+use crate::http::{Reply, encode_segment};
 
 /// The largest page a tool listing answers.
 const MAX_PER_PAGE: u32 = 1000;

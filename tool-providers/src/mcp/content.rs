@@ -8,7 +8,7 @@
 //! (so none is dropped, even beside `structuredContent`). Owns only this mapping.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::model_output::{self, ContentPart, ModelOutput};
 
 /// What a successful remote call came to.

@@ -46,21 +46,21 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::ServiceExt;
 use rmcp::model::ServerPeerInfo;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::ServiceExt;
 use serde_json::Value;
+use tool_core::Registry;
 use tool_core::provider::PinStore;
 use tool_core::provider::{
     Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
     Toolkit,
 };
 use tool_core::tool::BoxFuture;
-use tool_core::Registry;
 
-use session::{refresh, transport_error, Notifier, Shared};
+use session::{Notifier, Shared, refresh, transport_error};
 use tools::build_tool;
 
 mod content;
@@ -306,7 +306,7 @@ impl McpToolProvider {
                         return Err(transport_error(
                             id,
                             format!("no MCP session with {url} within {connect_timeout:?} (see `connect_timeout`)"),
-                        ))
+                        ));
                     }
                 }
             }

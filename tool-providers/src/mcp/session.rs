@@ -8,11 +8,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
+use rmcp::ClientHandler;
 use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Tool};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
-use rmcp::ClientHandler;
 use tool_core::context::McpHandle;
-use tool_core::provider::{pins, PinStore, ProviderError};
+use tool_core::provider::{PinStore, ProviderError, pins};
 use tool_core::{Registry, ToolError};
 
 use super::tools::build_tool;
@@ -91,19 +91,19 @@ impl ClientHandler for Notifier {
         // rmcp runs notification handlers concurrently, so they can come here out of order;
         // progress must increase, so one overtaken by a later one is dropped. Passed on under
         // the lock, in the order accepted.
-        if let Some((sink, last)) = routes.get_mut(&params.progress_token) {
-            if params.progress > *last {
-                *last = params.progress;
-                sink.progress(params.progress, params.total, params.message);
-            }
+        if let Some((sink, last)) = routes.get_mut(&params.progress_token)
+            && params.progress > *last
+        {
+            *last = params.progress;
+            sink.progress(params.progress, params.total, params.message);
         }
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        if let Some(shared) = self.0.upgrade() {
-            if let Err(e) = refresh(&shared, &context.peer).await {
-                tracing::warn!(provider = %shared.id, error = %e, "refreshing the MCP tool list after list_changed failed");
-            }
+        if let Some(shared) = self.0.upgrade()
+            && let Err(e) = refresh(&shared, &context.peer).await
+        {
+            tracing::warn!(provider = %shared.id, error = %e, "refreshing the MCP tool list after list_changed failed");
         }
     }
 }

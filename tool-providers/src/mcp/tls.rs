@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::streamable_http_client::StreamableHttpError;
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use tool_core::provider::ProviderError;
 
 /// Redirects followed for one request (same-origin 307/308 only, as `rmcp`'s own client).
@@ -48,7 +48,7 @@ pub(super) fn initialize_error(error: &rmcp::service::ClientInitializeError) -> 
             Some(StreamableHttpError::Client(client)) => append_sources(&mut message, client),
             Some(StreamableHttpError::AuthRequired(_)) => {
                 return "the server refused the request as unauthorized (HTTP 401): set or correct its bearer token (`bearer_token`)"
-                    .to_owned()
+                    .to_owned();
             }
             _ => {}
         }

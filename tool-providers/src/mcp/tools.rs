@@ -21,9 +21,9 @@ use tool_core::spec::ToolSpec;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
 use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
 
+use super::PIN_PROVIDER;
 use super::content::{all_text, outcome};
 use super::session::Shared;
-use super::PIN_PROVIDER;
 use tool_core::provider::pins;
 
 /// A non-blank text.
@@ -199,7 +199,7 @@ async fn call_tool(
             return Err(ToolError::new(format!(
                 "The MCP server `{}` asked for input in the middle of `{name}`, which this client does not answer.",
                 shared.id
-            )))
+            )));
         }
         // Some servers answer an empty object; read whatever came like a result.
         other => serde_json::to_value(&other)

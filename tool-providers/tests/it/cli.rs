@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Parser;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::arcade_fake::ArcadeFake;
 use support::composio_fake::ComposioFake;
-use tool_providers::cli::{execute_importing_with_env, ImportingCli};
+use tool_providers::cli::{ImportingCli, execute_importing_with_env};
 
 const COMPOSIO_KEY: &str = "ak_CANARY_cli_0123456789abcdef";
 const ARCADE_KEY: &str = "arc_CANARY_cli_0123456789abcdef";

@@ -11,7 +11,7 @@ use crate::support::toolsmith_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::provider::pins::{self, PinKey};
 use tool_core::provider::{MemoryPins, PinStore, ProviderRegistry, ResolveOptions, SqlitePins};

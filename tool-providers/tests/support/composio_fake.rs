@@ -20,7 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::misbehave::Failure;
 pub use super::misbehave::Misbehave;
@@ -854,7 +854,7 @@ async fn execute(State(inner): State<Arc<Inner>>, Path(slug): Path<String>, Json
                     Some("BadRequest"),
                     "user_id or connected_account_id is required",
                     "",
-                )
+                );
             }
         };
         match found {

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
-use tokio_rustls::rustls;
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::runtime::Runtime;

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::toolsmith;
 
 use crate::support;
@@ -50,10 +50,12 @@ fn list_shows_every_tool() {
     let ids: BTreeSet<&str> = listed.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ALL_IDS.into_iter().collect());
     let weather = listed.as_array().unwrap().iter().find(|t| t["id"] == "weather-tool").unwrap();
-    assert!(weather["description"]
-        .as_str()
-        .unwrap()
-        .starts_with("Get the current weather for a location"));
+    assert!(
+        weather["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Get the current weather for a location")
+    );
 }
 
 #[test]

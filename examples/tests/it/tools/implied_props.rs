@@ -8,9 +8,9 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use serde_json::{json, Map, Value};
-use tool_core::prelude::*;
+use serde_json::{Map, Value, json};
 use tool_core::InputOf;
+use tool_core::prelude::*;
 
 /// How deep generated values nest (schemas that recurse stop here).
 const DEPTH: u32 = 4;

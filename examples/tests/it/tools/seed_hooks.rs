@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, Once};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use tool_core::Dialect;
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, PendingKind, Runtime};
-use tool_core::Dialect;
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 

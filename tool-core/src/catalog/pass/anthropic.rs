@@ -5,11 +5,11 @@
 //! [`anthropic_request_warnings`], the per-request counts across strict tools. What both strict
 //! modes share is [`strict`](super::strict)'s; OpenAI's rules, however close, are not here.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::strict::keep_format;
 use super::walk::{each_subschema, find_ref_cycle, is_object_schema, ptr, ptr2, without};
-use super::{Pass, PassError, Rewritten, ANNOTATIONS};
+use super::{ANNOTATIONS, Pass, PassError, Rewritten};
 
 const ANTHROPIC_FORMATS: [&str; 10] = [
     "date-time",
@@ -162,7 +162,7 @@ impl Pass<'_> {
                     "a map (`additionalProperties`, e.g. HashMap/BTreeMap or a flattened map) cannot be strict: Anthropic strict \
                      mode needs `additionalProperties: false` on every object; use a Vec of key/value structs, or export this \
                      tool with strict off",
-                ))
+                ));
             }
         }
         let props = node.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -252,7 +252,7 @@ fn is_union(schema: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{json, Map, Value};
+    use serde_json::{Map, Value, json};
 
     use super::super::tests::{fail, obj, run};
     use super::anthropic_request_warnings;

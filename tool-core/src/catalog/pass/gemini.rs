@@ -5,10 +5,10 @@
 //! tuples, maps, formats). Gemini's JSON Schema flavour (`parametersJsonSchema`) takes the
 //! schema as it is and needs no pass; the strict modes' rules are not here.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::walk::{ptr, ptr2};
-use super::{Pass, PassError, ANNOTATIONS, NUMERIC_FORMATS};
+use super::{ANNOTATIONS, NUMERIC_FORMATS, Pass, PassError};
 
 /// The Gemini `Schema` fields (OpenAPI 3.0 subset) kept as they are.
 const GEMINI_KEEP: [&str; 16] = [

@@ -9,11 +9,11 @@
 
 use std::borrow::Cow;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::strict::keep_format;
 use super::walk::{is_object_schema, prune_defs, ptr, ptr2, type_names};
-use super::{Pass, PassError, ANNOTATIONS};
+use super::{ANNOTATIONS, Pass, PassError};
 
 const OPENAI_FORMATS: [&str; 9] = ["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
 
@@ -187,7 +187,7 @@ impl Pass<'_> {
                     "a map (`additionalProperties`, e.g. HashMap/BTreeMap or a flattened map) cannot be strict: OpenAI strict mode \
                      needs `additionalProperties: false` and every key listed; use a Vec of key/value structs, or export this \
                      tool with strict off",
-                ))
+                ));
             }
         }
         let props = node.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();

@@ -5,7 +5,7 @@
 //! characters in one enum of more than 250 values: past one, the tool is refused with the limit
 //! and where it was passed. Owns only counting; rewriting is [`openai`](super::openai)'s.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::walk::{children, each_subschema, is_object_schema};
 use super::{Pass, PassError};
@@ -113,14 +113,13 @@ impl<'a> Pass<'a> {
                 ),
             ));
         }
-        if let Some(r) = node.get("$ref").and_then(Value::as_str) {
-            if !refs.iter().any(|x| x == r) {
-                if let Ok((def_path, def)) = self.resolve(path, &json!(r)) {
-                    refs.push(r.to_owned());
-                    self.depth(def, &def_path, level, refs, budget)?;
-                    refs.pop();
-                }
-            }
+        if let Some(r) = node.get("$ref").and_then(Value::as_str)
+            && !refs.iter().any(|x| x == r)
+            && let Ok((def_path, def)) = self.resolve(path, &json!(r))
+        {
+            refs.push(r.to_owned());
+            self.depth(def, &def_path, level, refs, budget)?;
+            refs.pop();
         }
         for (child_path, child) in children(node, path, false) {
             self.depth(child, &child_path, level, refs, budget)?;
@@ -131,7 +130,7 @@ impl<'a> Pass<'a> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{json, Map, Value};
+    use serde_json::{Map, Value, json};
 
     use super::super::tests::{fail, obj, run};
     use crate::dialect::Dialect;

@@ -18,17 +18,17 @@ impl Pass<'_> {
         if root.get("type").and_then(Value::as_str) == Some("object") {
             return Ok(());
         }
-        if let Some(k) = ["anyOf", "oneOf"].into_iter().find(|k| root.contains_key(*k)) {
-            if !is_object_schema(root) {
-                return Err(self.err(
-                    "",
-                    format!(
-                        "the root is a union (`{k}`, e.g. an enum as the whole input) but {} needs an object root; \
+        if let Some(k) = ["anyOf", "oneOf"].into_iter().find(|k| root.contains_key(*k))
+            && !is_object_schema(root)
+        {
+            return Err(self.err(
+                "",
+                format!(
+                    "the root is a union (`{k}`, e.g. an enum as the whole input) but {} needs an object root; \
                          put the enum in a named field of a struct",
-                        self.dialect.as_str()
-                    ),
-                ));
-            }
+                    self.dialect.as_str()
+                ),
+            ));
         }
         if root.get("type").and_then(Value::as_str) != Some("object") {
             let found = match root.get("type") {

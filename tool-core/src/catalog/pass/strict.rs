@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::walk::{is_object_schema, ptr2};
-use super::{Pass, PassError, NUMERIC_FORMATS};
+use super::{NUMERIC_FORMATS, Pass, PassError};
 use crate::dialect::Dialect;
 
 impl Pass<'_> {

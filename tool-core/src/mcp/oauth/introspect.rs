@@ -149,10 +149,10 @@ fn check(answer: Map<String, Value>, config: &OAuthConfig) -> Result<(Identity, 
     if answer.get("active") != Some(&Value::Bool(true)) {
         return Err("the authorization server says it is not active".into());
     }
-    if let Some(iss) = answer.get("iss") {
-        if iss.as_str() != Some(config.issuer.as_str()) {
-            return Err("it was issued by another authorization server".into());
-        }
+    if let Some(iss) = answer.get("iss")
+        && iss.as_str() != Some(config.issuer.as_str())
+    {
+        return Err("it was issued by another authorization server".into());
     }
     let audiences: Vec<&str> = match answer.get("aud") {
         Some(Value::String(aud)) => vec![aud.as_str()],

@@ -17,7 +17,7 @@ mod token;
 use std::fmt;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::Identity;
 pub use introspect::Introspection;

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use jsonwebtoken::{decode, decode_header, Algorithm, Validation};
+use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde_json::{Map, Value};
 
 use super::ResourceServer;

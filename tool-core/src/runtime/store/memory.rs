@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::{sort_oldest_first, PendingStore, StoreError};
+use super::{PendingStore, StoreError, sort_oldest_first};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, Claim, StoredCall};
 

@@ -45,9 +45,9 @@ pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
 pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
 pub use results::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 #[cfg(feature = "sqlite")]
-pub(crate) use sqlite::create_private_file;
-#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+#[cfg(feature = "sqlite")]
+pub(crate) use sqlite::create_private_file;
 pub use tasks::{ClaimedTask, NewTask, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 
 /// The environment variable that gives the integrity key of stored rows (its bytes; use 32 or

@@ -230,10 +230,10 @@ impl MemoryReceipts {
 
     fn set(&self, key: &str, change: impl FnOnce(Entry) -> Option<Entry>) {
         let mut entries = self.entries();
-        if let Some(Entry::Running { .. }) = entries.get(key) {
-            if let Some(Some(next)) = entries.remove(key).map(change) {
-                entries.insert(key.to_owned(), next);
-            }
+        if let Some(Entry::Running { .. }) = entries.get(key)
+            && let Some(Some(next)) = entries.remove(key).map(change)
+        {
+            entries.insert(key.to_owned(), next);
         }
     }
 }
@@ -248,7 +248,7 @@ impl ReceiptStore for MemoryReceipts {
             Some(Entry::Running { tool, args, .. } | Entry::Interrupted { tool, args, .. } | Entry::Done { tool, args, .. })
                 if !fits(tool, args) =>
             {
-                return Ok(Began::Mismatch)
+                return Ok(Began::Mismatch);
             }
             Some(Entry::Done { result, .. }) => return Ok(Began::Done(result.clone())),
             Some(Entry::Running { claim, .. }) => return Ok(Began::Busy(*claim)),

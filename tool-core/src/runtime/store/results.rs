@@ -140,10 +140,10 @@ struct Kept {
 
 impl Kept {
     fn evict_oldest(&mut self) {
-        if let Some(id) = self.order.pop_front() {
-            if let Some((r, _)) = self.by_id.remove(&id) {
-                self.bytes -= r.size();
-            }
+        if let Some(id) = self.order.pop_front()
+            && let Some((r, _)) = self.by_id.remove(&id)
+        {
+            self.bytes -= r.size();
         }
     }
 

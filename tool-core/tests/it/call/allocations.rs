@@ -77,7 +77,7 @@ impl Drop for Counted {
 
 #[path = "../../../benches/support/forecast.rs"]
 mod forecast_tool;
-use forecast_tool::{forecast, Forecast, ForecastInput, ARGS};
+use forecast_tool::{ARGS, Forecast, ForecastInput, forecast};
 
 /// The same tool taking a struct of the user's: `#[tool]` cannot vouch for what its
 /// `Deserialize` accepts, so it keeps validating

@@ -6,9 +6,9 @@
 //! `text`/`image` (base64 PNG/JPEG/GIF/WebP, URL, file) and `document` (PDF as base64 or URL,
 //! plain text as text, file); MCP `text`/`image`/`audio`/`resource_link`/`resource`.
 
-use serde_json::{json, Value};
-use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents};
+use serde_json::{Value, json};
 use tool_core::Dialect;
+use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents};
 
 /// A name per variant; a new variant is a compile error here until the table has it.
 fn kind(part: &ContentPart) -> &'static str {

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tool_core::Dialect;
 use tool_core::error::ErrorKind;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
@@ -17,7 +18,6 @@ use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, RunEventKind, Runtime};
 use tool_core::spec::TransformTarget;
 use tool_core::testing::ScriptedStream;
-use tool_core::Dialect;
 
 /// How long a test waits for something that should come (a hang, not a slow machine).
 const PATIENCE: Duration = Duration::from_secs(10);

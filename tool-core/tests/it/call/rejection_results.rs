@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
+use tool_core::Dialect;
 use tool_core::prelude::*;
 use tool_core::runtime::{Answer, Decision, Outcome, RunEventKind, Runtime};
-use tool_core::Dialect;
 
 /// Deletes a repository (asks a person first)
 #[tool(id = "reject-delete-repo", require_approval)]

@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::call::trace::set_record_content;
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, Runtime, TransformPolicy};
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
+use tracing::Subscriber;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
-use tracing::Subscriber;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -110,7 +110,7 @@ async fn drop_table(
     Ok(format!("dropped {table}"))
 }
 
-fn subscriber(recorder: &Recorder) -> impl Subscriber + Send + Sync {
+fn subscriber(recorder: &Recorder) -> impl Subscriber + Send + Sync + use<> {
     tracing_subscriber::registry().with(recorder.clone())
 }
 

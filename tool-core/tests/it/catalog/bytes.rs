@@ -9,7 +9,7 @@
 //! After a deliberate change of a format, regenerate the file with
 //! `TOOLSMITH_UPDATE_GOLDEN=1 cargo test -p tool-core --test catalog_bytes` and review the diff.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::catalog::{Catalog, Strictness};
 use tool_core::{Dialect, DynamicTool, Registry};
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tool_core::provider::{
     Capabilities, ConnectionKind, FanOutOptions, ListResult, ListToolsOptions, PinnedConnection, ProviderError, ProviderInfo,
     ProviderRegistry, ProviderSelection, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope, ToolInfo, ToolMeta, ToolProvider,

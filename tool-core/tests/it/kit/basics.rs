@@ -3,15 +3,15 @@
 //! the real server, and snapshots fail on a changed schema. Scripted streams are checked in
 //! `kit_streams.rs`.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
+use tool_core::ErrorKind;
 use tool_core::context::Elicitation;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::Runtime;
 use tool_core::testing::{self, Hook, McpPair};
-use tool_core::ErrorKind;
 
 #[allow(clippy::ptr_arg)] // a hook takes the tool's output type
 fn output_hook(_call: &ToolCallInfo, out: &String) -> Result<(), String> {

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use tool_core::ErrorKind;
 use tool_core::check::{CheckOptions, CheckReport, FailureKind, ToolReport};
 use tool_core::prelude::*;
 use tool_core::tool::DynamicTool;
-use tool_core::ErrorKind;
 
 const N: Value = Value::Null;
 

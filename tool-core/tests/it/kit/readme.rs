@@ -1,9 +1,9 @@
 //! The README's "Testing your tools" example (the part above the marker, verbatim).
 use std::time::Duration;
 
+use tool_core::ErrorKind;
 use tool_core::prelude::*;
 use tool_core::testing::{self, McpPair, ScriptedStream};
-use tool_core::ErrorKind;
 
 /// Look up the weather for a city
 #[tool(id = "readme-weather")]

@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use tool_core::Dialect;
 use tool_core::stream::sse::SseParser;
 use tool_core::stream::{StreamDecoder, ToolCallEvent};
 use tool_core::testing::{self, ScriptedStream};
-use tool_core::Dialect;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sse/");
 
@@ -21,11 +21,7 @@ fn script(dialect: Dialect, chunk: usize, interleaved: bool) -> ScriptedStream {
         .tool_call_text("call_b", "search_files", SEARCH)
         .tool_call("call_c", "current_time", json!({}))
         .chunk_size(chunk);
-    if interleaved {
-        s.interleaved()
-    } else {
-        s
-    }
+    if interleaved { s.interleaved() } else { s }
 }
 
 /// Decodes `bytes` fed `split` bytes at a time.

@@ -9,7 +9,7 @@ use http_server::Served;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tool_core::mcp::http::{HttpLimits, HttpOptions};

@@ -13,12 +13,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
+use tool_core::CancellationToken;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{PendingKind, RunEventKind, Runtime};
 use tool_core::testing::McpPair;
-use tool_core::CancellationToken;
 
 /// How long a test waits for a message that should come.
 const PATIENCE: Duration = Duration::from_secs(10);

@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tool_core::DynamicTool;
 use tool_core::context::CallEnv;
 use tool_core::prelude::*;
 use tool_core::runtime::{Answer, Binding, Decision, DecisionKey, MemoryStore, Outcome, PendingStore, RunEventKind, Runtime, RuntimeError};
 use tool_core::spec::TransformTarget;
-use tool_core::DynamicTool;
 
 /// Every (amount, to) this test file's transfer tool ran with.
 static SENT: Mutex<Vec<(u32, String)>> = Mutex::new(Vec::new());

@@ -13,7 +13,7 @@ use tokio::sync::Semaphore;
 use tool_core::prelude::*;
 use tool_core::runtime::{BackgroundOverride, EventStream, Runtime};
 
-use crate::support::wire::{wire, Wire as RunEvent};
+use crate::support::wire::{Wire as RunEvent, wire};
 use tool_core::CancellationToken;
 
 const PREFIX: &str = "Background task started. Task ID: ";

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use tool_core::testing::ScriptedStream;
 
-use tool_core::catalog::toolsmith::dispatcher;
 use tool_core::catalog::Catalog;
+use tool_core::catalog::toolsmith::dispatcher;
 use tool_core::check::CheckOptions;
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, PendingKind, RunEventKind as K, Runtime, RuntimeError, SqliteStore};

@@ -3,11 +3,11 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use tool_core::ErrorKind;
 use tool_core::context::{Elicitation, McpHandle, Workflow};
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, PendingKind, RunEventKind as K, Runtime, RuntimeError, ShownEvent, ShownOutput};
 use tool_core::tool::BoxFuture;
-use tool_core::ErrorKind;
 
 static TRANSFERS: AtomicU32 = AtomicU32::new(0);
 

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::json;
+use tool_core::Dialect;
 use tool_core::prelude::*;
 use tool_core::runtime::{
-    placeholder, Answer, Decision, DecisionKey, Event, EventStream, RedactSecrets, RunEventKind, Runtime, ShownEvent, TransformPolicy,
+    Answer, Decision, DecisionKey, Event, EventStream, RedactSecrets, RunEventKind, Runtime, ShownEvent, TransformPolicy, placeholder,
 };
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
 use tool_core::testing::ScriptedStream;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
-use tool_core::Dialect;
 
 use TransformPhase as P;
 use TransformTarget as T;

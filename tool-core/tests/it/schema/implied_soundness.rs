@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use schemars::{json_schema, Schema, SchemaGenerator};
+use schemars::{Schema, SchemaGenerator, json_schema};
 use tool_core::prelude::*;
 use tool_core::{ErrorKind, InputOf};
 

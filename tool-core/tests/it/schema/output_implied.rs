@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use proptest::prelude::*;
 use tool_core::__private_v0_1::{Probe, ProbeFallback as _};
+use tool_core::ErrorKind;
 use tool_core::prelude::*;
 use tool_core::schema::produce_schema;
-use tool_core::ErrorKind;
 
 /// Every value `T` can hold serialises to JSON its derived schema accepts.
 fn encodes_only_valid<T: Serialize + JsonSchema + std::fmt::Debug>(strategy: impl Strategy<Value = T>) {
@@ -83,11 +83,7 @@ pub async fn out_list(n: u8) -> Result<Vec<Option<String>>, ToolError> {
 /// A number that is not one
 #[tool(id = "out-nan")]
 pub async fn out_nan(n: u8) -> f64 {
-    if n == 0 {
-        f64::NAN
-    } else {
-        f64::from(n)
-    }
+    if n == 0 { f64::NAN } else { f64::from(n) }
 }
 
 /// A reading

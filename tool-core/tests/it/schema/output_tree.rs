@@ -11,8 +11,8 @@ use std::fmt::Debug;
 
 use proptest::prelude::*;
 use serde::Serialize;
-use serde_json::{json, Value};
-use tool_core::json::{to_tree, Node};
+use serde_json::{Value, json};
+use tool_core::json::{Node, to_tree};
 
 /// `to_tree(value)`, checked equal to the parsed text when it answers; whether it answered.
 fn agrees<T: Serialize + Debug + ?Sized>(value: &T) -> Result<bool, TestCaseError> {

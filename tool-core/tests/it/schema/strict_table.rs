@@ -16,10 +16,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
+use tool_core::Dialect;
 use tool_core::catalog::pass::apply;
 use tool_core::schema::receive_schema;
-use tool_core::Dialect;
 
 // ---------------------------------------------------------------------------------------------
 // The shapes. Fields are only read through their schemas.
@@ -912,10 +912,10 @@ fn check_strict(schema: &Value, path: &str, problems: &mut Vec<String>) {
     if node.contains_key("$ref") && node.len() > 1 {
         problems.push(format!("{path}: `$ref` with siblings"));
     }
-    if let Some(f) = node.get("format").and_then(Value::as_str) {
-        if !FORMATS.contains(&f) {
-            problems.push(format!("{path}: format `{f}`"));
-        }
+    if let Some(f) = node.get("format").and_then(Value::as_str)
+        && !FORMATS.contains(&f)
+    {
+        problems.push(format!("{path}: format `{f}`"));
     }
     if !["type", "anyOf", "$ref", "enum", "const"].iter().any(|k| node.contains_key(*k)) {
         problems.push(format!("{path}: untyped"));

@@ -4,9 +4,9 @@
 //! must give the same events (and the same error), which are then checked against the expected
 //! sequence and each call's expected arguments.
 
-use serde_json::{json, Value};
-use tool_core::stream::{StreamDecoder, StreamError, ToolCallEvent};
+use serde_json::{Value, json};
 use tool_core::Dialect;
+use tool_core::stream::{StreamDecoder, StreamError, ToolCallEvent};
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/sse/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -492,7 +492,10 @@ fn small_shapes() {
         "line 2: the provider sent an error: \"upstream connect error\""
     );
     // Responses: an `error` event.
-    let out = events(Dialect::OpenAiResponses, "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down\",\"param\":null,\"sequence_number\":3}\n\n");
+    let out = events(
+        Dialect::OpenAiResponses,
+        "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down\",\"param\":null,\"sequence_number\":3}\n\n",
+    );
     assert_eq!(
         error_message(&out),
         "line 2: the provider sent `error`: rate_limit_exceeded: Slow down"
@@ -564,19 +567,32 @@ fn large_stream(format: Dialect, half: usize) -> (Vec<u8>, [String; 2]) {
     match format {
         Dialect::OpenAiChat => {
             for (i, id) in ["call_0", "call_1"].iter().enumerate() {
-                body += &format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"id\":\"{id}\",\"type\":\"function\",\"function\":{{\"name\":\"big\",\"arguments\":{}}}}}]}}}}]}}\n\n", esc(&args[i]));
+                body += &format!(
+                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"id\":\"{id}\",\"type\":\"function\",\"function\":{{\"name\":\"big\",\"arguments\":{}}}}}]}}}}]}}\n\n",
+                    esc(&args[i])
+                );
             }
         }
         Dialect::OpenAiResponses => {
             for (i, id) in ["call_0", "call_1"].iter().enumerate() {
-                body += &format!("event: response.output_item.added\ndata: {{\"type\":\"response.output_item.added\",\"output_index\":{i},\"item\":{{\"type\":\"function_call\",\"id\":\"fc_{i}\",\"call_id\":\"{id}\",\"name\":\"big\",\"arguments\":\"\"}}}}\n\n");
-                body += &format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{}}}\n\n", esc(&args[i]));
+                body += &format!(
+                    "event: response.output_item.added\ndata: {{\"type\":\"response.output_item.added\",\"output_index\":{i},\"item\":{{\"type\":\"function_call\",\"id\":\"fc_{i}\",\"call_id\":\"{id}\",\"name\":\"big\",\"arguments\":\"\"}}}}\n\n"
+                );
+                body += &format!(
+                    "event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{}}}\n\n",
+                    esc(&args[i])
+                );
             }
         }
         Dialect::Anthropic => {
             for (i, id) in ["call_0", "call_1"].iter().enumerate() {
-                body += &format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"big\",\"input\":{{}}}}}}\n\n");
-                body += &format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{}}}}}\n\n", esc(&args[i]));
+                body += &format!(
+                    "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"big\",\"input\":{{}}}}}}\n\n"
+                );
+                body += &format!(
+                    "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{}}}}}\n\n",
+                    esc(&args[i])
+                );
             }
         }
         other => panic!("no stream is written for {other}"),
@@ -591,18 +607,31 @@ fn large_stream(format: Dialect, half: usize) -> (Vec<u8>, [String; 2]) {
         args[i].push_str(piece);
         let delta = esc(piece);
         body += &match format {
-            Dialect::OpenAiChat => format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":{delta}}}}}]}}}}]}}\n\n"),
-            Dialect::OpenAiResponses => format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{delta}}}\n\n"),
-            Dialect::Anthropic => format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{delta}}}}}\n\n"),
+            Dialect::OpenAiChat => format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":{delta}}}}}]}}}}]}}\n\n"
+            ),
+            Dialect::OpenAiResponses => format!(
+                "event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":{delta}}}\n\n"
+            ),
+            Dialect::Anthropic => format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":{delta}}}}}\n\n"
+            ),
             other => panic!("no stream is written for {other}"),
         };
     }
     for (i, a) in args.iter_mut().enumerate() {
         a.push_str("\"}");
         body += &match format {
-            Dialect::OpenAiChat => format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":\"\\\"}}\"}}}}]}}}}]}}\n\n"),
-            Dialect::OpenAiResponses => format!("event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":\"\\\"}}\"}}\n\nevent: response.function_call_arguments.done\ndata: {{\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"arguments\":{}}}\n\n", esc(a)),
-            Dialect::Anthropic => format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"}}\"}}}}\n\nevent: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"),
+            Dialect::OpenAiChat => format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{i},\"function\":{{\"arguments\":\"\\\"}}\"}}}}]}}}}]}}\n\n"
+            ),
+            Dialect::OpenAiResponses => format!(
+                "event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"delta\":\"\\\"}}\"}}\n\nevent: response.function_call_arguments.done\ndata: {{\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_{i}\",\"output_index\":{i},\"arguments\":{}}}\n\n",
+                esc(a)
+            ),
+            Dialect::Anthropic => format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"}}\"}}}}\n\nevent: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{i}}}\n\n"
+            ),
             other => panic!("no stream is written for {other}"),
         };
     }
@@ -658,10 +687,12 @@ fn large_streams_keep_only_the_open_inputs() {
             assert_eq!(input, args[index], "{format:?}: call {index}");
             assert_eq!(inputs[index], args[index], "{format:?}: deltas of call {index}");
             let value: Value = serde_json::from_str(&input).unwrap();
-            assert!(value["blob"]
-                .as_str()
-                .unwrap()
-                .starts_with("lorem ipsum \"dolor\" sit amet, café ☕ é \\ consectetur"));
+            assert!(
+                value["blob"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("lorem ipsum \"dolor\" sit amet, café ☕ é \\ consectetur")
+            );
         }
     }
 }

@@ -303,11 +303,11 @@ fn check_any(doc: &str, deltas: &[&str], keys_unique: bool) -> Result<(), TestCa
             error
         ),
     }
-    if keys_unique || (serde.is_ok() && !has_duplicate_keys(doc)) {
-        if let Some(last) = previews.last() {
-            for v in &previews {
-                prop_assert!(consistent_root(v, last), "{} is not a prefix of {}", v, last);
-            }
+    if (keys_unique || (serde.is_ok() && !has_duplicate_keys(doc)))
+        && let Some(last) = previews.last()
+    {
+        for v in &previews {
+            prop_assert!(consistent_root(v, last), "{} is not a prefix of {}", v, last);
         }
     }
     Ok(())

@@ -8,9 +8,9 @@
 use crate::support::auth_server;
 use crate::support::child_cli;
 
-use auth_server::{now, AuthServer};
+use auth_server::{AuthServer, now};
 use base64::Engine;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::prelude::*;
 
 /// The canonical URI the server is configured with (a public name, not its bind address).

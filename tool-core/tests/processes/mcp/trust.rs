@@ -15,7 +15,7 @@ use crate::support::child_cli;
 use std::time::Duration;
 
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::mcp::{DECISION_META, IDEMPOTENCY_KEY_META};
 use tool_core::prelude::*;
 use tool_core::runtime::{Answer, Binding, Decision, DecisionKey};

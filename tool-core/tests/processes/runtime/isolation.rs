@@ -81,8 +81,10 @@ async fn suspends_isolated(#[ctx] cx: ToolContext) -> Result<u64, ToolError> {
 /// Answers, leaving a blocking task behind that never ends
 #[tool(isolate = "process")]
 async fn leaves_work_behind() -> u64 {
-    tokio::task::spawn_blocking(|| loop {
-        std::thread::sleep(Duration::from_secs(1));
+    tokio::task::spawn_blocking(|| {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
     });
     7
 }

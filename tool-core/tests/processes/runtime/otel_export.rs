@@ -15,12 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
-use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use prost::Message;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::prelude::*;
 
 /// Planted in arguments (under a secret-named key) and in the request context: never exported.
@@ -143,20 +143,37 @@ impl Receiver {
 
     /// Waits until a span named `name` arrived (a server exports on its batch schedule).
     fn wait_for(&self, name: &str) -> Vec<Got> {
+        self.wait_until(&format!("a span `{name}`"), |spans| spans.iter().any(|s| s.name == name))
+    }
+
+    /// Waits until the spans that arrived satisfy `done` (described by `what`): a server
+    /// exports in batches, and the spans of one call may come in more than one.
+    fn wait_until(&self, what: &str, done: impl Fn(&[Got]) -> bool) -> Vec<Got> {
         let started = Instant::now();
         loop {
             let spans = self.spans();
-            if spans.iter().any(|s| s.name == name) {
+            if done(&spans) {
                 return spans;
             }
             assert!(
                 started.elapsed() < Duration::from_secs(30),
-                "no span `{name}` arrived within 30 s; got {:?}",
+                "{what} did not arrive within 30 s; got {:?}",
                 spans.iter().map(|s| &s.name).collect::<Vec<_>>()
             );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Whether `spans` hold the call span `call` and, in its trace, each of `phases`.
+fn has_call_with(spans: &[Got], call: &str, trace: Option<&str>, phases: &[&str]) -> bool {
+    let in_trace = |s: &&Got| trace.is_none_or(|t| hex(&s.trace_id) == t);
+    let Some(found) = spans.iter().filter(in_trace).find(|s| s.name == call) else {
+        return false;
+    };
+    phases
+        .iter()
+        .all(|phase| spans.iter().any(|s| s.name == *phase && s.trace_id == found.trace_id))
 }
 
 async fn receive(axum::extract::State(got): axum::extract::State<Arc<Mutex<Received>>>, body: axum::body::Bytes) -> Vec<u8> {
@@ -449,8 +466,14 @@ fn served_call_is_a_child_of_the_request_trace_context() {
     let answer = post_mcp(&addr, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": plain}));
     assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
 
-    receiver.wait_for("execute_tool otel-echo");
-    let spans = receiver.wait_for("execute_tool otel-fail");
+    let spans = receiver.wait_until("both calls' spans and the echo's phases", |spans| {
+        has_call_with(
+            spans,
+            "execute_tool otel-echo",
+            None,
+            &["tool.validate", "tool.execute", "tool.validate_output"],
+        ) && has_call_with(spans, "execute_tool otel-fail", None, &[])
+    });
     let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
     let _ = child.wait();
 
@@ -539,22 +562,18 @@ fn a_continued_call_is_a_child_of_the_follow_up_trace_context() {
     let done = call_modern(&addr, params, &format!("00-{follow_trace}-{follow_parent}-01"));
     assert!(done.to_string().contains("paid 3"), "{done}");
 
-    let started = Instant::now();
-    let continued = loop {
-        let spans = receiver.wait_for("execute_tool otel-pay");
-        let found = spans
-            .iter()
-            .find(|s| s.name == "execute_tool otel-pay" && hex(&s.trace_id) == follow_trace);
-        if let Some(span) = found {
-            break span.clone();
-        }
-        let seen: Vec<(&str, String)> = spans.iter().map(|s| (s.name.as_str(), hex(&s.trace_id))).collect();
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no call span in the follow-up's trace: {seen:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let spans = receiver.wait_until(
+        "the call's span in each request's trace, and its execution in the follow-up's",
+        |spans| {
+            has_call_with(spans, "execute_tool otel-pay", Some(follow_trace), &["tool.execute"])
+                && has_call_with(spans, "execute_tool otel-pay", Some(first_trace), &[])
+        },
+    );
+    let continued = spans
+        .iter()
+        .find(|s| s.name == "execute_tool otel-pay" && hex(&s.trace_id) == follow_trace)
+        .expect("waited for")
+        .clone();
     let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
     let _ = child.wait();
     assert_eq!(
@@ -562,7 +581,6 @@ fn a_continued_call_is_a_child_of_the_follow_up_trace_context() {
         follow_parent,
         "the continued call's parent is not the follow-up request's span"
     );
-    let spans = receiver.spans();
     let first = spans
         .iter()
         .find(|s| s.name == "execute_tool otel-pay" && hex(&s.trace_id) == first_trace);

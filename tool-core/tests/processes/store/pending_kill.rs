@@ -344,10 +344,10 @@ impl Served {
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<Value>(line.trim()) {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
+                if let Ok(v) = serde_json::from_str::<Value>(line.trim())
+                    && tx.send(v).is_err()
+                {
+                    return;
                 }
             }
         });

@@ -148,10 +148,22 @@ fn a_row_edited_on_disk_is_refused_before_anything_runs() {
     let (_dir, path) = store_path();
     waiting_payments(&path, 5);
     let edits = [
-        ("p0", "UPDATE pending_calls SET call_json = replace(call_json, '\"cents\":5', '\"cents\":500000') WHERE tool_call_id = 'p0'"),
-        ("p1", "UPDATE pending_calls SET call_json = replace(call_json, '\"account\":\"acme\"', '\"account\":\"mallory\"') WHERE tool_call_id = 'p1'"),
-        ("p2", "UPDATE pending_calls SET tool_name = 'robust-wipe', call_json = replace(call_json, 'robust-pay', 'robust-wipe') WHERE tool_call_id = 'p2'"),
-        ("p3", "UPDATE pending_calls SET state = 'running', owner_pid = 1 WHERE tool_call_id = 'p3'"),
+        (
+            "p0",
+            "UPDATE pending_calls SET call_json = replace(call_json, '\"cents\":5', '\"cents\":500000') WHERE tool_call_id = 'p0'",
+        ),
+        (
+            "p1",
+            "UPDATE pending_calls SET call_json = replace(call_json, '\"account\":\"acme\"', '\"account\":\"mallory\"') WHERE tool_call_id = 'p1'",
+        ),
+        (
+            "p2",
+            "UPDATE pending_calls SET tool_name = 'robust-wipe', call_json = replace(call_json, 'robust-pay', 'robust-wipe') WHERE tool_call_id = 'p2'",
+        ),
+        (
+            "p3",
+            "UPDATE pending_calls SET state = 'running', owner_pid = 1 WHERE tool_call_id = 'p3'",
+        ),
     ];
     for (_, statement) in edits {
         sql(&path, statement);

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use support::arcade_fake::ArcadeFake;
 
@@ -16,8 +16,8 @@ use tool_core::provider::{
     ToolProvider,
 };
 use tool_core::{CallOptions, ErrorKind, Registry};
-use tool_providers::arcade::ALREADY_AUTHORIZED_ID;
 use tool_providers::ArcadeToolProvider;
+use tool_providers::arcade::ALREADY_AUTHORIZED_ID;
 
 const KEY: &str = "arc_CANARY_5f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
@@ -100,11 +100,13 @@ async fn allow_lists_filter_and_a_disallowed_toolkit_costs_no_request() {
     let kits = arcade.list_toolkits().await.unwrap();
     assert_eq!(kits.data.iter().map(|t| t.slug.as_str()).collect::<Vec<_>>(), ["Github", "Math"]);
     assert!(arcade.get_tool_schema("Math.Divide").await.unwrap().is_none());
-    assert!(arcade
-        .resolve_tools(vec!["Slack.SendMessage".into()], ResolveOptions::default())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        arcade
+            .resolve_tools(vec!["Slack.SendMessage".into()], ResolveOptions::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -865,19 +867,23 @@ async fn connections_are_listed_per_toolkit_provider_and_user_with_pages() {
         nobody.items.is_empty(),
         "no owners and no configured user: nothing, never every user"
     );
-    assert!(arcade
-        .list_connections(connections_of("Github", Some(&[])))
-        .await
-        .unwrap()
-        .items
-        .is_empty());
-    for toolkit in ["Math", "Unknown"] {
-        assert!(arcade
-            .list_connections(connections_of(toolkit, Some(&["alice"])))
+    assert!(
+        arcade
+            .list_connections(connections_of("Github", Some(&[])))
             .await
             .unwrap()
             .items
-            .is_empty());
+            .is_empty()
+    );
+    for toolkit in ["Math", "Unknown"] {
+        assert!(
+            arcade
+                .list_connections(connections_of(toolkit, Some(&["alice"])))
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        );
     }
     assert_eq!(
         fake.seen(|s| s.connection_queries.len()),
@@ -972,10 +978,12 @@ async fn tenants_never_see_or_revoke_each_others_connections() {
     fake.misbehave(|m| m.ignore_user_filter = true);
     let alice = arcade.list_connections(connections_of("Github", Some(&["alice"]))).await.unwrap();
     assert_eq!(alice.items.len(), 2, "even when Arcade ignores the user filter");
-    assert!(alice
-        .items
-        .iter()
-        .all(|c| c.author_id.as_deref() == Some("alice") && c.connection_id != bob_gh));
+    assert!(
+        alice
+            .items
+            .iter()
+            .all(|c| c.author_id.as_deref() == Some("alice") && c.connection_id != bob_gh)
+    );
     fake.misbehave(|m| *m = Default::default());
 
     let e = arcade.revoke_user_connection("alice", &bob_gh).await.unwrap_err();

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use support::composio_fake::{ComposioFake, Misbehave};
 use tool_core::provider::{
     AuthStatus, AuthorizeOptions, ConnectionRef, ConnectionStatus, FanOutOptions, FieldType, ListConnectionsOptions, ListToolsOptions,
@@ -16,8 +16,8 @@ use tool_core::provider::{
     ToolProvider,
 };
 use tool_core::{CallOptions, CancellationToken, ErrorKind, Registry};
-use tool_providers::composio::{ApiVersion, MANAGE_CONNECTIONS, WAIT_FOR_CONNECTIONS};
 use tool_providers::ComposioToolProvider;
+use tool_providers::composio::{ApiVersion, MANAGE_CONNECTIONS, WAIT_FOR_CONNECTIONS};
 
 const KEY: &str = "ak_CANARY_9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d";
 
@@ -434,12 +434,14 @@ async fn authorize_statuses_fields_listing_and_revoke() {
         [(disabled.clone(), ConnectionStatus::Inactive)]
     );
     let before = fake.seen(|s| s.count);
-    assert!(composio
-        .list_connections(list(Some(vec![]), None, 1, 10))
-        .await
-        .unwrap()
-        .items
-        .is_empty());
+    assert!(
+        composio
+            .list_connections(list(Some(vec![]), None, 1, 10))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     assert_eq!(fake.seen(|s| s.count), before, "an empty user list costs no request");
     let configured = composio.list_connections(list(None, None, 1, 500)).await.unwrap();
     assert!(
@@ -791,11 +793,12 @@ async fn callers_are_isolated_by_resource_id() {
         .await
         .unwrap();
     assert!(listed.items.is_empty());
-    assert!(fake.seen(|s| s
-        .requests
-        .iter()
-        .filter(|r| r.contains("/connected_accounts?"))
-        .all(|r| !r.contains("bob"))));
+    assert!(fake.seen(|s| {
+        s.requests
+            .iter()
+            .filter(|r| r.contains("/connected_accounts?"))
+            .all(|r| !r.contains("bob"))
+    }));
 
     // Sharing is an explicit opt-in.
     let shared = registry_with(

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use auth_server::AuthServer;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use support::composio_fake::ComposioFake;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::oauth::{OAuthConfig, ResourceServer};

@@ -7,8 +7,8 @@ use crate::support::toolsmith_server;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use tokio::sync::mpsc;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc};
 use tool_core::context::{Elicitation, McpHandle};
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::provider::{ResolveOptions, ToolProvider};
@@ -20,9 +20,8 @@ use tool_providers::mcp::McpToolProvider;
 /// One progress report: progress, total, message.
 type Progress = (f64, Option<f64>, Option<String>);
 
-/// Records the progress a call reports to its MCP client.
-#[derive(Default)]
-struct Recorder(Mutex<Vec<Progress>>);
+/// Records the progress a call reports to its MCP client, and says when the last step arrived.
+struct Recorder(Mutex<Vec<Progress>>, Arc<Notify>);
 
 impl McpHandle for Recorder {
     fn elicit(&self, _message: String, _schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
@@ -32,25 +31,35 @@ impl McpHandle for Recorder {
     fn log(&self, _level: LogLevel, _data: Value) {}
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let last = Some(progress) == total;
         self.0.lock().unwrap().push((progress, total, message));
+        if last {
+            self.1.notify_one();
+        }
     }
 }
 
-/// The remote server: `ticks` reports three steps of progress; `wait` says it started, then
-/// waits for its cancellation and says so.
-async fn start_server(started: mpsc::UnboundedSender<()>, cancelled: mpsc::UnboundedSender<()>) -> String {
+/// The remote server: `ticks` reports three steps of progress and, asked to (`{"delivered":
+/// true}`), answers only once the last step has reached the caller's recorder (`delivered`):
+/// rmcp's client passes progress on from tasks of its own, one per notification, so a result
+/// right behind them could overtake them. `wait` says it started, then waits for its
+/// cancellation and says so.
+async fn start_server(started: mpsc::UnboundedSender<()>, cancelled: mpsc::UnboundedSender<()>, delivered: Arc<Notify>) -> String {
     let ticks = DynamicTool::builder("ticks", "Reports three steps of progress")
-        .handler(|_, cx| async move {
-            let mcp = cx.mcp().ok_or_else(|| ToolError::new("no MCP client"))?;
-            for step in 1..=3 {
-                mcp.progress(f64::from(step), Some(3.0), Some(format!("step {step}")));
+        .handler(move |args, cx| {
+            let delivered = delivered.clone();
+            async move {
+                let mcp = cx.mcp().ok_or_else(|| ToolError::new("no MCP client"))?;
+                for step in 1..=3 {
+                    mcp.progress(f64::from(step), Some(3.0), Some(format!("step {step}")));
+                }
+                if args["delivered"] == json!(true) {
+                    tokio::time::timeout(Duration::from_secs(30), delivered.notified())
+                        .await
+                        .map_err(|_| ToolError::new("the last step never reached the caller"))?;
+                }
+                Ok(json!("ticked"))
             }
-            // Progress is passed on by notification handlers that rmcp's client runs as tasks
-            // of their own (one spawned per notification received); a result right behind
-            // them could overtake them and end the route. 100 ms was once not enough in a
-            // full test run on a loaded 2-core machine.
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            Ok(json!("ticked"))
         })
         .unwrap();
     let wait = DynamicTool::builder("wait", "Waits until it is cancelled")
@@ -72,7 +81,8 @@ async fn start_server(started: mpsc::UnboundedSender<()>, cancelled: mpsc::Unbou
 async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
     let (started_tx, mut started) = mpsc::unbounded_channel();
     let (cancelled_tx, mut cancelled) = mpsc::unbounded_channel();
-    let url = start_server(started_tx, cancelled_tx).await;
+    let delivered = Arc::new(Notify::new());
+    let url = start_server(started_tx, cancelled_tx, delivered.clone()).await;
     let provider = McpToolProvider::http("remote", url);
     provider.connect().await.unwrap();
     let tools = provider
@@ -83,9 +93,9 @@ async fn progress_reaches_the_caller_and_cancellation_reaches_the_server() {
 
     // The remote tool's progress arrives at the MCP client of the call, always increasing
     // (one overtaken by a later one on the way is dropped), ending with the last step.
-    let recorder = Arc::new(Recorder::default());
+    let recorder = Arc::new(Recorder(Mutex::default(), delivered));
     let options = CallOptions::default().mcp(recorder.clone());
-    let out = registry.call("ticks", json!({}), options).await.unwrap();
+    let out = registry.call("ticks", json!({"delivered": true}), options).await.unwrap();
     assert_eq!(out.value(), json!("ticked"));
     let seen = recorder.0.lock().unwrap().clone();
     assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");

@@ -14,10 +14,10 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::provider::{ListToolsOptions, ProviderRegistry, ResolveOptions, ToolProvider};
 use tool_core::{CallOptions, Registry};
 use tool_providers::mcp::McpToolProvider;
@@ -30,10 +30,10 @@ static BUILD: Mutex<()> = Mutex::new(());
 
 /// The path of an `examples` binary, built once if missing.
 fn bin(name: &str) -> PathBuf {
-    if name == "toolsmith" {
-        if let Some(path) = std::env::var_os("TOOLSMITH_BIN") {
-            return PathBuf::from(path);
-        }
+    if name == "toolsmith"
+        && let Some(path) = std::env::var_os("TOOLSMITH_BIN")
+    {
+        return PathBuf::from(path);
     }
     let path = workspace().join("target/debug").join(name);
     let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());

@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use deadpool_postgres::Pool;
 use futures::StreamExt as _;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::{pool_error, storage};
-use crate::runtime::bus::{seal_with, verify_with, Bus, BusMessage, BUS_BACKLOG};
+use crate::runtime::bus::{BUS_BACKLOG, Bus, BusMessage, seal_with, verify_with};
 use crate::runtime::store::StoreError;
 
 /// The largest payload sent inline (PostgreSQL's limit is 8000 bytes).

@@ -25,12 +25,12 @@ use tokio_postgres::NoTls;
 
 use super::checks;
 use super::integrity::Key;
-use super::{interrupted, PendingStore, StoreError};
+use super::{PendingStore, StoreError, interrupted};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, StoredCall};
 pub use migrate::Migrated;
 pub use pins::PostgresPins;
-use row::{Row, State, COLUMNS};
+use row::{COLUMNS, Row, State};
 
 /// How a [`PostgresStore`] connects and behaves.
 ///

@@ -11,9 +11,9 @@ use tokio_postgres::types::ToSql;
 use super::{now_ms, pool_error, storage};
 use crate::idempotency::key_digest;
 use crate::runtime::state::Claim;
-use crate::runtime::store::integrity::Key;
-use crate::runtime::store::receipts::{self, check_row, damaged, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored};
 use crate::runtime::store::StoreError;
+use crate::runtime::store::integrity::Key;
+use crate::runtime::store::receipts::{self, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored, check_row, damaged};
 
 const COLUMNS: &str =
     "key_digest, tool_name, args_digest, state, owner_instance, owner_pid, claimed_at_ms, result_json, finished_at_ms, tag";

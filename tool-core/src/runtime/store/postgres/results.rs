@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 use super::{pool_error, storage};
 use crate::context::BoxFuture;
 use crate::runtime::store::integrity::Key;
-use crate::runtime::store::results::{now_ms, ResultRow};
+use crate::runtime::store::results::{ResultRow, now_ms};
 use crate::runtime::store::{KeptResult, ResultError, ResultLimits, ResultStore, StoreError};
 
 const COLUMNS: &str = "call_id, owner, result_text, result_json, created_at_ms, expires_at_ms, tag";

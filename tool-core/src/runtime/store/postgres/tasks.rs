@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tokio_postgres::Row as PgRow;
 
-use super::{storage, PostgresStore};
+use super::{PostgresStore, storage};
 use crate::error::ToolError;
-use crate::runtime::store::tasks::row::{encode, outcome, TaskRow, TASK_COLUMNS};
+use crate::runtime::store::tasks::row::{TASK_COLUMNS, TaskRow, encode, outcome};
 use crate::runtime::store::tasks::{abandoned_error, cancelled_error, damaged_error};
 use crate::runtime::store::{ClaimedTask, NewTask, StoreError, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 use crate::tool::ToolOutput;

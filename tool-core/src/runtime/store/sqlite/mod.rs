@@ -25,15 +25,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::TransactionBehavior::Immediate;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checks;
 use super::integrity::{self, Key};
-use super::{interrupted, PendingStore, StoreError};
+use super::{PendingStore, StoreError, interrupted};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, StoredCall};
 use owner::process_stat;
-use row::{Row, COLUMNS};
+use row::{COLUMNS, Row};
 
 /// The schema this build writes, kept in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 5;
@@ -84,13 +84,13 @@ fn now_ms() -> i64 {
 /// Creates `path` if missing, readable by the owner only on unix (and makes an existing file so
 /// too). Its directory must exist: a mistyped path is an error, not a new directory tree.
 pub(crate) fn create_private_file(path: &Path) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(format!(
-                "the directory {} does not exist; create it first (only the default data directory is created on demand)",
-                dir.display()
-            ));
-        }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(format!(
+            "the directory {} does not exist; create it first (only the default data directory is created on demand)",
+            dir.display()
+        ));
     }
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
@@ -252,11 +252,7 @@ impl SqliteStore {
     /// Where the store lives by default: `$TOOLSMITH_DATA_DIR/pending.sqlite3` when that is set,
     /// else `toolsmith/pending.sqlite3` in the user's data directory; `None` when neither is known.
     pub fn default_path() -> Option<PathBuf> {
-        let dir = match std::env::var_os("TOOLSMITH_DATA_DIR").filter(|d| !d.is_empty()) {
-            Some(dir) => PathBuf::from(dir),
-            None => dirs::data_dir()?.join("toolsmith"),
-        };
-        Some(dir.join("pending.sqlite3"))
+        default_path_in(std::env::var_os("TOOLSMITH_DATA_DIR"))
     }
 
     /// Opens the store at [`default_path`](Self::default_path), creating its directory (owner
@@ -493,3 +489,12 @@ impl PendingStore for SqliteStore {
 
 #[cfg(test)]
 mod tests;
+
+/// [`SqliteStore::default_path`] with `TOOLSMITH_DATA_DIR` given (empty counts as unset).
+fn default_path_in(data_dir: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let dir = match data_dir.filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => dirs::data_dir()?.join("toolsmith"),
+    };
+    Some(dir.join("pending.sqlite3"))
+}

@@ -3,17 +3,17 @@
 //! by a process (a claim whose process died reads as interrupted) and tagged like the pending
 //! calls' rows.
 
-use rusqlite::types::Value as Sql;
 use rusqlite::TransactionBehavior::Immediate;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::owner::{owner_alive, process_stat};
-use super::{now_ms, Db, OrStorage, SqliteStore};
+use super::{Db, OrStorage, SqliteStore, now_ms};
 use crate::idempotency::key_digest;
-use crate::runtime::store::integrity::Key;
-use crate::runtime::store::receipts::{self, check_row, damaged, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored};
 use crate::runtime::store::StoreError;
+use crate::runtime::store::integrity::Key;
+use crate::runtime::store::receipts::{self, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored, check_row, damaged};
 
 /// The table (schema version 3 of the file).
 pub(super) const SCHEMA_V3: &str = "CREATE TABLE IF NOT EXISTS receipts (

@@ -4,13 +4,13 @@
 //! live they were kept with go, the result is written, and the oldest rows beyond the count
 //! bound go (by insertion order).
 
-use rusqlite::types::Value as Sql;
 use rusqlite::TransactionBehavior::Immediate;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Db, OrStorage, SqliteStore};
 use crate::context::BoxFuture;
-use crate::runtime::store::results::{now_ms, ResultRow};
+use crate::runtime::store::results::{ResultRow, now_ms};
 use crate::runtime::store::{KeptResult, ResultError, ResultLimits, ResultStore, StoreError};
 
 /// The table of schema version 5.

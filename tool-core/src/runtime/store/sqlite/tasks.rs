@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use rusqlite::types::Value as Sql;
 use rusqlite::TransactionBehavior::Immediate;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::Value as Sql;
+use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{now_ms, Db, OrStorage, SqliteStore};
+use super::{Db, OrStorage, SqliteStore, now_ms};
 use crate::error::ToolError;
-use crate::runtime::store::tasks::row::{encode, outcome, TaskRow, TASK_COLUMNS};
+use crate::runtime::store::tasks::row::{TASK_COLUMNS, TaskRow, encode, outcome};
 use crate::runtime::store::tasks::{abandoned_error, cancelled_error, damaged_error};
 use crate::runtime::store::{ClaimedTask, NewTask, StoreError, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 use crate::tool::ToolOutput;
@@ -84,8 +84,7 @@ impl Db {
     fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
-        let insert =
-            "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, updated_at_ms) \
+        let insert = "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, updated_at_ms) \
                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', 0, ?7)";
         let values = params![task.task_id, task.tool_name, json, created, tag, task.max_retries, now_ms()];
         match self.conn().execute(insert, values) {

@@ -307,12 +307,12 @@ async fn a_missing_directory_is_an_error_and_the_key_file_is_private() {
 
 #[tokio::test]
 async fn default_path_honours_toolsmith_data_dir() {
-    std::env::set_var("TOOLSMITH_DATA_DIR", "/tmp/toolsmith-test-data");
-    let set = SqliteStore::default_path();
-    std::env::remove_var("TOOLSMITH_DATA_DIR");
+    // The variable's value is passed in: setting it would race the other tests of the binary.
+    let set = super::default_path_in(Some("/tmp/toolsmith-test-data".into()));
     assert_eq!(set, Some(PathBuf::from("/tmp/toolsmith-test-data/pending.sqlite3")));
     let unset = dirs::data_dir().map(|d| d.join("toolsmith/pending.sqlite3"));
-    assert_eq!(SqliteStore::default_path(), unset);
+    assert_eq!(super::default_path_in(None), unset);
+    assert_eq!(super::default_path_in(Some("".into())), unset);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -119,12 +119,14 @@ async fn expiry(url: String) -> Result<(), String> {
         ids.push(waiting.id().to_owned());
     }
     // A retention of a day keeps them; one of a millisecond (once they are older) expires both.
-    assert!(runtime
-        .expire(Duration::from_secs(86_400))
-        .await
-        .map_err(|e| e.to_string())?
-        .calls
-        .is_empty());
+    assert!(
+        runtime
+            .expire(Duration::from_secs(86_400))
+            .await
+            .map_err(|e| e.to_string())?
+            .calls
+            .is_empty()
+    );
     tokio::time::sleep(Duration::from_millis(20)).await;
     let expired = runtime.expire(Duration::from_millis(1)).await.map_err(|e| e.to_string())?;
     let mut expired: Vec<String> = expired.calls.into_iter().map(|c| c.tool_call_id).collect();

@@ -8,10 +8,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_core::fingerprint::{Change, Definition};
-use tool_core::pins::{accept, check, MemoryPins, PinError, PinKey, PinStore, SqlitePins};
-use tool_core::runtime::PostgresStore;
 use tool_core::ToolSpec;
+use tool_core::fingerprint::{Change, Definition};
+use tool_core::pins::{MemoryPins, PinError, PinKey, PinStore, SqlitePins, accept, check};
+use tool_core::runtime::PostgresStore;
 
 use super::{options, pg};
 

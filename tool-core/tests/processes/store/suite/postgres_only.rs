@@ -10,7 +10,7 @@ use std::time::Duration;
 use tool_core::prelude::*;
 use tool_core::runtime::{CallState, Outcome, PendingStore, PostgresOptions, PostgresStore, Runtime, StoreError, StoredCall};
 
-use super::{call, child_cli, options, pg, KEY};
+use super::{KEY, call, child_cli, options, pg};
 
 type Test = fn(String) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 

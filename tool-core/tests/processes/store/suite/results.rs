@@ -9,11 +9,11 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tool_core::prelude::Registry;
 use tool_core::runtime::{Began, KeptResult, MemoryResults, ReceiptClaim, ResultError, ResultLimits, ResultStore, Runtime, STORE_KEY_ENV};
 
-use super::{child_cli, pg, Backend, Case, KEY};
+use super::{Backend, Case, KEY, child_cli, pg};
 
 /// The cases every backend passes.
 pub const CASES: &[(&str, Case)] = &[

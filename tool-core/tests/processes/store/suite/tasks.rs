@@ -10,11 +10,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tool_core::ToolOutput;
 use tool_core::prelude::*;
 use tool_core::runtime::{Began, NewTask, Outcome, PostgresStore, ReceiptClaim, RunEventKind, Runtime, TaskOptions, TaskState, TaskStore};
-use tool_core::ToolOutput;
 
-use super::{child_cli, options, pg, Backend, Case, KEY};
+use super::{Backend, Case, KEY, child_cli, options, pg};
 
 /// The cases every backend passes.
 pub const CASES: &[(&str, Case)] = &[
@@ -385,11 +385,13 @@ async fn retention(b: Backend) {
         assert_eq!(claimed.task.task_id, id(what));
         match what {
             "completed" => assert!(tasks.complete_task(&claimed.lease, &ToolOutput::new(json!(1))).await.unwrap()),
-            "failed" => assert!(tasks
-                .fail_task(&claimed.lease, &ToolError::new("no"), false)
-                .await
-                .unwrap()
-                .is_some()),
+            "failed" => assert!(
+                tasks
+                    .fail_task(&claimed.lease, &ToolError::new("no"), false)
+                    .await
+                    .unwrap()
+                    .is_some()
+            ),
             _ => {}
         }
     }
@@ -689,10 +691,11 @@ async fn ended_unrun(b: Backend) {
     assert_eq!(other.get_task("withdrawn").await.unwrap().unwrap().state, TaskState::Cancelled);
     assert!(!s.cancel_task("withdrawn").await.unwrap(), "already ended");
     assert!(s.enqueue_task(&task("declined", 3, 0)).await.is_err(), "the id is taken");
-    assert!(s
-        .enqueue_ended_task(&task("declined", 3, 0), TaskState::Cancelled, &cancelled)
-        .await
-        .is_err());
+    assert!(
+        s.enqueue_ended_task(&task("declined", 3, 0), TaskState::Cancelled, &cancelled)
+            .await
+            .is_err()
+    );
     let counts = s.count_tasks().await.unwrap();
     assert_eq!((counts.failed, counts.cancelled, counts.queued), (1, 1, 0));
 }

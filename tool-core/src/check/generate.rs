@@ -8,7 +8,7 @@
 //! the schema's validator, so a generator that falls short (a `pattern`, say) costs a case, never
 //! a false report.
 
-use serde_json::{json, Map, Number, Value};
+use serde_json::{Map, Number, Value, json};
 
 /// How deep a generated value nests at most (a recursive schema stops there).
 const MAX_DEPTH: usize = 8;
