@@ -185,7 +185,7 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
 
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         // Called for each `subscriptions/listen` before its acknowledgment is sent.
-        self.shared.note_listen(*self.registry().subscribe().borrow());
+        self.shared.note_listen();
         Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 

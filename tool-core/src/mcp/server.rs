@@ -99,8 +99,8 @@ impl Shared {
     /// Notes the change counts as a `subscriptions/listen` is accepted. rmcp acknowledges the
     /// subscription before its stream starts; a change in between must not be lost, so the
     /// stream starts from counts taken before the acknowledgment (see [`Shared::listen_from`]).
-    pub(super) fn note_listen(&self, tools: u64) {
-        let remote = *self.remote_changes.borrow();
+    pub(super) fn note_listen(&self) {
+        let (tools, remote) = (self.runtime.registry().version(), *self.remote_changes.borrow());
         let mut seen = self.listen_seen.lock().unwrap_or_else(|p| p.into_inner());
         if seen.len() == LISTENS_PENDING {
             seen.pop_front();
