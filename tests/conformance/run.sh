@@ -10,13 +10,11 @@
 # a free port, runs the suite with baseline.yml as its expected failures, stops the server and
 # exits with the suite's code: 0 when every scenario passes except those listed in the
 # baseline, non-zero on any other failure or on a listed scenario that now passes.
-# Environment: CONFORMANCE_TIMEOUT (seconds for the suite, default 600); TOOLSMITH_BIN_DIR, a
-# directory holding `mcp_fixture` already built (.ci/run passes the target/debug of its
-# `cargo test --workspace --no-run`; unset, it is built here with cargo).
+# Environment: CONFORMANCE_TIMEOUT (seconds for the suite, default 600); `mcp_fixture` is
+# TOOLSMITH_BIN_DIR's, else built here (tests/bins.sh).
 set -euo pipefail
-bin_dir=
-[ -z "${TOOLSMITH_BIN_DIR:-}" ] || bin_dir=$(cd "$TOOLSMITH_BIN_DIR" && pwd)
 cd "$(dirname "$0")/../.."
+source tests/bins.sh
 
 SUITE_VERSION=0.1.16
 NODE_MAJOR=22
@@ -37,12 +35,7 @@ if ! installed; then
     installed || { echo "conformance: the install in $cache is incomplete" >&2; exit 1; }
 fi
 
-if [ -z "$bin_dir" ]; then
-  cargo build -p examples --bin mcp_fixture
-  bin_dir=${CARGO_TARGET_DIR:-target}/debug
-fi
-bin=$bin_dir/mcp_fixture
-[ -x "$bin" ] || { echo "conformance: $bin is missing" >&2; exit 1; }
+bin=$(bins_dir mcp_fixture)/mcp_fixture
 
 log=$(mktemp)
 server=

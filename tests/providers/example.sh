@@ -5,13 +5,12 @@
 #
 #   FAKE_URL=… FAKE_KEY=… bash tests/providers/example.sh PROGRAM PROVIDER
 #
-# The program is TOOLSMITH_BIN_DIR/PROGRAM (run.sh sets it), else cargo's target/debug/PROGRAM.
+# The program is TOOLSMITH_BIN_DIR's (run.sh sets it), else built here (tests/bins.sh).
 set -euo pipefail
-bin_dir=${TOOLSMITH_BIN_DIR:-}
-[ -z "$bin_dir" ] || bin_dir=$(cd "$bin_dir" && pwd)
 cd "$(dirname "$0")/../.."
-bin_dir=${bin_dir:-${CARGO_TARGET_DIR:-target}/debug}
+source tests/bins.sh
 program=$1 provider=$2
+bin_dir=$(bins_dir "$program")
 upper=$(tr '[:lower:]' '[:upper:]' <<<"$provider")
 out=$(env "${upper}_API_KEY=$FAKE_KEY" "$bin_dir/$program" --base-url "$FAKE_URL" 2>&1)
 diff -u "tests/providers/expected/$program.txt" - <<<"$out"

@@ -21,14 +21,12 @@
 # PROVIDER_SDKS (default "python js") picks the SDK languages. TOOLSMITH_CACHE (default
 # ~/.cache/toolsmith) holds the venv (py-providers-venv) and the npm install (providers-js,
 # reinstalled with `npm ci` only when package-lock.json changed; linked as
-# tests/providers/js/node_modules, which git ignores). TOOLSMITH_BIN_DIR: a directory holding the
-# programs and examples/serve_fake already built (.ci/run passes the target/debug of its
-# `cargo test --workspace --no-run`, which builds the package examples too); unset, they are
-# built here with cargo. Each fake is then that binary, started directly (no `cargo run` each).
+# tests/providers/js/node_modules, which git ignores). The programs and examples/serve_fake are
+# TOOLSMITH_BIN_DIR's, else built here (tests/bins.sh); each fake is that binary, started
+# directly (no `cargo run` each).
 set -euo pipefail
-bin_dir=
-[ -z "${TOOLSMITH_BIN_DIR:-}" ] || bin_dir=$(cd "$TOOLSMITH_BIN_DIR" && pwd)
 cd "$(dirname "$0")/../.."
+source tests/bins.sh
 
 cache="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}"
 read -r -a sdks <<<"${PROVIDER_SDKS:-python js}"
@@ -61,15 +59,8 @@ fi
 providers=("$@")
 [ ${#providers[@]} -gt 0 ] || providers=(arcade composio)
 programs=(composio_usage composio_connections arcade_usage)
-if [ -z "$bin_dir" ]; then
-  cargo build -q -p examples "${programs[@]/#/--bin=}"
-  cargo build -q -p tool-providers --example serve_fake
-  bin_dir=$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)
-fi
+bin_dir=$(bins_dir "${programs[@]}" examples/serve_fake)
 serve_fake=$bin_dir/examples/serve_fake
-for bin in "$serve_fake" "${programs[@]/#/$bin_dir/}"; do
-  [ -x "$bin" ] || { echo "$bin is missing" >&2; exit 1; }
-done
 # tests/providers/example.sh runs the programs from there.
 export TOOLSMITH_BIN_DIR=$bin_dir
 

@@ -15,21 +15,13 @@
 # Ends with "N passed, M failed"; exits non-zero on any failure,
 # a catalog the CLI cannot export included.
 #
-# TOOLSMITH_BIN_DIR: a directory holding the `toolsmith` binary already built (.ci/run passes
-# the target/debug of its `cargo test --workspace --no-run`); unset, it is built here once with
-# `cargo build -p examples --bin toolsmith`. Either way every export and call runs that binary
-# (no `cargo run` per call).
+# Every export and call runs one `toolsmith` binary (no `cargo run` per call): TOOLSMITH_BIN_DIR's,
+# else built here once (tests/bins.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -n "${TOOLSMITH_BIN_DIR:-}" ]; then
-  bin_dir=$(cd "$TOOLSMITH_BIN_DIR" && pwd)
-else
-  cd "$here/../.."
-  cargo build -q -p examples --bin toolsmith
-  bin_dir=$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)
-fi
-toolsmith=$bin_dir/toolsmith
-[ -x "$toolsmith" ] || { echo "$toolsmith is missing: build it with \`cargo build -p examples --bin toolsmith\`" >&2; exit 1; }
+cd "$here/../.."
+source tests/bins.sh
+toolsmith=$(bins_dir toolsmith)/toolsmith
 cd "$here"
 
 ALL_FORMATS=(openai openai-responses anthropic gemini mcp)
