@@ -21,14 +21,29 @@ pub const CLI_ENV: &str = "TOOLSMITH_TEST_CLI_ARGS";
 /// The tests of one suite as `libtest-mimic` trials named `SUITE::TEST`; a panic fails the
 /// trial with its message.
 pub fn trials(suite: &str, tests: &[(&'static str, fn())]) -> Vec<libtest_mimic::Trial> {
+    trials_under(suite, tests, None)
+}
+
+/// [`trials`] that run one at a time, each holding `turn` (the others of the binary run beside
+/// them as usual).
+pub fn trials_one_at_a_time(suite: &str, tests: &[(&'static str, fn())], turn: &'static Mutex<()>) -> Vec<libtest_mimic::Trial> {
+    trials_under(suite, tests, Some(turn))
+}
+
+fn trials_under(suite: &str, tests: &[(&'static str, fn())], turn: Option<&'static Mutex<()>>) -> Vec<libtest_mimic::Trial> {
     tests
         .iter()
-        .map(|&(name, test)| libtest_mimic::Trial::test(format!("{suite}::{name}"), move || run_test(test)))
+        .map(|&(name, test)| {
+            libtest_mimic::Trial::test(format!("{suite}::{name}"), move || {
+                let _turn = turn.map(|t| t.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+                run_test(test)
+            })
+        })
         .collect()
 }
 
 /// Runs one test body, its panic turned into the trial's failure.
-pub fn run_test(test: fn()) -> Result<(), libtest_mimic::Failed> {
+fn run_test(test: fn()) -> Result<(), libtest_mimic::Failed> {
     std::panic::catch_unwind(test).map_err(|panic| {
         let text = panic
             .downcast_ref::<String>()

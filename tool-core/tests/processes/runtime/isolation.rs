@@ -635,13 +635,5 @@ const TESTS: &[Test] = &[
 /// time a spinning body against an async call, and every one starts worker processes.
 pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TESTS
-        .iter()
-        .map(|&(name, test)| {
-            libtest_mimic::Trial::test(format!("{suite}::{name}"), move || {
-                let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                crate::support::child_cli::run_test(test)
-            })
-        })
-        .collect()
+    crate::support::child_cli::trials_one_at_a_time(suite, TESTS, &ONE_AT_A_TIME)
 }
