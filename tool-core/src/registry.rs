@@ -271,8 +271,54 @@ impl Registry {
         }
     }
 
+    /// Every `#[tool]` linked into this process that is defined in this module or below it
+    /// (`my_crate::billing`), or in this package (`my-crate`, as Cargo names it), checked like [`Registry::try_global`]
+    /// but without building the global registry: tools elsewhere in the process may share ids
+    /// with these, as test programs that define the same tool twice do.
+    ///
+    /// ```
+    /// use tool_core::prelude::*;
+    ///
+    /// /// Says hello
+    /// #[tool]
+    /// async fn hello() -> String {
+    ///     "hello".into()
+    /// }
+    ///
+    /// let registry = Registry::from_module(module_path!()).unwrap();
+    /// assert!(registry.get("hello").is_some());
+    /// assert!(Registry::from_module("no_such_crate").unwrap().is_empty());
+    /// ```
+    pub fn from_module(path: &str) -> Result<Registry, RegistryError> {
+        Registry::from_defs(|def| {
+            def.crate_name == path
+                || def.module_path == path
+                || def.module_path.strip_prefix(path).is_some_and(|rest| rest.starts_with("::"))
+        })
+    }
+
+    /// Builds the one linked `#[tool]` with this id defined at `source` (`file:line`): what
+    /// an isolated worker runs. The error completes "the tool's process …".
+    pub(crate) fn linked_tool(id: &str, source: &str) -> Result<Arc<dyn Tool>, String> {
+        let defs: Vec<&ToolDef> = inventory::iter::<ToolDef>.into_iter().filter(|d| d.id == id).collect();
+        let Some(def) = defs.iter().find(|d| format!("{}:{}", d.file, d.line) == source) else {
+            return Err(match defs.first() {
+                None => format!("has no tool `{id}`: it runs only `#[tool]`s linked into the binary"),
+                Some(other) => format!(
+                    "has another tool `{id}` (defined at {}) than the one called (defined at {source})",
+                    other.location()
+                ),
+            });
+        };
+        (def.build)().map_err(|e| format!("cannot build the tool `{id}`: {}", e.0))
+    }
+
     fn from_inventory() -> Result<Registry, RegistryError> {
-        let mut defs: Vec<&ToolDef> = inventory::iter::<ToolDef>.into_iter().collect();
+        Registry::from_defs(|_| true)
+    }
+
+    fn from_defs(keep: impl Fn(&ToolDef) -> bool) -> Result<Registry, RegistryError> {
+        let mut defs: Vec<&ToolDef> = inventory::iter::<ToolDef>.into_iter().filter(|d| keep(d)).collect();
         defs.sort_by(|a, b| (a.id, a.file, a.line).cmp(&(b.id, b.file, b.line)));
         let mut problems = Vec::new();
         let mut located: BTreeMap<&str, SourceLocation> = BTreeMap::new();

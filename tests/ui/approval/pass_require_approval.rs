@@ -54,9 +54,9 @@ fn ctx(v: Value) -> serde_json::Map<String, Value> {
     v.as_object().unwrap().clone()
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
 
         let t = registry.get("transfer").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Predicate);

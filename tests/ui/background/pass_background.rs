@@ -27,9 +27,9 @@ pub async fn quick(name: String) -> String {
     name
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         assert_eq!(
             registry.get("render-report").unwrap().spec().background,
             Some(BackgroundSpec {

@@ -34,13 +34,13 @@ pub async fn notify(
     text: String,
 );
 
-fn main() {
+pub fn main() {
     let tool = show_map::tool().unwrap();
     assert!(tool.spec().client_side);
     assert!(notify::tool().unwrap().spec().client_side);
     assert!(tool.spec().output_schema.is_some());
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let runtime = Runtime::new(Registry::global());
+        let runtime = Runtime::new(Registry::from_module(module_path!()).unwrap());
         let run = runtime.call("show-map", json!({"place": "Rome"}), CallOptions::default()).finish().await;
         let Outcome::AwaitingResult(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
         let run = runtime.submit_result(waiting.id(), json!({"shown": true})).await.unwrap().finish().await;

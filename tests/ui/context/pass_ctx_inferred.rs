@@ -16,9 +16,9 @@ pub async fn invoices(#[ctx] cx: TenantCx) -> String {
     cx.request_context().tenant.clone()
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let schema = registry.get("invoices").unwrap().spec().request_context_schema.clone().unwrap();
         assert_eq!(schema["required"], json!(["tenant"]));
         let out = registry.call("invoices", "{}", CallOptions::with_context(json!({"tenant": "acme"}))).await.unwrap();

@@ -29,9 +29,9 @@ pub async fn whoami(#[ctx] cx: ToolContext) -> Option<String> {
     cx.request_context().get::<String>("tenant")
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("list-invoices").unwrap().spec().clone();
         assert_eq!(spec.input_schema["required"], json!(["status"]));
         assert!(spec.input_schema["properties"].get("cx").is_none());

@@ -44,9 +44,9 @@ pub async fn weather(input: WeatherInput) -> f64 {
     input.location.len() as f64
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let tool = registry.get("weather").unwrap();
         let hooks = tool.spec().hooks;
         assert!(hooks.on_input_start && hooks.on_input_delta && hooks.on_input_available && hooks.on_output);

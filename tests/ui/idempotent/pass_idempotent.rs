@@ -22,7 +22,7 @@ pub async fn charge(cents: u32) -> u32 {
     cents
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(send_email::tool().unwrap().spec().idempotent, Some(Idempotent::Fail));
     let charge = charge::tool().unwrap();
     assert_eq!(charge.spec().idempotent, Some(Idempotent::Recover));

@@ -30,9 +30,9 @@ pub async fn greet(#[field] city: City) -> String {
     format!("hello {}", city.0)
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
 
         let spec = registry.get("unit-name").unwrap().spec().clone();
         assert_eq!(spec.input_schema["type"], "object");

@@ -24,9 +24,9 @@ pub async fn city_weather(#[input] input: WeatherInput, #[ctx] cx: ToolContext) 
     input.city
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
 
         let schema = registry.get("set-labels").unwrap().spec().input_schema.clone();
         assert_eq!(schema["type"], "object");

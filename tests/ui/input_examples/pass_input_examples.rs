@@ -31,9 +31,9 @@ pub async fn add(
     a + b
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("weather").unwrap().spec().clone();
         assert_eq!(
             spec.input_examples,

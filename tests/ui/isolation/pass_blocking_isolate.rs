@@ -19,7 +19,7 @@ pub async fn which_process() -> u32 {
     std::process::id()
 }
 
-fn main() {
+pub fn main() {
     tool_core::isolate::worker_main();
     let blocking = count_primes::tool().unwrap();
     assert!(blocking.spec().blocking);
@@ -28,7 +28,7 @@ fn main() {
     assert_eq!(isolated.spec().isolate, Isolation::Process);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let primes = registry.call("count-primes", json!({"below": 100}), CallOptions::default()).await.unwrap();
         assert_eq!(primes.value(), json!(25));
         let pid = registry.call("which-process", json!({}), CallOptions::default()).await.unwrap();

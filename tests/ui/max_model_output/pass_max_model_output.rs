@@ -8,12 +8,12 @@ pub async fn read_log(lines: usize) -> String {
     (0..lines).map(|i| format!("line {i}\n")).collect()
 }
 
-fn main() {
+pub fn main() {
     let tool = read_log::tool().unwrap();
     assert_eq!(tool.spec().max_model_output, Some(1024));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let out = Registry::global().call("read-log", json!({"lines": 10_000}), CallOptions::default()).await.unwrap();
+        let out = Registry::from_module(module_path!()).unwrap().call("read-log", json!({"lines": 10_000}), CallOptions::default()).await.unwrap();
         let whole = out.value();
         assert!(whole.as_str().unwrap().ends_with("line 9999\n"));
         let ModelOutput::Text(seen) = out.for_model() else { panic!("text") };

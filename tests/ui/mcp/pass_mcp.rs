@@ -19,9 +19,9 @@ pub async fn touch_file(path: String) -> String {
     path
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
 
         let spec = registry.get("delete-file").unwrap().spec().clone();
         assert_eq!(

@@ -33,9 +33,9 @@ pub async fn weather_hot(location: String) -> Weather {
     }
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         assert!(registry.get("weather").unwrap().spec().has_model_output);
 
         let out = registry

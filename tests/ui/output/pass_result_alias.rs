@@ -49,9 +49,9 @@ pub async fn check(what: String) -> named::Result {
     named::Result { ok: !what.is_empty() }
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
 
         let spec = registry.get("weather").unwrap().spec().clone();
         assert_eq!(spec.output_schema.as_ref().unwrap()["properties"]["celsius"]["type"], "number");

@@ -40,9 +40,9 @@ pub async fn best(scores: Scores) -> u32 {
     scores.values().copied().max().unwrap_or_default()
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
 
         let schema = registry.get("to-fahrenheit").unwrap().spec().input_schema.clone();
         assert_eq!(schema["type"], "object");

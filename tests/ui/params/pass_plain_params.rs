@@ -32,9 +32,9 @@ fn describe(input: &InputOf<forecast>) -> String {
     format!("{} for {:?} days", input.city, input.days)
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let schema = registry.get("forecast").unwrap().spec().input_schema.clone();
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["city"]));

@@ -30,9 +30,9 @@ pub async fn book_flight(flight: String) -> String {
     format!("booked {flight}")
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let tool = registry.get("book-flight").unwrap();
         let spec = tool.spec();
         let suspend = spec.suspend_schema.clone().expect("suspend schema");

@@ -15,9 +15,9 @@ pub async fn search_docs(query: String) -> Vec<String> {
     vec![query]
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("search-docs").unwrap().spec().clone();
         assert_eq!(spec.provider_options.len(), 2);
         assert_eq!(spec.provider_options["anthropic"], json!({"cache_control": {"type": "ephemeral"}}));

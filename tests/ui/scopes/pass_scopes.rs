@@ -13,7 +13,7 @@ pub async fn crm_read(id: String) -> String {
     id
 }
 
-fn main() {
-    assert_eq!(Registry::global().get("crm-update").unwrap().spec().scopes, ["crm.write", "https://api.example.com/crm"]);
-    assert!(Registry::global().get("crm-read").unwrap().spec().scopes.is_empty());
+pub fn main() {
+    assert_eq!(Registry::from_module(module_path!()).unwrap().get("crm-update").unwrap().spec().scopes, ["crm.write", "https://api.example.com/crm"]);
+    assert!(Registry::from_module(module_path!()).unwrap().get("crm-read").unwrap().spec().scopes.is_empty());
 }

@@ -19,9 +19,9 @@ pub async fn weather_lenient(input: WeatherInput) -> String {
     input.location
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("weather_strict").unwrap().spec().clone();
         assert!(spec.strict);
         assert_eq!(spec.title.as_deref(), Some("Strict weather"));

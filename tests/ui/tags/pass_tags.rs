@@ -15,10 +15,10 @@ pub async fn add(a: f64, b: f64) -> f64 {
     a + b
 }
 
-fn main() {
-    let spec = Registry::global().get("weather").unwrap().spec().clone();
+pub fn main() {
+    let spec = Registry::from_module(module_path!()).unwrap().get("weather").unwrap().spec().clone();
     assert_eq!(spec.tags, ["weather", "read-only"]);
-    let catalog = Catalog::from_registry().tagged("read-only");
+    let catalog = Catalog::new("default", "0.0.0", Registry::from_module(module_path!()).unwrap()).tagged("read-only");
     let doc = catalog.export(Dialect::Mcp).unwrap().document();
     assert_eq!(doc["tools"].as_array().unwrap().len(), 1);
     assert_eq!(doc["tools"][0]["name"], "weather");

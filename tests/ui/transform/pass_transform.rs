@@ -60,11 +60,11 @@ pub async fn lookup_customer(input: Lookup) -> Result<Customer, ToolError> {
     })
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         use TransformPhase as P;
         use TransformTarget as T;
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let tool = registry.get("lookup-customer").unwrap();
         let spec = tool.spec();
         for (t, p) in [

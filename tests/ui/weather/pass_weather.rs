@@ -32,9 +32,9 @@ pub async fn parse_number(text: String) -> Result<u32, std::num::ParseIntError> 
     text.trim().parse()
 }
 
-fn main() {
+pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let registry = Registry::global();
+        let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry
             .get("get-weather")
             .expect("id derived from the fn name, kebab-cased")

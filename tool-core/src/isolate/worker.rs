@@ -107,23 +107,13 @@ fn run_on_this_thread(request: Request, sink: Sink) -> Message {
         Ok(rt) => rt,
         Err(e) => return Message::Failed(ToolError::new(format!("the tool's process could not start a runtime: {e}"))),
     };
-    let registry = match Registry::try_global() {
-        Ok(r) => r,
-        Err(e) => return Message::Failed(ToolError::new(format!("the tool's process has no usable registry: {e}"))),
+    // Only the called tool is built, from its own definition: the rest of the binary's tools
+    // (even ids defined twice, which make the global registry unusable) are not this call's
+    // concern, and their schemas need not be compiled for it.
+    let tool = match Registry::linked_tool(&request.tool, &request.source) {
+        Ok(tool) => tool,
+        Err(e) => return Message::Failed(ToolError::new(format!("the tool's process {e}"))),
     };
-    let Some(tool) = registry.get(&request.tool) else {
-        return Message::Failed(ToolError::new(format!(
-            "the tool's process has no tool `{}`: it runs only `#[tool]`s linked into the binary",
-            request.tool
-        )));
-    };
-    let source = &tool.spec().source;
-    if format!("{}:{}", source.file, source.line) != request.source {
-        return Message::Failed(ToolError::new(format!(
-            "the tool's process has another tool `{}` (defined at {source}) than the one called (defined at {})",
-            request.tool, request.source
-        )));
-    }
     let env = CallEnv {
         writer: if request.writer { chunk_writer(&sink) } else { Writer::default() },
         mcp: request.mcp.then(|| Arc::new(ForwardedMcp { sink }) as Arc<dyn McpHandle>),

@@ -1,5 +1,6 @@
 pub mod allocations;
 pub mod content_parts;
+pub mod from_module;
 pub mod input_hygiene;
 pub mod layers;
 pub mod observe;
