@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::caller::Caller;
 use crate::error::ToolError;
 pub use crate::idempotency::IdempotencyKey;
 use crate::spec::BackgroundOverride;
@@ -73,6 +74,10 @@ pub struct CallData {
     /// The resource (user) the call acts for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
+    /// Who made the call, as the transport authenticated them (`None`: nobody was asked, as on
+    /// stdio). Kept with a waiting call: whoever continues it is checked against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<Arc<Caller>>,
     /// Conversation messages, passed to the context and hooks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Value>,
@@ -125,6 +130,8 @@ pub struct ToolCallInfo {
     pub thread_id: Option<String>,
     /// The resource (user) the call acts for, when the caller supplies it.
     pub resource_id: Option<String>,
+    /// Who made the call, when the transport authenticated them.
+    pub caller: Option<Arc<Caller>>,
     /// The resume data of a resumed call (validated against the tool's `resume` schema).
     pub resume_data: Option<Value>,
     /// Where custom chunks go.
@@ -168,6 +175,7 @@ impl ToolCallInfo {
             cancellation,
             thread_id: data.thread_id.clone(),
             resource_id: data.resource_id.clone(),
+            caller: data.caller.clone(),
             resume_data: None,
             writer: env.writer,
             workflow: env.workflow,
@@ -486,6 +494,13 @@ impl<C> ToolContext<C> {
     /// The provider's id for this call.
     pub fn tool_call_id(&self) -> &str {
         &self.call.tool_call_id
+    }
+
+    /// Who made the call, as the transport authenticated them: an OAuth token's subject,
+    /// scopes, client and chosen claims, or the holder of the server's static token; `None`
+    /// when nobody was asked (stdio, an open endpoint, a direct call).
+    pub fn caller(&self) -> Option<&Caller> {
+        self.call.caller.as_deref()
     }
 
     /// The call's cancellation token: cancelled when the caller aborts or a timeout fires.

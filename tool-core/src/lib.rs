@@ -60,6 +60,7 @@ extern crate self as tool_core;
 
 pub mod budget;
 pub mod call;
+mod caller;
 pub mod catalog;
 #[cfg(feature = "check")]
 pub mod check;
@@ -99,6 +100,7 @@ pub mod tool;
 pub mod __private_v0_1;
 
 pub use call::{CallArgs, CallOptions, Finished, Limits, Suspension};
+pub use caller::Caller;
 pub use context::{CallData, CallEnv, LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
 pub use dialect::Dialect;
 pub use error::{ErrorKind, Issue, ToolError};
@@ -113,8 +115,8 @@ pub use tool_macros::tool;
 /// Everything a tool author needs: `use tool_core::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        CallOptions, ContentPart, DynamicTool, InputOf, LogLevel, ModelOutput, Registry, RequestContext, Tool, ToolCallInfo, ToolContext,
-        ToolError, TypedTool, tool,
+        CallOptions, Caller, ContentPart, DynamicTool, InputOf, LogLevel, ModelOutput, Registry, RequestContext, Tool, ToolCallInfo,
+        ToolContext, ToolError, TypedTool, tool,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

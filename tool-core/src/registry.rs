@@ -299,6 +299,7 @@ impl Registry {
 
     /// Builds the one linked `#[tool]` with this id defined at `source` (`file:line`): what
     /// an isolated worker runs. The error completes "the tool's process …".
+    #[cfg(feature = "isolate")]
     pub(crate) fn linked_tool(id: &str, source: &str) -> Result<Arc<dyn Tool>, String> {
         let defs: Vec<&ToolDef> = inventory::iter::<ToolDef>.into_iter().filter(|d| d.id == id).collect();
         let Some(def) = defs.iter().find(|d| format!("{}:{}", d.file, d.line) == source) else {

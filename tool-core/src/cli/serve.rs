@@ -54,7 +54,7 @@ pub(super) struct AuthArgs {
     /// HTTP: a scope every request's token must grant (repeatable).
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     required_scope: Vec<String>,
-    /// HTTP: a token claim that reaches tools in the request context (`auth.claims`), e.g.
+    /// HTTP: a token claim that reaches tools (as their caller's claims, `cx.caller()`), e.g.
     /// `email` (repeatable).
     #[arg(long, value_name = "CLAIM", requires = "auth_issuer")]
     auth_claim: Vec<String>,

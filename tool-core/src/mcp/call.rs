@@ -9,6 +9,8 @@
 //! client's user is `ask`'s, keeping a run whose tool asked mid-call is `parked`'s, the slot a
 //! call runs in is `session`'s, and the shape of a result is `convert`'s.
 
+use std::sync::Arc;
+
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ReadResourceResult, ResourceContents};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -21,6 +23,7 @@ use super::identity;
 use super::results::{KeptResult, RESULTS_URI, ResultError};
 use super::server::{McpServer, modern};
 use super::session::Slot;
+use crate::Caller;
 use crate::call::CallOptions;
 use crate::context::{CallData, CallEnv};
 use crate::runtime::{EventStream, Outcome};
@@ -81,9 +84,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             });
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let key = asked
-            .idempotency_key
-            .map(|key| scoped_key(&key, caller.map(|c| c.subject.as_str())));
+        let key = asked.idempotency_key.map(|key| scoped_key(&key, caller.and_then(Caller::subject)));
         Ok(self.run_call(&tool, (args, key), ctx, trace_context).await)
     }
 
@@ -130,11 +131,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 tool_call_id: Some(call_id.clone()),
                 // An authorized caller acts as its token's subject, whatever the configured
                 // context says.
-                resource_id: caller.map(|c| c.subject.clone()),
-                context: match caller {
-                    Some(caller) => Some(caller.context(self.shared.config.context.as_ref())),
-                    None => self.shared.config.context.clone(),
-                },
+                resource_id: caller.and_then(Caller::subject).map(str::to_owned),
+                caller: identity::caller_of(ctx).map(Arc::new),
+                context: self.shared.config.context.clone(),
                 idempotency_key,
                 ..Default::default()
             },
@@ -272,18 +271,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// bearer token; with neither, nobody (no link is offered). The token itself never gets
     /// here: the gate removes the header once it has read it.
     pub(super) fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
-        let Some(http) = ctx.extensions.get::<axum::http::request::Parts>() else {
-            return Some(self.session.id.clone());
-        };
-        if !self.stateless && !modern(ctx) {
+        if ctx.extensions.get::<axum::http::request::Parts>().is_none() || (!self.stateless && !modern(ctx)) {
             return Some(self.session.id.clone());
         }
-        if let Some(caller) = http.extensions.get::<super::Identity>() {
-            return Some(format!("subject:{}", caller.subject));
-        }
-        http.extensions
-            .get::<super::caching::Authorized>()
-            .map(|_| "bearer-token".to_owned())
+        identity::caller_of(ctx).map(|caller| caller.owner())
     }
 
     /// `resources/read` of a kept result: its full text (and raw JSON), for the session (or

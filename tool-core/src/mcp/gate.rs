@@ -13,9 +13,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::Identity;
 use super::body::Message;
 use super::guard::refuse;
+use crate::Caller;
 
 /// What the gate needs to know of the tools: the scopes each needs.
 #[cfg(feature = "oauth")]
@@ -43,7 +43,7 @@ pub(super) enum Gate {
 impl Gate {
     /// The caller of a request (`None` when the gate knows no identities), or the refusal.
     /// The `Authorization` header is removed once read.
-    pub(super) async fn admit(&self, headers: &mut HeaderMap) -> Result<Option<Identity>, Response> {
+    pub(super) async fn admit(&self, headers: &mut HeaderMap) -> Result<Option<Caller>, Response> {
         let authorization = headers.remove(header::AUTHORIZATION);
         let value = authorization.as_ref().and_then(|v| v.to_str().ok());
         match self {
@@ -73,7 +73,7 @@ impl Gate {
 
     /// A `403 insufficient_scope` for a `tools/call` whose tool needs scopes `caller` lacks
     /// (the challenge names the tool's scopes and the server's required ones).
-    pub(super) fn check_call(&self, caller: &Identity, message: &Message<'_>) -> Option<Response> {
+    pub(super) fn check_call(&self, caller: &Caller, message: &Message<'_>) -> Option<Response> {
         #[cfg(feature = "oauth")]
         if let Gate::OAuth { server, tools } = self {
             return oauth::check_call(server, &**tools, caller, message);
@@ -113,11 +113,11 @@ mod oauth {
     use axum::response::{IntoResponse, Response};
     use serde_json::Value;
 
-    use super::super::Identity;
     use super::super::body::Message;
     use super::super::guard::refuse;
     use super::super::oauth::{METADATA_PATH, Refusal, ResourceServer};
     use super::ToolScopes;
+    use crate::Caller;
 
     /// The answer to a refused token: 401 (missing, invalid) or 403 (insufficient scope),
     /// with the challenge.
@@ -137,12 +137,7 @@ mod oauth {
         r
     }
 
-    pub(super) fn check_call(
-        server: &ResourceServer,
-        tools: &dyn ToolScopes,
-        caller: &Identity,
-        message: &Message<'_>,
-    ) -> Option<Response> {
+    pub(super) fn check_call(server: &ResourceServer, tools: &dyn ToolScopes, caller: &Caller, message: &Message<'_>) -> Option<Response> {
         if !message.is("tools/call") {
             return None;
         }

@@ -202,7 +202,7 @@ impl Guard {
         if let (Some(slot), Some(sessions)) = (slot, &self.sessions) {
             // The slot goes to the session the request created (none: it frees at once).
             if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-                sessions.adopt(id, slot, caller.as_ref().map(|c| c.subject.clone()));
+                sessions.adopt(id, slot, caller.as_ref().map(crate::Caller::owner));
             }
         }
         response
@@ -224,9 +224,9 @@ impl Guard {
 
     /// A request naming a session another subject's token created: answered as an unknown
     /// session (404), so a token cannot ride on, or learn of, someone else's session.
-    fn foreign_session(&self, headers: &HeaderMap, caller: &super::Identity) -> Option<Response> {
+    fn foreign_session(&self, headers: &HeaderMap, caller: &crate::Caller) -> Option<Response> {
         let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
-        if !self.sessions.as_ref()?.owned_by_another(id, &caller.subject) {
+        if !self.sessions.as_ref()?.owned_by_another(id, &caller.owner()) {
             return None;
         }
         Some(refuse(

@@ -17,8 +17,8 @@ use rmcp::{ErrorData, ServerHandler};
 use tokio::sync::watch;
 
 use super::convert::{self, NotListable};
-use super::identity::Identity;
 use super::server::McpServer;
+use crate::Caller;
 use crate::catalog::names::NameMap;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
@@ -184,7 +184,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// One `tools/list` page; with [`McpConfig::hide_unauthorized_tools`](super::McpConfig)
     /// and a caller's identity, of the tools it may call only.
-    pub(super) fn list_page(&self, cursor: Option<&str>, caller: Option<&Identity>) -> Result<ListToolsResult, ErrorData> {
+    pub(super) fn list_page(&self, cursor: Option<&str>, caller: Option<&Caller>) -> Result<ListToolsResult, ErrorData> {
         let hide = caller.filter(|_| self.shared.config.hide_unauthorized_tools);
         let visible = |scopes: &[String]| hide.is_none_or(|caller| caller.missing(scopes).is_empty());
         self.listing()?.page(cursor, self.shared.config.page_size, visible)

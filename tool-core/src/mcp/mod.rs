@@ -30,7 +30,7 @@
 //! - [`results`]: full results of cut calls, read back as `toolsmith://results/<call-id>`;
 //! - `handle`: the per-call handle a tool sees as `cx.mcp()`;
 //! - `gate`: who may use the HTTP endpoint (static token, OAuth), Protected Resource Metadata;
-//! - `identity`: who is calling ([`Identity`]), the scope check and what a call sees of it;
+//! - `identity`: who is calling (the request's [`Caller`](crate::Caller)) and the scope check's text;
 //! - [`oauth`] (feature `oauth`): the HTTP server as an OAuth 2.1 resource server;
 //! - [`http`] and [`stdio`]: the transports; `listen` (HTTP connections within limits),
 //!   `activity` (what a connection is doing, for its idle timeout), `session_cap` (the cap
@@ -80,7 +80,6 @@ use rmcp::{ErrorData, ServerHandler};
 
 pub use caching::{FIXED_TOOLS_TTL, ListCaching};
 pub use call_meta::{DECISION_META, IDEMPOTENCY_KEY_META, MAX_IDEMPOTENCY_KEY};
-pub use identity::{AUTH_CONTEXT_KEY, Identity};
 pub(crate) use server::SESSIONLESS;
 pub use server::{McpConfig, McpServer, NoExtras};
 

@@ -44,7 +44,7 @@ pub struct McpConfig {
     /// How many full results of calls whose model view was cut (see [`crate::budget`]) are kept
     /// for their sessions to read as `toolsmith://results/<call-id>`, and for how long.
     pub kept_results: ResultLimits,
-    /// `tools/list` shows a caller with an [`Identity`](super::Identity) (an authorized HTTP
+    /// `tools/list` shows a caller with an [`Caller`](crate::Caller) (an authorized HTTP
     /// request) only the tools whose scopes its token grants (default: every tool is listed,
     /// and calling one without its scopes is refused).
     pub hide_unauthorized_tools: bool,

@@ -25,7 +25,7 @@ pub(super) struct SessionSlots {
 /// A live session's slot and who created it.
 struct Live {
     _permit: OwnedSemaphorePermit,
-    /// The subject of the access token that created it (OAuth), if any.
+    /// The owner key of the caller whose token created it (OAuth), if any.
     owner: Option<String>,
 }
 
@@ -55,13 +55,13 @@ impl SessionSlots {
         self.lock().insert(id.to_owned(), Live { _permit: permit, owner });
     }
 
-    /// Whether the session `id` was created by another subject than `subject` (a token may
-    /// use only its own subject's sessions).
-    pub(super) fn owned_by_another(&self, id: &str, subject: &str) -> bool {
+    /// Whether the session `id` was created by another caller than `owner` (a token may use
+    /// only its own subject's sessions).
+    pub(super) fn owned_by_another(&self, id: &str, owner: &str) -> bool {
         self.lock()
             .get(id)
             .and_then(|l| l.owner.as_deref())
-            .is_some_and(|owner| owner != subject)
+            .is_some_and(|created_by| created_by != owner)
     }
 
     /// The session `id` closed: its slot is free again (nothing happens for an unknown id).

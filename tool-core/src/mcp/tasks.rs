@@ -99,7 +99,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// the key).
     fn task_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
         match identity::of(ctx) {
-            Some(caller) => Some(format!("subject:{}", caller.subject)),
+            Some(caller) => Some(caller.owner()),
             None => self.result_owner(ctx),
         }
     }

@@ -240,14 +240,17 @@ pub fn non_empty_id(id: Option<&str>) -> Option<String> {
     id.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
-/// The caller a resolved tool's call acts for: the resource id in the call's request context,
-/// else the call's own resource id, else the resource id of the context the tool was resolved
-/// with; `None` when none names one (the provider then decides: a configured user, an opted-in
+/// The caller a resolved tool's call acts for: the subject of its authenticated
+/// [`Caller`](crate::Caller) (whatever the request context says: an authenticated caller never
+/// acts in another's bucket), else the resource id in the call's request context, else the
+/// call's own resource id, else the resource id of the context the tool was resolved with;
+/// `None` when none names one (the provider then decides: a configured user, an opted-in
 /// shared id, or an error).
-pub fn caller_id(call_context: &Map<String, Value>, call_resource: Option<&str>, resolved_with: &Map<String, Value>) -> Option<String> {
+pub fn caller_id(call: &crate::ToolCallInfo, call_context: &Map<String, Value>, resolved_with: &Map<String, Value>) -> Option<String> {
     let from = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
-    from(call_context)
-        .or_else(|| non_empty_id(call_resource))
+    non_empty_id(call.caller.as_deref().and_then(crate::Caller::subject))
+        .or_else(|| from(call_context))
+        .or_else(|| non_empty_id(call.resource_id.as_deref()))
         .or_else(|| from(resolved_with))
 }
 
@@ -591,14 +594,37 @@ mod tests {
         );
         assert_eq!(connection_owner(Scope::PerAuthor, Some("author"), &c, None).unwrap(), "author");
         let resolved = ctx(json!({"resource_id": "resolver"}));
+        let call = |resource: Option<&str>, caller: Option<crate::Caller>| crate::ToolCallInfo {
+            resource_id: resource.map(str::to_owned),
+            caller: caller.map(std::sync::Arc::new),
+            ..Default::default()
+        };
         assert_eq!(
-            caller_id(&c, Some("call"), &resolved).as_deref(),
+            caller_id(&call(Some("call"), None), &c, &resolved).as_deref(),
             Some("user-1"),
             "the call's context first"
         );
-        assert_eq!(caller_id(&Map::new(), Some(" call "), &resolved).as_deref(), Some("call"));
-        assert_eq!(caller_id(&Map::new(), Some(" "), &resolved).as_deref(), Some("resolver"));
-        assert_eq!(caller_id(&Map::new(), None, &Map::new()), None);
+        assert_eq!(
+            caller_id(&call(Some(" call "), None), &Map::new(), &resolved).as_deref(),
+            Some("call")
+        );
+        assert_eq!(
+            caller_id(&call(Some(" "), None), &Map::new(), &resolved).as_deref(),
+            Some("resolver")
+        );
+        assert_eq!(caller_id(&call(None, None), &Map::new(), &Map::new()), None);
+        let alice = || Some(crate::Caller::new("alice", ["mcp"]));
+        assert_eq!(
+            caller_id(&call(Some("call"), alice()), &c, &resolved).as_deref(),
+            Some("alice"),
+            "an authenticated caller's subject over whatever the context says"
+        );
+        let holder = Some(crate::Caller::static_token());
+        assert_eq!(
+            caller_id(&call(None, holder), &c, &resolved).as_deref(),
+            Some("user-1"),
+            "the static-token holder has no subject of its own"
+        );
         assert!(connection_owner(Scope::PerAuthor, None, &c, None).is_err());
     }
 

@@ -14,7 +14,7 @@ use tool_core::provider::{
     ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope,
     ToolInfo, Toolkit, caller_id, connection_owner, non_empty_id,
 };
-use tool_core::{DynamicTool, ErrorKind, ToolError};
+use tool_core::{DynamicTool, ErrorKind, ToolCallInfo, ToolError};
 
 use super::api::{self, AuthorizeRequest, ExecuteRequest, Execution, ExecutionOutput, MAX_LIMIT, ToolDefinition};
 use super::schema::{input_schema, output_schema};
@@ -249,7 +249,7 @@ impl ArcadeToolProvider {
         let tool = builder
             .handler(move |input, cx| {
                 let runner = runner.clone();
-                let user = runner.user_for(cx.raw_request_context(), cx.call().resource_id.as_deref());
+                let user = runner.user_for(cx.call(), cx.raw_request_context());
                 async move { runner.run(input, user?).await }
             })
             .map_err(|e| ProviderError::Config(e.0))?;
@@ -326,11 +326,11 @@ impl Runner {
     /// The bucket a VNext tool was resolved for; else the caller's resource id, else the
     /// resolve-time context's, else the configured user, else the shared `default` only when
     /// allowed.
-    fn user_for(&self, context: &Map<String, Value>, call_resource: Option<&str>) -> Result<String, ToolError> {
+    fn user_for(&self, call: &ToolCallInfo, context: &Map<String, Value>) -> Result<String, ToolError> {
         if let Some(user) = &self.fixed_user {
             return Ok(user.clone());
         }
-        caller_id(context, call_resource, &self.resolve_context)
+        caller_id(call, context, &self.resolve_context)
             .or_else(|| non_empty_id(self.user_id.as_deref()))
             .or_else(|| self.allow_shared_user.then(|| SHARED_USER_ID.to_owned()))
             .ok_or_else(|| {

@@ -250,12 +250,7 @@ pub(super) fn meta_tool(
             let meta = meta.clone();
             let user = meta
                 .binding
-                .user_for(
-                    &meta.provider,
-                    cx.raw_request_context(),
-                    cx.call().resource_id.as_deref(),
-                    &meta.slug,
-                )
+                .user_for(&meta.provider, cx.call(), cx.raw_request_context(), &meta.slug)
                 .and_then(|u| {
                     u.ok_or_else(|| {
                         ToolError::new(format!("`{}` needs a user: it cannot run for a platform connection", meta.slug))

@@ -15,7 +15,7 @@ use tool_core::provider::{
     ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope,
     ToolInfo, Toolkit, caller_id, connection_owner, non_empty_id,
 };
-use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
+use tool_core::{DynamicTool, ErrorKind, Tool, ToolCallInfo, ToolError};
 
 use super::api::{self, ExecuteRequest, Execution};
 use super::meta::{is_meta_tool, meta_tool};
@@ -180,15 +180,15 @@ impl Binding {
     pub(super) fn user_for(
         &self,
         provider: &ComposioToolProvider,
+        call: &ToolCallInfo,
         context: &Map<String, Value>,
-        call_resource: Option<&str>,
         tool: &str,
     ) -> Result<Option<String>, ToolError> {
         match &self.user {
             UserRule::Fixed(u) => Ok(Some(u.clone())),
             UserRule::None => Ok(None),
             UserRule::Caller { resolve_context, fallback } => {
-                caller_id(context, call_resource, resolve_context)
+                caller_id(call, context, resolve_context)
                     .or_else(|| fallback.clone())
                     .or_else(|| provider.allow_shared_user.then(|| SHARED_USER_ID.to_owned()))
                     .map(Some)
@@ -539,12 +539,9 @@ fn remote_tool(
         let remote = remote.clone();
         builder.handler(move |input, cx| {
             let remote = remote.clone();
-            let user = remote.binding.user_for(
-                &remote.provider,
-                cx.raw_request_context(),
-                cx.call().resource_id.as_deref(),
-                &remote.slug,
-            );
+            let user = remote
+                .binding
+                .user_for(&remote.provider, cx.call(), cx.raw_request_context(), &remote.slug);
             async move { remote.run(input, user?).await }
         })
     };

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::OAuthConfig;
-use crate::mcp::Identity;
+use crate::Caller;
 
 /// The largest introspection answer read.
 const MAX_ANSWER: usize = 64 << 10;
@@ -64,7 +64,7 @@ impl fmt::Debug for Introspection {
 pub(super) struct Introspector {
     config: Introspection,
     client: reqwest::Client,
-    cache: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+    cache: Mutex<HashMap<[u8; 32], (Caller, Instant)>>,
 }
 
 impl Introspector {
@@ -84,7 +84,7 @@ impl Introspector {
 
     /// The identity of an opaque token the authorization server says is active and meant for
     /// this resource, or why not.
-    pub(super) async fn identity(&self, token: &str, config: &OAuthConfig) -> Result<Identity, String> {
+    pub(super) async fn identity(&self, token: &str, config: &OAuthConfig) -> Result<Caller, String> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some(identity) = self.cached(&key) {
             return Ok(identity);
@@ -104,7 +104,7 @@ impl Introspector {
         Ok(identity)
     }
 
-    fn cached(&self, key: &[u8; 32]) -> Option<Identity> {
+    fn cached(&self, key: &[u8; 32]) -> Option<Caller> {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         let (identity, until) = cache.get(key)?;
         (*until > Instant::now()).then(|| identity.clone())
@@ -145,7 +145,7 @@ impl Introspector {
 
 /// The identity in an introspection answer and how long the token still lives, or why the
 /// token is not valid here.
-fn check(answer: Map<String, Value>, config: &OAuthConfig) -> Result<(Identity, Option<Duration>), String> {
+fn check(answer: Map<String, Value>, config: &OAuthConfig) -> Result<(Caller, Option<Duration>), String> {
     if answer.get("active") != Some(&Value::Bool(true)) {
         return Err("the authorization server says it is not active".into());
     }
@@ -195,7 +195,7 @@ mod tests {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
         let good = json!({"active": true, "sub": "alice", "aud": ["x", "https://mcp.example/mcp"], "scope": "mcp", "exp": now + 100});
         let (identity, expires) = check(answer(good.clone()), &config).unwrap();
-        assert_eq!(identity.subject, "alice");
+        assert_eq!(identity.subject(), Some("alice"));
         assert!(expires.unwrap() <= Duration::from_secs(100));
         for (change, why) in [
             (json!({"active": false}), "not active"),

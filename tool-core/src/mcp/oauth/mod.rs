@@ -2,7 +2,7 @@
 //! 2025-06-18 to 2026-07-28).
 //!
 //! Owns [`OAuthConfig`], [`ResourceServer`] (a request's bearer token → an
-//! [`Identity`], or a [`Refusal`]), the Protected Resource Metadata document (RFC 9728) and the
+//! [`Caller`](crate::Caller), or a [`Refusal`]), the Protected Resource Metadata document (RFC 9728) and the
 //! `WWW-Authenticate` challenges (RFC 6750 §3). Access tokens are JWTs checked locally: the
 //! signature against the authorization server's published keys (`keys`: discovered from its
 //! RFC 8414 or OpenID metadata, cached, refetched for an unknown `kid`), then `iss`, `exp`/`nbf`
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Identity;
+use crate::Caller;
 pub use introspect::Introspection;
 use introspect::Introspector;
 use keys::KeySet;
@@ -43,8 +43,8 @@ pub struct OAuthConfig {
     /// Scopes published as `scopes_supported` besides the required ones (the tools' own
     /// scopes are added by the server).
     pub scopes_supported: Vec<String>,
-    /// Token claims besides `sub` and the scopes that reach tools in the request context
-    /// (`auth.claims`).
+    /// Token claims besides `sub` and the scopes that reach tools (as the call's
+    /// [`Caller::claims`](crate::Caller::claims)).
     pub claims: Vec<String>,
     /// Clock skew allowed on `exp` and `nbf` (default 30 s).
     pub leeway: Duration,
@@ -161,7 +161,7 @@ impl ResourceServer {
 
     /// The identity of a request's `Authorization` header value, or why it is refused: a
     /// valid JWT of the issuer meant for this resource, granting the required scopes.
-    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Identity, Refusal> {
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, Refusal> {
         let token = authorization.and_then(super::gate::bearer).ok_or(Refusal::Missing)?;
         let identity = self.validate(token).await.map_err(Refusal::Invalid)?;
         let missing = identity.missing(&self.config.required_scopes);

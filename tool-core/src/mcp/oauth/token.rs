@@ -14,14 +14,14 @@ use jsonwebtoken::{Algorithm, Validation, decode, decode_header};
 use serde_json::{Map, Value};
 
 use super::ResourceServer;
-use crate::mcp::Identity;
+use crate::Caller;
 
 /// The longest token read at all.
 const MAX_TOKEN: usize = 16 << 10;
 
 impl ResourceServer {
     /// The identity of a valid token, or why it is not valid (for the log and the client).
-    pub(super) async fn validate(&self, token: &str) -> Result<Identity, String> {
+    pub(super) async fn validate(&self, token: &str) -> Result<Caller, String> {
         if token.len() > MAX_TOKEN {
             return Err(format!("longer than {MAX_TOKEN} bytes"));
         }
@@ -71,7 +71,7 @@ fn refusal(kind: &jsonwebtoken::errors::ErrorKind) -> String {
 }
 
 /// The identity in a token's verified claims: `sub`, the scopes, and the `chosen` claims.
-pub(super) fn identity(claims: Map<String, Value>, chosen: &[String]) -> Result<Identity, String> {
+pub(super) fn identity(claims: Map<String, Value>, chosen: &[String]) -> Result<Caller, String> {
     let subject = claims
         .get("sub")
         .and_then(Value::as_str)
@@ -84,11 +84,19 @@ pub(super) fn identity(claims: Map<String, Value>, chosen: &[String]) -> Result<
         (None, Some(Value::Array(list))) => list.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
         _ => BTreeSet::new(),
     };
-    let claims = chosen
+    let client = ["client_id", "azp"]
+        .iter()
+        .find_map(|k| claims.get(*k).and_then(Value::as_str).filter(|c| !c.is_empty()));
+    let client = client.map(str::to_owned);
+    let chosen = chosen
         .iter()
         .filter_map(|name| Some((name.clone(), claims.get(name)?.clone())))
         .collect();
-    Ok(Identity { subject, scopes, claims })
+    let caller = Caller::new(subject, scopes).with_claims(chosen);
+    Ok(match client {
+        Some(client) => caller.with_client_id(client),
+        None => caller,
+    })
 }
 
 #[cfg(test)]
@@ -103,11 +111,11 @@ mod tests {
     #[test]
     fn scopes_from_scope_or_scp() {
         let i = identity(claims(json!({"sub": "a", "scope": "x  y"})), &[]).unwrap();
-        assert_eq!(i.scopes.iter().collect::<Vec<_>>(), ["x", "y"]);
+        assert_eq!(i.scopes().iter().collect::<Vec<_>>(), ["x", "y"]);
         let i = identity(claims(json!({"sub": "a", "scp": ["x", 1, "z"]})), &[]).unwrap();
-        assert_eq!(i.scopes.iter().collect::<Vec<_>>(), ["x", "z"]);
+        assert_eq!(i.scopes().iter().collect::<Vec<_>>(), ["x", "z"]);
         let i = identity(claims(json!({"sub": "a"})), &[]).unwrap();
-        assert!(i.scopes.is_empty());
+        assert!(i.scopes().is_empty());
     }
 
     #[test]
@@ -119,6 +127,6 @@ mod tests {
             &["email".into(), "org".into()],
         )
         .unwrap();
-        assert_eq!(Value::Object(i.claims), json!({"email": "a@x"}));
+        assert_eq!(Value::Object(i.claims().clone()), json!({"email": "a@x"}));
     }
 }

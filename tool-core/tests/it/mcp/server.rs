@@ -1197,6 +1197,51 @@ async fn http_bearer_token_is_required() {
     assert_eq!(serde_json::from_str::<f64>(text_of(result_of(&r))).unwrap(), 3.0);
 }
 
+/// Who is calling, as a tool sees it, and its request context.
+#[tool]
+async fn caller_seen(#[ctx] cx: ToolContext) -> Value {
+    json!({
+        "caller": cx.caller().map(|c| json!({"subject": c.subject(), "owner": c.owner(), "scopes": c.scopes()})),
+        "context": cx.raw_request_context(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_sees_the_static_token_holder_as_its_caller_and_an_open_server_shows_none() {
+    let config = || McpConfig {
+        context: Some(json!({"region": "eu"})),
+        ..McpConfig::default()
+    };
+    let guarded = HttpOptions {
+        auth_token: Some("t0k".into()),
+        ..HttpOptions::default()
+    };
+    let server = start_http(server_with(Registry::from_iter([caller_seen::tool()]), config()), guarded).await;
+    let session = HttpSession::open(server.addr, Some("t0k"), json!({})).await;
+    let (r, _) = session.request(1, "tools/call", call_params("caller-seen", json!({}))).await;
+    let seen: Value = serde_json::from_str(text_of(result_of(&r))).unwrap();
+    assert_eq!(
+        seen["caller"],
+        json!({"subject": null, "owner": "bearer-token", "scopes": []}),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["context"],
+        json!({"region": "eu"}),
+        "the context is the configured one, nothing added"
+    );
+
+    let open = start_http(
+        server_with(Registry::from_iter([caller_seen::tool()]), config()),
+        HttpOptions::default(),
+    )
+    .await;
+    let session = HttpSession::open(open.addr, None, json!({})).await;
+    let (r, _) = session.request(1, "tools/call", call_params("caller-seen", json!({}))).await;
+    let seen: Value = serde_json::from_str(text_of(result_of(&r))).unwrap();
+    assert_eq!(seen, json!({"caller": null, "context": {"region": "eu"}}));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_refuses_large_and_malformed_bodies() {
     let options = HttpOptions {

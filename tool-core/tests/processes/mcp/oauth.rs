@@ -17,13 +17,17 @@ use tool_core::prelude::*;
 const RESOURCE: &str = "http://localhost/mcp";
 const VERSION: &str = "2025-11-25";
 
-/// Who is calling, as a tool sees it: its resource id, the provider bucket a caller-supplied
-/// scope gives it (what Composio and Arcade tools compute), and everything in its context.
+/// Who is calling, as a tool sees it: its caller, its resource id, the provider bucket a
+/// caller-supplied scope gives it (what Composio and Arcade tools compute), and everything in
+/// its context.
 #[tool]
 async fn whoami(#[ctx] cx: ToolContext) -> Value {
     let raw = cx.raw_request_context();
-    let bucket = tool_core::provider::caller_id(raw, cx.call().resource_id.as_deref(), &Default::default());
-    json!({"resource_id": cx.call().resource_id.as_deref(), "bucket": bucket, "context": raw})
+    let bucket = tool_core::provider::caller_id(cx.call(), raw, &Default::default());
+    let caller = cx.caller().map(
+        |c| json!({"subject": c.subject(), "scopes": c.scopes(), "client_id": c.client_id(), "claims": c.claims(), "owner": c.owner()}),
+    );
+    json!({"caller": caller, "resource_id": cx.call().resource_id.as_deref(), "bucket": bucket, "context": raw})
 }
 
 /// Updates a CRM record
@@ -459,16 +463,31 @@ fn the_caller_reaches_tools_but_its_token_does_not() {
             let mut claims = auth.claims(RESOURCE, who, "mcp");
             claims["email"] = json!(format!("{who}@example.com"));
             claims["secret_claim"] = json!("not chosen");
+            claims["azp"] = json!(format!("{who}-app"));
             let token = auth.mint("k1", &claims);
             let result = served.call(&token, "whoami", json!({})).await;
             let text = result["content"][0]["text"].as_str().unwrap().to_owned();
             let me: Value = serde_json::from_str(&text).unwrap();
             assert_eq!(me["resource_id"], who, "{me}");
             assert_eq!(me["bucket"], who, "the provider scope is the token's subject: {me}");
-            assert_eq!(me["context"]["region"], "eu", "the configured context is kept");
-            assert!(me["context"].get("resourceId").is_none(), "the configured resource id is replaced");
-            assert_eq!(me["context"]["auth"]["claims"], json!({"email": format!("{who}@example.com")}));
-            assert_eq!(me["context"]["auth"]["scopes"], json!(["mcp"]));
+            assert_eq!(
+                me["context"],
+                json!({"resourceId": "operator", "region": "eu"}),
+                "the request context is the application's own, as configured: no `auth`, no caller"
+            );
+            assert_eq!(me["caller"]["subject"], who, "{me}");
+            assert_eq!(me["caller"]["owner"], format!("subject:{who}"));
+            assert_eq!(
+                me["caller"]["claims"],
+                json!({"email": format!("{who}@example.com")}),
+                "only the chosen claims"
+            );
+            assert_eq!(me["caller"]["scopes"], json!(["mcp"]));
+            assert_eq!(
+                me["caller"]["client_id"],
+                format!("{who}-app"),
+                "the client the token was issued to"
+            );
             for part in token.split('.') {
                 assert!(!text.contains(part), "the tool saw the token");
             }

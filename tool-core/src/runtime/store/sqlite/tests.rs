@@ -53,9 +53,11 @@ async fn every_field_round_trips() {
     let (_dir, s) = store();
     let full: PendingCall = serde_json::from_value(json!({"tool_call_id": "full", "tool_name": "pay", "kind": "approval",
         "args": {"n": 1}, "context": {"api_key": "sk-1"}, "thread_id": "t1", "resource_id": "user-9", "created_at_ms": u64::MAX,
+        "caller": {"subject": "user-9", "scopes": ["pay"], "client_id": "app", "claims": {"org": "acme"}},
         "messages": [{"role": "user", "content": "hi ✓"}], "suspend_payload": [1], "resume_schema": {"type": "object"}}))
     .unwrap();
     assert!(full.kind == PendingKind::Approval && full.resume_schema.is_some() && !full.data.messages.is_empty());
+    assert_eq!(full.data.caller.as_deref().and_then(crate::Caller::client_id), Some("app"));
     let mut bare = sample("bare", 3);
     bare.suspend_payload = None;
     s.save(&full).await.unwrap();
