@@ -49,7 +49,7 @@ pub(crate) fn client_side_error(id: &str) -> ToolError {
 ///
 /// `execute` receives input and request context that the registry has already validated
 /// against the spec's schemas.
-pub trait Tool: Send + Sync + 'static {
+pub trait Tool: std::any::Any + Send + Sync {
     /// The tool's spec.
     fn spec(&self) -> &ToolSpec;
 
@@ -76,45 +76,12 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
-    /// Whether argument text decodes into the tool's own input type, for a tool whose input
-    /// type decodes exactly what its derived schema accepts and whose input schema is that
-    /// derived one (`None` for any other tool: its arguments are judged by the schema alone;
-    /// a typed tool answers only when `#[tool]` vouched for its input, `ToolMeta::plain_input`). A registry asks only when it decided, from the schema's
-    /// keywords, that the type enforces everything the schema says; then a call whose text
-    /// decodes (and repeats no key) is not validated again. A wrapper that changes the spec
-    /// must not forward it.
-    fn decodes(&self, text: &str) -> Option<bool> {
-        self.decode_input(text).map(|decoded| decoded.is_some())
-    }
-
-    /// [`Tool::decodes`], keeping what was decoded: `Some(Some(_))` when the text decodes into
-    /// the tool's own input type (the value its first run takes, so arguments are decoded
-    /// once), `Some(None)` when it does not, `None` for a tool that does not answer (the
-    /// same tools as `decodes`; a wrapper that changes the spec must not forward it).
-    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
-        let _ = text;
+    /// What a registry may skip for this very object (see [`Shortcuts`]). Not part of the
+    /// contract a tool or a wrapper writes: `#[tool]` and [`DynamicTool`] answer it, and an
+    /// answer forwarded from another object is ignored.
+    #[doc(hidden)]
+    fn shortcuts(&self) -> Option<Shortcuts<'_>> {
         None
-    }
-
-    /// Whether every output `execute` produces is valid against the output schema by
-    /// construction: the tool's output type encodes only what its derived schema accepts and
-    /// the output schema is that derived one (`ToolMeta::plain_output`). A registry asks it
-    /// once, and skips checking what the body returned only when the schema's keywords also
-    /// say nothing more. `false` unless the tool says so (a typed tool answers only when
-    /// `#[tool]` vouched for its output type); a wrapper that changes the spec must not
-    /// forward it.
-    #[doc(hidden)]
-    fn encodes_plain(&self) -> bool {
-        false
-    }
-
-    /// Whether `execute` shows the [`ToolCallInfo`] it receives to nothing but the
-    /// [`ToolContext`] it builds (no hook, no code of the user's given it directly): then the
-    /// call's derived idempotency key is made only if the body reads it. `false` (the key is
-    /// made for every call) unless the tool says so.
-    #[doc(hidden)]
-    fn call_seen_through_context(&self) -> bool {
-        false
     }
 
     /// Runs a lifecycle hook before execution. Hook failures are returned, never raised.
@@ -130,6 +97,77 @@ pub trait Tool: Send + Sync + 'static {
         let _ = call;
         Ok(ToolOutput::new(result))
     }
+}
+
+/// The optimisation hints of a tool, apart from its object-safe contract: what lets a registry
+/// skip work a tool's types already did. Implemented by `#[tool]`'s typed tools and
+/// [`DynamicTool`]; a registry reads them through [`Tool::shortcuts`] only when they come
+/// from the very object it holds (so a wrapper, which is another object, never passes on
+/// hints that may not hold for it: it changes the spec, or shows the call to a hook).
+#[doc(hidden)]
+pub trait Hints: Send + Sync {
+    /// `Some(Some(_))` when argument text decodes into the tool's own input type (the value
+    /// its first run takes, so arguments are decoded once), `Some(None)` when it does not,
+    /// `None` when the tool does not vouch for its input (its input type decodes exactly what
+    /// its derived schema accepts, and the input schema is that derived one: `ToolMeta::plain_input`).
+    /// A registry asks only when it decided, from the schema's keywords, that the type
+    /// enforces everything the schema says; then a call whose text decodes (and repeats no
+    /// key) is not validated again.
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
+        let _ = text;
+        None
+    }
+
+    /// Whether every output `execute` produces is valid against the output schema by
+    /// construction: the output type encodes only what its derived schema accepts and the
+    /// output schema is that derived one (`ToolMeta::plain_output`). A registry skips checking
+    /// what the body returned only when the schema's keywords also say nothing more.
+    fn encodes_plain(&self) -> bool {
+        false
+    }
+
+    /// Whether `execute` shows the [`ToolCallInfo`] it receives to nothing but the
+    /// [`ToolContext`] it builds (no hook, no code of the user's given it directly): then the
+    /// call's derived idempotency key is made only if the body reads it.
+    fn call_seen_through_context(&self) -> bool {
+        false
+    }
+}
+
+/// A tool's [`Hints`], tied to the object that gave them.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Shortcuts<'a> {
+    owner: std::any::TypeId,
+    spec: *const ToolSpec,
+    hints: &'a dyn Hints,
+}
+
+impl<'a> Shortcuts<'a> {
+    /// The hints of `tool` itself.
+    pub fn of<T: Tool + Hints>(tool: &'a T) -> Self {
+        Shortcuts {
+            owner: std::any::TypeId::of::<T>(),
+            spec: std::ptr::from_ref(tool.spec()),
+            hints: tool,
+        }
+    }
+}
+
+/// The hints of `tool`, when it gave its own (its own type's, over the spec it shows); none
+/// otherwise.
+pub(crate) fn hints(tool: &dyn Tool) -> Option<&dyn Hints> {
+    let shortcuts = tool.shortcuts()?;
+    let owner = (tool as &dyn std::any::Any).type_id();
+    let same = shortcuts.owner == owner && std::ptr::eq(shortcuts.spec, tool.spec());
+    same.then_some(shortcuts.hints)
+}
+
+/// Whether argument text decodes into the tool's own input type (`None`: the tool does not
+/// vouch for its input, see [`Hints::decode_input`]).
+#[doc(hidden)]
+pub fn decodes(tool: &dyn Tool, text: &str) -> Option<bool> {
+    hints(tool)?.decode_input(text).map(|decoded| decoded.is_some())
 }
 
 pub use crate::respecified::with_spec;
@@ -522,22 +560,8 @@ impl<T: TypedTool> Tool for FnTool<T> {
         })
     }
 
-    fn call_seen_through_context(&self) -> bool {
-        // `on_output` receives a copy of the call: the key must be in it.
-        !self.spec.hooks.on_output
-    }
-
-    fn encodes_plain(&self) -> bool {
-        self.encodes_plain
-    }
-
-    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
-        // A `Deserialize` that panics is caught where the body runs; here it means "validate".
-        self.derived.then(|| {
-            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
-                .ok()
-                .flatten()
-        })
+    fn shortcuts(&self) -> Option<Shortcuts<'_>> {
+        Some(Shortcuts::of(self))
     }
 
     fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
@@ -619,5 +643,25 @@ impl<T: TypedTool> Tool for FnTool<T> {
             }
         })
         .and_then(|r| r)
+    }
+}
+
+impl<T: TypedTool> Hints for FnTool<T> {
+    fn call_seen_through_context(&self) -> bool {
+        // `on_output` receives a copy of the call: the key must be in it.
+        !self.spec.hooks.on_output
+    }
+
+    fn encodes_plain(&self) -> bool {
+        self.encodes_plain
+    }
+
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
+        // A `Deserialize` that panics is caught where the body runs; here it means "validate".
+        self.derived.then(|| {
+            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
+                .ok()
+                .flatten()
+        })
     }
 }

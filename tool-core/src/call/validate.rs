@@ -59,8 +59,9 @@ impl Compiled {
         };
         let input = accepted_input(spec);
         // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
-        let input_implied = !spec.strict && implied_by_type(&spec.input_schema) && tool.decodes("{}").is_some();
-        let output_implied = tool.encodes_plain() && spec.output_schema.as_ref().is_some_and(output_implied_by_type);
+        let hints = crate::tool::hints(tool);
+        let input_implied = !spec.strict && implied_by_type(&spec.input_schema) && hints.is_some_and(|h| h.decode_input("{}").is_some());
+        let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.output_schema.as_ref().is_some_and(output_implied_by_type);
         Ok(Compiled {
             input_implied,
             output_implied,
@@ -160,7 +161,7 @@ pub(crate) fn validate_args<'a>(
             }
             if compiled.input_implied
                 && surely_unique
-                && let Some(Some(decoded)) = tool.decode_input(text)
+                && let Some(Some(decoded)) = crate::tool::hints(tool).and_then(|h| h.decode_input(text))
             {
                 return Ok(Validated::Decoded(text, decoded));
             }
@@ -504,6 +505,12 @@ mod tests {
         ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
             Box::pin(std::future::ready(Ok(ToolOutput::new(Value::Null))))
         }
+        fn shortcuts(&self) -> Option<crate::tool::Shortcuts<'_>> {
+            Some(crate::tool::Shortcuts::of(self))
+        }
+    }
+
+    impl crate::tool::Hints for Counted {
         fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
             #[derive(serde::Deserialize)]
             struct In {
@@ -544,5 +551,43 @@ mod tests {
         let wrong = CallArgs::from(r#"{"n": -1}"#);
         let err = checked(&vouched, &vouched_compiled, &wrong).err().unwrap();
         assert_eq!(err.issues()[0].path, "/n", "{err}");
+    }
+
+    /// A wrapper that forwards everything, hints included, to the tool it holds: optionally
+    /// with a spec of its own.
+    struct Forwarding {
+        inner: Counted,
+        spec: Option<ToolSpec>,
+    }
+
+    impl Tool for Forwarding {
+        fn spec(&self) -> &ToolSpec {
+            self.spec.as_ref().unwrap_or(&self.inner.spec)
+        }
+        fn execute(
+            &self,
+            i: ToolInput<'_>,
+            c: Arc<Map<String, Value>>,
+            call: ToolCallInfo,
+        ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+            self.inner.execute(i, c, call)
+        }
+        fn shortcuts(&self) -> Option<crate::tool::Shortcuts<'_>> {
+            self.inner.shortcuts()
+        }
+    }
+
+    #[test]
+    fn hints_forwarded_by_a_wrapper_are_not_taken() {
+        let plain = tool(true);
+        assert_eq!(crate::tool::decodes(&plain, r#"{"n": 3}"#), Some(true), "the tool's own hints");
+        // The wrapper's spec says more than the inner type enforces: the inner hints do not hold.
+        let stricter = json!({"type": "object", "properties": {"n": {"type": "integer", "maximum": 2}}, "required": ["n"]});
+        for spec in [None, Some(ToolSpec::new("counted", "Counts", stricter))] {
+            let wrapper = Forwarding { inner: tool(true), spec };
+            assert_eq!(crate::tool::decodes(&wrapper, r#"{"n": 3}"#), None);
+            let compiled = Compiled::new(&wrapper).unwrap();
+            assert!(!compiled.input_implied(), "a wrapper's arguments are validated");
+        }
     }
 }

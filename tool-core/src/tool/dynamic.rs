@@ -257,13 +257,19 @@ fn check_dynamic_id(id: &str) -> Result<(), SchemaError> {
     }
 }
 
+impl super::Hints for DynamicTool {
+    fn call_seen_through_context(&self) -> bool {
+        true
+    }
+}
+
 impl Tool for DynamicTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call_seen_through_context(&self) -> bool {
-        true
+    fn shortcuts(&self) -> Option<super::Shortcuts<'_>> {
+        Some(super::Shortcuts::of(self))
     }
 
     fn execute(

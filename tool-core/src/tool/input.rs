@@ -14,7 +14,7 @@ pub enum ToolInput<'a> {
     /// A valid value.
     Value(&'a Value),
     /// Valid JSON text, and the tool's own input type decoded from it while the call was
-    /// validated ([`Tool::decode_input`](super::Tool::decode_input)): the first run takes it rather than decoding again.
+    /// validated ([`Hints::decode_input`](super::Hints::decode_input)): the first run takes it rather than decoding again.
     Decoded(&'a str, &'a Decoded),
 }
 

@@ -2,7 +2,7 @@
 //! 2025-06-18 to 2026-07-28).
 //!
 //! Owns [`OAuthConfig`], [`ResourceServer`] (a request's bearer token → an
-//! [`Caller`](crate::Caller), or a [`Refusal`]), the Protected Resource Metadata document (RFC 9728) and the
+//! [`Caller`], or a [`Refusal`]), the Protected Resource Metadata document (RFC 9728) and the
 //! `WWW-Authenticate` challenges (RFC 6750 §3). Access tokens are JWTs checked locally: the
 //! signature against the authorization server's published keys (`keys`: discovered from its
 //! RFC 8414 or OpenID metadata, cached, refetched for an unknown `kid`), then `iss`, `exp`/`nbf`
