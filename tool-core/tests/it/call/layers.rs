@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The layer of a top-level module, lowest first; `None` for the crate's private glue.
 fn layer(module: &str) -> Option<u8> {
     Some(match module {
-        "spec" | "schema" | "error" | "model_output" | "json" | "panic" | "fingerprint" | "budget" => 0,
+        "spec" | "schema" | "error" | "model_output" | "json" | "panic" | "fingerprint" | "budget" | "caller" => 0,
         "tool" | "context" | "call" | "registry" | "isolate" | "respecified" | "idempotency" => 1,
         "dialect" | "catalog" | "stream" | "partial_json" | "check" => 2,
         "runtime" | "pins" | "otel" => 3,
