@@ -298,15 +298,17 @@ mod tests {
         assert_eq!(tool.spec().require_approval, ApprovalRule::Predicate);
         let cx = json!({"root": "/tmp"});
         let cx = cx.as_object().unwrap();
-        assert!(!tool.requires_approval(tool_core::ToolInput::Value(&json!({"path": "a", "content": "x"})), cx));
+        assert!(!tool.requires_approval(tool_core::ToolInput::Value(&json!({"path": "a", "content": "x"})), cx, None));
         assert!(tool.requires_approval(
             tool_core::ToolInput::Value(&json!({"path": "a", "content": "x", "overwrite": true})),
-            cx
+            cx,
+            None
         ));
         // Fails closed: a context that does not fit the type means approval is required.
         assert!(tool.requires_approval(
             tool_core::ToolInput::Value(&json!({"path": "a", "content": "x"})),
-            &serde_json::Map::new()
+            &serde_json::Map::new(),
+            None
         ));
     }
 

@@ -55,6 +55,16 @@ mod transform;
 mod weather;
 
 fn main() {
+    // The cases share ids (`weather` in several): the global registry cannot be built, and a
+    // registry of the whole program reports each shared id with both definitions.
+    assert!(tool_core::Registry::try_global().is_err());
+    let whole = tool_core::Registry::from_module(module_path!()).unwrap_err();
+    let weather = whole.0.iter().find_map(|p| match p {
+        tool_core::RegistryProblem::DuplicateId { id, first, second } if id == "weather" => Some((first, second)),
+        _ => None,
+    });
+    let (first, second) = weather.expect("the shared id `weather` is reported");
+    assert_ne!(first.module_path, second.module_path);
     require_approval::main();
     background::main();
     client_side::main();

@@ -22,6 +22,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub use crate::Caller;
 pub use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 pub use crate::error::ToolError;
 pub use crate::model_output::ModelOutput;
@@ -510,9 +511,52 @@ pub fn hook<R: HookReturn>(r: R) -> Result<(), String> {
     r.into_hook_result()
 }
 
+/// An approval predicate of a tool with input `I` and request context `C`: it takes
+/// `(&I, &C)`, or `(&I, &C, Option<&Caller>)` to decide by who calls. `M` tells the two
+/// apart (inferred, never written).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be this tool's `require_approval` predicate",
+    label = "expected a function `fn(&Input, &Context) -> bool` (or `Result<bool, E>`), or `fn(&Input, &Context, Option<&Caller>) -> …`",
+    note = "`Input` is the tool's input type and `Context` its request-context type (`RequestContext` unless `context = …` says otherwise)"
+)]
+pub trait ApprovalPredicate<I, C, M> {
+    /// Runs the predicate (`Err`: approval required).
+    fn decide(&self, input: &I, context: &C, caller: Option<&crate::Caller>) -> Result<bool, String>;
+}
+
+/// [`ApprovalPredicate`]'s marker for a predicate over the input and context.
+pub struct OverInput;
+/// [`ApprovalPredicate`]'s marker for a predicate that also reads the caller.
+pub struct OverCaller;
+
+impl<I, C, F, R> ApprovalPredicate<I, C, OverInput> for F
+where
+    F: Fn(&I, &C) -> R,
+    R: ApprovalReturn,
+{
+    fn decide(&self, input: &I, context: &C, _: Option<&crate::Caller>) -> Result<bool, String> {
+        self(input, context).into_approval()
+    }
+}
+
+impl<I, C, F, R> ApprovalPredicate<I, C, OverCaller> for F
+where
+    F: Fn(&I, &C, Option<&crate::Caller>) -> R,
+    R: ApprovalReturn,
+{
+    fn decide(&self, input: &I, context: &C, caller: Option<&crate::Caller>) -> Result<bool, String> {
+        self(input, context, caller).into_approval()
+    }
+}
+
 /// Runs an approval predicate.
-pub fn approval<R: ApprovalReturn>(r: R) -> Result<bool, String> {
-    r.into_approval()
+pub fn approval<I, C, M>(
+    predicate: impl ApprovalPredicate<I, C, M>,
+    input: &I,
+    context: &C,
+    caller: Option<&crate::Caller>,
+) -> Result<bool, String> {
+    predicate.decide(input, context, caller)
 }
 
 /// How the `#[ctx]` parameter, of type `T`, receives the call's context: when `T` is a

@@ -510,7 +510,7 @@ impl Registry {
         let args = args.into();
         let prepared = match span.in_scope(|| {
             self.prepare(id, &args, options.data.context.take())
-                .and_then(|p| p.gate().map(|()| p))
+                .and_then(|p| p.gate(options.data.caller.as_deref()).map(|()| p))
         }) {
             Ok(p) => p,
             Err(e) => return failed(e),

@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::Caller;
 use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::model_output::ModelOutput;
@@ -62,9 +63,10 @@ pub trait Tool: std::any::Any + Send + Sync {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>>;
 
     /// Whether this call needs approval: the spec's rule, with a predicate deciding for
-    /// [`ApprovalRule::Predicate`]. A predicate that fails means approval is required.
-    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
-        let _ = (input, context);
+    /// [`ApprovalRule::Predicate`] (over the input, the request context and the call's
+    /// authenticated caller). A predicate that fails means approval is required.
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>, caller: Option<&Caller>) -> bool {
+        let _ = (input, context, caller);
         self.spec().require_approval != ApprovalRule::Never
     }
 
@@ -315,8 +317,8 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     }
 
     /// The approval predicate (`Err` means required).
-    fn approval(input: &Self::Input, context: &Self::Context) -> Result<bool, String> {
-        let _ = (input, context);
+    fn approval(input: &Self::Input, context: &Self::Context, caller: Option<&Caller>) -> Result<bool, String> {
+        let _ = (input, context, caller);
         Ok(false)
     }
 
@@ -582,7 +584,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
         finish::<T>(OutputSteps::of(&self.spec), &output, on_output)
     }
 
-    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>, caller: Option<&Caller>) -> bool {
         match self.spec.require_approval {
             ApprovalRule::Never => false,
             ApprovalRule::Always => true,
@@ -592,7 +594,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
                     Ok((i, c))
                 });
                 // Fail closed: anything but a clean `false` means approval is required.
-                let decided = typed.and_then(|(i, c)| crate::panic::catch_panic(|| T::approval(&i, &c)).and_then(|r| r));
+                let decided = typed.and_then(|(i, c)| crate::panic::catch_panic(|| T::approval(&i, &c, caller)).and_then(|r| r));
                 !matches!(decided, Ok(false))
             }
         }

@@ -38,6 +38,18 @@ pub async fn transfer_any(input: Transfer) -> u64 {
     input.amount
 }
 
+/// Approval unless the caller's token grants `payments.admin`: a predicate may take the
+/// call's authenticated caller as a third parameter.
+fn unless_admin(_: &Transfer, _: &RequestContext, caller: Option<&Caller>) -> bool {
+    !caller.is_some_and(|c| c.scopes().contains("payments.admin"))
+}
+
+/// Transfer money, freely for administrators
+#[tool(require_approval = unless_admin)]
+pub async fn transfer_as_admin(input: Transfer) -> u64 {
+    input.amount
+}
+
 /// Delete everything
 #[tool(require_approval)]
 pub async fn delete_all() -> bool {
@@ -61,24 +73,41 @@ pub fn main() {
         let t = registry.get("transfer").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Predicate);
         let limits = ctx(json!({"max_unapproved": 500}));
-        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &limits));
-        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 900})), &limits));
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &limits, None));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 900})), &limits, None));
         // A context that does not decode: fail closed.
-        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &ctx(json!({}))));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &ctx(json!({})), None));
 
         let t = registry.get("transfer-any").unwrap();
         let none = ctx(json!({}));
-        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 10})), &none));
-        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 5000})), &none));
-        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 0})), &none));
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 10})), &none, None));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 5000})), &none, None));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 0})), &none, None));
 
         let t = registry.get("delete-all").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Always);
-        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none, None));
 
         let t = registry.get("read").unwrap();
         assert_eq!(t.spec().require_approval, ApprovalRule::Never);
-        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none));
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none, None));
+
+        let t = registry.get("transfer-as-admin").unwrap();
+        let admin = Caller::new("ada", ["payments.admin"]);
+        let clerk = Caller::new("bob", ["payments.read"]);
+        let amount = json!({"amount": 10});
+        assert!(!t.requires_approval(tool_core::ToolInput::Value(&amount), &none, Some(&admin)));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&amount), &none, Some(&clerk)));
+        assert!(t.requires_approval(tool_core::ToolInput::Value(&amount), &none, None));
+        let as_caller = |caller: Caller| {
+            let mut options = CallOptions::default();
+            options.data.caller = Some(std::sync::Arc::new(caller));
+            options
+        };
+        let out = registry.call("transfer-as-admin", amount.clone(), as_caller(admin)).await.unwrap();
+        assert_eq!(out.value(), json!(10));
+        let err = registry.call("transfer-as-admin", amount.clone(), as_caller(clerk)).await.unwrap_err();
+        assert_eq!(err.kind(), tool_core::ErrorKind::ApprovalRequired, "{err}");
 
         // `call` runs a tool only when no approval is needed; otherwise it fails closed.
         let limits = || CallOptions::with_context(json!({"max_unapproved": 500}));

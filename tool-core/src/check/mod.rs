@@ -334,7 +334,7 @@ impl Checker<'_> {
             return Ok(());
         }
         if !self.options.include_side_effects {
-            prepared.gate()?;
+            prepared.gate(None)?;
         }
         let CallOptions { data, env } = CallOptions::default().timeout(self.options.timeout);
         match prepared.run(&data, env, None).await? {

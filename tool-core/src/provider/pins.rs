@@ -53,8 +53,8 @@ impl Tool for PinnedTool {
         })
     }
 
-    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>) -> bool {
-        self.inner.requires_approval(input, context)
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>, caller: Option<&crate::Caller>) -> bool {
+        self.inner.requires_approval(input, context, caller)
     }
 
     fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {

@@ -86,15 +86,15 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// Whether the tool's own rule asks for approval of this call (fails closed).
-    pub(crate) fn needs_approval(&self) -> bool {
+    /// Whether the tool's own rule asks for approval of this call by `caller` (fails closed).
+    pub(crate) fn needs_approval(&self, caller: Option<&crate::Caller>) -> bool {
         self.entry.tool.spec().require_approval != ApprovalRule::Never
-            && self.entry.tool.requires_approval(self.input.as_input(), &self.context)
+            && self.entry.tool.requires_approval(self.input.as_input(), &self.context, caller)
     }
 
     /// The approval gate of a call nobody can approve: a tool that needs approval is refused.
-    pub(crate) fn gate(&self) -> Result<(), ToolError> {
-        if !self.needs_approval() {
+    pub(crate) fn gate(&self, caller: Option<&crate::Caller>) -> Result<(), ToolError> {
+        if !self.needs_approval(caller) {
             return Ok(());
         }
         let id = self.entry.tool.spec().id.as_str();

@@ -181,7 +181,7 @@ impl Runtime {
         let edited = self.inner.registry.prepare(&call.tool_name, &edited, context);
         let edited = edited.and_then(|p| p.into_owned()).map_err(RuntimeError::InvalidResume)?;
         // The editor's decision is the approval the edited arguments need, if they need one.
-        let still = edited.needs_approval();
+        let still = edited.needs_approval(call.data.caller.as_deref());
         tracing::info!(tool_call_id = %call.tool_call_id, tool = %call.tool_name, approval_still_needed = still, "a call runs with arguments edited by its approver");
         Ok(edited)
     }

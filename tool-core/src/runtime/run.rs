@@ -68,7 +68,7 @@ impl Runtime {
             let args = prepared.args();
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
-        if self.inner.approve_all || prepared.needs_approval() {
+        if self.inner.approve_all || prepared.needs_approval(data.caller.as_deref()) {
             let waiting = Box::pin(self.wait(sink, &viewer, &call, &prepared, &data, Wait::Approval));
             return waiting.instrument(trace::approval_span()).await;
         }

@@ -40,13 +40,15 @@ fn approval(t: &Tool) -> TokenStream {
     let Some(Approval::Predicate(path)) = &t.attrs.require_approval else {
         return TokenStream::new();
     };
-    let call = typed_call(
-        path,
-        quote!(fn(&Self::Input, &Self::Context) -> _),
-        quote!(__toolsmith_input, __toolsmith_context),
-    );
+    let predicate = quote_spanned!(path.span()=> #pr::approval(#path, __toolsmith_input, __toolsmith_context, __toolsmith_caller));
     quote! {
-        fn approval(__toolsmith_input: &Self::Input, __toolsmith_context: &Self::Context) -> #pr::Result<bool, #pr::String> { #pr::approval(#call) }
+        fn approval(
+            __toolsmith_input: &Self::Input,
+            __toolsmith_context: &Self::Context,
+            __toolsmith_caller: #pr::Option<&#pr::Caller>,
+        ) -> #pr::Result<bool, #pr::String> {
+            #predicate
+        }
     }
 }
 
