@@ -157,10 +157,13 @@ pub fn write(root: &std::path::Path, input: &WriteFileInput) -> Result<Result<Wr
     resume = OverwriteDecision,
     mcp(title = "Write File", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
 )]
-pub async fn write_file(input: WriteFileInput, #[ctx] cx: ToolContext<WriteContext>) -> Result<WriteResult, ToolError> {
+pub async fn write_file(
+    input: WriteFileInput,
+    #[ctx] cx: ToolContext<WriteContext, OverwriteConflict, OverwriteDecision>,
+) -> Result<WriteResult, ToolError> {
     let root = cx.request_context().root.clone();
     let mut input = input;
-    match cx.resume_data::<OverwriteDecision>()? {
+    match cx.resume_data()? {
         Some(OverwriteDecision { overwrite: true }) => input.overwrite = Some(true),
         Some(OverwriteDecision { overwrite: false }) => {
             return Err(ToolError::new(format!(

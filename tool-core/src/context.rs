@@ -9,11 +9,13 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -410,14 +412,46 @@ fn suspension(tool: &str, payload: impl Serialize) -> ToolError {
     }
 }
 
-/// The agent-facing part of a call's context: ids, messages, suspension, resume data and the
-/// writer for custom chunks.
-#[derive(Debug, Clone, Copy)]
-pub struct Agent<'a> {
-    call: &'a ToolCallInfo,
+/// The resume data of `call` as `R`: the model-readable error of a tool that cannot read it.
+fn read_resume<R: DeserializeOwned>(call: &ToolCallInfo) -> Result<Option<R>, ToolError> {
+    match &call.resume_data {
+        None => Ok(None),
+        Some(v) => R::deserialize(v).map(Some).map_err(|e| {
+            ToolError::with_kind(
+                crate::error::ErrorKind::InvalidInput,
+                format!(
+                    "Tool `{}`: the resume data could not be read: {}",
+                    call.tool_name,
+                    crate::json::bound_quotes(&e.to_string())
+                ),
+            )
+        }),
+    }
 }
 
-impl<'a> Agent<'a> {
+/// The agent-facing part of a call's context: ids, messages, suspension, resume data and the
+/// writer for custom chunks. `S` and `R` are the tool's suspend and resume types, as in its
+/// [`ToolContext`].
+pub struct Agent<'a, S = Value, R = Value> {
+    call: &'a ToolCallInfo,
+    payloads: PhantomData<fn(S) -> R>,
+}
+
+impl<S, R> Clone for Agent<'_, S, R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S, R> Copy for Agent<'_, S, R> {}
+
+impl<S, R> fmt::Debug for Agent<'_, S, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent").field("call", self.call).finish()
+    }
+}
+
+impl<'a, S, R> Agent<'a, S, R> {
     /// The provider's id for this call.
     pub fn tool_call_id(&self) -> &'a str {
         &self.call.tool_call_id
@@ -438,13 +472,21 @@ impl<'a> Agent<'a> {
         &self.call.messages
     }
 
-    /// The resume data, when this run continues a suspended call.
-    pub fn resume_data(&self) -> Option<&'a Value> {
-        self.call.resume_data.as_ref()
+    /// The resume data as the tool's `resume` type, when this run continues a suspended call
+    /// (see [`ToolContext::resume_data`]).
+    pub fn resume_data(&self) -> Result<Option<R>, ToolError>
+    where
+        R: DeserializeOwned,
+    {
+        read_resume(self.call)
     }
 
-    /// Suspends the call: return the result from the tool body (`return Err(cx.agent().suspend(p))`).
-    pub fn suspend(&self, payload: impl Serialize) -> ToolError {
+    /// Suspends the call with a payload of the tool's `suspend` type: return the result from
+    /// the tool body (`return Err(cx.agent().suspend(p))`, see [`ToolContext::suspend`]).
+    pub fn suspend(&self, payload: S) -> ToolError
+    where
+        S: Serialize,
+    {
         suspension(&self.call.tool_name, payload)
     }
 
@@ -457,21 +499,98 @@ impl<'a> Agent<'a> {
 /// What a tool receives through its `#[ctx]` parameter.
 ///
 /// `C` is the tool's request-context type (`context = C` in the attribute), already validated
-/// against its schema; without one it is [`RequestContext`].
-#[derive(Debug, Clone)]
-pub struct ToolContext<C = RequestContext> {
+/// against its schema; without one it is [`RequestContext`]. `S` and `R` are the tool's
+/// `suspend` and `resume` types: [`ToolContext::suspend`] takes an `S`,
+/// [`ToolContext::resume_data`] gives an `R`. Without `suspend = …` / `resume = …` they are
+/// [`Value`] (untyped, no schema), and `#[tool]` checks at compile time that the parameter
+/// says the same as the attribute.
+///
+/// ```
+/// use tool_core::prelude::*;
+/// use tool_core::runtime::{Outcome, Runtime};
+///
+/// /// What the tool asks.
+/// #[derive(Serialize, Deserialize, JsonSchema)]
+/// pub struct Ask {
+///     /// The question for the user
+///     pub question: String,
+/// }
+///
+/// /// What the user answers.
+/// #[derive(Deserialize, JsonSchema)]
+/// pub struct Reply {
+///     /// Whether to go on
+///     pub go: bool,
+/// }
+///
+/// /// Deletes a file once the user agrees
+/// #[tool(suspend = Ask, resume = Reply)]
+/// pub async fn delete_file(path: String, #[ctx] cx: ToolContext<RequestContext, Ask, Reply>) -> Result<String, ToolError> {
+///     match cx.resume_data()? {
+///         None => Err(cx.suspend(Ask { question: format!("Delete {path}?") })),
+///         Some(Reply { go: true }) => Ok(format!("deleted {path}")),
+///         Some(Reply { go: false }) => Ok("kept".into()),
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let runtime = Runtime::new(Registry::try_from_tools([delete_file::tool()]).unwrap());
+/// let run = runtime.call("delete-file", json!({"path": "a.txt"}), CallOptions::default()).finish().await;
+/// let Outcome::Suspended(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
+/// assert_eq!(waiting.call.suspend_payload, Some(json!({"question": "Delete a.txt?"})));
+/// let run = runtime.resume(waiting.id(), json!({"go": true})).await.unwrap().finish().await;
+/// let Outcome::Done(out) = run.outcome else { panic!("{:?}", run.outcome) };
+/// assert_eq!(out.value(), json!("deleted a.txt"));
+/// # });
+/// ```
+pub struct ToolContext<C = RequestContext, S = Value, R = Value> {
     request_context: C,
     raw: Arc<Map<String, Value>>,
     call: ToolCallInfo,
+    payloads: PhantomData<fn(S) -> R>,
 }
 
-impl<C> ToolContext<C> {
-    /// Builds a context (the registry does this for every call).
+impl<C: Clone, S, R> Clone for ToolContext<C, S, R> {
+    fn clone(&self) -> Self {
+        ToolContext {
+            request_context: self.request_context.clone(),
+            raw: self.raw.clone(),
+            call: self.call.clone(),
+            payloads: PhantomData,
+        }
+    }
+}
+
+impl<C: fmt::Debug, S, R> fmt::Debug for ToolContext<C, S, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("request_context", &self.request_context)
+            .field("raw", &self.raw)
+            .field("call", &self.call)
+            .finish()
+    }
+}
+
+impl<C, S, R> ToolContext<C, S, R> {
+    /// Builds a context (the registry does this for every call); the payload types follow
+    /// from where it goes (a tool's `execute`).
     pub fn new(request_context: C, raw: Arc<Map<String, Value>>, call: ToolCallInfo) -> Self {
         ToolContext {
             request_context,
             raw,
             call,
+            payloads: PhantomData,
+        }
+    }
+
+    /// The same context with other payload types: for `#[tool]`'s generated code, which
+    /// checks on its own that they agree with the tool's (see `__private_v0_1::ContextParam`).
+    pub(crate) fn with_payloads<S2, R2>(self) -> ToolContext<C, S2, R2> {
+        ToolContext {
+            request_context: self.request_context,
+            raw: self.raw,
+            call: self.call,
+            payloads: PhantomData,
         }
     }
 
@@ -540,36 +659,32 @@ impl<C> ToolContext<C> {
 
     /// The agent-facing context: thread and resource ids, messages, suspension, resume data,
     /// the writer.
-    pub fn agent(&self) -> Agent<'_> {
-        Agent { call: &self.call }
+    pub fn agent(&self) -> Agent<'_, S, R> {
+        Agent {
+            call: &self.call,
+            payloads: PhantomData,
+        }
     }
 
-    /// Suspends the call until it is resumed with data matching the tool's `resume` type; the
-    /// payload is checked against the `suspend` type's schema. Return it from the body:
-    ///
-    /// ```ignore
-    /// if let Some(decision) = cx.resume_data::<Decision>()? { /* continue */ }
-    /// return Err(cx.suspend(Conflict { path }));
-    /// ```
-    pub fn suspend(&self, payload: impl Serialize) -> ToolError {
+    /// Suspends the call with a payload of the tool's `suspend` type (checked against its
+    /// schema too, for a type whose serialisation says more than its schema); the call waits
+    /// until it is resumed with data matching the `resume` type. Return it from the body:
+    /// `return Err(cx.suspend(Conflict { path }))` (see the example on [`ToolContext`]).
+    pub fn suspend(&self, payload: S) -> ToolError
+    where
+        S: Serialize,
+    {
         suspension(&self.call.tool_name, payload)
     }
 
-    /// The resume data as the tool's `resume` type, when this run continues a suspended call.
-    pub fn resume_data<R: serde::de::DeserializeOwned>(&self) -> Result<Option<R>, ToolError> {
-        match &self.call.resume_data {
-            None => Ok(None),
-            Some(v) => R::deserialize(v).map(Some).map_err(|e| {
-                ToolError::with_kind(
-                    crate::error::ErrorKind::InvalidInput,
-                    format!(
-                        "Tool `{}`: the resume data could not be read: {}",
-                        self.call.tool_name,
-                        crate::json::bound_quotes(&e.to_string())
-                    ),
-                )
-            }),
-        }
+    /// The resume data as the tool's `resume` type, when this run continues a suspended call
+    /// (`None` on the first run). Data that does not decode into `R` (it was checked against
+    /// the schema, but a type may ask more) is a model-readable error.
+    pub fn resume_data(&self) -> Result<Option<R>, ToolError>
+    where
+        R: DeserializeOwned,
+    {
+        read_resume(&self.call)
     }
 
     /// The writer for custom chunks (each becomes an event of the run).

@@ -236,9 +236,9 @@ mod tests {
         let eager = IdempotencyKey::for_call("tool", "call_1", &data);
         let lazy = || ToolCallInfo::with_key("tool".into(), "call_1".into(), &data, CallEnv::default(), Default::default(), true);
         assert_eq!(lazy().idempotency_key.as_str(), "", "made before it was read");
-        let cx = ToolContext::new((), Default::default(), lazy());
+        let cx: ToolContext<()> = ToolContext::new((), Default::default(), lazy());
         assert_eq!(cx.idempotency_key(), &eager);
-        let cx = ToolContext::new((), Default::default(), lazy());
+        let cx: ToolContext<()> = ToolContext::new((), Default::default(), lazy());
         assert_eq!(cx.call().idempotency_key, eager, "a body reading the call sees it made");
         // A key the caller gave, or one the runtime resolved, is never replaced.
         let given = CallData {
@@ -251,7 +251,7 @@ mod tests {
             idempotency: Some(IdempotencyKey::new("resolved").interrupted_before()),
             ..CallEnv::default()
         };
-        let cx = ToolContext::new(
+        let cx: ToolContext<()> = ToolContext::new(
             (),
             Default::default(),
             ToolCallInfo::with_key("tool".into(), "c".into(), &data, env, Default::default(), true),

@@ -69,8 +69,8 @@ const fn same_str(a: &str, b: &str) -> bool {
     true
 }
 
-/// Payload type of a tool with no `suspend`/`resume` type.
-pub type NoPayload = ();
+/// Payload type of a tool with no `suspend`/`resume` type: untyped (and no schema published).
+pub type NoPayload = serde_json::Value;
 
 /// Stands in for a value in the stubs `#[tool]` emits beside its errors (so that code naming
 /// the tool still resolves); those never compile, so it is never called.
@@ -89,7 +89,7 @@ impl<T, E> Probe<Result<T, E>> {
     pub const IS_RESULT: bool = true;
 }
 
-impl<C> Probe<ToolContext<C>> {
+impl<C, S, R> Probe<ToolContext<C, S, R>> {
     /// `T` is a `ToolContext`.
     pub const IS_CONTEXT: bool = true;
 }
@@ -559,28 +559,97 @@ pub fn approval<I, C, M>(
     predicate.decide(input, context, caller)
 }
 
-/// How the `#[ctx]` parameter, of type `T`, receives the call's context: when `T` is a
-/// `ToolContext<C>` (`Shape<true>`, from `Probe::<T>::IS_CONTEXT`), as it is, `C` being the
-/// request-context type unless `context = …` says otherwise. For any other `T` the check beside
-/// it has already failed (once, at the parameter's type); `Shape<false>` only keeps the rest of
-/// the expansion free of further errors.
-pub trait ContextParam<T> {
+/// How the `#[ctx]` parameter, of type `T`, receives the call's context, for a tool whose
+/// payload types are `S` and `R` (its `suspend` and `resume` types, [`NoPayload`] when not
+/// declared): when `T` is a `ToolContext<C, PS, PR>` (`Shape<true>`, from
+/// `Probe::<T>::IS_CONTEXT`), as that, `C` being the request-context type unless `context = …`
+/// says otherwise. `PS` and `PR` are checked against `S` and `R` beside it
+/// ([`suspends_with`], [`resumes_with`] and their untyped forms), once, at the parameter's
+/// type; the conversion itself always compiles, so a mismatch is one error. For any other `T`
+/// the check beside it has already failed (once, at the parameter's type); `Shape<false>`
+/// only keeps the rest of the expansion free of further errors (its payload types are the
+/// tool's own, so their checks pass).
+pub trait ContextParam<T, S, R> {
     /// The request-context type.
     type Context;
+    /// The suspend payload type the parameter names.
+    type Suspend;
+    /// The resume data type the parameter names.
+    type Resume;
     /// The parameter.
-    fn param(cx: ToolContext<Self::Context>) -> T;
+    fn param(cx: ToolContext<Self::Context, S, R>) -> T;
 }
 
-impl<C> ContextParam<ToolContext<C>> for Shape<true> {
+impl<C, S, R, PS, PR> ContextParam<ToolContext<C, PS, PR>, S, R> for Shape<true> {
     type Context = C;
-    fn param(cx: ToolContext<C>) -> ToolContext<C> {
-        cx
+    type Suspend = PS;
+    type Resume = PR;
+    fn param(cx: ToolContext<C, S, R>) -> ToolContext<C, PS, PR> {
+        cx.with_payloads()
     }
 }
 
-impl<T> ContextParam<T> for Shape<false> {
+impl<T, S, R> ContextParam<T, S, R> for Shape<false> {
     type Context = RequestContext;
-    fn param(_: ToolContext<RequestContext>) -> T {
+    type Suspend = S;
+    type Resume = R;
+    fn param(_: ToolContext<RequestContext, S, R>) -> T {
         stub()
     }
 }
+
+/// The `#[ctx]` parameter of a tool with `context = C`: the call's context with the payload
+/// types the parameter names, `PS` and `PR` (checked beside it, as for [`ContextParam`]).
+/// Generated code names every type, so a parameter with another request-context type than `C`
+/// is reported against the function's signature, as it names it.
+pub fn context_param<C, S, R, PS, PR>(cx: ToolContext<C, S, R>) -> ToolContext<C, PS, PR> {
+    cx.with_payloads()
+}
+
+/// A `#[ctx]` parameter's suspend payload type, `Self`, is the one the tool declares.
+#[diagnostic::on_unimplemented(
+    message = "the `#[ctx]` parameter suspends with `{Self}`, but the tool declares `suspend = {Declared}`",
+    label = "this context's suspend payload type is `{Self}`, not `{Declared}`",
+    note = "`cx.suspend(payload)` takes the tool's `suspend` type: write `#[ctx] cx: ToolContext<C, {Declared}, R>`, `C` the request-context type (`RequestContext` without `context = …`) and `R` the `resume` type (`Value` without `resume = …`)"
+)]
+pub trait SuspendsWith<Declared: ?Sized> {}
+impl<T: ?Sized> SuspendsWith<T> for T {}
+
+/// A `#[ctx]` parameter's suspend payload type, `Self`, is untyped, as the tool declares none.
+#[diagnostic::on_unimplemented(
+    message = "the `#[ctx]` parameter suspends with `{Self}`, but the tool declares no `suspend` type",
+    label = "this context's suspend payload type is `{Self}`, not the untyped `Value`",
+    note = "declare it: `#[tool(suspend = {Self})]` (its schema is published and every payload checked against it); or take the untyped `ToolContext<C>`"
+)]
+pub trait SuspendsUntyped {}
+impl SuspendsUntyped for serde_json::Value {}
+
+/// A `#[ctx]` parameter's resume data type, `Self`, is the one the tool declares.
+#[diagnostic::on_unimplemented(
+    message = "the `#[ctx]` parameter resumes with `{Self}`, but the tool declares `resume = {Declared}`",
+    label = "this context's resume data type is `{Self}`, not `{Declared}`",
+    note = "`cx.resume_data()` gives the tool's `resume` type: write `#[ctx] cx: ToolContext<C, S, {Declared}>`, `C` the request-context type (`RequestContext` without `context = …`) and `S` the `suspend` type (`Value` without `suspend = …`)"
+)]
+pub trait ResumesWith<Declared: ?Sized> {}
+impl<T: ?Sized> ResumesWith<T> for T {}
+
+/// A `#[ctx]` parameter's resume data type, `Self`, is untyped, as the tool declares none.
+#[diagnostic::on_unimplemented(
+    message = "the `#[ctx]` parameter resumes with `{Self}`, but the tool declares no `resume` type",
+    label = "this context's resume data type is `{Self}`, not the untyped `Value`",
+    note = "declare it: `#[tool(resume = {Self})]` (its schema is published and resume data checked against it); or take the untyped `ToolContext<C>`"
+)]
+pub trait ResumesUntyped {}
+impl ResumesUntyped for serde_json::Value {}
+
+/// Asserts at compile time that the `#[ctx]` parameter suspends with the declared type `D`.
+pub const fn suspends_with<P: SuspendsWith<D> + ?Sized, D: ?Sized>() {}
+
+/// Asserts at compile time that the `#[ctx]` parameter suspends untyped (nothing declared).
+pub const fn suspends_untyped<P: SuspendsUntyped + ?Sized>() {}
+
+/// Asserts at compile time that the `#[ctx]` parameter resumes with the declared type `D`.
+pub const fn resumes_with<P: ResumesWith<D> + ?Sized, D: ?Sized>() {}
+
+/// Asserts at compile time that the `#[ctx]` parameter resumes untyped (nothing declared).
+pub const fn resumes_untyped<P: ResumesUntyped + ?Sized>() {}

@@ -267,7 +267,8 @@ pub struct ToolMeta {
     pub plain_output: bool,
 }
 
-/// A tool with typed input, output and context: what `#[tool]` implements.
+/// A tool with typed input, output, context and suspend/resume payloads: what `#[tool]`
+/// implements.
 ///
 /// Implementing it by hand works too; wrap the type in [`TypedTool::into_tool`] (or let the
 /// macro do it) to get a [`Tool`].
@@ -278,9 +279,12 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     type Output: Serialize + JsonSchema + Send + Sync + 'static;
     /// The request-context type.
     type Context: DeserializeOwned + JsonSchema + Send + Sync + 'static;
-    /// The suspend payload type (read back when a suspended call is shown or resumed).
+    /// The suspend payload type: what [`ToolContext::suspend`] takes (read back when a
+    /// suspended call is shown or resumed). `Value` for a tool that declares none: its
+    /// payloads are untyped and `ToolMeta::has_suspend` is `false` (no schema is published).
     type Suspend: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static;
-    /// The resume data type.
+    /// The resume data type: what [`ToolContext::resume_data`] gives (`Value` for a tool that
+    /// declares none, with `ToolMeta::has_resume` `false`).
     type Resume: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
     /// Id, description and every attribute option.
@@ -296,10 +300,11 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
         Vec::new()
     }
 
-    /// The tool's logic (for a tool without a body, an error: it is never asked to run).
+    /// The tool's logic (for a tool without a body, an error: it is never asked to run). Its
+    /// context suspends with [`Self::Suspend`] and resumes with [`Self::Resume`].
     fn execute(
         input: Self::Input,
-        cx: ToolContext<Self::Context>,
+        cx: ToolContext<Self::Context, Self::Suspend, Self::Resume>,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'static;
 
     /// Reads the result the application submitted for a call of a tool without a body

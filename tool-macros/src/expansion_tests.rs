@@ -52,6 +52,19 @@ fn plain_parameters_with_docs_and_context() {
 }
 
 #[test]
+fn suspend_and_resume_through_the_context() {
+    insta::assert_snapshot!(expand(
+        quote!(suspend = Ask, resume = Reply),
+        quote! {
+            /// Delete a file once the user agrees
+            pub async fn delete_file(path: String, #[ctx] cx: ToolContext<RequestContext, Ask, Reply>) -> Result<String, ToolError> {
+                todo!()
+            }
+        }
+    ));
+}
+
+#[test]
 fn every_option() {
     insta::assert_snapshot!(expand(
         quote!(

@@ -27,8 +27,11 @@ use proc_macro::TokenStream;
 /// collection, map or `Option`, or an alias of one), and the whole input otherwise (a struct);
 /// mark it `#[input]` to make it the whole input, or `#[field]` to make it one field, whatever
 /// its type (a map as a free-form object input, an enum or a newtype as a field). A parameter
-/// marked `#[ctx]` receives the `ToolContext`. The return type is the output, or, for any
-/// `Result<T, E>` (aliases too), `T` with `E: Into<ToolError>` as the error.
+/// marked `#[ctx]` receives the `ToolContext<C, S, R>`: `C` the request context, `S` and `R`
+/// the `suspend` and `resume` types, which must be the attribute's (`Value` where it declares
+/// none: `ToolContext<C>`), else a compile error at the parameter. The return type is the
+/// output, or, for any `Result<T, E>` (aliases too), `T` with `E: Into<ToolError>` as the
+/// error.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(args.into(), item.into()).into()

@@ -93,8 +93,9 @@ async fn connect(cx: &LedgerContext) -> Result<tokio_postgres::Client, ToolError
     Ok(client)
 }
 
-/// Appends `key` once: a run told it follows an interrupted one looks the row up first.
-async fn append(cx: &ToolContext<LedgerContext>, key: String) -> Result<Appended, ToolError> {
+/// Appends `key` once: a run told it follows an interrupted one looks the row up first. Over
+/// any suspend/resume types `S`, `R`: `ledger_suspend`'s context names its own.
+async fn append<S, R>(cx: &ToolContext<LedgerContext, S, R>, key: String) -> Result<Appended, ToolError> {
     checked_key(&key)?;
     let table = checked_table(&cx.request_context().ledger_table)?;
     let client = connect(cx.request_context()).await?;
@@ -137,9 +138,9 @@ pub struct Go {
 
 /// Waits for resume data, then appends a key to the ledger
 #[tool(id = "ledger_suspend", context = LedgerContext, suspend = Hold, resume = Go, idempotent = "recover")]
-pub async fn ledger_suspend(entry: Entry, #[ctx] cx: ToolContext<LedgerContext>) -> Result<Appended, ToolError> {
+pub async fn ledger_suspend(entry: Entry, #[ctx] cx: ToolContext<LedgerContext, Hold, Go>) -> Result<Appended, ToolError> {
     checked_key(&entry.key)?;
-    match cx.resume_data::<Go>()? {
+    match cx.resume_data()? {
         None => Err(cx.suspend(Hold { key: entry.key })),
         Some(Go { go: false }) => Err(ToolError::new("Resumed with `go: false`; nothing was appended.")),
         Some(Go { go: true }) => append(&cx, entry.key).await,

@@ -59,7 +59,7 @@ fn stubs(t: &Tool) -> TokenStream {
 
                 fn execute(
                     _: Self::Input,
-                    _: #pr::ToolContext<Self::Context>,
+                    _: #pr::ToolContext<Self::Context, Self::Suspend, Self::Resume>,
                 ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
                     async { #pr::stub() }
                 }

@@ -2,7 +2,6 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
-use syn::Type;
 use syn::spanned::Spanned;
 
 use super::context::Context;
@@ -17,11 +16,7 @@ pub fn expand(t: &Tool, names: &Names, input: &Input, output: &Output) -> TokenS
     let (input_ty, output_ty) = (&input.ty, &output.ty);
     let context = Context::new(t);
     let (context_items, context_ty) = (&context.items, &context.ty);
-    let payload = |ty: &Option<Type>| match ty {
-        Some(ty) => quote_spanned!(ty.span()=> #ty),
-        None => quote!(#pr::NoPayload),
-    };
-    let (suspend_ty, resume_ty) = (payload(&t.attrs.suspend), payload(&t.attrs.resume));
+    let (suspend_ty, resume_ty) = (&context.suspend, &context.resume);
     let schema_asserts = [&t.attrs.suspend, &t.attrs.resume, &t.attrs.context]
         .into_iter()
         .flatten()
@@ -63,7 +58,7 @@ fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> To
         return quote! {
             fn execute(
                 _: Self::Input,
-                _: #pr::ToolContext<Self::Context>,
+                _: #pr::ToolContext<Self::Context, Self::Suspend, Self::Resume>,
             ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
                 let __toolsmith_error = #pr::client_side_error(<Self as #pr::TypedTool>::meta().id);
                 async move { #pr::Result::Err(__toolsmith_error) }
@@ -83,7 +78,7 @@ fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> To
     quote! {
         fn execute(
             __toolsmith_input: Self::Input,
-            __toolsmith_cx: #pr::ToolContext<Self::Context>,
+            __toolsmith_cx: #pr::ToolContext<Self::Context, Self::Suspend, Self::Resume>,
         ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
             let _ = &__toolsmith_cx;
             async move {

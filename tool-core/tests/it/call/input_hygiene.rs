@@ -181,10 +181,10 @@ async fn replace(
     path: String,
     /// The access token of the file service
     access_token: String,
-    #[ctx] cx: ToolContext<Workspace>,
+    #[ctx] cx: ToolContext<Workspace, Question, Decision>,
 ) -> Result<String, ToolError> {
     let _ = access_token;
-    match cx.resume_data::<Decision>()? {
+    match cx.resume_data()? {
         Some(d) => Ok(format!("{}/{path}: overwrite {}", cx.request_context().root, d.overwrite)),
         None => Err(cx.suspend(Question {
             question: format!("Replace {path}?"),
@@ -202,8 +202,8 @@ pub struct OddResume {
 
 /// Suspends, then reads resume data its schema misdescribes
 #[tool(id = "hy-odd-resume", suspend = Question, resume = OddResume)]
-async fn odd_resume(#[ctx] cx: ToolContext) -> Result<u32, ToolError> {
-    match cx.resume_data::<OddResume>()? {
+async fn odd_resume(#[ctx] cx: ToolContext<RequestContext, Question, OddResume>) -> Result<u32, ToolError> {
+    match cx.resume_data()? {
         Some(r) => Ok(r.n),
         None => Err(cx.suspend(Question { question: "n?".into() })),
     }

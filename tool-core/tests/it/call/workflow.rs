@@ -26,12 +26,12 @@ pub struct SignOff {
 async fn book_invoice(
     /// The invoice number
     number: u32,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: ToolContext<RequestContext, Need, SignOff>,
 ) -> Result<String, ToolError> {
     let workflow = cx
         .workflow()
         .ok_or_else(|| ToolError::new("book-invoice runs inside a workflow step"))?;
-    match cx.resume_data::<SignOff>()? {
+    match cx.resume_data()? {
         None => {
             workflow.set_state(json!({"step": "waiting for finance", "invoice": number}));
             Err(workflow.suspend(

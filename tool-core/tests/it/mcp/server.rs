@@ -1402,8 +1402,8 @@ struct Go {
 
 /// Waits for a person's go-ahead before it finishes
 #[tool(suspend = Hold, resume = Go)]
-async fn hold_on(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
-    match cx.resume_data::<Go>()? {
+async fn hold_on(#[ctx] cx: ToolContext<RequestContext, Hold, Go>) -> Result<String, ToolError> {
+    match cx.resume_data()? {
         Some(Go { go }) => Ok(format!("went on: {go}")),
         None => Err(cx.suspend(Hold {
             why: "needs a go-ahead".into(),

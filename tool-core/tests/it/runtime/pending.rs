@@ -62,18 +62,26 @@ pub struct Answer {
 async fn ask(
     /// The question
     question: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: ToolContext<RequestContext, Question, Answer>,
 ) -> Result<u32, ToolError> {
-    match cx.resume_data::<Answer>()? {
+    match cx.resume_data()? {
         Some(a) => Ok(a.answer + 1),
         None => Err(cx.suspend(Question { question })),
     }
 }
 
+/// A question whose schema calls its number a string: its payloads break the schema.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct OddQuestion {
+    /// Said to be a string.
+    #[schemars(with = "String")]
+    pub question: u32,
+}
+
 /// Suspends with a payload that breaks its own suspend schema
-#[tool(id = "pend-bad-suspend", suspend = Question, resume = Answer)]
-async fn bad_suspend(#[ctx] cx: ToolContext) -> Result<u32, ToolError> {
-    Err(cx.suspend(json!({"question": 42})))
+#[tool(id = "pend-bad-suspend", suspend = OddQuestion, resume = Answer)]
+async fn bad_suspend(#[ctx] cx: ToolContext<RequestContext, OddQuestion, Answer>) -> Result<u32, ToolError> {
+    Err(cx.suspend(OddQuestion { question: 42 }))
 }
 
 /// Reads everything the context offers

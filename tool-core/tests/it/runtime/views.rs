@@ -303,12 +303,15 @@ macro_rules! has_action {
     )*};
 }
 
+/// The context of the tools that suspend with an [`Ask`] and resume with a [`Reply`].
+type AskCx = ToolContext<RequestContext, Ask, Reply>;
+
 /// What the fail-closed tools do: succeed, fail, suspend until resumed.
-async fn act(secret: String, action: String, cx: ToolContext) -> Result<String, ToolError> {
+async fn act(secret: String, action: String, cx: AskCx) -> Result<String, ToolError> {
     match action.as_str() {
         "fail" => Err(ToolError::new(format!("failed on {secret}"))),
         "panic" => panic!("panicked on {secret}"),
-        "suspend" => match cx.resume_data::<Reply>()? {
+        "suspend" => match cx.resume_data()? {
             Some(r) => Ok(format!("{secret}: {}", r.answer)),
             None => Err(cx.suspend(Ask {
                 question: format!("Go on with {secret}?"),
@@ -335,7 +338,7 @@ async fn none_tool(
     secret: String,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<String, ToolError> {
     act(secret, action, cx).await
 }
@@ -358,7 +361,7 @@ async fn panic_tool(
     secret: String,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<String, ToolError> {
     act(secret, action, cx).await
 }
@@ -470,13 +473,13 @@ fn input_only_display(i: &InputOf<input_only>) -> Value {
 }
 
 /// Display transforms its input only
-#[tool(id = "views-input-only", require_approval = act_needs_approval, transform(display(input = input_only_display)))]
+#[tool(id = "views-input-only", require_approval = act_needs_approval, suspend = Ask, resume = Reply, transform(display(input = input_only_display)))]
 async fn input_only(
     /// A secret
     secret: String,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<String, ToolError> {
     act(secret, action, cx).await
 }
@@ -487,13 +490,13 @@ fn output_only_display(out: &String) -> Value {
 }
 
 /// Display transforms its output only
-#[tool(id = "views-output-only", require_approval = act_needs_approval, transform(display(output = output_only_display)))]
+#[tool(id = "views-output-only", require_approval = act_needs_approval, suspend = Ask, resume = Reply, transform(display(output = output_only_display)))]
 async fn output_only(
     /// A secret
     secret: String,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<String, ToolError> {
     act(secret, action, cx).await
 }
@@ -509,7 +512,7 @@ async fn plain(
     secret: String,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<String, ToolError> {
     act(secret, action, cx).await
 }
@@ -1080,14 +1083,14 @@ fn canary_model_output(s: &Statement) -> ModelOutput {
 }
 
 /// What the canary tools do with their secret.
-async fn statement(secret: String, amount: u32, action: String, cx: ToolContext) -> Result<Statement, ToolError> {
+async fn statement(secret: String, amount: u32, action: String, cx: AskCx) -> Result<Statement, ToolError> {
     tracing::info!(amount, action = %action, "views canary tool ran");
     let note = format!("statement for {secret}");
     match action.as_str() {
         "fail" => Err(ToolError::new(format!("the ledger refused {secret}"))),
         "fail-details" => Err(ToolError::with_details("the ledger refused", json!({"secret": secret}))),
         "panic" => panic!("the ledger crashed on {secret}"),
-        "suspend" => match cx.resume_data::<Reply>()? {
+        "suspend" => match cx.resume_data()? {
             Some(_) => Ok(Statement { secret, amount, note }),
             None => Err(cx.suspend(Ask {
                 question: format!("Really print {secret}?"),
@@ -1118,7 +1121,7 @@ async fn canary(
     amount: u32,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<Statement, ToolError> {
     statement(secret, amount, action, cx).await
 }
@@ -1130,6 +1133,8 @@ fn canary_min_input(i: &InputOf<canary_min>) -> Value {
 /// Prints a statement (input and output transforms only: the rest falls back)
 #[tool(
     id = "views-canary-min",
+    suspend = Ask,
+    resume = Reply,
     require_approval = act_needs_approval,
     to_model_output = canary_model_output,
     transform(display(input = canary_min_input, output = canary_output), transcript(input = canary_min_input, output = canary_output))
@@ -1141,7 +1146,7 @@ async fn canary_min(
     amount: u32,
     /// What to do
     action: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: AskCx,
 ) -> Result<Statement, ToolError> {
     statement(secret, amount, action, cx).await
 }

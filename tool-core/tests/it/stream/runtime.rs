@@ -51,6 +51,9 @@ async fn hooks_fire_in_order_and_calls_run() {
         .tool_call_pieces("toolu_c", "no-such-tool", &["{}"])
         .tool_call_pieces("toolu_d", "rt-delete", &[r#"{"scope": "all"}"#])
         .replay()
+        // Its own tools: this binary defines some ids twice (`call::from_module`), so it has
+        // no global registry.
+        .tools([forecast::tool(), delete_all::tool()])
         .byte_chunks(7)
         .await;
     assert!(

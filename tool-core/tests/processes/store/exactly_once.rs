@@ -74,9 +74,9 @@ async fn resumable(
     path: String,
     /// The file whose existence lets the tool finish
     release: String,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: ToolContext<RequestContext, Question, Go>,
 ) -> Result<String, ToolError> {
-    match cx.resume_data::<Go>()? {
+    match cx.resume_data()? {
         Some(_) => run_effect(&path, &release).await,
         None => Err(cx.suspend(Question { question: "go?".into() })),
     }

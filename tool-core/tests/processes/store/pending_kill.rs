@@ -38,9 +38,9 @@ pub struct Reply {
 async fn ask(
     /// The number
     n: u64,
-    #[ctx] cx: ToolContext,
+    #[ctx] cx: ToolContext<RequestContext, Ask, Reply>,
 ) -> Result<u64, ToolError> {
-    match cx.resume_data::<Reply>()? {
+    match cx.resume_data()? {
         Some(r) => Ok(n + r.add),
         None => Err(cx.suspend(Ask { n })),
     }
