@@ -439,9 +439,13 @@ fn pretty(v: &Value) -> String {
 }
 
 /// The pending-call store, opened on first use (plain calls never touch it).
+/// Why the store could not be opened: the message, and the store's own error.
+type NotOpened = (String, Option<Arc<StoreError>>);
+
 struct LazyStore {
     location: Option<StoreLocation>,
-    store: tokio::sync::OnceCell<Result<Arc<dyn PendingStore>, String>>,
+    /// The store, or why it could not be opened.
+    store: tokio::sync::OnceCell<Result<Arc<dyn PendingStore>, NotOpened>>,
 }
 
 impl LazyStore {
@@ -450,15 +454,20 @@ impl LazyStore {
             let Some(location) = &self.location else {
                 // The default data directory is the one created on demand.
                 let opened = tokio::task::spawn_blocking(SqliteStore::open_default).await;
-                let opened = opened.map_err(|e| e.to_string())?;
-                return opened.map(|s| Arc::new(s) as Arc<dyn PendingStore>).map_err(|e| match e {
-                    StoreError::Storage(m) => format!("{m} (or pass --store FILE_OR_URL)"),
-                    other => other.to_string(),
+                let opened = opened.map_err(|e| (e.to_string(), None))?;
+                return opened.map(|s| Arc::new(s) as Arc<dyn PendingStore>).map_err(|e| match &e {
+                    StoreError::Storage { message, .. } => (format!("{message} (or pass --store FILE_OR_URL)"), Some(Arc::new(e))),
+                    other => (other.to_string(), Some(Arc::new(e))),
                 });
             };
-            open_store(location).await.map_err(|e| format!("--store {}: {e}", location.shown()))
+            open_store(location)
+                .await
+                .map_err(|e| (format!("--store {}: {e}", location.shown()), Some(Arc::new(e))))
         });
-        opened.await.as_ref().map_err(|e| StoreError::Storage(e.clone()))
+        opened.await.as_ref().map_err(|(message, cause)| StoreError::Storage {
+            message: message.clone(),
+            source: cause.clone().map(|c| Box::new(c) as Box<dyn std::error::Error + Send + Sync>),
+        })
     }
 }
 

@@ -45,7 +45,7 @@ impl TaskStore for MemoryStore {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         let mut tasks = self.task_rows();
         if tasks.contains_key(&task.task_id) {
-            return Err(StoreError::Storage(format!(
+            return Err(StoreError::storage(format!(
                 "a task with the id `{}` is already stored",
                 task.task_id
             )));

@@ -76,8 +76,35 @@ pub enum StoreError {
         reason: String,
     },
     /// The storage itself failed (unreachable, refused, a schema newer than this build).
-    #[error("the pending-call store failed: {0}")]
-    Storage(String),
+    /// `message` says what was being done and why it failed, in words a person reads (the
+    /// driver's own message included); `source` is the driver's error itself (SQLite's,
+    /// PostgreSQL's, the file system's), when one caused it, for code that matches on it.
+    #[error("the pending-call store failed: {message}")]
+    Storage {
+        /// What failed, and why.
+        message: String,
+        /// The error that caused it.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl StoreError {
+    /// A storage failure with no underlying error of its own.
+    pub fn storage(message: impl Into<String>) -> Self {
+        StoreError::Storage {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A storage failure caused by `source` (the driver's error, kept for [`std::error::Error::source`]).
+    pub fn storage_caused_by(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StoreError::Storage {
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
+    }
 }
 
 /// Where pending calls are kept. Every method is durable before it returns: a call that
@@ -416,13 +443,13 @@ pub async fn open_stores(location: &StoreLocation) -> Result<OpenedStore, StoreE
             let path = path.clone();
             let opened = tokio::task::spawn_blocking(move || SqliteStore::open(path)).await;
             Ok(both(Arc::new(
-                opened.map_err(|e| StoreError::Storage(format!("opening the store failed: {e}")))??,
+                opened.map_err(|e| StoreError::storage(format!("opening the store failed: {e}")))??,
             )))
         }
         #[cfg(feature = "postgres")]
         StoreLocation::Postgres(url) => Ok(both(Arc::new(PostgresStore::connect(url).await?))),
         #[allow(unreachable_patterns)]
-        other => Err(StoreError::Storage(format!(
+        other => Err(StoreError::storage(format!(
             "{} needs a store this build does not have (enable the tool-core feature `sqlite` or `postgres`)",
             other.shown()
         ))),

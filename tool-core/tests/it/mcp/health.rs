@@ -15,7 +15,7 @@ use tool_core::runtime::{PendingCall, PendingStore, Runtime, StoreError, StoredC
 struct Unreachable;
 
 fn gone() -> StoreError {
-    StoreError::Storage("cannot reach PostgreSQL: connection refused".into())
+    StoreError::storage("cannot reach PostgreSQL: connection refused")
 }
 
 #[async_trait::async_trait]

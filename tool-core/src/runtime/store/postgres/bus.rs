@@ -91,7 +91,7 @@ impl Bus for PgBus {
             text
         } else {
             let Some(to) = to.filter(|_| text.len() <= MESSAGE_MAX) else {
-                return Err(StoreError::Storage(format!(
+                return Err(StoreError::storage(format!(
                     "a bus message of {} bytes is too large (at most {INLINE_MAX} to every instance, {MESSAGE_MAX} to one)",
                     text.len()
                 )));
@@ -129,8 +129,8 @@ impl Bus for PgBus {
         let ready = tokio::time::timeout(Duration::from_secs(15), listening.wait_for(|l| *l)).await;
         match ready {
             Ok(Ok(_)) => Ok(()),
-            _ => Err(StoreError::Storage(
-                "the bus could not LISTEN on PostgreSQL within 15 s (is the database reachable?)".into(),
+            _ => Err(StoreError::storage(
+                "the bus could not LISTEN on PostgreSQL within 15 s (is the database reachable?)",
             )),
         }
     }

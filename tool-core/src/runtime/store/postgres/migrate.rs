@@ -113,7 +113,7 @@ pub struct Migrated {
 
 /// The error of a database whose schema is newer than this build.
 fn too_new(found: i32) -> StoreError {
-    StoreError::Storage(format!(
+    StoreError::storage(format!(
         "the database's toolsmith schema is version {found}, newer than this build's version {LATEST}: \
          upgrade toolsmith (an older build never writes to a newer schema)"
     ))
@@ -185,7 +185,7 @@ pub(crate) async fn check(client: &Client) -> Result<(), StoreError> {
     let found = if exists { current(client).await? } else { 0 };
     match found {
         f if f > LATEST => Err(too_new(f)),
-        f if f < LATEST => Err(StoreError::Storage(format!(
+        f if f < LATEST => Err(StoreError::storage(format!(
             "the database's toolsmith schema is version {f}, older than this build's version {LATEST}: \
              run `toolsmith store migrate --store URL` first"
         ))),

@@ -84,7 +84,7 @@ impl PostgresOptions {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(StoreError::Storage(format!(
+            return Err(StoreError::storage(format!(
                 "`{name}` cannot be a schema name: use letters, digits and `_` (not starting with a digit), at most 63"
             )));
         }
@@ -161,16 +161,16 @@ pub(super) fn describe(e: &tokio_postgres::Error) -> String {
 
 /// Turns a driver error into [`StoreError::Storage`] saying what was being done.
 pub(super) fn storage(what: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
-    move |e| StoreError::Storage(format!("{what}: {}", describe(&e)))
+    move |e| StoreError::storage_caused_by(format!("{what}: {}", describe(&e)), e)
 }
 
 /// A pool error as [`StoreError::Storage`].
 pub(super) fn pool_error(e: PoolError) -> StoreError {
-    StoreError::Storage(match e {
-        PoolError::Backend(e) => format!("cannot reach PostgreSQL: {}", describe(&e)),
-        PoolError::Timeout(_) => "timed out waiting for a PostgreSQL connection (is the database reachable?)".to_owned(),
-        other => format!("cannot reach PostgreSQL: {other}"),
-    })
+    match e {
+        PoolError::Backend(e) => StoreError::storage_caused_by(format!("cannot reach PostgreSQL: {}", describe(&e)), e),
+        PoolError::Timeout(_) => StoreError::storage("timed out waiting for a PostgreSQL connection (is the database reachable?)"),
+        other => StoreError::storage(format!("cannot reach PostgreSQL: {other}")),
+    }
 }
 
 fn now_ms() -> i64 {
@@ -188,14 +188,14 @@ fn pool(url: &str, options: &PostgresOptions) -> Result<Pool, StoreError> {
         .create_timeout(Some(Duration::from_secs(15)));
     builder.build().map_err(|e| {
         let shown = super::hide_password(url);
-        StoreError::Storage(format!("cannot set up the pool for {shown}: {e}"))
+        StoreError::storage(format!("cannot set up the pool for {shown}: {e}"))
     })
 }
 
 /// How to connect to `url`, in `options`' schema.
 fn config(url: &str, options: &PostgresOptions) -> Result<tokio_postgres::Config, StoreError> {
     let shown = super::hide_password(url);
-    let invalid = |e: tokio_postgres::Error| StoreError::Storage(format!("{shown} is not a PostgreSQL URL: {}", describe(&e)));
+    let invalid = |e: tokio_postgres::Error| StoreError::storage_caused_by(format!("{shown} is not a PostgreSQL URL: {}", describe(&e)), e);
     let mut config: tokio_postgres::Config = url.parse().map_err(invalid)?;
     config.connect_timeout(Duration::from_secs(10));
     if config.get_application_name().is_none() {
@@ -219,7 +219,7 @@ fn key(options: &PostgresOptions) -> Result<Key, StoreError> {
             ))
         }),
     };
-    key.map_err(StoreError::Storage)
+    key.map_err(StoreError::storage)
 }
 
 impl PostgresStore {
@@ -383,7 +383,7 @@ fn damaged(id: &str, reason: String) -> StoreError {
 impl PendingStore for PostgresStore {
     async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         let id = &call.tool_call_id;
-        let encode_failed = |e: serde_json::Error| StoreError::Storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
+        let encode_failed = |e: serde_json::Error| StoreError::storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
         let mut row = Row {
             id: id.clone(),
             tool_name: Some(call.tool_name.clone()),
@@ -532,5 +532,19 @@ impl PendingStore for PostgresStore {
             checks::listed(checked, row.id, row.tool_name)
         });
         Ok(entries.collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_storage_failure_keeps_the_drivers_error() {
+        let err = config("postgres://user:secret@[::1/db", &PostgresOptions::default()).unwrap_err();
+        let source = std::error::Error::source(&err).expect("the driver's error is kept");
+        assert!(source.downcast_ref::<tokio_postgres::Error>().is_some(), "{source:?}");
+        let text = err.to_string();
+        assert!(text.contains("is not a PostgreSQL URL") && !text.contains("secret"), "{text}");
     }
 }

@@ -95,7 +95,7 @@ impl PostgresStore {
 #[async_trait::async_trait]
 impl TaskStore for PostgresStore {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
         let insert = format!(
             "INSERT INTO toolsmith_tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, updated_at_ms) \
              VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, {NOW})"
@@ -106,7 +106,7 @@ impl TaskStore for PostgresStore {
         let values: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [&task.task_id, &task.tool_name, &json, &created, &tag, &retries];
         match client.execute(&insert, &values).await {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::Storage(format!(
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::storage(format!(
                 "a task with the id `{}` is already stored",
                 task.task_id
             ))),
@@ -115,7 +115,7 @@ impl TaskStore for PostgresStore {
     }
 
     async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
         let (_, error_json, outcome_tag) = outcome(&task.task_id, state, None, Some(error), &self.key);
         let insert = format!(
             "INSERT INTO toolsmith_tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, \
@@ -137,7 +137,7 @@ impl TaskStore for PostgresStore {
         ];
         match client.execute(&insert, &values).await {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::Storage(format!(
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::storage(format!(
                 "a task with the id `{}` is already stored",
                 task.task_id
             ))),

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+use crate::runtime::store::StoreError;
 use crate::runtime::store::integrity::Key;
 
 /// The key file of the store at `db`: next to it, `.key` appended to its name.
@@ -18,24 +19,25 @@ pub(super) fn key_path(db: &Path) -> PathBuf {
 
 /// The key of the store at `db`: `TOOLSMITH_STORE_KEY`, else its key file (created with 32
 /// random bytes from SQLite's generator, seeded by the OS, when missing).
-pub(super) fn load(db: &Path, conn: &Connection) -> Result<Key, String> {
+pub(super) fn load(db: &Path, conn: &Connection) -> Result<Key, StoreError> {
     if let Some(key) = Key::from_env() {
-        return key;
+        return key.map_err(StoreError::storage);
     }
     let path = key_path(db);
     let shown = path.display();
+    let read = |e: std::io::Error| StoreError::storage_caused_by(format!("cannot read the store key {shown}: {e}"), e);
     match std::fs::read(&path) {
-        Ok(bytes) => return Key::from_bytes(&bytes).map_err(|e| format!("{shown}: {e}")),
+        Ok(bytes) => return Key::from_bytes(&bytes).map_err(|e| StoreError::storage(format!("{shown}: {e}"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot read the store key {shown}: {e}")),
+        Err(e) => return Err(read(e)),
     }
     let random: Vec<u8> = conn
         .query_row("SELECT randomblob(32)", [], |r| r.get(0))
-        .map_err(|e| format!("cannot make a store key: {e}"))?;
-    publish(&path, &random).map_err(|e| format!("cannot create the store key {shown}: {e}"))?;
+        .map_err(|e| StoreError::storage_caused_by(format!("cannot make a store key: {e}"), e))?;
+    publish(&path, &random).map_err(|e| StoreError::storage_caused_by(format!("cannot create the store key {shown}: {e}"), e))?;
     // Another process may have published its key first: the file decides.
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read the store key {shown}: {e}"))?;
-    Key::from_bytes(&bytes).map_err(|e| format!("{shown}: {e}"))
+    let bytes = std::fs::read(&path).map_err(read)?;
+    Key::from_bytes(&bytes).map_err(|e| StoreError::storage(format!("{shown}: {e}")))
 }
 
 /// Writes `bytes` to `path` at once, readable by the owner only, unless `path` exists: written

@@ -72,7 +72,7 @@ trait OrStorage<T> {
 
 impl<T> OrStorage<T> for rusqlite::Result<T> {
     fn or_storage(self, what: &str) -> Result<T, StoreError> {
-        self.map_err(|e| StoreError::Storage(format!("{what}: {e}")))
+        self.map_err(|e| StoreError::storage_caused_by(format!("{what}: {e}"), e))
     }
 }
 
@@ -222,22 +222,22 @@ impl SqliteStore {
     /// [`open`](Self::open) with the integrity key given by the program (kept wherever it
     /// keeps secrets) instead of the environment or a key file.
     pub fn open_with_key(path: impl AsRef<Path>, key: &[u8]) -> Result<Self, StoreError> {
-        let key = Key::from_bytes(key).map_err(StoreError::Storage)?;
+        let key = Key::from_bytes(key).map_err(StoreError::storage)?;
         Self::open_keyed(path.as_ref(), Some(key))
     }
 
     fn open_keyed(path: &Path, key: Option<Key>) -> Result<Self, StoreError> {
         let path = path.to_path_buf();
         let shown = path.display();
-        create_private_file(&path).map_err(|e| StoreError::Storage(format!("cannot open {shown}: {e}")))?;
+        create_private_file(&path).map_err(|e| StoreError::storage(format!("cannot open {shown}: {e}")))?;
         let mut conn = Connection::open(&path).or_storage(&format!("cannot open {shown}"))?;
         let key = match key {
             Some(key) => key,
-            None => key_file::load(&path, &conn).map_err(StoreError::Storage)?,
+            None => key_file::load(&path, &conn)?,
         };
         let (mode, version) = prepare(&mut conn, &key).or_storage(&format!("cannot set up {shown}"))?;
         if version > SCHEMA_VERSION {
-            return Err(StoreError::Storage(format!("{shown} has a newer schema (version {version})")));
+            return Err(StoreError::storage(format!("{shown} has a newer schema (version {version})")));
         }
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %shown, journal_mode = %mode, "the pending-call store could not use WAL");
@@ -258,7 +258,7 @@ impl SqliteStore {
     /// Opens the store at [`default_path`](Self::default_path), creating its directory (owner
     /// only) when missing: the one directory the store creates on demand.
     pub fn open_default() -> Result<Self, StoreError> {
-        let no_dir = || StoreError::Storage("no data directory is known; set TOOLSMITH_DATA_DIR".to_owned());
+        let no_dir = || StoreError::storage("no data directory is known; set TOOLSMITH_DATA_DIR");
         let path = Self::default_path().ok_or_else(no_dir)?;
         if let Some(dir) = path.parent() {
             let mut builder = std::fs::DirBuilder::new();
@@ -266,7 +266,7 @@ impl SqliteStore {
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             let made = builder.create(dir);
-            made.map_err(|e| StoreError::Storage(format!("cannot create the data directory {}: {e}", dir.display())))?;
+            made.map_err(|e| StoreError::storage(format!("cannot create the data directory {}: {e}", dir.display())))?;
         }
         Self::open(path)
     }
@@ -289,7 +289,7 @@ impl SqliteStore {
     {
         let db = self.db.clone();
         let done = tokio::task::spawn_blocking(move || work(&db)).await;
-        done.map_err(|e| StoreError::Storage(format!("the store's worker thread failed: {e}")))?
+        done.map_err(|e| StoreError::storage(format!("the store's worker thread failed: {e}")))?
     }
 }
 
@@ -342,7 +342,7 @@ impl fmt::Debug for SqliteStore {
 impl Db {
     fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         let id = &call.tool_call_id;
-        let encode_failed = |e: serde_json::Error| StoreError::Storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
+        let encode_failed = |e: serde_json::Error| StoreError::storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
         let json = serde_json::to_string(call).map_err(encode_failed)?;
         let row = Row {
             id: id.clone(),

@@ -82,7 +82,7 @@ fn end_failed(conn: &Connection, db: &Db, id: &str, error: &ToolError, lease: Op
 
 impl Db {
     fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
         let insert = "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, updated_at_ms) \
                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', 0, ?7)";
@@ -90,14 +90,14 @@ impl Db {
         match self.conn().execute(insert, values) {
             Ok(_) => Ok(()),
             Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Err(
-                StoreError::Storage(format!("a task with the id `{}` is already stored", task.task_id)),
+                StoreError::storage(format!("a task with the id `{}` is already stored", task.task_id)),
             ),
-            Err(e) => Err(StoreError::Storage(format!("cannot enqueue a task: {e}"))),
+            Err(e) => Err(StoreError::storage(format!("cannot enqueue a task: {e}"))),
         }
     }
 
     fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::Storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
         let (_, error_json, outcome_tag) = outcome(&task.task_id, state, None, Some(error), &self.key);
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
         let insert = "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, \
@@ -117,9 +117,9 @@ impl Db {
         match self.conn().execute(insert, values) {
             Ok(_) => Ok(()),
             Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Err(
-                StoreError::Storage(format!("a task with the id `{}` is already stored", task.task_id)),
+                StoreError::storage(format!("a task with the id `{}` is already stored", task.task_id)),
             ),
-            Err(e) => Err(StoreError::Storage(format!("cannot record an ended task: {e}"))),
+            Err(e) => Err(StoreError::storage(format!("cannot record an ended task: {e}"))),
         }
     }
 

@@ -341,3 +341,15 @@ async fn one_of_many_concurrent_claimers_wins() {
     assert_eq!(results.iter().filter(|r| matches!(r, Ok(Some(_)))).count(), 1);
     assert_eq!(results.iter().filter(|r| matches!(r, Err(StoreError::Busy(_)))).count(), 7);
 }
+
+#[test]
+fn a_storage_failure_keeps_the_drivers_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not-a-database.sqlite3");
+    std::fs::write(&path, vec![b'x'; 4096]).unwrap();
+    let err = SqliteStore::open(&path).unwrap_err();
+    let source = std::error::Error::source(&err).unwrap_or_else(|| panic!("the driver's error is not kept: {err:?}"));
+    assert!(source.downcast_ref::<rusqlite::Error>().is_some(), "{source:?}");
+    assert!(matches!(err, StoreError::Storage { .. }), "{err:?}");
+    assert!(err.to_string().contains("not a database"), "{err}");
+}
