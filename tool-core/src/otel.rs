@@ -83,10 +83,24 @@ pub fn export_requested() -> bool {
     endpoint.is_some() && !disabled && !none
 }
 
+/// Why spans cannot be exported as the environment asks.
+#[derive(Debug, thiserror::Error)]
+pub enum OtelError {
+    /// A protocol other than http/protobuf.
+    #[error("OTLP protocol `{0}` is not supported (this build exports http/protobuf)")]
+    Protocol(String),
+    /// An https endpoint.
+    #[error("OTLP over https is not supported by this build (use an http:// endpoint, e.g. a local collector)")]
+    Https,
+    /// The exporter could not be built.
+    #[error("the OTLP exporter could not be set up: {0}")]
+    Exporter(#[source] opentelemetry_otlp::ExporterBuildError),
+}
+
 /// The export layer and its guard when the environment asks for export (see the module
 /// documentation), `Ok(None)` when it does not, and an error saying what is wrong with the
 /// settings otherwise (an unsupported protocol, an endpoint that is not a URL).
-pub fn layer_from_env<S>() -> Result<Option<(OtelLayer<S>, OtelGuard)>, String>
+pub fn layer_from_env<S>() -> Result<Option<(OtelLayer<S>, OtelGuard)>, OtelError>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
 {
@@ -97,22 +111,20 @@ where
     match protocol.as_deref().map(str::trim) {
         None | Some("http/protobuf") => {}
         Some(other) => {
-            return Err(format!(
-                "OTLP protocol `{other}` is not supported (this build exports http/protobuf)"
-            ));
+            return Err(OtelError::Protocol(other.to_owned()));
         }
     }
     let endpoint = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"));
     if endpoint.is_some_and(|e| e.trim().to_ascii_lowercase().starts_with("https:")) {
         // The exporter's HTTP client is built without TLS: say so rather than fail every export.
-        return Err("OTLP over https is not supported by this build (use an http:// endpoint, e.g. a local collector)".into());
+        return Err(OtelError::Https);
     }
     ensure_crypto_provider();
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
         .build()
-        .map_err(|e| format!("the OTLP exporter could not be set up: {e}"))?;
+        .map_err(OtelError::Exporter)?;
     let named = env("OTEL_SERVICE_NAME").is_some() || env("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| a.contains("service.name="));
     let mut resource = Resource::builder();
     if !named {

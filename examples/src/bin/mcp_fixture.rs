@@ -655,7 +655,7 @@ fn parse_args(args: Vec<String>) -> Result<Transport, String> {
                     _ => return Err(USAGE.into()),
                 }
             }
-            options.check()?;
+            options.check().map_err(|e| e.to_string())?;
             Ok(Transport::Http(addr, Box::new(options)))
         }
         _ => Err(USAGE.into()),

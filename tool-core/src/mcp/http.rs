@@ -161,9 +161,31 @@ impl Default for HttpLimits {
     }
 }
 
+/// Why HTTP options cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpOptionsError {
+    /// A timeout of zero.
+    #[error("`{0}` must be longer than zero")]
+    ZeroTimeout(&'static str),
+    /// A cap of zero.
+    #[error("`max_connections` and `max_sessions` must be at least 1")]
+    ZeroCap,
+    /// `json_response` with sessions.
+    #[error(
+        "`json_response` requires `stateless` (`--json-response` requires `--stateless`): with sessions every request is answered with an SSE stream"
+    )]
+    JsonResponseNeedsStateless,
+    /// A keep-alive of zero.
+    #[error("`sse_keep_alive` must be longer than zero (`None` turns it off)")]
+    ZeroKeepAlive,
+    /// Both a static token and OAuth.
+    #[error("`auth_token` and `oauth` exclude each other: a request is authorized one way")]
+    TwoAuthorizations,
+}
+
 impl HttpLimits {
     /// Why these limits cannot be served (a zero timeout or cap).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), HttpOptionsError> {
         let timeouts = [
             ("header_read_timeout", self.header_read_timeout),
             ("body_read_timeout", self.body_read_timeout),
@@ -171,10 +193,10 @@ impl HttpLimits {
             ("session_idle_timeout", self.session_idle_timeout),
         ];
         if let Some((name, _)) = timeouts.iter().find(|(_, d)| d.is_zero()) {
-            return Err(format!("`{name}` must be longer than zero"));
+            return Err(HttpOptionsError::ZeroTimeout(name));
         }
         if self.max_connections == 0 || self.max_sessions == 0 {
-            return Err("`max_connections` and `max_sessions` must be at least 1".into());
+            return Err(HttpOptionsError::ZeroCap);
         }
         Ok(())
     }
@@ -191,19 +213,16 @@ impl HttpLimits {
 impl HttpOptions {
     /// Why these options cannot be served (`json_response` without `stateless`, or limits
     /// [`HttpLimits::check`] refuses).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), HttpOptionsError> {
         if self.json_response && !self.stateless {
-            return Err(
-                "`json_response` requires `stateless` (`--json-response` requires `--stateless`): with sessions every request is answered with an SSE stream"
-                    .into(),
-            );
+            return Err(HttpOptionsError::JsonResponseNeedsStateless);
         }
         if self.sse_keep_alive.is_some_and(|d| d.is_zero()) {
-            return Err("`sse_keep_alive` must be longer than zero (`None` turns it off)".into());
+            return Err(HttpOptionsError::ZeroKeepAlive);
         }
         #[cfg(feature = "oauth")]
         if self.auth_token.is_some() && self.oauth.is_some() {
-            return Err("`auth_token` and `oauth` exclude each other: a request is authorized one way".into());
+            return Err(HttpOptionsError::TwoAuthorizations);
         }
         self.limits.check()
     }
@@ -329,7 +348,9 @@ pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
-    options.check().map_err(invalid)?;
+    options
+        .check()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let tls = acceptor(&options)?;
     if tls.is_none() && !addr.ip().is_loopback() && !options.insecure_http {
         return Err(invalid(format!(

@@ -62,7 +62,7 @@ pub use bus::{BUS_BACKLOG, Bus, BusMessage, MemoryBus};
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
-pub use retention::{Expired, Expiry, expire_stores, parse_retention};
+pub use retention::{Expired, Expiry, RetentionError, expire_stores, parse_retention};
 pub use state::{CallState, Claim, Interruption, StoredCall};
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
@@ -78,7 +78,7 @@ pub use store::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
 pub use store::{STORE_KEY_ENV, open_store, open_stores};
 pub use stream::StreamRun;
 pub use tasks::TaskOptions;
-pub use token::{DECISION_KEY_ENV, DecisionKey};
+pub use token::{DECISION_KEY_ENV, DecisionKey, TokenError};
 pub use views::{RedactSecrets, TransformPolicy, placeholder};
 
 use crate::error::ToolError;
@@ -166,8 +166,8 @@ pub enum RuntimeError {
         reason: String,
     },
     /// A decision token cannot be used (unreadable, altered, expired, or no key to check it).
-    #[error("{0}")]
-    Token(String),
+    #[error(transparent)]
+    Token(#[from] TokenError),
     /// The store failed (or another process holds the call).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -180,7 +180,7 @@ pub(crate) struct Inner {
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     pub(crate) background: Arc<Semaphore>,
-    decision_key: Option<Result<DecisionKey, String>>,
+    decision_key: Option<Result<DecisionKey, TokenError>>,
     /// The durable task queue, when the runtime has a task store (`tasks`).
     tasks: Option<Arc<tasks::Queue>>,
 }
@@ -210,7 +210,7 @@ pub struct RuntimeBuilder {
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     max_background: usize,
-    decision_key: Option<Result<DecisionKey, String>>,
+    decision_key: Option<Result<DecisionKey, TokenError>>,
     tasks: Option<(Arc<dyn TaskStore>, TaskOptions)>,
     retention: Option<std::time::Duration>,
 }

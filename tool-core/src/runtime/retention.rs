@@ -97,6 +97,20 @@ impl Drop for Expiry {
     }
 }
 
+/// Why a text is not a retention (the message names the text and what is accepted).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RetentionError {
+    /// Not a number and a unit.
+    #[error("`{0}` is not a retention: write a number and a unit, like 7d, 12h, 30m, 90s or 500ms")]
+    Unreadable(String),
+    /// Zero.
+    #[error("`{0}`: a retention must be more than zero")]
+    Zero(String),
+    /// Over ten years.
+    #[error("`{0}`: a retention is at most 3650 days")]
+    TooLong(String),
+}
+
 /// A retention like `7d`, `12h`, `30m`, `90s` or `500ms` (a bare number is seconds).
 ///
 /// ```
@@ -108,11 +122,11 @@ impl Drop for Expiry {
 /// assert!(parse_retention("0s").is_err());
 /// assert!(parse_retention("soon").is_err());
 /// ```
-pub fn parse_retention(text: &str) -> Result<Duration, String> {
+pub fn parse_retention(text: &str) -> Result<Duration, RetentionError> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let bad = || format!("`{text}` is not a retention: write a number and a unit, like 7d, 12h, 30m, 90s or 500ms");
+    let bad = || RetentionError::Unreadable(text.to_owned());
     let n: u64 = number.parse().map_err(|_| bad())?;
     let unit_ms: u64 = match unit {
         "ms" => 1,
@@ -123,9 +137,9 @@ pub fn parse_retention(text: &str) -> Result<Duration, String> {
         _ => return Err(bad()),
     };
     match n.checked_mul(unit_ms) {
-        Some(0) => Err(format!("`{text}`: a retention must be more than zero")),
+        Some(0) => Err(RetentionError::Zero(text.to_owned())),
         Some(ms) if ms <= 3_650 * 86_400_000 => Ok(Duration::from_millis(ms)),
-        _ => Err(format!("`{text}`: a retention is at most 3650 days")),
+        _ => Err(RetentionError::TooLong(text.to_owned())),
     }
 }
 

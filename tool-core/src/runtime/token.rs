@@ -57,18 +57,49 @@ struct Signed {
     expires_at_ms: u64,
 }
 
+/// Why a decision key or token cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    /// The key is too short.
+    #[error("a decision key needs 16 bytes or more (use 32 or more random characters)")]
+    ShortKey,
+    /// The token is over the size limit.
+    #[error("the decision token is longer than {MAX_TOKEN} bytes")]
+    TooLong,
+    /// Not a token at all.
+    #[error("the decision token is not one (expected `tsd1.<payload>.<signature>`)")]
+    Unreadable,
+    /// Altered, or signed with another key.
+    #[error("the decision token's signature does not match: it was altered, or signed with another key")]
+    BadSignature,
+    /// No key was configured to sign or check tokens.
+    #[error(
+        "decision tokens need a key: set {DECISION_KEY_ENV} (or {STORE_KEY_ENV}) to 32 or more random characters, or give one to the runtime builder"
+    )]
+    NoKey,
+    /// The configured key cannot be used.
+    #[error("decision tokens cannot be used: {0}")]
+    UnusableKey(Box<TokenError>),
+    /// Past its expiry.
+    #[error("the decision token for call `{call_id}` has expired; ask for a new decision")]
+    Expired {
+        /// The call it was for.
+        call_id: String,
+    },
+}
+
 impl DecisionKey {
     /// A key from bytes (16 or more).
-    pub fn from_bytes(bytes: &[u8]) -> Result<DecisionKey, String> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<DecisionKey, TokenError> {
         if bytes.len() < 16 {
-            return Err("a decision key needs 16 bytes or more (use 32 or more random characters)".into());
+            return Err(TokenError::ShortKey);
         }
         Ok(DecisionKey(bytes.to_vec()))
     }
 
     /// The key from [`DECISION_KEY_ENV`], else derived from `TOOLSMITH_STORE_KEY`; `None` when
     /// neither is set.
-    pub fn from_env() -> Option<Result<DecisionKey, String>> {
+    pub fn from_env() -> Option<Result<DecisionKey, TokenError>> {
         let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
         if let Some(own) = var(DECISION_KEY_ENV) {
             return Some(DecisionKey::from_bytes(own.as_encoded_bytes()));
@@ -103,11 +134,11 @@ impl DecisionKey {
     }
 
     /// The decision a token carries, when this key signed it and it has not expired at `now_ms`.
-    pub fn verify(&self, token: &str, now_ms: u64) -> Result<Decision, String> {
+    pub fn verify(&self, token: &str, now_ms: u64) -> Result<Decision, TokenError> {
         if token.len() > MAX_TOKEN {
-            return Err(format!("the decision token is longer than {MAX_TOKEN} bytes"));
+            return Err(TokenError::TooLong);
         }
-        let unreadable = || "the decision token is not one (expected `tsd1.<payload>.<signature>`)".to_owned();
+        let unreadable = || TokenError::Unreadable;
         let (payload, tag) = token
             .trim()
             .strip_prefix(PREFIX)
@@ -116,14 +147,13 @@ impl DecisionKey {
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| unreadable())?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| unreadable())?;
         if self.mac(&payload).verify_slice(&tag).is_err() {
-            return Err("the decision token's signature does not match: it was altered, or signed with another key".into());
+            return Err(TokenError::BadSignature);
         }
         let signed: Signed = serde_json::from_slice(&payload).map_err(|_| unreadable())?;
         if now_ms > signed.expires_at_ms {
-            return Err(format!(
-                "the decision token for call `{}` has expired; ask for a new decision",
-                signed.decision.call_id()
-            ));
+            return Err(TokenError::Expired {
+                call_id: signed.decision.call_id().to_owned(),
+            });
         }
         Ok(signed.decision)
     }
@@ -133,10 +163,8 @@ impl Runtime {
     fn decision_key(&self) -> Result<&DecisionKey, RuntimeError> {
         match &self.inner.decision_key {
             Some(Ok(key)) => Ok(key),
-            Some(Err(e)) => Err(RuntimeError::Token(format!("decision tokens cannot be used: {e}"))),
-            None => Err(RuntimeError::Token(format!(
-                "decision tokens need a key: set {DECISION_KEY_ENV} (or {STORE_KEY_ENV}) to 32 or more random characters, or give one to the runtime builder"
-            ))),
+            Some(Err(e)) => Err(RuntimeError::Token(TokenError::UnusableKey(Box::new(e.clone())))),
+            None => Err(RuntimeError::Token(TokenError::NoKey)),
         }
     }
 
@@ -185,20 +213,26 @@ mod tests {
         let key = DecisionKey::from_bytes(b"0123456789abcdef-key-one").unwrap();
         let token = key.sign(&decision, 1_000);
         assert_eq!(key.verify(&token, 1_000).unwrap(), decision);
-        assert!(key.verify(&token, 1_001).unwrap_err().contains("expired"));
+        let expired = key.verify(&token, 1_001).unwrap_err();
+        assert_eq!(expired, TokenError::Expired { call_id: "call_1".into() });
+        assert!(expired.to_string().contains("expired"));
         let other = DecisionKey::from_bytes(b"0123456789abcdef-key-two").unwrap();
-        assert!(other.verify(&token, 0).unwrap_err().contains("signature"));
+        assert_eq!(other.verify(&token, 0).unwrap_err(), TokenError::BadSignature);
         let (head, tag) = token.rsplit_once('.').unwrap();
         let mut payload: serde_json::Value =
             serde_json::from_slice(&URL_SAFE_NO_PAD.decode(head.trim_start_matches(PREFIX)).unwrap()).unwrap();
         payload["answer"] = json!("edit");
         payload["args"] = json!({"a": 2});
         let forged = format!("{PREFIX}{}.{tag}", URL_SAFE_NO_PAD.encode(payload.to_string()));
-        assert!(key.verify(&forged, 0).unwrap_err().contains("signature"));
-        for junk in ["", "tsd1.", "tsd1.a.b", "x.y.z", &"a".repeat(MAX_TOKEN + 1)] {
-            assert!(key.verify(junk, 0).is_err());
+        assert_eq!(key.verify(&forged, 0).unwrap_err(), TokenError::BadSignature);
+        for junk in ["", "tsd1.", "tsd1.a.b", "x.y.z"] {
+            assert!(
+                matches!(key.verify(junk, 0), Err(TokenError::Unreadable | TokenError::BadSignature)),
+                "{junk}"
+            );
         }
+        assert_eq!(key.verify(&"a".repeat(MAX_TOKEN + 1), 0).unwrap_err(), TokenError::TooLong);
         assert!(!format!("{key:?}").contains("key-one"));
-        assert!(DecisionKey::from_bytes(b"short").is_err());
+        assert_eq!(DecisionKey::from_bytes(b"short").unwrap_err(), TokenError::ShortKey);
     }
 }
