@@ -39,6 +39,12 @@ pub struct ToolDef {
 
 inventory::collect!(ToolDef);
 
+/// Whether a tool of package `crate_name` defined in module `module_path` is in `path`: that
+/// package, that module, or a module below it (a prefix of a module's name is not its parent).
+pub(crate) fn defined_in(crate_name: &str, module_path: &str, path: &str) -> bool {
+    crate_name == path || module_path == path || module_path.strip_prefix(path).is_some_and(|rest| rest.starts_with("::"))
+}
+
 impl ToolDef {
     fn location(&self) -> SourceLocation {
         SourceLocation {
@@ -290,11 +296,7 @@ impl Registry {
     /// assert!(Registry::from_module("no_such_crate").unwrap().is_empty());
     /// ```
     pub fn from_module(path: &str) -> Result<Registry, RegistryError> {
-        Registry::from_defs(|def| {
-            def.crate_name == path
-                || def.module_path == path
-                || def.module_path.strip_prefix(path).is_some_and(|rest| rest.starts_with("::"))
-        })
+        Registry::from_defs(|def| defined_in(def.crate_name, def.module_path, path))
     }
 
     /// Builds the one linked `#[tool]` with this id defined at `source` (`file:line`): what

@@ -248,7 +248,7 @@ impl Catalog {
     pub fn from_module(self, path: &str) -> Catalog {
         self.filtered(|t| {
             let s = &t.spec().source;
-            s.crate_name == path || s.module_path == path || s.module_path.strip_prefix(path).is_some_and(|rest| rest.starts_with("::"))
+            crate::registry::defined_in(&s.crate_name, &s.module_path, path)
         })
     }
 
