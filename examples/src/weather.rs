@@ -437,7 +437,7 @@ mod tests {
         assert_eq!(tool.input_hook(InputHook::Delta("{\"loc"), &call), Ok(()));
         assert_eq!(tool.input_hook(InputHook::Available(&json!({"location": "Paris"})), &call), Ok(()));
         let err = tool.input_hook(InputHook::Available(&json!({"location": " "})), &call).unwrap_err();
-        assert!(err.contains("blank location"), "{err}");
+        assert!(err.message().contains("blank location"), "{err}");
     }
 
     #[tokio::test]

@@ -363,24 +363,24 @@ where
 )]
 pub trait TransformReturn {
     /// Converts (`None` = yielded nothing).
-    fn into_transformed(self) -> Option<Result<serde_json::Value, String>>;
+    fn into_transformed(self) -> Option<Result<serde_json::Value, ToolError>>;
 }
 
 impl TransformReturn for serde_json::Value {
-    fn into_transformed(self) -> Option<Result<serde_json::Value, String>> {
+    fn into_transformed(self) -> Option<Result<serde_json::Value, ToolError>> {
         Some(Ok(self))
     }
 }
 
 impl TransformReturn for Option<serde_json::Value> {
-    fn into_transformed(self) -> Option<Result<serde_json::Value, String>> {
+    fn into_transformed(self) -> Option<Result<serde_json::Value, ToolError>> {
         self.map(Ok)
     }
 }
 
-impl<E: Display> TransformReturn for Result<serde_json::Value, E> {
-    fn into_transformed(self) -> Option<Result<serde_json::Value, String>> {
-        Some(self.map_err(|e| e.to_string()))
+impl<E: Display + 'static> TransformReturn for Result<serde_json::Value, E> {
+    fn into_transformed(self) -> Option<Result<serde_json::Value, ToolError>> {
+        Some(self.map_err(user_error))
     }
 }
 
@@ -391,18 +391,18 @@ impl<E: Display> TransformReturn for Result<serde_json::Value, E> {
 )]
 pub trait HookReturn {
     /// Converts.
-    fn into_hook_result(self) -> Result<(), String>;
+    fn into_hook_result(self) -> Result<(), ToolError>;
 }
 
 impl HookReturn for () {
-    fn into_hook_result(self) -> Result<(), String> {
+    fn into_hook_result(self) -> Result<(), ToolError> {
         Ok(())
     }
 }
 
-impl<E: Display> HookReturn for Result<(), E> {
-    fn into_hook_result(self) -> Result<(), String> {
-        self.map_err(|e| e.to_string())
+impl<E: Display + 'static> HookReturn for Result<(), E> {
+    fn into_hook_result(self) -> Result<(), ToolError> {
+        self.map_err(user_error)
     }
 }
 
@@ -413,18 +413,32 @@ impl<E: Display> HookReturn for Result<(), E> {
 )]
 pub trait ApprovalReturn {
     /// Converts (`Err` = approval required).
-    fn into_approval(self) -> Result<bool, String>;
+    fn into_approval(self) -> Result<bool, ToolError>;
 }
 
 impl ApprovalReturn for bool {
-    fn into_approval(self) -> Result<bool, String> {
+    fn into_approval(self) -> Result<bool, ToolError> {
         Ok(self)
     }
 }
 
-impl<E: Display> ApprovalReturn for Result<bool, E> {
-    fn into_approval(self) -> Result<bool, String> {
-        self.map_err(|e| e.to_string())
+impl<E: Display + 'static> ApprovalReturn for Result<bool, E> {
+    fn into_approval(self) -> Result<bool, ToolError> {
+        self.map_err(user_error)
+    }
+}
+
+/// The error a hook, transform or predicate returned, as a [`ToolError`]: one it returned
+/// as such is kept (kind, details and all); any other error type is an execution error
+/// with its text (hooks may fail with a `String`, which converts into no `ToolError`).
+fn user_error<E: Display + 'static>(e: E) -> ToolError {
+    let boxed: Box<dyn std::any::Any> = Box::new(e);
+    match boxed.downcast::<ToolError>() {
+        Ok(own) => *own,
+        Err(other) => ToolError::new(
+            // `E` is still the only type it can be: word it through its `Display`.
+            other.downcast::<E>().map(|e| e.to_string()).unwrap_or_default(),
+        ),
     }
 }
 
@@ -465,16 +479,16 @@ impl<T: schemars::JsonSchema + ?Sized> HasSchema for T {}
 )]
 pub trait ClientResult: Sized {
     /// Reads the result.
-    fn read(result: serde_json::Value) -> Result<Self, String>;
+    fn read(result: serde_json::Value) -> Result<Self, ToolError>;
 }
 impl<T: serde::de::DeserializeOwned> ClientResult for T {
-    fn read(result: serde_json::Value) -> Result<Self, String> {
-        serde_json::from_value(result).map_err(|e| e.to_string())
+    fn read(result: serde_json::Value) -> Result<Self, ToolError> {
+        serde_json::from_value(result).map_err(|e| ToolError::with_kind(crate::ErrorKind::InvalidOutput, e.to_string()))
     }
 }
 
 /// Reads the application's result for a call of a `#[tool]` without a body.
-pub fn read_result<T: ClientResult>(result: serde_json::Value) -> Result<T, String> {
+pub fn read_result<T: ClientResult>(result: serde_json::Value) -> Result<T, ToolError> {
     T::read(result)
 }
 
@@ -502,12 +516,12 @@ pub fn model_output<R: ModelOutputReturn>(r: R) -> Option<ModelOutput> {
 }
 
 /// Runs a transform function.
-pub fn transformed<R: TransformReturn>(r: R) -> Option<Result<serde_json::Value, String>> {
+pub fn transformed<R: TransformReturn>(r: R) -> Option<Result<serde_json::Value, ToolError>> {
     r.into_transformed()
 }
 
 /// Runs a hook function.
-pub fn hook<R: HookReturn>(r: R) -> Result<(), String> {
+pub fn hook<R: HookReturn>(r: R) -> Result<(), ToolError> {
     r.into_hook_result()
 }
 
@@ -521,7 +535,7 @@ pub fn hook<R: HookReturn>(r: R) -> Result<(), String> {
 )]
 pub trait ApprovalPredicate<I, C, M> {
     /// Runs the predicate (`Err`: approval required).
-    fn decide(&self, input: &I, context: &C, caller: Option<&crate::Caller>) -> Result<bool, String>;
+    fn decide(&self, input: &I, context: &C, caller: Option<&crate::Caller>) -> Result<bool, ToolError>;
 }
 
 /// [`ApprovalPredicate`]'s marker for a predicate over the input and context.
@@ -534,7 +548,7 @@ where
     F: Fn(&I, &C) -> R,
     R: ApprovalReturn,
 {
-    fn decide(&self, input: &I, context: &C, _: Option<&crate::Caller>) -> Result<bool, String> {
+    fn decide(&self, input: &I, context: &C, _: Option<&crate::Caller>) -> Result<bool, ToolError> {
         self(input, context).into_approval()
     }
 }
@@ -544,7 +558,7 @@ where
     F: Fn(&I, &C, Option<&crate::Caller>) -> R,
     R: ApprovalReturn,
 {
-    fn decide(&self, input: &I, context: &C, caller: Option<&crate::Caller>) -> Result<bool, String> {
+    fn decide(&self, input: &I, context: &C, caller: Option<&crate::Caller>) -> Result<bool, ToolError> {
         self(input, context, caller).into_approval()
     }
 }
@@ -555,7 +569,7 @@ pub fn approval<I, C, M>(
     input: &I,
     context: &C,
     caller: Option<&crate::Caller>,
-) -> Result<bool, String> {
+) -> Result<bool, ToolError> {
     predicate.decide(input, context, caller)
 }
 
@@ -653,3 +667,22 @@ pub const fn resumes_with<P: ResumesWith<D> + ?Sized, D: ?Sized>() {}
 
 /// Asserts at compile time that the `#[ctx]` parameter resumes untyped (nothing declared).
 pub const fn resumes_untyped<P: ResumesUntyped + ?Sized>() {}
+
+#[cfg(test)]
+mod user_error_tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn a_tool_error_a_hook_returns_keeps_its_kind_and_any_other_error_its_text() {
+        let own = hook(Err::<(), _>(ToolError::with_kind(ErrorKind::InputRejected, "not on Sundays"))).unwrap_err();
+        assert_eq!((own.kind(), own.message()), (ErrorKind::InputRejected, "not on Sundays"));
+        let text = hook(Err::<(), _>("blank location".to_owned())).unwrap_err();
+        assert_eq!((text.kind(), text.message()), (ErrorKind::Execution, "blank location"));
+        let io = transformed(Err::<serde_json::Value, _>(std::io::Error::other("disk")))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!((io.kind(), io.message()), (ErrorKind::Execution, "disk"));
+        assert!(hook(()).is_ok() && ApprovalReturn::into_approval(Ok::<bool, String>(true)).unwrap());
+    }
+}

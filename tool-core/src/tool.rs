@@ -73,7 +73,7 @@ pub trait Tool: std::any::Any + Send + Sync {
     /// Runs a value-level transform for a target and phase over a payload (input, input delta,
     /// error, approval, suspend, resume; output transforms run inside `execute` on the typed
     /// value and arrive in [`ToolOutput`]). `None` when none is configured.
-    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, ToolError>> {
         let _ = (target, phase, payload);
         None
     }
@@ -87,7 +87,7 @@ pub trait Tool: std::any::Any + Send + Sync {
     }
 
     /// Runs a lifecycle hook before execution. Hook failures are returned, never raised.
-    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
+    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), ToolError> {
         let _ = (event, call);
         Ok(())
     }
@@ -310,9 +310,11 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     /// Reads the result the application submitted for a call of a tool without a body
     /// (`#[tool] fn name(input: In) -> Out;` implements it for `Out: Deserialize`). A tool
     /// with a body never receives one.
-    fn read_result(result: Value) -> Result<Self::Output, String> {
+    fn read_result(result: Value) -> Result<Self::Output, ToolError> {
         let _ = result;
-        Err("this tool runs its own body: it takes no result from the application".into())
+        Err(ToolError::new(
+            "this tool runs its own body: it takes no result from the application",
+        ))
     }
 
     /// What the model sees instead of the raw output.
@@ -322,37 +324,37 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
     }
 
     /// The approval predicate (`Err` means required).
-    fn approval(input: &Self::Input, context: &Self::Context, caller: Option<&Caller>) -> Result<bool, String> {
+    fn approval(input: &Self::Input, context: &Self::Context, caller: Option<&Caller>) -> Result<bool, ToolError> {
         let _ = (input, context, caller);
         Ok(false)
     }
 
     /// Runs the configured transform for a target and phase; `None` if none is configured.
-    fn transform(target: TransformTarget, phase: TransformPhase, payload: Payload<'_, Self>) -> Option<Result<Value, String>> {
+    fn transform(target: TransformTarget, phase: TransformPhase, payload: Payload<'_, Self>) -> Option<Result<Value, ToolError>> {
         let _ = (target, phase, payload);
         None
     }
 
     /// `on_input_start`
-    fn on_input_start(call: &ToolCallInfo) -> Result<(), String> {
+    fn on_input_start(call: &ToolCallInfo) -> Result<(), ToolError> {
         let _ = call;
         Ok(())
     }
 
     /// `on_input_delta`
-    fn on_input_delta(call: &ToolCallInfo, delta: &str) -> Result<(), String> {
+    fn on_input_delta(call: &ToolCallInfo, delta: &str) -> Result<(), ToolError> {
         let _ = (call, delta);
         Ok(())
     }
 
     /// `on_input_available`
-    fn on_input_available(call: &ToolCallInfo, input: &Self::Input) -> Result<(), String> {
+    fn on_input_available(call: &ToolCallInfo, input: &Self::Input) -> Result<(), ToolError> {
         let _ = (call, input);
         Ok(())
     }
 
     /// `on_output`
-    fn on_output(call: &ToolCallInfo, output: &Self::Output) -> Result<(), String> {
+    fn on_output(call: &ToolCallInfo, output: &Self::Output) -> Result<(), ToolError> {
         let _ = (call, output);
         Ok(())
     }
@@ -501,7 +503,7 @@ impl OutputSteps {
 /// and the output views.
 fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Option<&ToolCallInfo>) -> Result<ToolOutput, ToolError> {
     if let Some(call) = on_output
-        && let Err(e) = crate::panic::catch_panic(|| T::on_output(call, output)).and_then(|r| r)
+        && let Err(e) = crate::panic::guarded(|| T::on_output(call, output))
     {
         tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
     }
@@ -520,10 +522,16 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
     })
 }
 
+/// The error of a transform that returned `None` for a payload it is configured for.
+fn yielded_nothing() -> ToolError {
+    ToolError::new("the transform yielded nothing")
+}
+
 /// An output transform, run on the typed output; a panic or an empty result is an `Err`.
-fn output_view<T: TypedTool>(output: &T::Output, target: TransformTarget) -> Option<Result<Value, String>> {
-    let run = crate::panic::catch_panic(|| T::transform(target, TransformPhase::Output, Payload::Output(output)));
-    Some(run.and_then(|r| r.unwrap_or_else(|| Err("the transform yielded nothing".into()))))
+fn output_view<T: TypedTool>(output: &T::Output, target: TransformTarget) -> Option<Result<Value, ToolError>> {
+    Some(crate::panic::guarded(|| {
+        T::transform(target, TransformPhase::Output, Payload::Output(output)).unwrap_or_else(|| Err(yielded_nothing()))
+    }))
 }
 
 impl<T: TypedTool> Tool for FnTool<T> {
@@ -573,8 +581,8 @@ impl<T: TypedTool> Tool for FnTool<T> {
 
     fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
         let id = self.spec.id.as_str();
-        let output = crate::panic::catch_panic(|| T::read_result(result)).and_then(|r| r).map_err(|e| {
-            let message = crate::json::bound_quotes(&e);
+        let output = crate::panic::guarded(|| T::read_result(result)).map_err(|e| {
+            let message = crate::json::bound_quotes(e.message());
             ToolError::invalid(
                 ErrorKind::InvalidOutput,
                 format!("The result for tool `{id}` could not be read: {message}"),
@@ -594,25 +602,27 @@ impl<T: TypedTool> Tool for FnTool<T> {
             ApprovalRule::Never => false,
             ApprovalRule::Always => true,
             ApprovalRule::Predicate => {
-                let typed = input.decode::<T::Input>().map_err(|e| e.to_string()).and_then(|i| {
-                    let c = serde_json::from_value::<T::Context>(Value::Object(context.clone())).map_err(|e| e.to_string())?;
-                    Ok((i, c))
+                let typed = input.decode::<T::Input>().ok().and_then(|i| {
+                    let c = serde_json::from_value::<T::Context>(Value::Object(context.clone())).ok()?;
+                    Some((i, c))
                 });
                 // Fail closed: anything but a clean `false` means approval is required.
-                let decided = typed.and_then(|(i, c)| crate::panic::catch_panic(|| T::approval(&i, &c, caller)).and_then(|r| r));
-                !matches!(decided, Ok(false))
+                let decided = typed.map(|(i, c)| crate::panic::guarded(|| T::approval(&i, &c, caller)));
+                !matches!(decided, Some(Ok(false)))
             }
         }
     }
 
-    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, ToolError>> {
         if !self.spec.has_transform(target, phase) {
             return None;
         }
-        let run = || -> Result<Value, String> {
+        let unreadable =
+            |e: serde_json::Error| ToolError::with_kind(ErrorKind::InvalidInput, format!("the payload could not be read: {e}"));
+        let run = || -> Result<Value, ToolError> {
             let out = match phase {
                 TransformPhase::Input | TransformPhase::Approval => {
-                    let i = T::Input::deserialize(payload).map_err(|e| e.to_string())?;
+                    let i = T::Input::deserialize(payload).map_err(unreadable)?;
                     let p = if phase == TransformPhase::Input {
                         Payload::Input(&i)
                     } else {
@@ -622,34 +632,33 @@ impl<T: TypedTool> Tool for FnTool<T> {
                 }
                 TransformPhase::InputDelta => T::transform(target, phase, Payload::InputDelta(payload.as_str().unwrap_or_default())),
                 TransformPhase::Error => {
-                    let e = ToolError::deserialize(payload).map_err(|e| e.to_string())?;
+                    let e = ToolError::deserialize(payload).map_err(unreadable)?;
                     T::transform(target, phase, Payload::Error(&e))
                 }
                 TransformPhase::Resume => {
-                    let r = T::Resume::deserialize(payload).map_err(|e| e.to_string())?;
+                    let r = T::Resume::deserialize(payload).map_err(unreadable)?;
                     T::transform(target, phase, Payload::Resume(&r))
                 }
                 TransformPhase::Suspend => {
-                    let s = T::Suspend::deserialize(payload).map_err(|e| e.to_string())?;
+                    let s = T::Suspend::deserialize(payload).map_err(unreadable)?;
                     T::transform(target, phase, Payload::Suspend(&s))
                 }
-                TransformPhase::Output => return Err("the output transform runs on the typed value inside execute".into()),
+                TransformPhase::Output => return Err(ToolError::new("the output transform runs on the typed value inside execute")),
             };
-            out.unwrap_or_else(|| Err("the transform yielded nothing".into()))
+            out.unwrap_or_else(|| Err(yielded_nothing()))
         };
-        Some(crate::panic::catch_panic(run).and_then(|r| r))
+        Some(crate::panic::guarded(run))
     }
 
-    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
-        crate::panic::catch_panic(|| match event {
+    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), ToolError> {
+        crate::panic::guarded(|| match event {
             InputHook::Start => T::on_input_start(call),
             InputHook::Delta(d) => T::on_input_delta(call, d),
             InputHook::Available(v) => {
-                let input = T::Input::deserialize(v).map_err(|e| e.to_string())?;
+                let input = T::Input::deserialize(v).map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))?;
                 T::on_input_available(call, &input)
             }
         })
-        .and_then(|r| r)
     }
 }
 

@@ -59,10 +59,10 @@ pub(super) struct Output {
     pub model_output: Option<ModelOutput>,
     /// The display view of the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display: Option<Result<Value, String>>,
+    pub display: Option<Result<Value, ToolError>>,
     /// The transcript view of the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<Result<Value, String>>,
+    pub transcript: Option<Result<Value, ToolError>>,
 }
 
 /// One line from the worker.

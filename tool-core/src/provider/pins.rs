@@ -57,11 +57,11 @@ impl Tool for PinnedTool {
         self.inner.requires_approval(input, context, caller)
     }
 
-    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, ToolError>> {
         self.inner.transform(target, phase, payload)
     }
 
-    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
+    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), ToolError> {
         self.inner.input_hook(event, call)
     }
 

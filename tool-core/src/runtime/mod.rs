@@ -540,7 +540,7 @@ impl Runtime {
     }
 }
 
-pub(crate) fn log_hook(tool: &str, hook: &str, result: Result<(), String>) {
+pub(crate) fn log_hook(tool: &str, hook: &str, result: Result<(), crate::ToolError>) {
     if let Err(e) = result {
         tracing::warn!(tool, hook, error = %e, "a lifecycle hook failed; the call goes on");
     }

@@ -158,7 +158,7 @@ fn interrupted(name: &str, claim: &crate::runtime::Claim) -> ToolError {
 /// What a receipt records of an output: everything a later run answers with (the raw output,
 /// what the model sees, the views' transformed payloads), so the answer is the first run's.
 fn recorded_output(output: &ToolOutput) -> Option<Value> {
-    let view = |v: &Option<Result<Value, String>>| match v {
+    let view = |v: &Option<Result<Value, crate::ToolError>>| match v {
         None => Value::Null,
         Some(Ok(value)) => json!({"ok": value}),
         Some(Err(error)) => json!({"err": error}),
@@ -173,12 +173,16 @@ fn recorded_output(output: &ToolOutput) -> Option<Value> {
 
 /// The output a receipt recorded (see [`recorded_output`]).
 fn read_output(mut recorded: Value) -> Result<ToolOutput, String> {
-    let view = |v: Value| -> Result<Option<Result<Value, String>>, String> {
+    let view = |v: Value| -> Result<Option<Result<Value, crate::ToolError>>, String> {
         match v {
             Value::Null => Ok(None),
             Value::Object(mut o) => match (o.remove("ok"), o.remove("err")) {
                 (Some(value), None) => Ok(Some(Ok(value))),
-                (None, Some(Value::String(error))) => Ok(Some(Err(error))),
+                // Receipts written before views failed with a `ToolError` hold its text.
+                (None, Some(Value::String(error))) => Ok(Some(Err(crate::ToolError::new(error)))),
+                (None, Some(error @ Value::Object(_))) => serde_json::from_value(error)
+                    .map(|e| Some(Err(e)))
+                    .map_err(|_| "a view's error is not one toolsmith writes".to_owned()),
                 _ => Err("a view of it is not one toolsmith writes".into()),
             },
             _ => Err("a view of it is not one toolsmith writes".into()),

@@ -10,7 +10,8 @@
 use serde_json::{Value, json};
 
 use super::events::{Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
-use crate::panic::catch_panic;
+use crate::error::ToolError;
+use crate::panic::{catch_panic, guarded};
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
 use crate::tool::{Tool, ToolOutput};
 
@@ -23,7 +24,13 @@ pub trait TransformPolicy: Send + Sync + 'static {
     /// Whether this policy rewrites `phase` payloads of `tool` for `target`.
     fn configures(&self, tool: &ToolSpec, target: TransformTarget, phase: TransformPhase) -> bool;
     /// Rewrites a payload; `None` leaves it to the tool's own transform.
-    fn transform(&self, tool: &ToolSpec, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>>;
+    fn transform(
+        &self,
+        tool: &ToolSpec,
+        target: TransformTarget,
+        phase: TransformPhase,
+        payload: &Value,
+    ) -> Option<Result<Value, ToolError>>;
 }
 
 /// A policy that removes secret-named keys (by [`is_secret_key`](crate::call::is_secret_key):
@@ -38,11 +45,11 @@ impl TransformPolicy for RedactSecrets {
         true
     }
 
-    fn transform(&self, _: &ToolSpec, _: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, _: &ToolSpec, _: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, ToolError>> {
         match phase {
             TransformPhase::InputDelta => None,
             // An input root is an object: a string is the text of arguments that were not JSON.
-            TransformPhase::Input if payload.is_string() => Some(Err("arguments that are not JSON cannot be redacted".into())),
+            TransformPhase::Input if payload.is_string() => Some(Err(ToolError::new("arguments that are not JSON cannot be redacted"))),
             _ => Some(Ok(crate::call::redact(payload))),
         }
     }
@@ -101,10 +108,10 @@ impl Scope<'_> {
     }
 
     /// The policy's value, else the tool's, else the placeholder (or nothing, for deltas).
-    fn transformed(&self, target: TransformTarget, phase: TransformPhase, payload: &Value, own: Option<Result<Value, String>>) -> Shown {
+    fn transformed(&self, target: TransformTarget, phase: TransformPhase, payload: &Value, own: Option<Result<Value, ToolError>>) -> Shown {
         let policy = match (self.policy, self.spec) {
             (Some(p), Some(spec)) if catch_panic(|| p.configures(spec, target, phase)).unwrap_or(true) => {
-                catch_panic(|| p.transform(spec, target, phase, payload)).unwrap_or_else(|e| Some(Err(e)))
+                guarded(|| Ok(p.transform(spec, target, phase, payload))).unwrap_or_else(|e| Some(Err(e)))
             }
             _ => None,
         };
@@ -113,7 +120,7 @@ impl Scope<'_> {
             Some(v) => Some(v),
             None => self
                 .tool
-                .and_then(|t| catch_panic(|| t.transform(target, phase, payload)).unwrap_or_else(|e| Some(Err(e)))),
+                .and_then(|t| guarded(|| Ok(t.transform(target, phase, payload))).unwrap_or_else(|e| Some(Err(e)))),
         };
         match policy {
             Some(Ok(v)) => Shown::Value(v),
@@ -129,7 +136,7 @@ impl Scope<'_> {
     /// on the input's transform: a view that hides the input never shows it in deltas,
     /// approvals or suspended calls, and a view that hides input or output never shows errors
     /// raw (they quote both).
-    fn show(&self, target: TransformTarget, phase: TransformPhase, payload: &Value, own: Option<Result<Value, String>>) -> Shown {
+    fn show(&self, target: TransformTarget, phase: TransformPhase, payload: &Value, own: Option<Result<Value, ToolError>>) -> Shown {
         if self.configured(target, phase) {
             return self.transformed(target, phase, payload, own);
         }

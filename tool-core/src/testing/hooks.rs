@@ -74,7 +74,7 @@ pub struct HookCall {
     /// What the hook returned when it failed or panicked (`None` for the body, for hooks that
     /// succeeded, and for `on_output`, whose failure is only logged).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<ToolError>,
 }
 
 impl HookCall {
@@ -96,7 +96,7 @@ impl HookCall {
 pub struct HookLog(Arc<Mutex<Vec<HookCall>>>);
 
 impl HookLog {
-    fn push(&self, call: &ToolCallInfo, hook: Hook, error: Option<String>) {
+    fn push(&self, call: &ToolCallInfo, hook: Hook, error: Option<ToolError>) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(HookCall {
             tool_call_id: call.tool_call_id.clone(),
             tool_name: call.tool_name.to_string(),
@@ -180,7 +180,7 @@ impl Tool for Recording {
         self.inner.requires_approval(input, context, caller)
     }
 
-    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, ToolError>> {
         self.inner.transform(target, phase, payload)
     }
 
@@ -188,7 +188,7 @@ impl Tool for Recording {
         self.inner.complete(result, call)
     }
 
-    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), String> {
+    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), ToolError> {
         let result = self.inner.input_hook(event, call);
         let declared = self.inner.spec().hooks;
         let hook = match event {

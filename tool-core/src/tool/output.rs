@@ -9,6 +9,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::budget::{Cut, OutputBudget};
+use crate::error::ToolError;
 use crate::json::Node;
 use crate::model_output::ModelOutput;
 
@@ -23,9 +24,9 @@ pub struct ToolOutput {
     /// What the model sees, when the tool has a `to_model_output` (skipped for null output).
     pub model_output: Option<ModelOutput>,
     /// The output as the display target shows it, when a display output transform is set.
-    pub display: Option<Result<Value, String>>,
+    pub display: Option<Result<Value, ToolError>>,
     /// The output as the transcript shows it, when a transcript output transform is set.
-    pub transcript: Option<Result<Value, String>>,
+    pub transcript: Option<Result<Value, ToolError>>,
     /// What bounds the model's view of it: set by the registry when the call ran (see
     /// [`ToolOutput::with_budget`]); never serialised.
     pub bound: Option<OutputBound>,

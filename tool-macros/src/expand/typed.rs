@@ -64,7 +64,7 @@ fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> To
                 async move { #pr::Result::Err(__toolsmith_error) }
             }
 
-            fn read_result(__toolsmith_result: #pr::serde_json::Value) -> #pr::Result<Self::Output, #pr::String> {
+            fn read_result(__toolsmith_result: #pr::serde_json::Value) -> #pr::Result<Self::Output, #pr::ToolError> {
                 #read
             }
         };

@@ -46,7 +46,7 @@ fn approval(t: &Tool) -> TokenStream {
             __toolsmith_input: &Self::Input,
             __toolsmith_context: &Self::Context,
             __toolsmith_caller: #pr::Option<&#pr::Caller>,
-        ) -> #pr::Result<bool, #pr::String> {
+        ) -> #pr::Result<bool, #pr::ToolError> {
             #predicate
         }
     }
@@ -77,7 +77,7 @@ fn transform(t: &Tool) -> TokenStream {
         return TokenStream::new();
     }
     quote! {
-        fn transform(__toolsmith_target: #pr::TransformTarget, _phase: #pr::TransformPhase, __toolsmith_value: #pr::Payload<'_, Self>) -> #pr::Option<#pr::Result<#pr::serde_json::Value, #pr::String>> {
+        fn transform(__toolsmith_target: #pr::TransformTarget, _phase: #pr::TransformPhase, __toolsmith_value: #pr::Payload<'_, Self>) -> #pr::Option<#pr::Result<#pr::serde_json::Value, #pr::ToolError>> {
             #[allow(unreachable_patterns)]
             match (__toolsmith_target, __toolsmith_value) {
                 #(#arms)*
@@ -121,7 +121,7 @@ fn hooks(t: &Tool) -> TokenStream {
         .into_iter()
         .filter_map(|(path, sig, fn_ty, args)| {
             let call = typed_call(path.as_ref()?, fn_ty, args);
-            Some(quote!(fn #sig -> #pr::Result<(), #pr::String> { #pr::hook(#call) }))
+            Some(quote!(fn #sig -> #pr::Result<(), #pr::ToolError> { #pr::hook(#call) }))
         })
         .collect()
 }

@@ -190,7 +190,7 @@ impl TransformPolicy for TranscriptStandIn {
     fn configures(&self, _: &ToolSpec, target: TransformTarget, phase: TransformPhase) -> bool {
         target == TransformTarget::Transcript && phase == TransformPhase::Input
     }
-    fn transform(&self, _: &ToolSpec, _: TransformTarget, _: TransformPhase, _: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, _: &ToolSpec, _: TransformTarget, _: TransformPhase, _: &Value) -> Option<Result<Value, tool_core::ToolError>> {
         Some(Ok(json!({"shown": "stand-in", "password": "policy-secret"})))
     }
 }

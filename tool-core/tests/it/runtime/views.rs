@@ -649,8 +649,14 @@ impl TransformPolicy for TestPolicy {
         self.phases.contains(&(target, phase))
     }
 
-    fn transform(&self, _: &ToolSpec, _: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, String>> {
-        (self.answer)(phase, payload)
+    fn transform(
+        &self,
+        _: &ToolSpec,
+        _: TransformTarget,
+        phase: TransformPhase,
+        payload: &Value,
+    ) -> Option<Result<Value, tool_core::ToolError>> {
+        (self.answer)(phase, payload).map(|r| r.map_err(tool_core::ToolError::new))
     }
 }
 
@@ -953,7 +959,7 @@ impl Tool for HandWritten {
         Box::pin(async move { value.map(ToolOutput::new) })
     }
 
-    fn transform(&self, _: TransformTarget, _: TransformPhase, _: &Value) -> Option<Result<Value, String>> {
+    fn transform(&self, _: TransformTarget, _: TransformPhase, _: &Value) -> Option<Result<Value, tool_core::ToolError>> {
         panic!("a hand-written transform panics")
     }
 }
