@@ -90,9 +90,9 @@ mod tests {
     fn it_is_client_side_with_camel_case_schemas() {
         let tool = ask_confirmation::tool().unwrap();
         let spec = tool.spec();
-        assert!(spec.client_side);
-        assert_eq!(spec.input_schema["required"], json!(["question", "confirmLabel"]));
-        let output = spec.output_schema.as_ref().unwrap();
+        assert!(spec.behaviour.client_side);
+        assert_eq!(spec.schemas.input["required"], json!(["question", "confirmLabel"]));
+        let output = spec.schemas.output.as_ref().unwrap();
         assert_eq!(output["required"], json!(["confirmed", "answeredAt"]));
     }
 

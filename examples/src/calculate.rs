@@ -308,11 +308,11 @@ mod tests {
     #[tokio::test]
     async fn typed_examples_are_valid_calls() {
         let spec = Registry::global().get("calculate").unwrap().spec().clone();
-        assert_eq!(spec.input_examples.len(), 2);
+        assert_eq!(spec.presentation.input_examples.len(), 2);
         // An absent `Option` parameter is left out of the serialised example.
-        assert_eq!(spec.input_examples[0], json!({"expression": "(2.5 + 3) * 4"}));
+        assert_eq!(spec.presentation.input_examples[0], json!({"expression": "(2.5 + 3) * 4"}));
         let mut results = Vec::new();
-        for example in spec.input_examples {
+        for example in spec.presentation.input_examples {
             let out = Registry::global().call("calculate", example, CallOptions::default()).await.unwrap();
             results.push(out.value()["result"].as_f64().unwrap());
         }
@@ -323,7 +323,7 @@ mod tests {
     #[tokio::test]
     async fn plain_parameters_become_the_input_object() {
         let tool = Registry::global().get("calculate").unwrap();
-        let schema = &tool.spec().input_schema;
+        let schema = &tool.spec().schemas.input;
         assert_eq!(schema["required"], json!(["expression"]));
         assert!(
             schema["properties"]["variables"]["description"]

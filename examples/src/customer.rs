@@ -162,6 +162,6 @@ mod tests {
             // Phases that are not configured are left to the runtime.
             assert!(tool.transform(target, TransformPhase::Approval, &query("cus_002")).is_none());
         }
-        assert_eq!(tool.spec().transforms.len(), 6);
+        assert_eq!(tool.spec().behaviour.transforms.len(), 6);
     }
 }

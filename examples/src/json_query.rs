@@ -458,6 +458,9 @@ mod tests {
             .unwrap();
         assert_eq!(out.value()["matches"][0]["value"], "plain text");
         let spec = r.get("json-query").unwrap().spec().clone();
-        assert_eq!(spec.provider_options["anthropic"], json!({"cache_control": {"type": "ephemeral"}}));
+        assert_eq!(
+            spec.presentation.provider_options["anthropic"],
+            json!({"cache_control": {"type": "ephemeral"}})
+        );
     }
 }

@@ -660,8 +660,8 @@ mod tests {
         assert_eq!(err.kind(), tool_core::ErrorKind::InvalidContext);
         assert!(err.message().contains("root"), "{err}");
         let spec = r.get("search-files").unwrap().spec().clone();
-        assert_eq!(spec.request_context_schema.unwrap()["required"], json!(["root"]));
-        let bg = spec.background.unwrap();
+        assert_eq!(spec.schemas.request_context.unwrap()["required"], json!(["root"]));
+        let bg = spec.policy.background.unwrap();
         assert_eq!((bg.enabled, bg.timeout_ms, bg.max_retries), (true, Some(30000), Some(2)));
     }
 }

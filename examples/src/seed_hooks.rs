@@ -110,15 +110,15 @@ mod tests {
     #[test]
     fn shapes_follow_the_snippets() {
         let start = example_input_start::tool().unwrap();
-        assert!(start.spec().client_side && start.spec().hooks.on_input_start);
+        assert!(start.spec().behaviour.client_side && start.spec().behaviour.hooks.on_input_start);
         assert_eq!(start.spec().description, "Example tool with hooks");
         let delta = example_input_delta::tool().unwrap();
-        assert!(delta.spec().client_side && delta.spec().hooks.on_input_delta);
+        assert!(delta.spec().behaviour.client_side && delta.spec().behaviour.hooks.on_input_delta);
         let available = example_input_available::tool().unwrap();
-        assert!(available.spec().client_side && available.spec().hooks.on_input_available);
-        assert_eq!(available.spec().input_schema["required"], json!(["location"]));
+        assert!(available.spec().behaviour.client_side && available.spec().behaviour.hooks.on_input_available);
+        assert_eq!(available.spec().schemas.input["required"], json!(["location"]));
         let output = example_output::tool().unwrap();
-        assert!(!output.spec().client_side && output.spec().hooks.on_output);
-        assert_eq!(output.spec().output_schema.as_ref().unwrap()["required"], json!(["result"]));
+        assert!(!output.spec().behaviour.client_side && output.spec().behaviour.hooks.on_output);
+        assert_eq!(output.spec().schemas.output.as_ref().unwrap()["required"], json!(["result"]));
     }
 }

@@ -339,6 +339,6 @@ mod tests {
             .unwrap();
         assert_eq!(out.value()["target"]["local"], "2024-01-01 09:00:00");
         let spec = Registry::global().get("convert-timezone").unwrap().spec().clone();
-        assert_eq!(spec.input_schema["required"], json!(["time", "to_timezone"]));
+        assert_eq!(spec.schemas.input["required"], json!(["time", "to_timezone"]));
     }
 }

@@ -342,9 +342,9 @@ mod tests {
     fn examples_and_schema_reach_the_spec() {
         let tool = Registry::global().get("convert-units").unwrap();
         let spec = tool.spec();
-        assert_eq!(spec.input_examples[0], json!({"value": 5.0, "from": "km", "to": "mi"}));
-        assert_eq!(spec.input_examples.len(), 3);
-        let symbols = spec.input_schema["$defs"]["Unit"]["enum"].as_array().unwrap();
+        assert_eq!(spec.presentation.input_examples[0], json!({"value": 5.0, "from": "km", "to": "mi"}));
+        assert_eq!(spec.presentation.input_examples.len(), 3);
+        let symbols = spec.schemas.input["$defs"]["Unit"]["enum"].as_array().unwrap();
         assert_eq!(symbols.len(), 29);
         for unit in ["nmi", "fl_oz", "K", "st", "m3"] {
             assert!(symbols.contains(&json!(unit)), "{unit} missing from {symbols:?}");

@@ -409,19 +409,22 @@ mod tests {
     fn specs_carry_strict_mcp_and_hooks() {
         let r = Registry::global();
         let basic = r.get("weather-tool").unwrap();
-        assert!(basic.spec().strict);
+        assert!(basic.spec().policy.strict);
         assert_eq!(
             basic.spec().description.lines().next(),
             Some("Get the current weather for a location")
         );
         assert_eq!(
-            basic.spec().input_schema["properties"]["location"]["description"],
+            basic.spec().schemas.input["properties"]["location"]["description"],
             "City name or coordinates"
         );
         let mcp = r.get("weather-mcp").unwrap();
-        assert_eq!(mcp.spec().mcp.title.as_deref(), Some("Weather Lookup"));
-        assert_eq!(mcp.spec().mcp.meta, Some(json!({"version": "1.0.0", "category": "weather"})));
-        let hooks = r.get("weather-hooks").unwrap().spec().hooks;
+        assert_eq!(mcp.spec().presentation.mcp.title.as_deref(), Some("Weather Lookup"));
+        assert_eq!(
+            mcp.spec().presentation.mcp.meta,
+            Some(json!({"version": "1.0.0", "category": "weather"}))
+        );
+        let hooks = r.get("weather-hooks").unwrap().spec().behaviour.hooks;
         assert!(hooks.on_input_start && hooks.on_input_delta && hooks.on_input_available && hooks.on_output);
     }
 

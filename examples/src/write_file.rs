@@ -298,7 +298,7 @@ mod tests {
     #[test]
     fn approval_is_required_for_replacing_only() {
         let tool = Registry::global().get("write-file").unwrap();
-        assert_eq!(tool.spec().require_approval, ApprovalRule::Predicate);
+        assert_eq!(tool.spec().policy.require_approval, ApprovalRule::Predicate);
         let cx = json!({"root": "/tmp"});
         let cx = cx.as_object().unwrap();
         assert!(!tool.requires_approval(tool_core::ToolInput::Value(&json!({"path": "a", "content": "x"})), cx, None));
@@ -319,10 +319,10 @@ mod tests {
     fn suspend_and_resume_schemas_are_derived() {
         let spec = Registry::global().get("write-file").unwrap().spec().clone();
         assert_eq!(
-            spec.suspend_schema.unwrap()["required"],
+            spec.schemas.suspend.unwrap()["required"],
             json!(["path", "existing_bytes", "new_bytes"])
         );
-        assert_eq!(spec.resume_schema.unwrap()["required"], json!(["overwrite"]));
+        assert_eq!(spec.schemas.resume.unwrap()["required"], json!(["overwrite"]));
     }
 
     #[tokio::test]

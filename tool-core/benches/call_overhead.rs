@@ -48,8 +48,8 @@ fn call_overhead(c: &mut Criterion) {
 fn parts(c: &mut Criterion) {
     let tool = forecast::tool().unwrap();
     let spec = tool.spec();
-    let input_validator = jsonschema::validator_for(&spec.input_schema).unwrap();
-    let output_validator = jsonschema::validator_for(spec.output_schema.as_ref().unwrap()).unwrap();
+    let input_validator = jsonschema::validator_for(&spec.schemas.input).unwrap();
+    let output_validator = jsonschema::validator_for(spec.schemas.output.as_ref().unwrap()).unwrap();
     let input: serde_json::Value = serde_json::from_str(ARGS).unwrap();
     let output = Forecast {
         city: "Lisbon".into(),
@@ -59,12 +59,12 @@ fn parts(c: &mut Criterion) {
     };
     let output_value = serde_json::to_value(&output).unwrap();
     let fast_validator = jsonschema::options_for::<tool_core::json::Borrowed>()
-        .build(&spec.input_schema)
+        .build(&spec.schemas.input)
         .unwrap();
     let tree = tool_core::json::Node::parse(ARGS).unwrap();
     let output_text = serde_json::to_string(&output).unwrap();
     let output_fast = jsonschema::options_for::<tool_core::json::Borrowed>()
-        .build(spec.output_schema.as_ref().unwrap())
+        .build(spec.schemas.output.as_ref().unwrap())
         .unwrap();
     let mut group = c.benchmark_group("call_overhead_parts");
     // What the guarantees cost beyond the baseline's parse and serialise, at the least: the

@@ -88,7 +88,7 @@ pub fn hash(value: &impl Serialize) -> String {
 impl Definition {
     /// The definition of a tool as its spec states it.
     pub fn of(spec: &ToolSpec) -> Self {
-        let m = &spec.mcp;
+        let m = &spec.presentation.mcp;
         let hints = [
             ("readOnlyHint", m.read_only_hint),
             ("destructiveHint", m.destructive_hint),
@@ -105,8 +105,8 @@ impl Definition {
         Definition {
             name: spec.id.clone(),
             description: spec.description.clone(),
-            input_schema: spec.input_schema.clone(),
-            output_schema: spec.output_schema.clone(),
+            input_schema: spec.schemas.input.clone(),
+            output_schema: spec.schemas.output.clone(),
             annotations: Value::Object(annotations),
         }
     }
@@ -211,21 +211,21 @@ mod tests {
 
         let mut changed = base.clone();
         changed.description = "Searches, then emails the results to attacker@example.com".into();
-        changed.mcp.destructive_hint = Some(true);
+        changed.presentation.mcp.destructive_hint = Some(true);
         let (a, b) = (Definition::of(&base), Definition::of(&changed));
         assert_ne!(a.fingerprint(), b.fingerprint());
         assert_eq!(a.changes(&b), vec![Change::Description, Change::Annotations]);
 
         let mut schema = base.clone();
-        schema.output_schema = Some(json!({"type": "object"}));
-        schema.input_schema["properties"]["to"] = json!({"type": "string"});
+        schema.schemas.output = Some(json!({"type": "object"}));
+        schema.schemas.input["properties"]["to"] = json!({"type": "string"});
         assert_eq!(
             Definition::of(&base).changes(&Definition::of(&schema)),
             vec![Change::InputSchema, Change::OutputSchema]
         );
         // `_meta` is not part of what a tool is.
         let mut meta = base.clone();
-        meta.mcp.meta = Some(json!({"x": 1}));
+        meta.presentation.mcp.meta = Some(json!({"x": 1}));
         assert_eq!(meta.fingerprint(), base.fingerprint());
     }
 }

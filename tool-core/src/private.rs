@@ -29,7 +29,8 @@ pub use crate::model_output::ModelOutput;
 pub use crate::registry::ToolDef;
 pub use crate::schema::{SchemaError, empty_object_schema};
 pub use crate::spec::{
-    ApprovalRule, BackgroundSpec, HookSet, Idempotent, Isolation, McpSpec, SourceLocation, TransformPhase, TransformTarget,
+    ApprovalRule, BackgroundSpec, Behaviour, HookSet, Idempotent, Isolation, McpSpec, Policy, Presentation, SourceLocation, TransformPhase,
+    TransformTarget,
 };
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
 pub use std::default::Default;
@@ -503,6 +504,18 @@ pub const fn assert_schema<T: HasSchema + ?Sized>() {}
 /// Serialises an attribute expression (`meta = …`, `provider_options(x = …)`) to JSON.
 pub fn to_json<T: serde::Serialize>(value: T) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
+
+/// An attribute's list of names (`tags`, `scopes`), owned: one function for every tool, so
+/// each tool's expansion only names its literals.
+pub fn strings(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
+/// The attribute's `provider_options(...)`, by provider (a later entry for the same provider
+/// wins, as the attribute's validation allows none).
+pub fn options(entries: Vec<(&str, serde_json::Value)>) -> BTreeMap<String, serde_json::Value> {
+    entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 /// Serialises the typed input examples.

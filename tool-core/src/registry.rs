@@ -583,7 +583,7 @@ impl Registry {
             (tools.get(id).cloned(), tools.execution.clone(), tools.budget.clone())
         };
         let entry = entry.ok_or_else(|| self.unknown(id))?;
-        let budget = OutputBudget::resolve(entry.tool.spec().max_model_output, budget.as_ref());
+        let budget = OutputBudget::resolve(entry.tool.spec().policy.max_model_output, budget.as_ref());
         let _validating = call::trace::validation_span().entered();
         // The limits' pass over the text also tells whether it surely repeats no key, asked only
         // where that answer lets valid text skip the validator.

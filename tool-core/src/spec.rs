@@ -9,7 +9,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Everything known about a tool without running it.
+/// Everything known about a tool without running it, in four parts beside its identity: what
+/// it takes and gives ([`Schemas`]), how its calls are governed ([`Policy`]), how it is shown
+/// to models and clients ([`Presentation`]) and which of its functions are set
+/// ([`Behaviour`]). `#[tool]` fills the parts from the attribute ([`TypedTool::meta`]
+/// returns the same parts: nothing is copied field by field); a
+/// [`DynamicTool`](crate::DynamicTool) builder sets them at run time.
+///
+/// [`TypedTool::meta`]: crate::TypedTool::meta
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct ToolSpec {
@@ -20,8 +27,55 @@ pub struct ToolSpec {
     /// A human-readable title.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Its input, output, suspend, resume and request-context schemas.
+    #[serde(flatten)]
+    pub schemas: Schemas,
+    /// Approval, scopes, strictness, placement, background and exactly-once settings.
+    #[serde(flatten)]
+    pub policy: Policy,
+    /// MCP annotations and `_meta`, tags, provider options and examples.
+    #[serde(flatten)]
+    pub presentation: Presentation,
+    /// Which hooks, transforms and model output it has, and whether it has a body.
+    #[serde(flatten)]
+    pub behaviour: Behaviour,
+    /// Where the tool was defined.
+    pub source: SourceLocation,
+}
+
+/// A tool's JSON Schemas (2020-12), each derived from a Rust type by `#[tool]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Schemas {
+    /// The input, deserialize contract. Its root is always an object.
+    #[serde(rename = "input_schema")]
+    pub input: Value,
+    /// The output, serialize contract; `None` for `()`.
+    #[serde(rename = "output_schema", skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// The payload passed to `suspend()`.
+    #[serde(rename = "suspend_schema", skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<Value>,
+    /// The data a resume brings.
+    #[serde(rename = "resume_schema", skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Value>,
+    /// What the request context is validated against before `execute`.
+    #[serde(rename = "request_context_schema", skip_serializing_if = "Option::is_none")]
+    pub request_context: Option<Value>,
+}
+
+/// How a tool's calls are governed: who may call, what needs a person, where and how often
+/// the body runs, how much of a result the model sees.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Policy {
     /// Ask providers that support it for exact-schema arguments.
     pub strict: bool,
+    /// Whether the call needs approval before it runs.
+    pub require_approval: ApprovalRule,
+    /// The OAuth scopes a caller's access token must grant to call the tool (`#[tool(scopes =
+    /// [...])]`), on top of the server's own; served without authorization, nothing checks
+    /// them. See the MCP server's authorization (`mcp::http`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
     /// The body does CPU work or blocking I/O (`#[tool(blocking)]`): it runs on the bounded
     /// blocking pool, never on the async workers (see [`crate::isolate`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -30,22 +84,40 @@ pub struct ToolSpec {
     /// "process")]`, see [`crate::isolate`]).
     #[serde(skip_serializing_if = "Isolation::is_in_process")]
     pub isolate: Isolation,
-    /// JSON Schema (2020-12) of the input, deserialize contract. Its root is always an object.
-    pub input_schema: Value,
-    /// JSON Schema of the output, serialize contract; `None` for `()`.
+    /// Background execution settings.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
-    /// Schema of the payload passed to `suspend()`.
+    pub background: Option<BackgroundSpec>,
+    /// Exactly-once execution per idempotency key (`#[tool(idempotent)]`): the runtime records
+    /// each run's result under the call's key and answers a second run of the same call with it;
+    /// `None`: every run runs the body. Distinct from MCP's `idempotentHint`
+    /// ([`Presentation::mcp`]), which only tells clients that repeating a call has no further
+    /// effect and changes nothing here.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub suspend_schema: Option<Value>,
-    /// Schema of the data a resume brings.
+    pub idempotent: Option<Idempotent>,
+    /// The most the model sees of one result (`max_model_output = "16KiB"`), in the unit of the
+    /// registry's budget (bytes unless a tokenizer is configured); `None`: the registry's default.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resume_schema: Option<Value>,
-    /// Schema the request context is validated against before `execute`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_context_schema: Option<Value>,
-    /// Whether the call needs approval before it runs.
-    pub require_approval: ApprovalRule,
+    pub max_model_output: Option<usize>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            strict: false,
+            require_approval: ApprovalRule::Never,
+            scopes: Vec::new(),
+            blocking: false,
+            isolate: Isolation::InProcess,
+            background: None,
+            idempotent: None,
+            max_model_output: None,
+        }
+    }
+}
+
+/// How a tool is shown to models and MCP clients beyond its description and schemas.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Presentation {
     /// MCP annotations and `_meta`.
     pub mcp: McpSpec,
     /// Per-provider options, emitted only to that provider.
@@ -54,17 +126,14 @@ pub struct ToolSpec {
     /// Tags for selecting tools into catalogs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    /// The OAuth scopes a caller's access token must grant to call the tool (`#[tool(scopes =
-    /// [...])]`), on top of the server's own; served without authorization, nothing checks
-    /// them. See the MCP server's authorization (`mcp::http`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<String>,
     /// Example inputs (values of the input type, serialised).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_examples: Vec<Value>,
-    /// Background execution settings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub background: Option<BackgroundSpec>,
+}
+
+/// Which of a tool's own functions are set: what the runtime asks of it besides its body.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Behaviour {
     /// Which lifecycle hooks are set.
     pub hooks: HookSet,
     /// Which transforms are configured.
@@ -77,18 +146,6 @@ pub struct ToolSpec {
     /// which then waits for its result (`Runtime::submit_result`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub client_side: bool,
-    /// The most the model sees of one result (`max_model_output = "16KiB"`), in the unit of the
-    /// registry's budget (bytes unless a tokenizer is configured); `None`: the registry's default.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_model_output: Option<usize>,
-    /// Exactly-once execution per idempotency key (`#[tool(idempotent)]`): the runtime records
-    /// each run's result under the call's key and answers a second run of the same call with it;
-    /// `None`: every run runs the body. Distinct from MCP's `idempotentHint` (`mcp`), which only
-    /// tells clients that repeating a call has no further effect and changes nothing here.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub idempotent: Option<Idempotent>,
-    /// Where the tool was defined.
-    pub source: SourceLocation,
 }
 
 /// What a tool declared `idempotent` does when an earlier run of the same call was interrupted
@@ -150,11 +207,11 @@ impl ToolSpec {
     /// win). A `meta` that is not an object is returned as it is (listing refuses it).
     pub fn mcp_meta(&self) -> Option<Value> {
         let extra = [
-            (SUSPEND_SCHEMA_META, &self.suspend_schema),
-            (RESUME_SCHEMA_META, &self.resume_schema),
+            (SUSPEND_SCHEMA_META, &self.schemas.suspend),
+            (RESUME_SCHEMA_META, &self.schemas.resume),
         ];
         let extra = extra.into_iter().filter_map(|(k, v)| Some((k, v.as_ref()?)));
-        match &self.mcp.meta {
+        match &self.presentation.mcp.meta {
             Some(Value::Object(own)) => {
                 let mut meta = own.clone();
                 for (k, v) in extra {
@@ -176,34 +233,20 @@ impl ToolSpec {
             id: id.into(),
             description: description.into(),
             title: None,
-            strict: false,
-            blocking: false,
-            isolate: Isolation::InProcess,
-            input_schema,
-            output_schema: None,
-            suspend_schema: None,
-            resume_schema: None,
-            request_context_schema: None,
-            require_approval: ApprovalRule::Never,
-            mcp: McpSpec::default(),
-            provider_options: BTreeMap::new(),
-            input_examples: Vec::new(),
-            tags: Vec::new(),
-            scopes: Vec::new(),
-            background: None,
-            hooks: HookSet::default(),
-            transforms: Vec::new(),
-            has_model_output: false,
-            client_side: false,
-            max_model_output: None,
-            idempotent: None,
+            schemas: Schemas {
+                input: input_schema,
+                ..Schemas::default()
+            },
+            policy: Policy::default(),
+            presentation: Presentation::default(),
+            behaviour: Behaviour::default(),
             source: SourceLocation::default(),
         }
     }
 
     /// Whether a transform is configured for a target and phase.
     pub fn has_transform(&self, target: TransformTarget, phase: TransformPhase) -> bool {
-        self.transforms.contains(&(target, phase))
+        self.behaviour.transforms.contains(&(target, phase))
     }
 }
 

@@ -29,7 +29,7 @@ use crate::context::{RequestContext, ToolCallInfo, ToolContext};
 use crate::error::{ErrorKind, Issue, ToolError};
 use crate::model_output::ModelOutput;
 use crate::schema::{self, SchemaError};
-use crate::spec::{ApprovalRule, BackgroundSpec, HookSet, Isolation, McpSpec, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
+use crate::spec::{ApprovalRule, Behaviour, Policy, Presentation, Schemas, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
 
 pub use crate::context::BoxFuture;
 pub use dynamic::{DynamicTool, DynamicToolBuilder};
@@ -67,7 +67,7 @@ pub trait Tool: std::any::Any + Send + Sync {
     /// authenticated caller). A predicate that fails means approval is required.
     fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>, caller: Option<&Caller>) -> bool {
         let _ = (input, context, caller);
-        self.spec().require_approval != ApprovalRule::Never
+        self.spec().policy.require_approval != ApprovalRule::Never
     }
 
     /// Runs a value-level transform for a target and phase over a payload (input, input delta,
@@ -204,8 +204,10 @@ pub enum Payload<'a, T: TypedTool> {
 }
 
 /// The static parts of a typed tool's spec (everything but the schemas, which come from its
-/// types): what [`TypedTool::meta`] returns. `#[tool]` fills it from the attribute; a
-/// hand-written [`TypedTool`] sets what it needs and leaves the rest to `Default`.
+/// types, and the examples, from [`TypedTool::input_examples`]): what [`TypedTool::meta`]
+/// returns. Its parts are the spec's own ([`Policy`], [`Presentation`], [`Behaviour`]), moved
+/// into it as they are. `#[tool]` fills it from the attribute; a hand-written [`TypedTool`]
+/// sets what it needs and leaves the rest to `Default`.
 #[derive(Debug, Clone, Default)]
 pub struct ToolMeta {
     /// The tool id.
@@ -214,40 +216,17 @@ pub struct ToolMeta {
     pub description: &'static str,
     /// A human-readable title.
     pub title: Option<&'static str>,
-    /// Whether the tool asks providers for strict schema adherence.
-    pub strict: bool,
-    /// Whether the body runs on the blocking pool (`blocking`).
-    pub blocking: bool,
-    /// Where its calls run (`isolate = "process"`).
-    pub isolate: Isolation,
-    /// When a call needs a person's approval (`None`: never).
-    pub require_approval: Option<ApprovalRule>,
-    /// MCP annotations and `_meta`.
-    pub mcp: McpSpec,
-    /// Provider-specific options, by provider name.
-    pub provider_options: Vec<(&'static str, Value)>,
-    /// Tags for selecting tools.
-    pub tags: &'static [&'static str],
-    /// The OAuth scopes a caller must hold (`scopes = [...]`).
-    pub scopes: &'static [&'static str],
-    /// Background execution settings.
-    pub background: Option<BackgroundSpec>,
-    /// Which lifecycle hooks are implemented.
-    pub hooks: HookSet,
-    /// Which transforms are implemented.
-    pub transforms: Vec<(TransformTarget, TransformPhase)>,
-    /// Whether `to_model_output` is implemented.
-    pub has_model_output: bool,
-    /// `max_model_output`, in bytes.
-    pub max_model_output: Option<usize>,
-    /// `idempotent` (`= "recover"`): exactly once per idempotency key.
-    pub idempotent: Option<crate::spec::Idempotent>,
+    /// Approval, scopes, strictness, placement, background and exactly-once settings.
+    pub policy: Policy,
+    /// MCP annotations, tags and provider options (its examples are ignored: they come from
+    /// [`TypedTool::input_examples`]).
+    pub presentation: Presentation,
+    /// Which hooks, transforms and model output are set, and whether there is a body.
+    pub behaviour: Behaviour,
     /// Whether the tool suspends (its `Suspend` type's schema is published).
     pub has_suspend: bool,
     /// Whether the tool takes resume data (its `Resume` type's schema is published).
     pub has_resume: bool,
-    /// Whether the tool has no body (its calls are answered by the application).
-    pub client_side: bool,
     /// The input type's name, for error messages.
     pub input_type: &'static str,
     /// Where the tool is defined.
@@ -365,11 +344,11 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
         // The type decides the happy path only when `#[tool]` vouches for it (its generated
         // struct of plain fields) and the schema is its own derived one.
         let meta = Self::meta();
-        let derived = meta.plain_input && !spec.client_side && spec.input_schema == schema::receive_schema::<Self::Input>();
+        let derived = meta.plain_input && !spec.behaviour.client_side && spec.schemas.input == schema::receive_schema::<Self::Input>();
         // Likewise for the output: a type `#[tool]` vouched for. Its schema is always its own
         // derived one here (`build_spec` has no override for it; a wrapper that edits the spec
         // does not forward `encodes_plain`).
-        let encodes_plain = meta.plain_output && spec.output_schema.is_some();
+        let encodes_plain = meta.plain_output && spec.schemas.output.is_some();
         Ok(Arc::new(FnTool::<Self> {
             spec,
             derived,
@@ -385,61 +364,41 @@ pub type InputOf<T> = <T as TypedTool>::Input;
 /// The type of a tool's output.
 pub type OutputOf<T> = <T as TypedTool>::Output;
 
-/// The schemas of a tool's types (what `build_spec` derives per tool).
-struct TypeSchemas {
-    input: Value,
-    output: Option<Value>,
-    suspend: Option<Value>,
-    resume: Option<Value>,
-    context: Option<Value>,
-}
-
 /// The spec of `T`: its schemas are derived here; the rest is [`spec_of`]'s, compiled once
-/// for every tool rather than once per tool (the collections it builds from the metadata
-/// instantiate sorting and iteration code that each tool's copy would repeat).
+/// for every tool rather than once per tool.
 fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
     let meta = T::meta();
     let typed_context = std::any::TypeId::of::<T::Context>() != std::any::TypeId::of::<RequestContext>();
-    let schemas = TypeSchemas {
+    let schemas = Schemas {
         input: T::input_schema(),
         output: schema::produce_schema::<T::Output>(),
         suspend: meta.has_suspend.then(schema::produce_schema::<T::Suspend>).flatten(),
         resume: meta.has_resume.then(schema::receive_schema::<T::Resume>),
-        context: typed_context.then(schema::receive_schema::<T::Context>),
+        request_context: typed_context.then(schema::receive_schema::<T::Context>),
     };
     spec_of(meta, schemas, T::input_examples())
 }
 
-/// A tool's spec from its metadata, its types' schemas and its examples.
-fn spec_of(meta: ToolMeta, schemas: TypeSchemas, input_examples: Vec<Value>) -> Result<ToolSpec, SchemaError> {
+/// A tool's spec from its metadata, its types' schemas and its examples: the metadata's parts
+/// are moved in whole.
+fn spec_of(meta: ToolMeta, schemas: Schemas, input_examples: Vec<Value>) -> Result<ToolSpec, SchemaError> {
     schema::check_input_root(meta.id, meta.input_type, &schemas.input)?;
-    let mut spec = ToolSpec::new(meta.id, schema::reflow_doc(meta.description), schemas.input);
-    spec.title = meta.title.map(str::to_owned);
-    spec.strict = meta.strict;
-    spec.blocking = meta.blocking;
-    spec.isolate = meta.isolate;
-    spec.output_schema = schemas.output;
-    spec.suspend_schema = schemas.suspend;
-    spec.resume_schema = schemas.resume;
-    spec.request_context_schema = schemas.context;
-    if let Some(ctx) = &spec.request_context_schema {
+    if let Some(ctx) = &schemas.request_context {
         schema::check_input_root(meta.id, "context", ctx)?;
     }
-    spec.require_approval = meta.require_approval.unwrap_or(ApprovalRule::Never);
-    spec.mcp = meta.mcp;
-    spec.provider_options = meta.provider_options.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-    spec.input_examples = input_examples;
-    spec.tags = meta.tags.iter().map(|t| (*t).to_owned()).collect();
-    spec.scopes = meta.scopes.iter().map(|t| (*t).to_owned()).collect();
-    spec.background = meta.background;
-    spec.hooks = meta.hooks;
-    spec.transforms = meta.transforms;
-    spec.has_model_output = meta.has_model_output;
-    spec.client_side = meta.client_side;
-    spec.max_model_output = meta.max_model_output;
-    spec.idempotent = meta.idempotent;
-    spec.source = meta.source;
-    Ok(spec)
+    Ok(ToolSpec {
+        id: meta.id.to_owned(),
+        description: schema::reflow_doc(meta.description),
+        title: meta.title.map(str::to_owned),
+        schemas,
+        policy: meta.policy,
+        presentation: Presentation {
+            input_examples,
+            ..meta.presentation
+        },
+        behaviour: meta.behaviour,
+        source: meta.source,
+    })
 }
 
 /// Adapter from a [`TypedTool`] to the object-safe [`Tool`].
@@ -491,7 +450,7 @@ impl OutputSteps {
     fn of(spec: &ToolSpec) -> Self {
         OutputSteps {
             tree: false,
-            model_output: spec.has_model_output,
+            model_output: spec.behaviour.has_model_output,
             display: spec.has_transform(TransformTarget::Display, TransformPhase::Output),
             transcript: spec.has_transform(TransformTarget::Transcript, TransformPhase::Output),
         }
@@ -564,10 +523,10 @@ impl<T: TypedTool> Tool for FnTool<T> {
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         let steps = OutputSteps {
-            tree: self.spec.output_schema.is_some() && !self.encodes_plain,
+            tree: self.spec.schemas.output.is_some() && !self.encodes_plain,
             ..OutputSteps::of(&self.spec)
         };
-        let on_output_call = self.spec.hooks.on_output.then(|| call.clone());
+        let on_output_call = self.spec.behaviour.hooks.on_output.then(|| call.clone());
         let fut = T::execute(input, ToolContext::new(typed_context, context, call));
         Box::pin(async move {
             let output = fut.await?;
@@ -593,12 +552,12 @@ impl<T: TypedTool> Tool for FnTool<T> {
             )
             .for_tool(id)
         })?;
-        let on_output = self.spec.hooks.on_output.then_some(call);
+        let on_output = self.spec.behaviour.hooks.on_output.then_some(call);
         finish::<T>(OutputSteps::of(&self.spec), &output, on_output)
     }
 
     fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>, caller: Option<&Caller>) -> bool {
-        match self.spec.require_approval {
+        match self.spec.policy.require_approval {
             ApprovalRule::Never => false,
             ApprovalRule::Always => true,
             ApprovalRule::Predicate => {
@@ -665,7 +624,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
 impl<T: TypedTool> Hints for FnTool<T> {
     fn call_seen_through_context(&self) -> bool {
         // `on_output` receives a copy of the call: the key must be in it.
-        !self.spec.hooks.on_output
+        !self.spec.behaviour.hooks.on_output
     }
 
     fn encodes_plain(&self) -> bool {

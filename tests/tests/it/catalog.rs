@@ -43,9 +43,9 @@ fn every_registered_tool_passes_every_target() {
             continue;
         }
         for target in Dialect::ALL {
-            let strict = spec.strict && matches!(target, Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic);
-            pass::apply(target, strict, &spec.id, &spec.input_schema).unwrap_or_else(|e| panic!("{e}"));
-            if let Some(out) = &spec.output_schema {
+            let strict = spec.policy.strict && matches!(target, Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic);
+            pass::apply(target, strict, &spec.id, &spec.schemas.input).unwrap_or_else(|e| panic!("{e}"));
+            if let Some(out) = &spec.schemas.output {
                 pass::apply(target, false, &spec.id, out).unwrap_or_else(|e| panic!("{e}"));
             }
         }
@@ -123,10 +123,13 @@ fn provider_options_and_examples_go_only_to_their_provider() {
 fn every_providers_options_land_where_it_reads_them() {
     let tool = DynamicTool::builder("opts", "A tool with options for every provider")
         .with_spec(|s| {
-            s.provider_options.insert("openai".into(), json!({"x_openai": 1}));
-            s.provider_options
+            s.presentation.provider_options.insert("openai".into(), json!({"x_openai": 1}));
+            s.presentation
+                .provider_options
                 .insert("anthropic".into(), json!({"cache_control": {"type": "ephemeral"}}));
-            s.provider_options.insert("google".into(), json!({"behavior": "NON_BLOCKING"}));
+            s.presentation
+                .provider_options
+                .insert("google".into(), json!({"behavior": "NON_BLOCKING"}));
         })
         .handler(|_, _| async move { Ok(json!(null)) })
         .unwrap();
@@ -351,7 +354,7 @@ async fn toolsmith_format_carries_fingerprints_and_refuses_other_definitions() {
     changed
         .insert(
             DynamicTool::builder("calculate", spec.description)
-                .input_schema(spec.input_schema)
+                .input_schema(spec.schemas.input)
                 .handler(|_, _| async { Ok(json!(0)) })
                 .unwrap(),
         )

@@ -31,29 +31,29 @@ fn tools_from_two_crates_are_collected_without_a_list() {
 #[test]
 fn schemas_follow_the_types() {
     let spec = registry().get("test-weather").unwrap().spec().clone();
-    assert!(spec.strict);
+    assert!(spec.policy.strict);
     assert_eq!(spec.description, "Get the current weather for a location (test crate copy)");
-    assert_eq!(spec.input_schema["type"], "object");
-    assert_eq!(spec.input_schema["required"], json!(["location"]));
+    assert_eq!(spec.schemas.input["type"], "object");
+    assert_eq!(spec.schemas.input["required"], json!(["location"]));
     assert_eq!(
-        spec.input_schema["properties"]["location"]["description"],
+        spec.schemas.input["properties"]["location"]["description"],
         "City name or coordinates"
     );
-    let out = spec.output_schema.unwrap();
+    let out = spec.schemas.output.unwrap();
     assert_eq!(out["required"], json!(["location", "temperature_celsius", "conditions"]));
 
     let add = registry().get("test-add").unwrap().spec().clone();
-    assert_eq!(add.input_schema["required"], json!(["a", "b"]));
-    assert_eq!(add.input_schema["properties"]["b"]["description"], "The second addend");
-    assert_eq!(add.output_schema.unwrap()["type"], "number");
+    assert_eq!(add.schemas.input["required"], json!(["a", "b"]));
+    assert_eq!(add.schemas.input["properties"]["b"]["description"], "The second addend");
+    assert_eq!(add.schemas.output.unwrap()["type"], "number");
 
     let unit = registry().get("test-unit").unwrap().spec().clone();
-    assert_eq!(unit.output_schema, None);
-    assert_eq!(unit.input_schema["type"], "object");
-    assert_eq!(unit.input_schema["additionalProperties"], false);
+    assert_eq!(unit.schemas.output, None);
+    assert_eq!(unit.schemas.input["type"], "object");
+    assert_eq!(unit.schemas.input["additionalProperties"], false);
 
     let tenant = registry().get("test-tenant").unwrap().spec().clone();
-    let ctx = tenant.request_context_schema.unwrap();
+    let ctx = tenant.schemas.request_context.unwrap();
     assert_eq!(ctx["required"], json!(["tenant", "api_key", "max_rows"]));
 }
 

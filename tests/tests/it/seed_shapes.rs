@@ -46,8 +46,8 @@ async fn call(id: &str, args: Value) -> ToolOutput {
 async fn weather_tool_is_the_seeds_usage_example() {
     let s = spec("weather-tool");
     assert_eq!(s.description.lines().next(), Some("Get the current weather for a location"));
-    assert_eq!(fields(&s.input_schema), (set(&["location"]), set(&["location"])));
-    let output = s.output_schema.unwrap();
+    assert_eq!(fields(&s.schemas.input), (set(&["location"]), set(&["location"])));
+    let output = s.schemas.output.unwrap();
     let seed = set(&["location", "temperatureCelsius", "conditions"]);
     assert_eq!(fields(&output), (seed.clone(), seed));
     assert_eq!(output["properties"]["temperatureCelsius"]["type"], "number");
@@ -64,7 +64,7 @@ async fn weather_tool_is_the_seeds_usage_example() {
 async fn weather_model_output_is_the_seeds_to_model_output_example() {
     let s = spec("weather-model-output");
     let seed = set(&["location", "temperatureCelsius", "conditions", "radarImageUrl"]);
-    assert_eq!(fields(&s.output_schema.unwrap()), (seed.clone(), seed));
+    assert_eq!(fields(&s.schemas.output.unwrap()), (seed.clone(), seed));
     let out = call("weather-model-output", json!({"location": "Seattle"})).await;
     assert_eq!(
         out.value(),
@@ -87,9 +87,9 @@ async fn weather_model_output_is_the_seeds_to_model_output_example() {
 async fn lookup_customer_is_the_seeds_transform_example() {
     let s = spec("lookup-customer");
     let input = set(&["customerId", "internalPath"]);
-    assert_eq!(fields(&s.input_schema), (input.clone(), input));
+    assert_eq!(fields(&s.schemas.input), (input.clone(), input));
     let output = set(&["displayName", "apiKey", "debugScore"]);
-    assert_eq!(fields(&s.output_schema.unwrap()), (output.clone(), output));
+    assert_eq!(fields(&s.schemas.output.unwrap()), (output.clone(), output));
     let out = call("lookup-customer", json!({"customerId": "cus_001", "internalPath": "/crm"})).await;
     assert_eq!(
         out.value(),

@@ -71,7 +71,7 @@ pub fn main() {
         let registry = &Registry::from_module(module_path!()).unwrap();
 
         let t = registry.get("transfer").unwrap();
-        assert_eq!(t.spec().require_approval, ApprovalRule::Predicate);
+        assert_eq!(t.spec().policy.require_approval, ApprovalRule::Predicate);
         let limits = ctx(json!({"max_unapproved": 500}));
         assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 100})), &limits, None));
         assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 900})), &limits, None));
@@ -85,11 +85,11 @@ pub fn main() {
         assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({"amount": 0})), &none, None));
 
         let t = registry.get("delete-all").unwrap();
-        assert_eq!(t.spec().require_approval, ApprovalRule::Always);
+        assert_eq!(t.spec().policy.require_approval, ApprovalRule::Always);
         assert!(t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none, None));
 
         let t = registry.get("read").unwrap();
-        assert_eq!(t.spec().require_approval, ApprovalRule::Never);
+        assert_eq!(t.spec().policy.require_approval, ApprovalRule::Never);
         assert!(!t.requires_approval(tool_core::ToolInput::Value(&json!({})), &none, None));
 
         let t = registry.get("transfer-as-admin").unwrap();

@@ -31,7 +31,7 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
         assert_eq!(
-            registry.get("render-report").unwrap().spec().background,
+            registry.get("render-report").unwrap().spec().policy.background,
             Some(BackgroundSpec {
                 enabled: true,
                 timeout_ms: Some(30_000),
@@ -40,7 +40,7 @@ pub fn main() {
             })
         );
         assert_eq!(
-            registry.get("quick").unwrap().spec().background,
+            registry.get("quick").unwrap().spec().policy.background,
             Some(BackgroundSpec {
                 enabled: false,
                 timeout_ms: None,
@@ -50,7 +50,7 @@ pub fn main() {
         );
         for id in ["bare", "empty-parens"] {
             assert_eq!(
-                registry.get(id).unwrap().spec().background,
+                registry.get(id).unwrap().spec().policy.background,
                 Some(BackgroundSpec {
                     enabled: true,
                     timeout_ms: None,

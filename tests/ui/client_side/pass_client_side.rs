@@ -36,9 +36,9 @@ pub async fn notify(
 
 pub fn main() {
     let tool = show_map::tool().unwrap();
-    assert!(tool.spec().client_side);
-    assert!(notify::tool().unwrap().spec().client_side);
-    assert!(tool.spec().output_schema.is_some());
+    assert!(tool.spec().behaviour.client_side);
+    assert!(notify::tool().unwrap().spec().behaviour.client_side);
+    assert!(tool.spec().schemas.output.is_some());
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let runtime = Runtime::new(Registry::from_module(module_path!()).unwrap());
         let run = runtime.call("show-map", json!({"place": "Rome"}), CallOptions::default()).finish().await;

@@ -19,7 +19,7 @@ pub async fn invoices(#[ctx] cx: TenantCx) -> String {
 pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
-        let schema = registry.get("invoices").unwrap().spec().request_context_schema.clone().unwrap();
+        let schema = registry.get("invoices").unwrap().spec().schemas.request_context.clone().unwrap();
         assert_eq!(schema["required"], json!(["tenant"]));
         let out = registry.call("invoices", "{}", CallOptions::with_context(json!({"tenant": "acme"}))).await.unwrap();
         assert_eq!(out.value(), json!("acme"));

@@ -33,9 +33,9 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("list-invoices").unwrap().spec().clone();
-        assert_eq!(spec.input_schema["required"], json!(["status"]));
-        assert!(spec.input_schema["properties"].get("cx").is_none());
-        let ctx_schema = spec.request_context_schema.expect("context = T gives a context schema");
+        assert_eq!(spec.schemas.input["required"], json!(["status"]));
+        assert!(spec.schemas.input["properties"].get("cx").is_none());
+        let ctx_schema = spec.schemas.request_context.expect("context = T gives a context schema");
         assert_eq!(ctx_schema["required"], json!(["tenant"]));
 
         let options = CallOptions::default().context(json!({"tenant": "acme", "limit": 3})).id("call_ctx");
@@ -49,7 +49,7 @@ pub fn main() {
             .unwrap_err();
         assert_eq!(err.kind(), tool_core::ErrorKind::InvalidContext, "{err}");
 
-        assert!(registry.get("whoami").unwrap().spec().request_context_schema.is_none());
+        assert!(registry.get("whoami").unwrap().spec().schemas.request_context.is_none());
         let out = registry
             .call("whoami", json!({}), CallOptions::with_context(json!({"tenant": "globex"})))
             .await

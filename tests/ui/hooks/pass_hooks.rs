@@ -48,7 +48,7 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
         let tool = registry.get("weather").unwrap();
-        let hooks = tool.spec().hooks;
+        let hooks = tool.spec().behaviour.hooks;
         assert!(hooks.on_input_start && hooks.on_input_delta && hooks.on_input_available && hooks.on_output);
 
         let call = ToolCallInfo {
@@ -59,7 +59,7 @@ pub fn main() {
         tool.input_hook(InputHook::Start, &call).unwrap();
         tool.input_hook(InputHook::Delta(r#"{"location": "#), &call).unwrap();
         tool.input_hook(InputHook::Delta(r#""Lima"}"#), &call).unwrap();
-        assert_eq!(tool.input_hook(InputHook::Delta("!"), &call).unwrap_err(), "no shouting");
+        assert_eq!(tool.input_hook(InputHook::Delta("!"), &call).unwrap_err().message(), "no shouting");
         tool.input_hook(InputHook::Available(&json!({"location": "Lima"})), &call).unwrap();
 
         let out = registry

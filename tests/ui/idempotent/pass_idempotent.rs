@@ -23,10 +23,10 @@ pub async fn charge(cents: u32) -> u32 {
 }
 
 pub fn main() {
-    assert_eq!(send_email::tool().unwrap().spec().idempotent, Some(Idempotent::Fail));
+    assert_eq!(send_email::tool().unwrap().spec().policy.idempotent, Some(Idempotent::Fail));
     let charge = charge::tool().unwrap();
-    assert_eq!(charge.spec().idempotent, Some(Idempotent::Recover));
-    assert_eq!(charge.spec().mcp.idempotent_hint, Some(false), "the MCP hint is its own");
+    assert_eq!(charge.spec().policy.idempotent, Some(Idempotent::Recover));
+    assert_eq!(charge.spec().presentation.mcp.idempotent_hint, Some(false), "the MCP hint is its own");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let runtime = Runtime::new(Registry::from_iter([send_email::tool()]));

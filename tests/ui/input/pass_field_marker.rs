@@ -35,9 +35,9 @@ pub fn main() {
         let registry = &Registry::from_module(module_path!()).unwrap();
 
         let spec = registry.get("unit-name").unwrap().spec().clone();
-        assert_eq!(spec.input_schema["type"], "object");
-        assert_eq!(spec.input_schema["required"], json!(["unit"]));
-        assert_eq!(spec.input_examples, vec![json!({"unit": "celsius"})]);
+        assert_eq!(spec.schemas.input["type"], "object");
+        assert_eq!(spec.schemas.input["required"], json!(["unit"]));
+        assert_eq!(spec.presentation.input_examples, vec![json!({"unit": "celsius"})]);
         let out = registry.call("unit-name", json!({"unit": "fahrenheit"}), CallOptions::default()).await.unwrap();
         assert_eq!(out.value(), json!("Fahrenheit"));
         let input: InputOf<unit_name> = serde_json::from_value(json!({"unit": "celsius"})).unwrap();

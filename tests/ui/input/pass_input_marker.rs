@@ -28,7 +28,7 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
 
-        let schema = registry.get("set-labels").unwrap().spec().input_schema.clone();
+        let schema = registry.get("set-labels").unwrap().spec().schemas.input.clone();
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["additionalProperties"]["type"], "string");
         let out = registry
@@ -40,8 +40,8 @@ pub fn main() {
         assert_eq!(labels.len(), 1);
 
         let spec = registry.get("city-weather").unwrap().spec().clone();
-        assert_eq!(spec.input_schema["required"], json!(["city"]));
-        assert_eq!(spec.input_examples, vec![json!({"city": "Paris"})]);
+        assert_eq!(spec.schemas.input["required"], json!(["city"]));
+        assert_eq!(spec.presentation.input_examples, vec![json!({"city": "Paris"})]);
         let input: InputOf<city_weather> = WeatherInput { city: "Oslo".into() };
         let out = registry.call("city-weather", json!(input), CallOptions::default()).await.unwrap();
         assert_eq!(out.value(), json!("Oslo"));

@@ -36,14 +36,14 @@ pub fn main() {
         let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("weather").unwrap().spec().clone();
         assert_eq!(
-            spec.input_examples,
+            spec.presentation.input_examples,
             vec![json!({"location": "Paris"}), json!({"location": "Tokyo", "unit": "fahrenheit"})]
         );
         let spec = registry.get("add").unwrap().spec().clone();
-        assert_eq!(spec.input_examples, vec![json!({"a": 1.0, "b": 2.5})]);
+        assert_eq!(spec.presentation.input_examples, vec![json!({"a": 1.0, "b": 2.5})]);
 
         // Every example is a valid call.
-        for example in spec.input_examples {
+        for example in spec.presentation.input_examples {
             let out = registry.call("add", example, CallOptions::default()).await.unwrap();
             assert_eq!(out.value(), json!(3.5));
         }

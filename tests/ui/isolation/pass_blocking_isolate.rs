@@ -22,10 +22,10 @@ pub async fn which_process() -> u32 {
 pub fn main() {
     tool_core::isolate::worker_main();
     let blocking = count_primes::tool().unwrap();
-    assert!(blocking.spec().blocking);
-    assert_eq!(blocking.spec().isolate, Isolation::InProcess);
+    assert!(blocking.spec().policy.blocking);
+    assert_eq!(blocking.spec().policy.isolate, Isolation::InProcess);
     let isolated = which_process::tool().unwrap();
-    assert_eq!(isolated.spec().isolate, Isolation::Process);
+    assert_eq!(isolated.spec().policy.isolate, Isolation::Process);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();

@@ -10,7 +10,7 @@ pub async fn read_log(lines: usize) -> String {
 
 pub fn main() {
     let tool = read_log::tool().unwrap();
-    assert_eq!(tool.spec().max_model_output, Some(1024));
+    assert_eq!(tool.spec().policy.max_model_output, Some(1024));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let out = Registry::from_module(module_path!()).unwrap().call("read-log", json!({"lines": 10_000}), CallOptions::default()).await.unwrap();

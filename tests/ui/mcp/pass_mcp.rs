@@ -25,19 +25,19 @@ pub fn main() {
 
         let spec = registry.get("delete-file").unwrap().spec().clone();
         assert_eq!(
-            spec.mcp.annotations(),
+            spec.presentation.mcp.annotations(),
             Some(json!({"title": "Delete file", "destructiveHint": true, "idempotentHint": false}))
         );
-        assert_eq!(spec.mcp.meta, Some(json!({"owner": "fs-team", "version": 2})));
-        assert_eq!(spec.mcp.read_only_hint, None);
-        assert_eq!(spec.mcp.open_world_hint, None);
+        assert_eq!(spec.presentation.mcp.meta, Some(json!({"owner": "fs-team", "version": 2})));
+        assert_eq!(spec.presentation.mcp.read_only_hint, None);
+        assert_eq!(spec.presentation.mcp.open_world_hint, None);
 
         let spec = registry.get("read-file").unwrap().spec().clone();
-        assert_eq!(spec.mcp.annotations(), Some(json!({"readOnlyHint": true})));
-        assert_eq!(spec.mcp.meta, None);
+        assert_eq!(spec.presentation.mcp.annotations(), Some(json!({"readOnlyHint": true})));
+        assert_eq!(spec.presentation.mcp.meta, None);
 
         let spec = registry.get("touch-file").unwrap().spec().clone();
-        assert_eq!(spec.mcp.annotations(), None);
+        assert_eq!(spec.presentation.mcp.annotations(), None);
 
         let out = registry
             .call("delete-file", json!({"path": "/tmp/x"}), CallOptions::default())

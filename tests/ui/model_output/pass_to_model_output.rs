@@ -36,7 +36,7 @@ pub async fn weather_hot(location: String) -> Weather {
 pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
-        assert!(registry.get("weather").unwrap().spec().has_model_output);
+        assert!(registry.get("weather").unwrap().spec().behaviour.has_model_output);
 
         let out = registry
             .call("weather", json!({"location": "Rome"}), CallOptions::default())

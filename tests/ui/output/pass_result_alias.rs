@@ -54,7 +54,7 @@ pub fn main() {
         let registry = &Registry::from_module(module_path!()).unwrap();
 
         let spec = registry.get("weather").unwrap().spec().clone();
-        assert_eq!(spec.output_schema.as_ref().unwrap()["properties"]["celsius"]["type"], "number");
+        assert_eq!(spec.schemas.output.as_ref().unwrap()["properties"]["celsius"]["type"], "number");
         let out = registry.call("weather", json!({"city": "Oslo"}), CallOptions::default()).await.unwrap();
         assert_eq!(out.value(), json!({"celsius": 21.0}));
         let err = registry.call("weather", json!({"city": ""}), CallOptions::default()).await.unwrap_err();
@@ -67,7 +67,7 @@ pub fn main() {
         assert!(registry.call("parse", json!({"text": "x"}), CallOptions::default()).await.is_err());
 
         let spec = registry.get("read").unwrap().spec().clone();
-        assert_eq!(spec.output_schema.as_ref().unwrap()["type"], "string");
+        assert_eq!(spec.schemas.output.as_ref().unwrap()["type"], "string");
         assert!(registry.call("read", json!({"path": "/nope"}), CallOptions::default()).await.is_err());
 
         let out = registry.call("check", json!({"what": "x"}), CallOptions::default()).await.unwrap();

@@ -44,7 +44,7 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
 
-        let schema = registry.get("to-fahrenheit").unwrap().spec().input_schema.clone();
+        let schema = registry.get("to-fahrenheit").unwrap().spec().schemas.input.clone();
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["celsius"]));
         assert_eq!(schema["properties"]["celsius"]["description"], "Degrees Celsius");
@@ -61,8 +61,8 @@ pub fn main() {
 
         // An absent optional parameter is left out of an example, as when spelt `Option<u32>`.
         let spec = registry.get("at-most").unwrap().spec().clone();
-        assert!(spec.input_schema.get("required").is_none(), "{}", spec.input_schema);
-        assert_eq!(spec.input_examples, vec![json!({}), json!({"limit": 3})]);
+        assert!(spec.schemas.input.get("required").is_none(), "{}", spec.schemas.input);
+        assert_eq!(spec.presentation.input_examples, vec![json!({}), json!({"limit": 3})]);
         let out = registry.call("at-most", json!({}), CallOptions::default()).await.unwrap();
         assert_eq!(out.value(), json!("no limit"));
 

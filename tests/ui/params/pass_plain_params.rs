@@ -35,7 +35,7 @@ fn describe(input: &InputOf<forecast>) -> String {
 pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
-        let schema = registry.get("forecast").unwrap().spec().input_schema.clone();
+        let schema = registry.get("forecast").unwrap().spec().schemas.input.clone();
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["city"]));
         assert_eq!(schema["properties"]["city"]["description"], "City name, e.g. \"Paris\"");
@@ -53,13 +53,13 @@ pub fn main() {
         assert_eq!(out.value(), json!("Paris: 5 days"));
 
         // A single plain-typed parameter is still a field, not the whole input.
-        let schema = registry.get("square").unwrap().spec().input_schema.clone();
+        let schema = registry.get("square").unwrap().spec().schemas.input.clone();
         assert_eq!(schema["properties"]["x"]["description"], "The number to square");
         let out = registry.call("square", json!({"x": 3}), CallOptions::default()).await.unwrap();
         assert_eq!(out.value(), json!(9.0));
 
         // No parameters: an empty object that refuses extra keys.
-        let schema = registry.get("hello").unwrap().spec().input_schema.clone();
+        let schema = registry.get("hello").unwrap().spec().schemas.input.clone();
         assert_eq!(schema["additionalProperties"], json!(false));
         let out = registry.call("hello", "", CallOptions::default()).await.unwrap();
         assert_eq!(out.value(), json!("hello"));

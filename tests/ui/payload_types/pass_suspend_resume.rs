@@ -86,11 +86,11 @@ pub fn main() {
         let registry = Registry::from_module(module_path!()).unwrap();
         let tool = registry.get("book-flight").unwrap();
         let spec = tool.spec();
-        let suspend = spec.suspend_schema.clone().expect("suspend schema");
+        let suspend = spec.schemas.suspend.clone().expect("suspend schema");
         assert_eq!(suspend["properties"]["question"]["description"], "The question to put to the user");
-        let resume = spec.resume_schema.clone().expect("resume schema");
+        let resume = spec.schemas.resume.clone().expect("resume schema");
         assert_eq!(resume["required"], json!(["confirmed"]));
-        assert!(spec.request_context_schema.is_none());
+        assert!(spec.schemas.request_context.is_none());
 
         assert_eq!(
             tool.transform(TransformTarget::Display, TransformPhase::Resume, &json!({"confirmed": true})),
@@ -99,10 +99,10 @@ pub fn main() {
         assert!(spec.has_transform(TransformTarget::Display, TransformPhase::Suspend));
 
         // Without `suspend`/`resume` there are no payload schemas.
-        assert!(registry.get("plain").unwrap().spec().suspend_schema.is_none());
-        assert!(registry.get("plain").unwrap().spec().resume_schema.is_none());
-        assert!(registry.get("wait-for-go").unwrap().spec().suspend_schema.is_none());
-        assert!(registry.get("wait-for-go").unwrap().spec().resume_schema.is_some());
+        assert!(registry.get("plain").unwrap().spec().schemas.suspend.is_none());
+        assert!(registry.get("plain").unwrap().spec().schemas.resume.is_none());
+        assert!(registry.get("wait-for-go").unwrap().spec().schemas.suspend.is_none());
+        assert!(registry.get("wait-for-go").unwrap().spec().schemas.resume.is_some());
 
         let runtime = Runtime::new(registry);
 

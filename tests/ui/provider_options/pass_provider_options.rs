@@ -19,9 +19,9 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("search-docs").unwrap().spec().clone();
-        assert_eq!(spec.provider_options.len(), 2);
-        assert_eq!(spec.provider_options["anthropic"], json!({"cache_control": {"type": "ephemeral"}}));
-        assert_eq!(spec.provider_options["openai"], json!({"parallel_tool_calls": false}));
+        assert_eq!(spec.presentation.provider_options.len(), 2);
+        assert_eq!(spec.presentation.provider_options["anthropic"], json!({"cache_control": {"type": "ephemeral"}}));
+        assert_eq!(spec.presentation.provider_options["openai"], json!({"parallel_tool_calls": false}));
 
         let out = registry
             .call("search-docs", json!({"query": "tool"}), CallOptions::default())

@@ -14,6 +14,6 @@ pub async fn crm_read(id: String) -> String {
 }
 
 pub fn main() {
-    assert_eq!(Registry::from_module(module_path!()).unwrap().get("crm-update").unwrap().spec().scopes, ["crm.write", "https://api.example.com/crm"]);
-    assert!(Registry::from_module(module_path!()).unwrap().get("crm-read").unwrap().spec().scopes.is_empty());
+    assert_eq!(Registry::from_module(module_path!()).unwrap().get("crm-update").unwrap().spec().policy.scopes, ["crm.write", "https://api.example.com/crm"]);
+    assert!(Registry::from_module(module_path!()).unwrap().get("crm-read").unwrap().spec().policy.scopes.is_empty());
 }

@@ -23,9 +23,9 @@ pub fn main() {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let registry = &Registry::from_module(module_path!()).unwrap();
         let spec = registry.get("weather_strict").unwrap().spec().clone();
-        assert!(spec.strict);
+        assert!(spec.policy.strict);
         assert_eq!(spec.title.as_deref(), Some("Strict weather"));
-        assert!(!registry.get("weather_lenient").unwrap().spec().strict);
+        assert!(!registry.get("weather_lenient").unwrap().spec().policy.strict);
 
         let out = registry
             .call("weather_strict", json!({"location": "Oslo"}), CallOptions::default())

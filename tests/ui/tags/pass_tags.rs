@@ -17,7 +17,7 @@ pub async fn add(a: f64, b: f64) -> f64 {
 
 pub fn main() {
     let spec = Registry::from_module(module_path!()).unwrap().get("weather").unwrap().spec().clone();
-    assert_eq!(spec.tags, ["weather", "read-only"]);
+    assert_eq!(spec.presentation.tags, ["weather", "read-only"]);
     let catalog = Catalog::new("default", "0.0.0", Registry::from_module(module_path!()).unwrap()).tagged("read-only");
     let doc = catalog.export(Dialect::Mcp).unwrap().document();
     assert_eq!(doc["tools"].as_array().unwrap().len(), 1);

@@ -41,14 +41,14 @@ pub fn main() {
             .spec()
             .clone();
         assert_eq!(spec.description, "Get the current weather for a location");
-        assert!(!spec.strict);
-        assert_eq!(spec.input_schema["type"], "object");
-        assert_eq!(spec.input_schema["required"], json!(["location"]));
+        assert!(!spec.policy.strict);
+        assert_eq!(spec.schemas.input["type"], "object");
+        assert_eq!(spec.schemas.input["required"], json!(["location"]));
         assert_eq!(
-            spec.input_schema["properties"]["location"]["description"],
+            spec.schemas.input["properties"]["location"]["description"],
             "City name, e.g. \"Paris\""
         );
-        let output_schema = spec.output_schema.expect("a struct output has a schema");
+        let output_schema = spec.schemas.output.expect("a struct output has a schema");
         assert_eq!(output_schema["properties"]["temperature_celsius"]["type"], "number");
 
         let out = registry

@@ -286,7 +286,7 @@ pub(crate) fn start<'a>(
     // The derived idempotency key is made only when read, where nothing else can see the
     // call: not for a tool that runs once per key, nor for a child process (it is sent).
     let lazy = placement != Placement::Process
-        && tool.spec().idempotent.is_none()
+        && tool.spec().policy.idempotent.is_none()
         && crate::tool::hints(&**tool).is_some_and(|h| h.call_seen_through_context());
     let mut call = ToolCallInfo::with_key(name.clone(), id, data, env, token, lazy);
     call.resume_data = resume;

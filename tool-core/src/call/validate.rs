@@ -60,22 +60,24 @@ impl Compiled {
         let input = accepted_input(spec);
         // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
         let hints = crate::tool::hints(tool);
-        let input_implied = !spec.strict && implied_by_type(&spec.input_schema) && hints.is_some_and(|h| h.decode_input("{}").is_some());
-        let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.output_schema.as_ref().is_some_and(output_implied_by_type);
+        let input_implied =
+            !spec.policy.strict && implied_by_type(&spec.schemas.input) && hints.is_some_and(|h| h.decode_input("{}").is_some());
+        let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.schemas.output.as_ref().is_some_and(output_implied_by_type);
         Ok(Compiled {
             input_implied,
             output_implied,
             input: compile("input", &input)?,
             input_fast: fast("input", &input)?,
-            output: spec.output_schema.as_ref().map(|s| compile("output", s)).transpose()?,
-            output_fast: spec.output_schema.as_ref().map(|s| fast("output", s)).transpose()?,
+            output: spec.schemas.output.as_ref().map(|s| compile("output", s)).transpose()?,
+            output_fast: spec.schemas.output.as_ref().map(|s| fast("output", s)).transpose()?,
             context: spec
-                .request_context_schema
+                .schemas
+                .request_context
                 .as_ref()
                 .map(|s| compile("request-context", s))
                 .transpose()?,
-            suspend: spec.suspend_schema.as_ref().map(|s| compile("suspend", s)).transpose()?,
-            resume: spec.resume_schema.as_ref().map(|s| compile("resume", s)).transpose()?,
+            suspend: spec.schemas.suspend.as_ref().map(|s| compile("suspend", s)).transpose()?,
+            resume: spec.schemas.resume.as_ref().map(|s| compile("resume", s)).transpose()?,
         })
     }
 }
@@ -207,10 +209,10 @@ fn issues_of(validator: &Validator, value: &Value) -> Vec<Issue> {
 /// The schema a call's arguments are judged by: the input schema, closed for a strict tool (it
 /// accepts the fields its schema lists and no others).
 pub(crate) fn accepted_input(spec: &crate::spec::ToolSpec) -> std::borrow::Cow<'_, Value> {
-    if spec.strict {
-        std::borrow::Cow::Owned(closed(&spec.input_schema))
+    if spec.policy.strict {
+        std::borrow::Cow::Owned(closed(&spec.schemas.input))
     } else {
-        std::borrow::Cow::Borrowed(&spec.input_schema)
+        std::borrow::Cow::Borrowed(&spec.schemas.input)
     }
 }
 

@@ -147,7 +147,7 @@ impl<'a> Fields<'a> {
     /// Adds a provider's options (`provider_options(<provider> = {...})`) as fields.
     fn with_options(mut self, spec: &'a ToolSpec, providers: &[&str]) -> Self {
         for provider in providers {
-            if let Some(Value::Object(opts)) = spec.provider_options.get(*provider) {
+            if let Some(Value::Object(opts)) = spec.presentation.provider_options.get(*provider) {
                 for (k, v) in opts {
                     self.0.retain(|(key, _)| *key != k.as_str());
                     self.0.push((k, Field::Json(v)));
@@ -206,12 +206,13 @@ pub(crate) fn entry(
     texts: &[OnceLock<SchemaText>; 2],
 ) -> Result<Entry, PassError> {
     let mut warnings = Vec::new();
-    let input = run_pass(dialect, strict, spec, &spec.input_schema, &texts[0], &mut warnings)?;
+    let input = run_pass(dialect, strict, spec, &spec.schemas.input, &texts[0], &mut warnings)?;
     let output = match dialect {
-        Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => spec.output_schema.as_ref(),
+        Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => spec.schemas.output.as_ref(),
         // MCP requires an object output schema (structuredContent is an object).
         Dialect::Mcp => spec
-            .output_schema
+            .schemas
+            .output
             .as_ref()
             .filter(|s| s.get("type").and_then(Value::as_str) == Some("object")),
         Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Anthropic => None,
@@ -219,8 +220,8 @@ pub(crate) fn entry(
     let output = output
         .map(|o| run_pass(dialect, false, spec, o, &texts[1], &mut warnings))
         .transpose()?;
-    let examples = Value::Array(spec.input_examples.clone());
-    let annotations = (dialect == Dialect::Mcp).then(|| spec.mcp.annotations()).flatten();
+    let examples = Value::Array(spec.presentation.input_examples.clone());
+    let annotations = (dialect == Dialect::Mcp).then(|| spec.presentation.mcp.annotations()).flatten();
     let fields = match dialect {
         Dialect::OpenAiChat => openai_chat(spec, name, &input, strict),
         Dialect::OpenAiResponses => openai_responses(spec, name, &input, strict),
@@ -277,7 +278,9 @@ fn anthropic<'a>(spec: &'a ToolSpec, name: &'a str, input: &'a Schema<'a>, stric
         .with("description", Field::Str(&spec.description))
         .with("input_schema", Field::Schema(input))
         .with_if(strict, "strict", || Field::Bool(true))
-        .with_if(!spec.input_examples.is_empty(), "input_examples", || Field::Json(examples))
+        .with_if(!spec.presentation.input_examples.is_empty(), "input_examples", || {
+            Field::Json(examples)
+        })
         .with_options(spec, &["anthropic"])
 }
 
@@ -306,8 +309,8 @@ fn mcp<'a>(
 ) -> Fields<'a> {
     Fields::default()
         .with("name", Field::Str(name))
-        .with_if(spec.title.is_some() || spec.mcp.title.is_some(), "title", || {
-            Field::Str(spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or_default())
+        .with_if(spec.title.is_some() || spec.presentation.mcp.title.is_some(), "title", || {
+            Field::Str(spec.title.as_deref().or(spec.presentation.mcp.title.as_deref()).unwrap_or_default())
         })
         .with("description", Field::Str(&spec.description))
         .with("inputSchema", Field::Schema(input))

@@ -234,7 +234,7 @@ impl Catalog {
 
     /// Only tools carrying `tag` (`#[tool(tags = [...])]`).
     pub fn tagged(self, tag: &str) -> Catalog {
-        self.filtered(|t| t.spec().tags.iter().any(|x| x == tag))
+        self.filtered(|t| t.spec().presentation.tags.iter().any(|x| x == tag))
     }
 
     /// Only the tools with these ids.
@@ -296,7 +296,7 @@ impl Catalog {
         let mut strict_inputs = Vec::new();
         for (i, tool) in self.tools.iter().enumerate() {
             let spec = tool.spec();
-            let strict = dialect.supports_strict() && (spec.strict || strictness == Strictness::All);
+            let strict = dialect.supports_strict() && (spec.policy.strict || strictness == Strictness::All);
             match self.entry(i, dialect, strict) {
                 Ok(entry) => {
                     warnings.extend(entry.warnings.iter().cloned());

@@ -42,7 +42,7 @@ pub fn content_hash(entry: &Value) -> String {
 }
 
 fn spec_json(spec: &ToolSpec) -> Value {
-    let approval = match spec.require_approval {
+    let approval = match spec.policy.require_approval {
         ApprovalRule::Never => "never",
         ApprovalRule::Always => "always",
         ApprovalRule::Predicate => "predicate",
@@ -51,24 +51,24 @@ fn spec_json(spec: &ToolSpec) -> Value {
         "id": spec.id,
         "title": spec.title,
         "description": spec.description,
-        "strict": spec.strict,
-        "tags": spec.tags,
+        "strict": spec.policy.strict,
+        "tags": spec.presentation.tags,
         "requireApproval": approval,
-        "mcp": spec.mcp,
-        "providerOptions": spec.provider_options,
-        "inputExamples": spec.input_examples,
-        "background": spec.background,
+        "mcp": spec.presentation.mcp,
+        "providerOptions": spec.presentation.provider_options,
+        "inputExamples": spec.presentation.input_examples,
+        "background": spec.policy.background,
         "source": spec.source,
         "schemas": {
-            "input": spec.input_schema,
-            "output": spec.output_schema,
-            "suspend": spec.suspend_schema,
-            "resume": spec.resume_schema,
-            "context": spec.request_context_schema,
+            "input": spec.schemas.input,
+            "output": spec.schemas.output,
+            "suspend": spec.schemas.suspend,
+            "resume": spec.schemas.resume,
+            "context": spec.schemas.request_context,
         },
     });
     // Written only when set, so the entries (and hashes) of other tools stay as they were.
-    if spec.client_side {
+    if spec.behaviour.client_side {
         entry["clientSide"] = Value::Bool(true);
     }
     entry
@@ -89,7 +89,7 @@ pub fn to_document(catalog: &Catalog) -> Value {
                 .into_iter()
                 .map(|dialect| {
                     let name = catalog.names[&dialect].name(&spec.id).unwrap_or(&spec.id);
-                    let strict = spec.strict && dialect.supports_strict();
+                    let strict = spec.policy.strict && dialect.supports_strict();
                     let result = match catalog.entry(i, dialect, strict) {
                         Ok(entry) => json!({ "name": name, "strict": strict, "entry": entry.json, "warnings": entry.warnings }),
                         Err(e) => json!({ "name": name, "error": e.to_string() }),
@@ -192,18 +192,18 @@ pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadE
         let target_id = id.clone();
         let builder = DynamicTool::builder(id.clone(), description).input_schema(input).with_spec(|s| {
             s.title = title;
-            s.strict = strict;
-            s.output_schema = outputs["output"].clone();
-            s.suspend_schema = outputs["suspend"].clone();
-            s.resume_schema = outputs["resume"].clone();
-            s.request_context_schema = outputs["context"].clone();
+            s.policy.strict = strict;
+            s.schemas.output = outputs["output"].clone();
+            s.schemas.suspend = outputs["suspend"].clone();
+            s.schemas.resume = outputs["resume"].clone();
+            s.schemas.request_context = outputs["context"].clone();
             // A predicate cannot travel in a file: the loaded tool asks every time (fail closed).
-            s.require_approval = approval;
-            s.mcp = mcp.unwrap_or_default();
-            s.provider_options = provider_options.unwrap_or_default();
-            s.input_examples = examples.unwrap_or_default();
-            s.tags = tags.unwrap_or_default();
-            s.background = background.as_ref().map(background_from);
+            s.policy.require_approval = approval;
+            s.presentation.mcp = mcp.unwrap_or_default();
+            s.presentation.provider_options = provider_options.unwrap_or_default();
+            s.presentation.input_examples = examples.unwrap_or_default();
+            s.presentation.tags = tags.unwrap_or_default();
+            s.policy.background = background.as_ref().map(background_from);
         });
         // A client-side tool stays one: the application answers its calls, wherever it is loaded.
         let loaded = if tool.get("clientSide").and_then(Value::as_bool) == Some(true) {

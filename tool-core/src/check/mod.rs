@@ -243,13 +243,13 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     async fn examples(&mut self) {
-        for (n, example) in self.spec.input_examples.iter().enumerate() {
+        for (n, example) in self.spec.presentation.input_examples.iter().enumerate() {
             self.case(format!("input_examples[{n}]"), example.clone(), Expect::Succeeds).await;
         }
     }
 
     async fn generated(&mut self) {
-        let mut generator = Gen::new(&self.spec.input_schema, self.options.seed ^ fnv(&self.spec.id));
+        let mut generator = Gen::new(&self.spec.schemas.input, self.options.seed ^ fnv(&self.spec.id));
         let mut bases = Vec::new();
         for _ in 0..self.options.cases {
             let input = generator.valid();
@@ -328,7 +328,7 @@ impl Checker<'_> {
         let text = input.to_string();
         let args = CallArgs::from(text.as_str());
         let prepared = self.registry.prepare(&self.spec.id, &args, Some(self.context.clone()))?;
-        if self.spec.client_side {
+        if self.spec.behaviour.client_side {
             // Validated, and nothing here runs it (nor needs approving): the application
             // answers its calls.
             return Ok(());
@@ -368,14 +368,16 @@ impl Checker<'_> {
 /// Why a tool is not run, if it is not. A tool with side effects runs only with the request
 /// context its schema requires given by the user (its sandbox), never with a made-up one.
 fn skip_reason(spec: &ToolSpec, options: &CheckOptions) -> Option<String> {
-    if spec.client_side {
+    if spec.behaviour.client_side {
         return None;
     }
-    let side_effects =
-        spec.require_approval != ApprovalRule::Never || spec.mcp.destructive_hint == Some(true) || spec.mcp.read_only_hint != Some(true);
+    let side_effects = spec.policy.require_approval != ApprovalRule::Never
+        || spec.presentation.mcp.destructive_hint == Some(true)
+        || spec.presentation.mcp.read_only_hint != Some(true);
     if options.include_side_effects {
         let required = spec
-            .request_context_schema
+            .schemas
+            .request_context
             .as_ref()
             .and_then(|s| s.get("required"))
             .and_then(Value::as_array);
@@ -392,13 +394,13 @@ fn skip_reason(spec: &ToolSpec, options: &CheckOptions) -> Option<String> {
             )
         });
     }
-    if spec.require_approval != ApprovalRule::Never {
+    if spec.policy.require_approval != ApprovalRule::Never {
         return Some("it needs approval (run with --include-side-effects)".into());
     }
-    if spec.mcp.destructive_hint == Some(true) {
+    if spec.presentation.mcp.destructive_hint == Some(true) {
         return Some("it is destructive (run with --include-side-effects)".into());
     }
-    if spec.mcp.read_only_hint != Some(true) {
+    if spec.presentation.mcp.read_only_hint != Some(true) {
         return Some("it does not declare read_only_hint (run with --include-side-effects)".into());
     }
     None
@@ -408,7 +410,7 @@ fn skip_reason(spec: &ToolSpec, options: &CheckOptions) -> Option<String> {
 /// keys get canary values), else canaries under secret-looking keys; the caller's own keys
 /// over it.
 fn canary_context(spec: &ToolSpec, options: &CheckOptions) -> Value {
-    let mut context = match &spec.request_context_schema {
+    let mut context = match &spec.schemas.request_context {
         Some(schema) => {
             let mut generator = Gen::new(schema, options.seed);
             let validator = jsonschema::validator_for(schema).ok();

@@ -24,7 +24,7 @@ pub(super) fn list(registry: &Registry, json: bool, out: &mut dyn Write) -> Resu
             .iter()
             .map(|t| {
                 let s = t.spec();
-                json!({"id": s.id, "title": s.title.as_ref().or(s.mcp.title.as_ref()), "description": s.description})
+                json!({"id": s.id, "title": s.title.as_ref().or(s.presentation.mcp.title.as_ref()), "description": s.description})
             })
             .collect();
         writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
@@ -45,11 +45,11 @@ pub(super) fn list(registry: &Registry, json: bool, out: &mut dyn Write) -> Resu
 pub(super) fn schema(registry: &Registry, id: &str, out: &mut dyn Write) -> Result<ExitCode, String> {
     let tool = registry.get(id).ok_or_else(|| registry.unknown(id).message().to_owned())?;
     let s = tool.spec();
-    let mut v = json!({"id": s.id, "input": s.input_schema, "output": s.output_schema});
+    let mut v = json!({"id": s.id, "input": s.schemas.input, "output": s.schemas.output});
     for (k, schema) in [
-        ("suspend", &s.suspend_schema),
-        ("resume", &s.resume_schema),
-        ("context", &s.request_context_schema),
+        ("suspend", &s.schemas.suspend),
+        ("resume", &s.schemas.resume),
+        ("context", &s.schemas.request_context),
     ] {
         if let Some(schema) = schema {
             v[k] = schema.clone();
@@ -81,7 +81,7 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
         let ids: Vec<String> = all
             .tools()
             .iter()
-            .filter(|t| t.spec().tags.iter().any(|x| tags.contains(x)))
+            .filter(|t| t.spec().presentation.tags.iter().any(|x| tags.contains(x)))
             .map(|t| t.spec().id.clone())
             .collect();
         all.only(ids.iter().map(String::as_str))

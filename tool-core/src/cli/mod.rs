@@ -598,7 +598,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
 
 /// The title shown in listings: the tool's title, else its MCP title, else `-`.
 fn title_of(spec: &crate::ToolSpec) -> &str {
-    spec.title.as_deref().or(spec.mcp.title.as_deref()).unwrap_or("-")
+    spec.title.as_deref().or(spec.presentation.mcp.title.as_deref()).unwrap_or("-")
 }
 
 impl GlobalArgs {

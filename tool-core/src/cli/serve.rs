@@ -119,8 +119,8 @@ fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), S
         let tool = registry.get(id).ok_or_else(|| bad(&format!("there is no tool `{id}`")))?;
         let tool = crate::tool::with_spec(tool, |spec| {
             for scope in scopes {
-                if !spec.scopes.iter().any(|s| s == scope) {
-                    spec.scopes.push(scope.to_owned());
+                if !spec.policy.scopes.iter().any(|s| s == scope) {
+                    spec.policy.scopes.push(scope.to_owned());
                 }
             }
         });

@@ -263,9 +263,9 @@ impl ExecutionPolicy {
             return Placement::Inline;
         }
         let linked = !spec.source.file.is_empty();
-        if spec.isolate == Isolation::Process || (self.isolate == IsolateTools::All && linked) {
+        if spec.policy.isolate == Isolation::Process || (self.isolate == IsolateTools::All && linked) {
             Placement::Process
-        } else if spec.blocking || self.blocking == BlockingTools::All {
+        } else if spec.policy.blocking || self.blocking == BlockingTools::All {
             Placement::Blocking
         } else {
             Placement::Inline

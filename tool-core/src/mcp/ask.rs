@@ -148,7 +148,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             _ => crate::runtime::placeholder(TransformPhase::Approval).to_string(),
         };
         let message = format!("Allow the tool `{name}` to run with these arguments?\n{args}");
-        let input_schema = self.shared.runtime.registry().get(&tool.id).map(|t| t.spec().input_schema.clone());
+        let input_schema = self.shared.runtime.registry().get(&tool.id).map(|t| t.spec().schemas.input.clone());
         let form = approval_form(input_schema.as_ref());
         let not_asked = |why: &str| {
             error_result(format!(

@@ -247,7 +247,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// was cut is kept for this session to read in full, when the session can come back for it
     /// (not a request without a session: stateless HTTP, 2026-07-28).
     async fn result(&self, tool: &ToolRef, output: &ToolOutput, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
-        let has_output_schema = self.registry().get(&tool.id).is_some_and(|t| t.spec().output_schema.is_some());
+        let has_output_schema = self.registry().get(&tool.id).is_some_and(|t| t.spec().schemas.output.is_some());
         let owner = self.result_owner(ctx);
         match convert::call_result(output, has_output_schema, owner.is_some()) {
             Ok((result, overflow)) => {

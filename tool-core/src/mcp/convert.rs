@@ -41,15 +41,16 @@ pub(super) enum NotListable {
 /// (an input schema with an object root, an output schema only when it is an object: MCP's
 /// `structuredContent` is one), its title, annotations and `_meta`.
 pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> {
-    let input = schema(spec, &spec.input_schema)?;
+    let input = schema(spec, &spec.schemas.input)?;
     let output = spec
-        .output_schema
+        .schemas
+        .output
         .as_ref()
         .filter(|s| s.get("type").and_then(Value::as_str) == Some("object"))
         .map(|s| schema(spec, s))
         .transpose()?;
     let mut tool = McpTool::new_with_raw(name.to_owned(), Some(spec.description.clone().into()), input);
-    tool.title = spec.title.clone().or_else(|| spec.mcp.title.clone());
+    tool.title = spec.title.clone().or_else(|| spec.presentation.mcp.title.clone());
     tool.output_schema = output;
     tool.annotations = annotations(spec);
     tool.meta = match spec.mcp_meta() {
@@ -86,7 +87,7 @@ fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError>
 
 /// The hints the author set (`mcp(...)`), or `None` when none is.
 fn annotations(spec: &ToolSpec) -> Option<ToolAnnotations> {
-    let m = &spec.mcp;
+    let m = &spec.presentation.mcp;
     let any = m.title.is_some()
         || m.read_only_hint.is_some()
         || m.destructive_hint.is_some()
@@ -277,10 +278,10 @@ mod tests {
             tool_with("plain", |_| {}),
             tool_with("weather.forecast", |s| {
                 s.title = Some("Forecast".into());
-                s.output_schema = Some(json!({"type": "object", "properties": {"t": {"type": "number"}}}));
+                s.schemas.output = Some(json!({"type": "object", "properties": {"t": {"type": "number"}}}));
             }),
             tool_with("files.delete", |s| {
-                s.mcp = McpSpec {
+                s.presentation.mcp = McpSpec {
                     title: Some("Delete a file".into()),
                     destructive_hint: Some(true),
                     idempotent_hint: Some(true),
@@ -288,9 +289,9 @@ mod tests {
                     ..McpSpec::default()
                 };
                 // Not an object: not an MCP output schema.
-                s.output_schema = Some(json!({"type": "string"}));
+                s.schemas.output = Some(json!({"type": "string"}));
             }),
-            tool_with("slack/send@1.2", |s| s.mcp.read_only_hint = Some(false)),
+            tool_with("slack/send@1.2", |s| s.presentation.mcp.read_only_hint = Some(false)),
         ])
     }
 
@@ -315,10 +316,10 @@ mod tests {
     #[test]
     fn tools_mcp_cannot_list_say_why() {
         let mut union = tool_with("pick", |_| {}).spec().clone();
-        union.input_schema = json!({"oneOf": [{"type": "string"}, {"type": "integer"}]});
+        union.schemas.input = json!({"oneOf": [{"type": "string"}, {"type": "integer"}]});
         let err = tool(&union, "pick").unwrap_err();
         assert!(matches!(&err, NotListable::Schema(e) if e.tool == "pick"), "{err}");
-        let meta = tool_with("m", |s| s.mcp.meta = Some(json!([1])));
+        let meta = tool_with("m", |s| s.presentation.mcp.meta = Some(json!([1])));
         let err = tool(meta.spec(), "m").unwrap_err();
         assert_eq!(
             err.to_string(),

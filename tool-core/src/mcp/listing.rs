@@ -29,7 +29,7 @@ pub(super) struct Listing {
     version: u64,
     names: NameMap,
     tools: Vec<McpTool>,
-    /// The scopes each listed tool needs (`ToolSpec::scopes`), in listing order.
+    /// The scopes each listed tool needs (`Policy::scopes` of its spec), in listing order.
     scopes: Vec<Vec<String>>,
 }
 
@@ -151,7 +151,7 @@ impl ListingCache {
             match &entry.listed {
                 Ok(mcp) => {
                     listed.push(McpTool::clone(mcp));
-                    scopes.push(entry.tool.spec().scopes.clone());
+                    scopes.push(entry.tool.spec().policy.scopes.clone());
                 }
                 Err(e) => unlistable.push(e.clone()),
             }
@@ -347,7 +347,7 @@ mod tests {
     fn a_tool_mcp_cannot_list_fails_the_listing_and_says_which() {
         let bad = DynamicTool::builder("bad", "Bad")
             .input_schema(json!({"type": "object"}))
-            .with_spec(|s| s.mcp.meta = Some(json!("not an object")))
+            .with_spec(|s| s.presentation.mcp.meta = Some(json!("not an object")))
             .handler(|input, _| async move { Ok(input) })
             .unwrap();
         let registry = Registry::from_iter([echo("a"), bad]);

@@ -90,7 +90,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let background = self
             .registry()
             .get(&tool.id)
-            .is_some_and(|t| t.spec().background.is_some_and(|b| b.enabled));
+            .is_some_and(|t| t.spec().policy.background.is_some_and(|b| b.enabled));
         modern(ctx) && declared && background && self.shared.runtime.has_task_store()
     }
 
@@ -192,7 +192,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             return DetailedTask::new(base.with_status_message(message), TaskPayload::Working);
         }
         let tool = self.registry().get(&call.tool_name);
-        let form = ask::approval_form(tool.as_ref().map(|t| &t.spec().input_schema));
+        let form = ask::approval_form(tool.as_ref().map(|t| &t.spec().schemas.input));
         let args = crate::call::quote(&call.args);
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
@@ -225,7 +225,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 let has_schema = self
                     .registry()
                     .get(&record.task.tool_name)
-                    .is_some_and(|t| t.spec().output_schema.is_some());
+                    .is_some_and(|t| t.spec().schemas.output.is_some());
                 let converted = record.output.as_ref().map(|o| convert::call_result(o, has_schema, false));
                 let result = match converted {
                     Some(Ok((r, _))) => result(r),

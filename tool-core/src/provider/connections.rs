@@ -20,7 +20,7 @@ pub struct ToolMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// OAuth scopes a caller's access token must grant to call the tool, added to any the
-    /// provider's tool has (see [`ToolSpec::scopes`](crate::ToolSpec::scopes)).
+    /// provider's tool has (see [`Policy::scopes`](crate::spec::Policy::scopes)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
 }

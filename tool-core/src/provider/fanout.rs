@@ -445,13 +445,13 @@ fn renamed(inner: Arc<dyn Tool>, id: &str, hint: Option<&str>) -> Arc<dyn Tool> 
 
 /// The tool with the scopes its selection names ([`ToolMeta::scopes`]) added to its own.
 fn scoped(tool: Arc<dyn Tool>, meta: Option<&ToolMeta>) -> Arc<dyn Tool> {
-    let Some(meta) = meta.filter(|m| m.scopes.iter().any(|s| !tool.spec().scopes.contains(s))) else {
+    let Some(meta) = meta.filter(|m| m.scopes.iter().any(|s| !tool.spec().policy.scopes.contains(s))) else {
         return tool;
     };
     crate::tool::with_spec(tool, |spec| {
         for scope in &meta.scopes {
-            if !spec.scopes.contains(scope) {
-                spec.scopes.push(scope.clone());
+            if !spec.policy.scopes.contains(scope) {
+                spec.policy.scopes.push(scope.clone());
             }
         }
     })

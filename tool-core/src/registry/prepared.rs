@@ -88,7 +88,7 @@ impl<'a> Prepared<'a> {
 
     /// Whether the tool's own rule asks for approval of this call by `caller` (fails closed).
     pub(crate) fn needs_approval(&self, caller: Option<&crate::Caller>) -> bool {
-        self.entry.tool.spec().require_approval != ApprovalRule::Never
+        self.entry.tool.spec().policy.require_approval != ApprovalRule::Never
             && self.entry.tool.requires_approval(self.input.as_input(), &self.context, caller)
     }
 
@@ -155,7 +155,7 @@ impl<'a> Prepared<'a> {
         resume: Option<Value>,
     ) -> Result<(call::Running<'_>, Option<String>), ToolError> {
         let spec = self.entry.tool.spec();
-        if spec.client_side {
+        if spec.behaviour.client_side {
             return Err(crate::tool::client_side_error(&spec.id));
         }
         let kept = self.budget.as_ref().map(|_| call_id.clone());

@@ -37,7 +37,7 @@ pub(crate) struct Plan {
 /// The settings of a call of a tool that opted in, merged with the call's override. `None`:
 /// foreground (not opted in, or disabled for this call).
 pub(crate) fn settings(spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Option<Settings> {
-    let base = spec.background.as_ref().filter(|b| b.enabled);
+    let base = spec.policy.background.as_ref().filter(|b| b.enabled);
     let Some(base) = base else {
         if over.is_some() {
             tracing::debug!(tool = %spec.id, "a background override was given for a tool that did not opt in; ignored");

@@ -209,8 +209,8 @@ mod tests {
         assert_eq!(a.tool_changed(&spec), None);
         assert_eq!(a.tool_changed(&changed).unwrap(), "its description");
         let mut schemas = ToolSpec::new("t", "Does it", json!({"type": "object", "required": ["x"]}));
-        schemas.output_schema = Some(json!({"type": "string"}));
-        schemas.mcp.destructive_hint = Some(true);
+        schemas.schemas.output = Some(json!({"type": "string"}));
+        schemas.presentation.mcp.destructive_hint = Some(true);
         assert_eq!(a.tool_changed(&schemas).unwrap(), "its input schema, output schema, annotations");
         let old: Binding = serde_json::from_value(json!({
             "callId": "call_1", "tool": "t", "argsHash": a.args_hash, "spec": a.spec, "nonce": "n"

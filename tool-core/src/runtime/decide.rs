@@ -89,7 +89,7 @@ impl Runtime {
     /// the pending row, then decides whether the body runs again).
     fn idempotent(&self, tool: &str) -> bool {
         let tool = self.inner.registry.get(tool);
-        tool.is_some_and(|t| t.spec().mcp.idempotent_hint == Some(true) || t.spec().idempotent.is_some())
+        tool.is_some_and(|t| t.spec().presentation.mcp.idempotent_hint == Some(true) || t.spec().policy.idempotent.is_some())
     }
 
     /// Takes a call from the store. A call whose earlier run was interrupted is taken only as

@@ -46,7 +46,7 @@ pub(crate) async fn run(
     resume: Option<Value>,
 ) -> Result<Finished, ToolError> {
     let tool = prepared.tool().clone();
-    let Some(policy) = tool.spec().idempotent else {
+    let Some(policy) = tool.spec().policy.idempotent else {
         return prepared.run(data, env, resume).await;
     };
     let name = tool.spec().id.as_str();

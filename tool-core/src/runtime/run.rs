@@ -63,7 +63,7 @@ impl Runtime {
         // The hooks and the tool share the call's one cancellation token and writer.
         let cancellation = env.cancellation.get_or_insert_with(Default::default).clone();
         env.writer = self.writer(sink, &call, &tool);
-        if tool.spec().hooks.on_input_available {
+        if tool.spec().behaviour.hooks.on_input_available {
             let info = ToolCallInfo::new(tool_name, id, &data, env.clone(), cancellation);
             let args = prepared.args();
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
@@ -97,7 +97,7 @@ impl Runtime {
     ) {
         let tool = prepared.tool().clone();
         // The rare branches are boxed, so their futures do not size every call's.
-        if tool.spec().client_side {
+        if tool.spec().behaviour.client_side {
             return Box::pin(self.wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)).await;
         }
         if let (true, Some(queue)) = (may_background, &self.inner.tasks) {
@@ -164,8 +164,8 @@ impl Runtime {
         let spec = prepared.tool().spec();
         let (kind, resume_schema, suspended) = match why {
             Wait::Approval => (PendingKind::Approval, Some(approval_resume_schema()), None),
-            Wait::Suspended(payload) => (PendingKind::Suspended, spec.resume_schema.clone(), Some(payload)),
-            Wait::Result => (PendingKind::ClientResult, spec.output_schema.clone(), None),
+            Wait::Suspended(payload) => (PendingKind::Suspended, spec.schemas.resume.clone(), Some(payload)),
+            Wait::Result => (PendingKind::ClientResult, spec.schemas.output.clone(), None),
         };
         let pending = PendingCall {
             tool_call_id: call.tool_call_id.clone(),

@@ -165,7 +165,13 @@ impl Tool for Recording {
             ToolInput::Text(t) | ToolInput::Decoded(t, _) => serde_json::from_str(t).unwrap_or_else(|_| Value::String((*t).to_owned())),
         };
         self.log.push(&call, Hook::Execute { input: args }, None);
-        let on_output = self.inner.spec().hooks.on_output.then(|| (self.log.clone(), call.clone()));
+        let on_output = self
+            .inner
+            .spec()
+            .behaviour
+            .hooks
+            .on_output
+            .then(|| (self.log.clone(), call.clone()));
         let run = self.inner.execute(input, context, call);
         Box::pin(async move {
             let out = run.await;
@@ -190,7 +196,7 @@ impl Tool for Recording {
 
     fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), ToolError> {
         let result = self.inner.input_hook(event, call);
-        let declared = self.inner.spec().hooks;
+        let declared = self.inner.spec().behaviour.hooks;
         let hook = match event {
             InputHook::Start if declared.on_input_start => Hook::InputStart,
             InputHook::Delta(d) if declared.on_input_delta => Hook::InputDelta { delta: d.to_owned() },

@@ -21,12 +21,12 @@ pub fn tool_schema_snapshot(tool: &dyn Tool) -> Value {
     let mut out = Map::new();
     out.insert("id".into(), json!(spec.id));
     out.insert("description".into(), json!(spec.description));
-    out.insert("input_schema".into(), spec.input_schema.clone());
+    out.insert("input_schema".into(), spec.schemas.input.clone());
     let optional = [
-        ("output_schema", &spec.output_schema),
-        ("request_context_schema", &spec.request_context_schema),
-        ("suspend_schema", &spec.suspend_schema),
-        ("resume_schema", &spec.resume_schema),
+        ("output_schema", &spec.schemas.output),
+        ("request_context_schema", &spec.schemas.request_context),
+        ("suspend_schema", &spec.schemas.suspend),
+        ("resume_schema", &spec.schemas.resume),
     ];
     for (key, schema) in optional {
         if let Some(schema) = schema {

@@ -72,19 +72,19 @@ impl DynamicTool {
 impl DynamicToolBuilder {
     /// The input JSON Schema (its root must be an object).
     pub fn input_schema(mut self, schema: Value) -> Self {
-        self.spec.input_schema = schema;
+        self.spec.schemas.input = schema;
         self
     }
 
     /// The output JSON Schema.
     pub fn output_schema(mut self, schema: Value) -> Self {
-        self.spec.output_schema = Some(schema);
+        self.spec.schemas.output = Some(schema);
         self
     }
 
     /// The request-context JSON Schema.
     pub fn context_schema(mut self, schema: Value) -> Self {
-        self.spec.request_context_schema = Some(schema);
+        self.spec.schemas.request_context = Some(schema);
         self
     }
 
@@ -97,14 +97,14 @@ impl DynamicToolBuilder {
     /// The handler does CPU work or blocking I/O: its calls run on the registry's bounded
     /// blocking pool, never on the async workers (`#[tool(blocking)]` for a dynamic tool).
     pub fn blocking(mut self) -> Self {
-        self.spec.blocking = true;
+        self.spec.policy.blocking = true;
         self
     }
 
     /// The most the model sees of one result, in bytes (the `max_model_output` key of
     /// `#[tool]`; see [`crate::budget`]). Over it the model gets the head and the tail.
     pub fn max_model_output(mut self, max: usize) -> Self {
-        self.spec.max_model_output = Some(max.max(1));
+        self.spec.policy.max_model_output = Some(max.max(1));
         self
     }
 
@@ -115,7 +115,7 @@ impl DynamicToolBuilder {
     /// [`Idempotent::Recover`](crate::spec::Idempotent::Recover): the handler runs again, told by
     /// its key). Not MCP's `idempotentHint`, which is only a hint to clients.
     pub fn idempotent(mut self, policy: crate::spec::Idempotent) -> Self {
-        self.spec.idempotent = Some(policy);
+        self.spec.policy.idempotent = Some(policy);
         self
     }
 
@@ -134,8 +134,8 @@ impl DynamicToolBuilder {
     pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         for scope in scopes {
             let scope = scope.into().trim().to_owned();
-            if !scope.is_empty() && !self.spec.scopes.contains(&scope) {
-                self.spec.scopes.push(scope);
+            if !scope.is_empty() && !self.spec.policy.scopes.contains(&scope) {
+                self.spec.policy.scopes.push(scope);
             }
         }
         self
@@ -187,17 +187,20 @@ impl DynamicToolBuilder {
     pub fn client_side(mut self) -> Result<DynamicTool, SchemaError> {
         let id = &self.spec.id;
         let runs = [
-            (self.spec.blocking, "`blocking`"),
-            (self.spec.suspend_schema.is_some(), "a suspend schema"),
-            (self.spec.resume_schema.is_some(), "a resume schema"),
-            (self.spec.background.as_ref().is_some_and(|b| b.enabled), "background execution"),
+            (self.spec.policy.blocking, "`blocking`"),
+            (self.spec.schemas.suspend.is_some(), "a suspend schema"),
+            (self.spec.schemas.resume.is_some(), "a resume schema"),
+            (
+                self.spec.policy.background.as_ref().is_some_and(|b| b.enabled),
+                "background execution",
+            ),
         ];
         if let Some((_, what)) = runs.iter().find(|(set, _)| *set) {
             return Err(SchemaError(format!(
                 "tool `{id}` is client-side (the application answers its calls, nothing here runs it): it cannot have {what}; remove it"
             )));
         }
-        self.spec.client_side = true;
+        self.spec.behaviour.client_side = true;
         self.check()?;
         Ok(DynamicTool {
             spec: self.spec,
@@ -209,7 +212,7 @@ impl DynamicToolBuilder {
     /// root, schemas that compile.
     fn check(&self) -> Result<(), SchemaError> {
         check_dynamic_id(&self.spec.id)?;
-        if self.spec.isolate == Isolation::Process {
+        if self.spec.policy.isolate == Isolation::Process {
             return Err(SchemaError(format!(
                 "tool `{}`: a tool defined at run time cannot run in a child process (the child finds tools among the `#[tool]`s linked into the binary); leave `isolate` unset",
                 self.spec.id
@@ -221,20 +224,23 @@ impl DynamicToolBuilder {
                 self.spec.id
             )));
         }
-        if let Some(bad) = self.spec.scopes.iter().find(|s| !crate::spec::is_scope_token(s)) {
+        if let Some(bad) = self.spec.policy.scopes.iter().find(|s| !crate::spec::is_scope_token(s)) {
             return Err(SchemaError(format!(
                 "tool `{}`: `{bad}` is not an OAuth scope: use printable ASCII characters other than space, `\"` and `\\`",
                 self.spec.id
             )));
         }
-        schema::check_input_root(&self.spec.id, "input schema", &self.spec.input_schema)?;
-        for (what, s) in [("output", &self.spec.output_schema), ("context", &self.spec.request_context_schema)] {
+        schema::check_input_root(&self.spec.id, "input schema", &self.spec.schemas.input)?;
+        for (what, s) in [
+            ("output", &self.spec.schemas.output),
+            ("context", &self.spec.schemas.request_context),
+        ] {
             if let Some(s) = s {
                 jsonschema::validator_for(s)
                     .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema is not valid JSON Schema: {e}", self.spec.id)))?;
             }
         }
-        jsonschema::validator_for(&self.spec.input_schema)
+        jsonschema::validator_for(&self.spec.schemas.input)
             .map_err(|e| SchemaError(format!("tool `{}`: the input schema is not valid JSON Schema: {e}", self.spec.id)))?;
         Ok(())
     }

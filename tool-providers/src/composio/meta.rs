@@ -280,5 +280,5 @@ pub(super) fn meta_schema(slug: &str) -> Option<Value> {
     };
     meta_tool(&provider, slug, binding, None)
         .ok()
-        .map(|t| t.spec().input_schema.clone())
+        .map(|t| t.spec().schemas.input.clone())
 }

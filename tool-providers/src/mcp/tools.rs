@@ -57,13 +57,13 @@ pub(super) fn build_tool(shared: &Arc<Shared>, def: &rmcp::model::Tool) -> Optio
     }
     builder = builder.with_spec(|s| {
         if let Some(a) = &def.annotations {
-            s.mcp.title = a.title.clone();
-            s.mcp.read_only_hint = a.read_only_hint;
-            s.mcp.destructive_hint = a.destructive_hint;
-            s.mcp.idempotent_hint = a.idempotent_hint;
-            s.mcp.open_world_hint = a.open_world_hint;
+            s.presentation.mcp.title = a.title.clone();
+            s.presentation.mcp.read_only_hint = a.read_only_hint;
+            s.presentation.mcp.destructive_hint = a.destructive_hint;
+            s.presentation.mcp.idempotent_hint = a.idempotent_hint;
+            s.presentation.mcp.open_world_hint = a.open_world_hint;
         }
-        s.mcp.meta = def.meta.as_ref().map(|m| Value::Object(m.0.clone()));
+        s.presentation.mcp.meta = def.meta.as_ref().map(|m| Value::Object(m.0.clone()));
     });
     // The builder checks the spec; its handler is never called (the tool is an `McpTool`).
     match builder.handler(|_, _| async { Ok(Value::Null) }) {
@@ -234,7 +234,7 @@ mod tests {
             &def(json!({"name": "ok.tool", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}, "_meta": {"k": 1}})),
         )
         .unwrap();
-        assert_eq!(ok.spec().mcp.read_only_hint, Some(true));
-        assert_eq!(ok.spec().mcp.meta, Some(json!({"k": 1})));
+        assert_eq!(ok.spec().presentation.mcp.read_only_hint, Some(true));
+        assert_eq!(ok.spec().presentation.mcp.meta, Some(json!({"k": 1})));
     }
 }

@@ -173,7 +173,7 @@ fn every_example_tool_that_skips_validation_decodes_only_what_validates() {
     assert!(skipping.len() >= 3, "only {ids:?} skip validation");
     for tool in skipping {
         let spec = tool.spec();
-        let decoded = decoded_only_valid(&spec.input_schema, |text| tool_core::tool::decodes(&*tool, text) == Some(true))
+        let decoded = decoded_only_valid(&spec.schemas.input, |text| tool_core::tool::decodes(&*tool, text) == Some(true))
             .unwrap_or_else(|e| panic!("`{}`: {e}", spec.id));
         // The generator must reach the happy path, or the property says nothing.
         assert!(decoded > 0, "`{}`: no generated value decoded", spec.id);
@@ -238,7 +238,7 @@ fn the_property_catches_types_that_decode_more_than_their_schemas_and_those_vali
     for (id, decodes) in cases {
         let spec = registry.get(id).unwrap().spec().clone();
         assert!(
-            decoded_only_valid(&spec.input_schema, decodes).is_err(),
+            decoded_only_valid(&spec.schemas.input, decodes).is_err(),
             "`{id}`: no counterexample found"
         );
         assert_eq!(registry.skips_input_validation(id), Some(false), "`{id}` skips its validator");
@@ -258,7 +258,7 @@ fn tools_whose_schemas_say_more_than_their_types_keep_validating() {
         .collect();
     // Strict tools refuse unknown fields a type ignores; they always validate.
     for tool in registry.tools() {
-        if tool.spec().strict {
+        if tool.spec().policy.strict {
             assert!(validating.contains(&tool.spec().id), "strict `{}` skips validation", tool.spec().id);
         }
     }

@@ -61,10 +61,13 @@ fn tools() -> Vec<DynamicTool> {
             )
             .title("Book a flight")
             .with_spec(|s| {
-                s.strict = true;
-                s.input_examples = vec![json!({"from": "CDG", "when": "2026-01-01T10:00:00Z", "seats": 1})];
-                s.provider_options.insert("openai".into(), json!({"strict": true, "x-openai": 1}));
-                s.provider_options
+                s.policy.strict = true;
+                s.presentation.input_examples = vec![json!({"from": "CDG", "when": "2026-01-01T10:00:00Z", "seats": 1})];
+                s.presentation
+                    .provider_options
+                    .insert("openai".into(), json!({"strict": true, "x-openai": 1}));
+                s.presentation
+                    .provider_options
                     .insert("anthropic".into(), json!({"cache_control": {"type": "ephemeral"}}));
             }),
         ),
@@ -93,12 +96,16 @@ fn tools() -> Vec<DynamicTool> {
                 "required": ["temp"]
             }))
             .with_spec(|s| {
-                s.mcp.read_only_hint = Some(true);
-                s.mcp.open_world_hint = Some(false);
-                s.mcp.title = Some("Weather (MCP)".into());
-                s.mcp.meta = Some(json!({"com.example/owner": "team-a"}));
-                s.provider_options.insert("google".into(), json!({"behavior": "NON_BLOCKING"}));
-                s.provider_options.insert("gemini".into(), json!({"behavior": "BLOCKING"}));
+                s.presentation.mcp.read_only_hint = Some(true);
+                s.presentation.mcp.open_world_hint = Some(false);
+                s.presentation.mcp.title = Some("Weather (MCP)".into());
+                s.presentation.mcp.meta = Some(json!({"com.example/owner": "team-a"}));
+                s.presentation
+                    .provider_options
+                    .insert("google".into(), json!({"behavior": "NON_BLOCKING"}));
+                s.presentation
+                    .provider_options
+                    .insert("gemini".into(), json!({"behavior": "BLOCKING"}));
             }),
         ),
         // A non-object output schema (Gemini keeps it, MCP leaves it out) and a root `allOf`.

@@ -26,7 +26,7 @@ where
 {
     DynamicTool::builder(id, format!("The {id} tool"))
         .input_schema(schema)
-        .with_spec(|s| s.mcp.read_only_hint = Some(true))
+        .with_spec(|s| s.presentation.mcp.read_only_hint = Some(true))
         .handler(handler)
         .unwrap()
 }
@@ -56,8 +56,8 @@ fn broken_tools() -> Vec<DynamicTool> {
         DynamicTool::builder("strict-good", "A strict tool: unknown fields are mistakes, not inputs")
             .input_schema(n())
             .with_spec(|s| {
-                s.mcp.read_only_hint = Some(true);
-                s.strict = true;
+                s.presentation.mcp.read_only_hint = Some(true);
+                s.policy.strict = true;
             })
             .handler(|input, _| async move { Ok(json!(input["n"].as_i64().unwrap_or(0))) })
             .unwrap(),
@@ -76,7 +76,7 @@ fn broken_tools() -> Vec<DynamicTool> {
         DynamicTool::builder("bad-output", "Returns what its output schema refuses")
             .input_schema(n())
             .output_schema(object(json!({"x": {"type": "integer"}}), &["x"]))
-            .with_spec(|s| s.mcp.read_only_hint = Some(true))
+            .with_spec(|s| s.presentation.mcp.read_only_hint = Some(true))
             .handler(|_, _| async move { Ok(json!({"y": 1})) })
             .unwrap(),
         DynamicTool::builder("leaky", "Quotes its API key in errors")
@@ -85,7 +85,7 @@ fn broken_tools() -> Vec<DynamicTool> {
                 json!({"apiKey": {"type": "string"}, "region": {"type": "string"}}),
                 &["apiKey"],
             ))
-            .with_spec(|s| s.mcp.read_only_hint = Some(true))
+            .with_spec(|s| s.presentation.mcp.read_only_hint = Some(true))
             .handler(|_, cx| async move {
                 let key = cx.request_context().get::<Value>("apiKey").unwrap_or(N);
                 Err(ToolError::new(format!("the service refused key {key}")))
@@ -94,8 +94,8 @@ fn broken_tools() -> Vec<DynamicTool> {
         DynamicTool::builder("bad-example", "Its example fails")
             .input_schema(n())
             .with_spec(|s| {
-                s.mcp.read_only_hint = Some(true);
-                s.input_examples = vec![json!({"n": 7}), json!({"n": 8})];
+                s.presentation.mcp.read_only_hint = Some(true);
+                s.presentation.input_examples = vec![json!({"n": 7}), json!({"n": 8})];
             })
             .handler(|input, _| async move {
                 match input["n"].as_i64() {
@@ -106,12 +106,12 @@ fn broken_tools() -> Vec<DynamicTool> {
             .unwrap(),
         DynamicTool::builder("needs-approval", "Deletes things")
             .input_schema(n())
-            .with_spec(|s| s.require_approval = tool_core::spec::ApprovalRule::Always)
+            .with_spec(|s| s.policy.require_approval = tool_core::spec::ApprovalRule::Always)
             .handler(|_, _| async move { panic!("must not run without --include-side-effects") })
             .unwrap(),
         DynamicTool::builder("destructive", "Deletes things")
             .input_schema(n())
-            .with_spec(|s| s.mcp.destructive_hint = Some(true))
+            .with_spec(|s| s.presentation.mcp.destructive_hint = Some(true))
             .handler(|_, _| async move { panic!("must not run without --include-side-effects") })
             .unwrap(),
         DynamicTool::builder("writes", "Writes under its sandbox root")

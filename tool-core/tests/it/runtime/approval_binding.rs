@@ -101,7 +101,7 @@ async fn a_reused_call_id_does_not_take_the_earlier_decision() {
 fn mail(description: &str, runs: Arc<AtomicU32>) -> Arc<dyn tool_core::Tool> {
     DynamicTool::builder("bind-mail", description)
         .input_schema(json!({"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}))
-        .with_spec(|s| s.require_approval = tool_core::spec::ApprovalRule::Always)
+        .with_spec(|s| s.policy.require_approval = tool_core::spec::ApprovalRule::Always)
         .handler(move |input, _| {
             let runs = runs.clone();
             async move {
@@ -308,7 +308,7 @@ mod interleavings {
                             "required": ["to", "amount"], "additionalProperties": false});
         DynamicTool::builder("prop-pay", format!("Pays ({version})"))
             .input_schema(schema)
-            .with_spec(|s| s.require_approval = tool_core::spec::ApprovalRule::Always)
+            .with_spec(|s| s.policy.require_approval = tool_core::spec::ApprovalRule::Always)
             .handler(move |input, _| {
                 let effects = effects.clone();
                 async move {

@@ -81,7 +81,7 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
         panic!("{:?}", waiting.event.raw.kind)
     };
     assert_eq!(args, &json!({"place": "Lisbon", "zoom": 12}));
-    assert_eq!(output_schema.as_ref(), show_map::tool().unwrap().spec().output_schema.as_ref());
+    assert_eq!(output_schema.as_ref(), show_map::tool().unwrap().spec().schemas.output.as_ref());
     let pending = runtime.pending().await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!((pending[0].kind, pending[0].kind.as_str()), (PendingKind::ClientResult, "result"));
@@ -248,7 +248,7 @@ fn a_client_side_dynamic_tool_refuses_what_needs_a_body() {
     let blocking = DynamicTool::builder("cs-bad", "Blocks").blocking().client_side().unwrap_err();
     assert!(blocking.0.contains("`blocking`"), "{}", blocking.0);
     let suspends = DynamicTool::builder("cs-bad", "Suspends")
-        .with_spec(|s| s.resume_schema = Some(json!({"type": "object"})))
+        .with_spec(|s| s.schemas.resume = Some(json!({"type": "object"})))
         .client_side()
         .unwrap_err();
     assert!(suspends.0.contains("resume schema"), "{}", suspends.0);
@@ -278,8 +278,8 @@ async fn a_stream_ending_at_a_client_side_tool_ends_awaiting_its_result() {
 #[test]
 fn catalogs_export_client_side_tools_like_any_other() {
     let with_handler = DynamicTool::builder("cs-location", "Gets the user's location from the browser")
-        .input_schema(dynamic_location().spec().input_schema.clone())
-        .output_schema(dynamic_location().spec().output_schema.clone().unwrap())
+        .input_schema(dynamic_location().spec().schemas.input.clone())
+        .output_schema(dynamic_location().spec().schemas.output.clone().unwrap())
         .handler(|_, _| async move { Ok(json!({"lat": 0, "lon": 0})) })
         .unwrap();
     let client = Catalog::new("c", "1", Registry::try_from_tools([dynamic_location()]).unwrap());
@@ -298,7 +298,7 @@ fn catalogs_export_client_side_tools_like_any_other() {
     assert!(server.to_toolsmith()["tools"][0].get("clientSide").is_none());
     let never = dispatcher(|id, _, _| async move { Err(ToolError::new(format!("{id} was dispatched"))) });
     let loaded = Catalog::from_toolsmith(&doc, never).unwrap();
-    assert!(loaded.tools()[0].spec().client_side);
+    assert!(loaded.tools()[0].spec().behaviour.client_side);
 }
 
 #[tokio::test]

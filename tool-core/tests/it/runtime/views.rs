@@ -967,7 +967,7 @@ impl Tool for HandWritten {
 #[tokio::test]
 async fn a_hand_written_tool_whose_transform_panics_shows_placeholders() {
     let mut spec = ToolSpec::new("views-hand-written", "Echoes its input", json!({"type": "object"}));
-    spec.transforms = [every_phase(T::Display), every_phase(T::Transcript)].concat();
+    spec.behaviour.transforms = [every_phase(T::Display), every_phase(T::Transcript)].concat();
     let tool: Arc<dyn Tool> = Arc::new(HandWritten { spec });
     let runtime = Runtime::new(Registry::from_iter([tool]));
     let events = call(&runtime, "views-hand-written", "hand-1", json!({"pin": "1234"})).await;

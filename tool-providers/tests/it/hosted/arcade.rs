@@ -162,7 +162,7 @@ async fn resolved_tools_run_through_the_registry_and_return_output_value() {
     );
     for tool in tools.values() {
         assert_eq!(tool.spec().id, "Math.Add");
-        assert_eq!(tool.spec().output_schema, Some(json!({"type": "integer"})));
+        assert_eq!(tool.spec().schemas.output, Some(json!({"type": "integer"})));
     }
     let registry = Registry::new();
     registry.insert(tools["Math.Add@1.0.0"].clone()).unwrap();

@@ -211,12 +211,12 @@ async fn resolved_tools_execute_through_the_registry() {
     let issue = registry.get("GITHUB_CREATE_ISSUE").unwrap();
     assert_eq!(issue.spec().description, "Create an issue in a GitHub repository");
     assert_eq!(
-        issue.spec().output_schema,
+        issue.spec().schemas.output,
         Some(json!({"type": "object", "properties": {"number": {"type": "integer"}, "url": {"type": "string"}}})),
         "the `data` schema of the wrapped output"
     );
     assert_eq!(
-        registry.get("GMAIL_SEND_EMAIL").unwrap().spec().output_schema,
+        registry.get("GMAIL_SEND_EMAIL").unwrap().spec().schemas.output,
         None,
         "union schemas are left out"
     );

@@ -58,7 +58,7 @@ impl Radar {
     fn tool(id: &str, structured: bool) -> Arc<dyn Tool> {
         let mut spec = ToolSpec::new(id, "Shows the weather radar", json!({"type": "object"}));
         if structured {
-            spec.output_schema = Some(json!({"type": "object", "properties": {"caption": {"type": "string"}}}));
+            spec.schemas.output = Some(json!({"type": "object", "properties": {"caption": {"type": "string"}}}));
         }
         Arc::new(Radar(spec))
     }

@@ -164,18 +164,18 @@ async fn exercise_toolsmith(provider: McpToolProvider) {
         .unwrap();
     assert_eq!(resolved.keys().collect::<Vec<_>>(), ["weather-mcp"]);
     let spec = resolved["weather-mcp"].spec();
-    assert_eq!(spec.mcp.title.as_deref(), Some("Weather Lookup"));
+    assert_eq!(spec.presentation.mcp.title.as_deref(), Some("Weather Lookup"));
     assert_eq!(
         (
-            spec.mcp.read_only_hint,
-            spec.mcp.destructive_hint,
-            spec.mcp.idempotent_hint,
-            spec.mcp.open_world_hint
+            spec.presentation.mcp.read_only_hint,
+            spec.presentation.mcp.destructive_hint,
+            spec.presentation.mcp.idempotent_hint,
+            spec.presentation.mcp.open_world_hint
         ),
         (Some(true), Some(false), Some(true), Some(true))
     );
-    assert_eq!(spec.mcp.meta, Some(json!({"version": "1.0.0", "category": "weather"})));
-    assert!(spec.output_schema.is_some(), "the output schema is kept");
+    assert_eq!(spec.presentation.mcp.meta, Some(json!({"version": "1.0.0", "category": "weather"})));
+    assert!(spec.schemas.output.is_some(), "the output schema is kept");
 
     let mut providers = ProviderRegistry::new();
     providers.add(provider);
@@ -301,8 +301,8 @@ async fn the_python_sdk_example_server() {
         .resolve_tools(vec!["add".into(), "shout".into()], ResolveOptions::default())
         .await
         .unwrap();
-    assert_eq!(resolved["add"].spec().mcp.read_only_hint, Some(true));
-    assert_eq!(resolved["add"].spec().mcp.meta, Some(json!({"origin": "fastmcp"})));
+    assert_eq!(resolved["add"].spec().presentation.mcp.read_only_hint, Some(true));
+    assert_eq!(resolved["add"].spec().presentation.mcp.meta, Some(json!({"origin": "fastmcp"})));
     let registry = Registry::from_iter(resolved.into_values());
     let sum = registry.call("add", json!({"a": 2, "b": 3}), CallOptions::default()).await.unwrap();
     // FastMCP wraps a non-object return value as `{"result": …}` in structuredContent.
