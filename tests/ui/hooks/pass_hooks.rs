@@ -59,7 +59,7 @@ pub fn main() {
         tool.input_hook(InputHook::Start, &call).unwrap();
         tool.input_hook(InputHook::Delta(r#"{"location": "#), &call).unwrap();
         tool.input_hook(InputHook::Delta(r#""Lima"}"#), &call).unwrap();
-        assert_eq!(tool.input_hook(InputHook::Delta("!"), &call).unwrap_err(), "no shouting");
+        assert_eq!(tool.input_hook(InputHook::Delta("!"), &call).unwrap_err().message(), "no shouting");
         tool.input_hook(InputHook::Available(&json!({"location": "Lima"})), &call).unwrap();
 
         let out = registry
