@@ -34,7 +34,7 @@ pub fn example_input_start();
 pub fn input_started(call: &ToolCallInfo) {
     tracing::info!(
         tool_call_id = %call.tool_call_id,
-        messages = %json_text(&call.messages),
+        messages = %json_text(&call.data.messages),
         aborted = call.cancellation.is_cancelled(),
         "Tool {} input streaming started",
         call.tool_call_id
@@ -50,7 +50,7 @@ pub fn example_input_delta();
 pub fn received_chunk(call: &ToolCallInfo, input_text_delta: &str) {
     tracing::info!(
         tool_call_id = %call.tool_call_id,
-        messages = %json_text(&call.messages),
+        messages = %json_text(&call.data.messages),
         aborted = call.cancellation.is_cancelled(),
         input_text_delta,
         "Received input chunk: {input_text_delta}"
@@ -68,7 +68,7 @@ pub fn received_input(call: &ToolCallInfo, input: &InputOf<example_input_availab
     let input = json_text(input);
     tracing::info!(
         tool_call_id = %call.tool_call_id,
-        messages = %json_text(&call.messages),
+        messages = %json_text(&call.data.messages),
         aborted = call.cancellation.is_cancelled(),
         input = %input,
         "Tool received complete input: {input}"

@@ -99,6 +99,19 @@ pub struct CallData {
     pub idempotency_key: Option<String>,
 }
 
+impl CallData {
+    /// Shared, as a call's views hold it ([`ToolCallInfo::data`]). A call that brings nothing
+    /// (the common direct call) shares one empty value rather than allocating its own.
+    pub fn shared(self) -> Arc<CallData> {
+        static EMPTY: std::sync::OnceLock<Arc<CallData>> = std::sync::OnceLock::new();
+        if self == CallData::default() {
+            EMPTY.get_or_init(Default::default).clone()
+        } else {
+            Arc::new(self)
+        }
+    }
+}
+
 /// What a call *runs with*: live handles that belong to whoever runs it now. Never stored: a
 /// call that continues after a wait runs with the continuing request's own.
 #[derive(Debug, Clone, Default)]
@@ -119,23 +132,19 @@ pub struct CallEnv {
 }
 
 /// Identity of one tool call and what travels with it, shared by the context and the
-/// lifecycle hooks. Built from a call's [`CallData`] and [`CallEnv`] by [`ToolCallInfo::new`].
+/// lifecycle hooks. Built from a call's [`CallData`] (shared, never copied: `data`) and
+/// [`CallEnv`] (its handles moved in) by [`ToolCallInfo::new`].
 #[derive(Debug, Clone, Default)]
 pub struct ToolCallInfo {
     /// The provider's id for this call (generated when the caller gave none).
     pub tool_call_id: String,
     /// The tool's id (shared with the registry's entry: a call does not copy it).
     pub tool_name: Arc<str>,
-    /// The conversation messages so far, when the caller supplies them.
-    pub messages: Vec<Value>,
+    /// What the call is: its thread, resource, caller, conversation messages and request
+    /// context as the caller sent them (shared with whoever runs the call, never copied).
+    pub data: Arc<CallData>,
     /// Cancellation of the call.
     pub cancellation: CallCancellation,
-    /// The conversation thread, when the caller supplies it.
-    pub thread_id: Option<String>,
-    /// The resource (user) the call acts for, when the caller supplies it.
-    pub resource_id: Option<String>,
-    /// Who made the call, when the transport authenticated them.
-    pub caller: Option<Arc<Caller>>,
     /// The resume data of a resumed call (validated against the tool's `resume` schema).
     pub resume_data: Option<Value>,
     /// Where custom chunks go.
@@ -152,8 +161,8 @@ pub struct ToolCallInfo {
 impl ToolCallInfo {
     /// What tool `tool_name` sees of a call with id `tool_call_id` (its data's id, if any, is
     /// ignored: the caller resolved it), running with `env`'s handles and the given cancellation.
-    pub fn new(tool_name: &str, tool_call_id: String, data: &CallData, env: CallEnv, cancellation: CancellationToken) -> Self {
-        Self::with_key(tool_name.into(), tool_call_id, data, env, cancellation.into(), false)
+    pub fn new(tool_name: &str, tool_call_id: String, data: Arc<CallData>, env: CallEnv, cancellation: CancellationToken) -> Self {
+        Self::with_key(tool_name.into(), tool_call_id, &data, env, cancellation.into(), false)
     }
 
     /// [`Self::new`], its derived idempotency key left pending when `lazy` (made when first
@@ -161,7 +170,7 @@ impl ToolCallInfo {
     pub(crate) fn with_key(
         tool_name: Arc<str>,
         tool_call_id: String,
-        data: &CallData,
+        data: &Arc<CallData>,
         env: CallEnv,
         cancellation: CallCancellation,
         lazy: bool,
@@ -175,11 +184,8 @@ impl ToolCallInfo {
             idempotency_key,
             tool_call_id,
             tool_name,
-            messages: data.messages.clone(),
+            data: Arc::clone(data),
             cancellation,
-            thread_id: data.thread_id.clone(),
-            resource_id: data.resource_id.clone(),
-            caller: data.caller.clone(),
             resume_data: None,
             writer: env.writer,
             workflow: env.workflow,
@@ -192,8 +198,8 @@ impl ToolCallInfo {
         self.idempotency_key.settle(
             &self.tool_name,
             &self.tool_call_id,
-            self.thread_id.as_deref(),
-            self.resource_id.as_deref(),
+            self.data.thread_id.as_deref(),
+            self.data.resource_id.as_deref(),
         )
     }
 }
@@ -314,17 +320,17 @@ impl<'a, S, R> Agent<'a, S, R> {
 
     /// The conversation thread, when known.
     pub fn thread_id(&self) -> Option<&'a str> {
-        self.call.thread_id.as_deref()
+        self.call.data.thread_id.as_deref()
     }
 
     /// The resource (user) the call acts for, when known.
     pub fn resource_id(&self) -> Option<&'a str> {
-        self.call.resource_id.as_deref()
+        self.call.data.resource_id.as_deref()
     }
 
     /// The conversation so far.
     pub fn messages(&self) -> &'a [Value] {
-        &self.call.messages
+        &self.call.data.messages
     }
 
     /// The resume data as the tool's `resume` type, when this run continues a suspended call
@@ -474,7 +480,7 @@ impl<C, S, R> ToolContext<C, S, R> {
     /// scopes, client and chosen claims, or the holder of the server's static token; `None`
     /// when nobody was asked (stdio, an open endpoint, a direct call).
     pub fn caller(&self) -> Option<&Caller> {
-        self.call.caller.as_deref()
+        self.call.data.caller.as_deref()
     }
 
     /// The call's cancellation token: cancelled when the caller aborts or a timeout fires.

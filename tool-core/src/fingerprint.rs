@@ -176,7 +176,7 @@ impl ToolSpec {
     /// let a = ToolSpec::new("t", "Does it", json!({"type": "object", "properties": {"x": {"type": "integer"}}}));
     /// let b = ToolSpec::new("t", "Does it", json!({"properties": {"x": {"type": "integer"}}, "type": "object"}));
     /// assert_eq!(a.fingerprint(), b.fingerprint(), "key order does not matter");
-    /// let c = ToolSpec::new("t", "Does it, and more", b.input_schema.clone());
+    /// let c = ToolSpec::new("t", "Does it, and more", b.schemas.input.clone());
     /// assert_ne!(a.fingerprint(), c.fingerprint());
     /// ```
     pub fn fingerprint(&self) -> Fingerprint {

@@ -234,7 +234,16 @@ mod tests {
             ..CallData::default()
         };
         let eager = IdempotencyKey::for_call("tool", "call_1", &data);
-        let lazy = || ToolCallInfo::with_key("tool".into(), "call_1".into(), &data, CallEnv::default(), Default::default(), true);
+        let lazy = || {
+            ToolCallInfo::with_key(
+                "tool".into(),
+                "call_1".into(),
+                &std::sync::Arc::new(data.clone()),
+                CallEnv::default(),
+                Default::default(),
+                true,
+            )
+        };
         assert_eq!(lazy().idempotency_key.as_str(), "", "made before it was read");
         let cx: ToolContext<()> = ToolContext::new((), Default::default(), lazy());
         assert_eq!(cx.idempotency_key(), &eager);
@@ -245,7 +254,14 @@ mod tests {
             idempotency_key: Some("order-42".into()),
             ..data.clone()
         };
-        let info = ToolCallInfo::with_key("tool".into(), "call_1".into(), &given, CallEnv::default(), Default::default(), true);
+        let info = ToolCallInfo::with_key(
+            "tool".into(),
+            "call_1".into(),
+            &std::sync::Arc::new(given.clone()),
+            CallEnv::default(),
+            Default::default(),
+            true,
+        );
         assert_eq!(info.idempotency_key.as_str(), "order-42");
         let env = CallEnv {
             idempotency: Some(IdempotencyKey::new("resolved").interrupted_before()),
@@ -254,7 +270,14 @@ mod tests {
         let cx: ToolContext<()> = ToolContext::new(
             (),
             Default::default(),
-            ToolCallInfo::with_key("tool".into(), "c".into(), &data, env, Default::default(), true),
+            ToolCallInfo::with_key(
+                "tool".into(),
+                "c".into(),
+                &std::sync::Arc::new(data.clone()),
+                env,
+                Default::default(),
+                true,
+            ),
         );
         assert_eq!(cx.idempotency_key().as_str(), "resolved");
         assert!(cx.idempotency_key().after_interruption());

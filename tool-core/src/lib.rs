@@ -21,8 +21,8 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let registry = Registry::global();
 //! let spec = registry.get("add").unwrap().spec().clone();
-//! assert_eq!(spec.input_schema["required"], json!(["a", "b"]));
-//! assert_eq!(spec.input_schema["properties"]["a"]["description"], "The first addend");
+//! assert_eq!(spec.schemas.input["required"], json!(["a", "b"]));
+//! assert_eq!(spec.schemas.input["properties"]["a"]["description"], "The first addend");
 //!
 //! let out = registry.call("add", r#"{"a": 2, "b": 3}"#, CallOptions::default()).await.unwrap();
 //! assert_eq!(out.value(), json!(5.0));

@@ -518,7 +518,7 @@ impl Registry {
             Err(e) => return failed(e),
         };
         let env = std::mem::take(&mut options.env);
-        let (running, call_id) = match span.in_scope(|| prepared.start(call_id, &options.data, env, None)) {
+        let (running, call_id) = match span.in_scope(|| prepared.start(call_id, &std::mem::take(&mut options.data).shared(), env, None)) {
             Ok(started) => started,
             Err(e) => return failed(e),
         };
@@ -545,7 +545,7 @@ impl Registry {
     /// # use tool_core::{tool::DynamicTool, Registry};
     /// # use serde_json::json;
     /// let ask = DynamicTool::builder("ask", "Asks a question")
-    ///     .with_spec(|s| s.resume_schema = Some(json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})))
+    ///     .with_spec(|s| s.schemas.resume = Some(json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})))
     ///     .handler(|_, _| async move { Ok(json!(null)) })
     ///     .unwrap();
     /// let registry = Registry::try_from_tools([ask]).unwrap();

@@ -23,8 +23,8 @@ use crate::tool::{BoxFuture, InputHook, Tool, ToolInput, ToolOutput};
 ///     .handler(|_, _| async { Ok(serde_json::json!(1)) })
 ///     .unwrap()
 ///     .into_tool();
-/// let scoped = with_spec(tool, |spec| spec.scopes.push("crm.read".into()));
-/// assert_eq!(scoped.spec().scopes, ["crm.read"]);
+/// let scoped = with_spec(tool, |spec| spec.policy.scopes.push("crm.read".into()));
+/// assert_eq!(scoped.spec().policy.scopes, ["crm.read"]);
 /// ```
 pub fn with_spec(inner: Arc<dyn Tool>, edit: impl FnOnce(&mut ToolSpec)) -> Arc<dyn Tool> {
     let mut spec = inner.spec().clone();

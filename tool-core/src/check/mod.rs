@@ -175,7 +175,7 @@ impl Registry {
     /// use tool_core::{tool::DynamicTool, Registry};
     /// let half = DynamicTool::builder("half", "Halves a number")
     ///     .input_schema(serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}))
-    ///     .with_spec(|s| s.mcp.read_only_hint = Some(true))
+    ///     .with_spec(|s| s.presentation.mcp.read_only_hint = Some(true))
     ///     .handler(|input, _cx| async move { Ok(serde_json::json!(input["n"].as_i64().unwrap_or(0) / 2)) })
     ///     .unwrap();
     /// let registry = Registry::try_from_tools([half]).unwrap();
@@ -337,7 +337,7 @@ impl Checker<'_> {
             prepared.gate(None)?;
         }
         let CallOptions { data, env } = CallOptions::default().timeout(self.options.timeout);
-        match prepared.run(&data, env, None).await? {
+        match prepared.run(&std::sync::Arc::new(data), env, None).await? {
             Finished::Output(_) | Finished::Suspended(_) => Ok(()),
         }
     }

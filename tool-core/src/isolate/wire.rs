@@ -23,15 +23,9 @@ pub(super) struct Request {
     pub context: Map<String, Value>,
     /// The call's id.
     pub tool_call_id: String,
-    /// The conversation thread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-    /// The resource (user) the call acts for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_id: Option<String>,
-    /// The conversation so far.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<Value>,
+    /// What the call is (thread, resource, caller, messages), as the parent shares it.
+    #[serde(default)]
+    pub data: std::sync::Arc<crate::context::CallData>,
     /// The resume data of a continued call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_data: Option<Value>,

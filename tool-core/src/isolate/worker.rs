@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::wire::{Message, Output, Request};
 use super::{ExecutionPolicy, WORKER_ARG};
 use crate::call::{self, Finished};
-use crate::context::{BoxFuture, CallData, CallEnv, Elicitation, IdempotencyKey, LogLevel, McpHandle, Writer};
+use crate::context::{BoxFuture, CallEnv, Elicitation, IdempotencyKey, LogLevel, McpHandle, Writer};
 use crate::error::ToolError;
 use crate::registry::Registry;
 use crate::tool::ToolInput;
@@ -123,12 +123,7 @@ fn run_on_this_thread(request: Request, sink: Sink) -> Message {
         }),
         ..CallEnv::default()
     };
-    let data = CallData {
-        thread_id: request.thread_id,
-        resource_id: request.resource_id,
-        messages: request.messages,
-        ..CallData::default()
-    };
+    let data = request.data;
     let context = call::shared_context(request.context);
     let input = ToolInput::Text(request.input.get());
     let ran = runtime.block_on(call::run(

@@ -248,9 +248,9 @@ pub fn non_empty_id(id: Option<&str>) -> Option<String> {
 /// shared id, or an error).
 pub fn caller_id(call: &crate::ToolCallInfo, call_context: &Map<String, Value>, resolved_with: &Map<String, Value>) -> Option<String> {
     let from = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
-    non_empty_id(call.caller.as_deref().and_then(crate::Caller::subject))
+    non_empty_id(call.data.caller.as_deref().and_then(crate::Caller::subject))
         .or_else(|| from(call_context))
-        .or_else(|| non_empty_id(call.resource_id.as_deref()))
+        .or_else(|| non_empty_id(call.data.resource_id.as_deref()))
         .or_else(|| from(resolved_with))
 }
 
@@ -595,8 +595,11 @@ mod tests {
         assert_eq!(connection_owner(Scope::PerAuthor, Some("author"), &c, None).unwrap(), "author");
         let resolved = ctx(json!({"resource_id": "resolver"}));
         let call = |resource: Option<&str>, caller: Option<crate::Caller>| crate::ToolCallInfo {
-            resource_id: resource.map(str::to_owned),
-            caller: caller.map(std::sync::Arc::new),
+            data: std::sync::Arc::new(crate::CallData {
+                resource_id: resource.map(str::to_owned),
+                caller: caller.map(std::sync::Arc::new),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         assert_eq!(

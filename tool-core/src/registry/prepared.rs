@@ -137,7 +137,7 @@ impl<'a> Prepared<'a> {
     /// Runs it (approval already settled): execution, then the suspension or output checks. A
     /// client-side tool is not run: its result comes from the application (the runtime).
     #[cfg(any(feature = "runtime", feature = "check"))]
-    pub(crate) async fn run(&self, data: &CallData, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {
+    pub(crate) async fn run(&self, data: &Arc<CallData>, env: CallEnv, resume: Option<Value>) -> Result<Finished, ToolError> {
         let call_id = data.tool_call_id.clone().unwrap_or_else(call::new_call_id);
         let (running, call_id) = self.start(call_id, data, env, resume)?;
         let ran = call::executed(call::trace::execution_span(), running).await;
@@ -150,7 +150,7 @@ impl<'a> Prepared<'a> {
     pub(crate) fn start(
         &self,
         call_id: String,
-        data: &CallData,
+        data: &Arc<CallData>,
         env: CallEnv,
         resume: Option<Value>,
     ) -> Result<(call::Running<'_>, Option<String>), ToolError> {

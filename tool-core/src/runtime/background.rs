@@ -107,7 +107,7 @@ type Ended = Result<Finished, ToolError>;
 async fn attempts(
     receipts: &std::sync::Arc<dyn super::ReceiptStore>,
     prepared: &OwnedPrepared,
-    (data, env): (&CallData, &CallEnv),
+    (data, env): (&std::sync::Arc<CallData>, &CallEnv),
     plan_timeout: Option<Duration>,
     max_retries: u32,
 ) -> Ended {
@@ -141,7 +141,7 @@ pub(crate) async fn run(
     sink: &Sink,
     prepared: &OwnedPrepared,
     call: &CallRef,
-    (data, env): (CallData, CallEnv),
+    (data, env): (std::sync::Arc<CallData>, CallEnv),
     plan: Plan,
 ) {
     let task_id = new_task_id();
@@ -201,7 +201,7 @@ struct Task {
     sink: Sink,
     prepared: OwnedPrepared,
     call: CallRef,
-    data: CallData,
+    data: std::sync::Arc<CallData>,
     task_id: String,
 }
 

@@ -5,6 +5,8 @@
 //! continuing request brings ([`CallEnv`]: its cancellation, timeout, MCP client), never with
 //! the handles of the request that started it.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -308,8 +310,15 @@ impl Runtime {
                         writer: this.writer(&sink, &at, &tool),
                         ..env
                     };
-                    this.execute(&sink, &prepared, &at, (call.data_for_run(), env), None, (true, Origin::Stored))
-                        .await;
+                    this.execute(
+                        &sink,
+                        &prepared,
+                        &at,
+                        (Arc::new(call.data_for_run()), env),
+                        None,
+                        (true, Origin::Stored),
+                    )
+                    .await;
                 }
                 Answer::Reject { reason } => {
                     let reason = if reason.trim().is_empty() {
@@ -381,7 +390,7 @@ impl Runtime {
                 &sink,
                 &prepared,
                 &at,
-                (call.data_for_run(), env),
+                (Arc::new(call.data_for_run()), env),
                 Some(data),
                 (false, Origin::Stored),
             )
@@ -431,11 +440,11 @@ impl Runtime {
         let ask = Ask::new("a result", Some(PendingKind::ClientResult), false);
         let (call, prepared) = self.claim(tool_call_id, ask, Some(&result), Take::Again).await?;
         let tool = prepared.tool().clone();
-        let data = call.data_for_run();
+        let data = Arc::new(call.data_for_run());
         let info = ToolCallInfo::new(
             &call.tool_name,
             call.tool_call_id.clone(),
-            &data,
+            data.clone(),
             CallEnv::default(),
             Default::default(),
         );

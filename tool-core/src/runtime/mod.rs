@@ -421,10 +421,10 @@ impl Runtime {
             task_id,
             tool_name: call.tool_name.clone(),
             args: call.args.clone(),
-            data: crate::context::CallData {
+            data: std::sync::Arc::new(crate::context::CallData {
                 tool_call_id: Some(call.tool_call_id.clone()),
                 ..call.data.clone()
-            },
+            }),
             max_retries: 0,
             timeout_ms: None,
             created_at_ms: call.created_at_ms,

@@ -41,7 +41,7 @@ pub(crate) const MAX_WAIT: Duration = Duration::from_secs(120);
 pub(crate) async fn run(
     receipts: &Arc<dyn ReceiptStore>,
     prepared: &OwnedPrepared,
-    data: &CallData,
+    data: &Arc<CallData>,
     env: CallEnv,
     resume: Option<Value>,
 ) -> Result<Finished, ToolError> {

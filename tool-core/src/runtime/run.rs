@@ -6,6 +6,7 @@
 //! or, for a client-side tool, its result). Approving, resuming and submitting a result are
 //! `decide`; the views are `views`.
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -60,11 +61,13 @@ impl Runtime {
             sink.send(shown);
         }
         let tool = prepared.tool().clone();
+        // What the call is, shared from here on by its hooks, its run and its report.
+        let data = Arc::new(data);
         // The hooks and the tool share the call's one cancellation token and writer.
         let cancellation = env.cancellation.get_or_insert_with(Default::default).clone();
         env.writer = self.writer(sink, &call, &tool);
         if tool.spec().behaviour.hooks.on_input_available {
-            let info = ToolCallInfo::new(tool_name, id, &data, env.clone(), cancellation);
+            let info = ToolCallInfo::new(tool_name, id, data.clone(), env.clone(), cancellation);
             let args = prepared.args();
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
@@ -91,7 +94,7 @@ impl Runtime {
         sink: &Sink,
         prepared: &OwnedPrepared,
         call: &CallRef,
-        (data, env): (CallData, CallEnv),
+        (data, env): (Arc<CallData>, CallEnv),
         resume: Option<Value>,
         (may_background, origin): (bool, Origin),
     ) {

@@ -33,6 +33,8 @@ pub struct StreamRun {
     runtime: Runtime,
     decoder: StreamDecoder,
     options: CallOptions,
+    /// What every call of the response is, shared by their hooks' views.
+    data: std::sync::Arc<crate::context::CallData>,
     open: HashMap<String, Open>,
     sink: Sink,
 }
@@ -47,6 +49,7 @@ impl Runtime {
         let run = StreamRun {
             runtime: self.clone(),
             decoder: StreamDecoder::new(dialect),
+            data: options.data.clone().shared(),
             options,
             open: HashMap::new(),
             sink,
@@ -98,7 +101,7 @@ impl StreamRun {
                     };
                     // The call's one token: its hooks and (once its input is complete) the call share it.
                     let cancellation = self.options.env.cancellation.clone().unwrap_or_default();
-                    let info = ToolCallInfo::new(&tool_name, tool_call_id.clone(), &self.options.data, env, cancellation);
+                    let info = ToolCallInfo::new(&tool_name, tool_call_id.clone(), self.data.clone(), env, cancellation);
                     if let Some(t) = &tool {
                         log_hook(&tool_name, "on_input_start", t.input_hook(InputHook::Start, &info));
                     }

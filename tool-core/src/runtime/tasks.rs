@@ -158,7 +158,7 @@ pub(crate) async fn enqueue(
     sink: &Sink,
     prepared: &OwnedPrepared,
     call: &CallRef,
-    data: CallData,
+    data: Arc<CallData>,
     settings: Settings,
 ) {
     let tool = prepared.tool().clone();
@@ -168,13 +168,13 @@ pub(crate) async fn enqueue(
         task_id: chosen.unwrap_or_else(background::new_task_id),
         tool_name: call.tool_name.clone(),
         args: prepared.args().into_owned(),
-        data: CallData {
+        data: Arc::new(CallData {
             tool_call_id: Some(call.tool_call_id.clone()),
             context: Some(Value::Object((*prepared.context).clone())),
             // Kept for the edge that started it (its task id and owner); the worker runs the
-            // call as it is and never moves it again.
-            ..data.clone()
-        },
+            // call as it is and never moves it again. Nothing else holds it by now.
+            ..Arc::unwrap_or_clone(data)
+        }),
         max_retries: settings.max_retries,
         timeout_ms: settings.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         created_at_ms: now_ms(),
@@ -190,7 +190,7 @@ pub(crate) async fn enqueue(
     runtime.forget(&call.tool_call_id).await;
     queue.start(&runtime.inner);
     queue.wake.notify_one();
-    let task_id = task.task_id;
+    let (task_id, data) = (task.task_id, task.data);
     if let Some(wait) = settings.wait
         && let Ok(Some(record)) = tokio::time::timeout(wait, watch(queue, &task_id, None)).await
     {
@@ -245,7 +245,7 @@ fn gone(task_id: &str, error: ToolError) -> TaskRecord {
             task_id: task_id.to_owned(),
             tool_name: String::new(),
             args: Value::Null,
-            data: CallData::default(),
+            data: Default::default(),
             max_retries: 0,
             timeout_ms: None,
             created_at_ms: 0,

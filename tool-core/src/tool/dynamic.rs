@@ -129,7 +129,7 @@ impl DynamicToolBuilder {
     ///     .handler(|_, _| async { Ok(serde_json::json!("updated")) })
     ///     .unwrap();
     /// use tool_core::Tool;
-    /// assert_eq!(tool.spec().scopes, ["crm.write"]);
+    /// assert_eq!(tool.spec().policy.scopes, ["crm.write"]);
     /// ```
     pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         for scope in scopes {

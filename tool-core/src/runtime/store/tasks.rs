@@ -105,7 +105,7 @@ pub struct NewTask {
     pub args: Value,
     /// What the call is: its id, thread, resource, messages, request context.
     #[serde(flatten)]
-    pub data: CallData,
+    pub data: std::sync::Arc<CallData>,
     /// Further attempts after the first (a failed attempt of the tool, or an instance that
     /// died running it).
     pub max_retries: u32,

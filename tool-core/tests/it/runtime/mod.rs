@@ -2,4 +2,5 @@ pub mod approval_binding;
 pub mod background;
 pub mod client_side;
 pub mod pending;
+pub mod shared_call;
 pub mod views;

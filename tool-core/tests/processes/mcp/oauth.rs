@@ -27,7 +27,7 @@ async fn whoami(#[ctx] cx: ToolContext) -> Value {
     let caller = cx.caller().map(
         |c| json!({"subject": c.subject(), "scopes": c.scopes(), "client_id": c.client_id(), "claims": c.claims(), "owner": c.owner()}),
     );
-    json!({"caller": caller, "resource_id": cx.call().resource_id.as_deref(), "bucket": bucket, "context": raw})
+    json!({"caller": caller, "resource_id": cx.call().data.resource_id.as_deref(), "bucket": bucket, "context": raw})
 }
 
 /// Updates a CRM record
