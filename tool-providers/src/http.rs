@@ -220,23 +220,22 @@ impl Http {
     }
 
     pub(crate) fn transport(&self, message: String) -> ProviderError {
-        ProviderError::Transport {
-            provider: self.provider.into(),
-            message,
-        }
+        ProviderError::transport(self.provider, message)
     }
 
     fn too_large(&self, path: &str) -> ProviderError {
         self.transport(format!("the response to {path} is larger than the {} byte limit", self.max_body))
     }
 
+    /// A failed request as [`ProviderError::Transport`]: the message scrubbed, the cause kept
+    /// without its URL (whose query may name users, and whose host is the base URL).
     fn transport_error(&self, path: &str, e: reqwest::Error) -> ProviderError {
         let what = if e.is_timeout() {
             format!("{path} timed out after {:?}", self.timeout)
         } else {
             format!("{path}: {}", error_chain(&e))
         };
-        self.transport(self.scrub(what))
+        self.transport(self.scrub(what)).caused_by(e.without_url())
     }
 }
 

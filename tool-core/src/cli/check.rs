@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::pretty;
+use super::{CliError, pretty};
 use crate::check::{CheckOptions, render_table};
 use crate::registry::Registry;
 
@@ -40,16 +40,23 @@ pub struct CheckCommand {
 
 /// `check`: runs the checks, prints the table (or JSON); fails when a tool failed or an id is
 /// unknown.
-pub(super) async fn check(registry: &Registry, command: CheckCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) async fn check(registry: &Registry, command: CheckCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     if let Some(unknown) = command.ids.iter().find(|id| registry.get(id).is_none()) {
-        return Err(format!("no tool `{unknown}` is linked into this binary (see `toolsmith list`)"));
+        return Err(CliError::NotFound(format!(
+            "no tool `{unknown}` is linked into this binary (see `toolsmith list`)"
+        )));
     }
     let context = match &command.context {
         None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(map)) => map,
-            Ok(_) => return Err("--context must be a JSON object".into()),
-            Err(e) => return Err(format!("--context is not valid JSON: {e}")),
+            Ok(_) => return Err(CliError::Usage("--context must be a JSON object".into())),
+            Err(e) => {
+                return Err(CliError::Json {
+                    what: "--context",
+                    source: crate::json::TextError::Syntax(e),
+                });
+            }
         },
     };
     let options = CheckOptions {
@@ -62,10 +69,10 @@ pub(super) async fn check(registry: &Registry, command: CheckCommand, out: &mut 
     };
     let report = registry.check(&options).await;
     let text = if command.json {
-        pretty(&serde_json::to_value(&report).map_err(|e| e.to_string())?)
+        pretty(&serde_json::to_value(&report)?)
     } else {
         render_table(&report)
     };
-    writeln!(out, "{}", text.trim_end()).map_err(|e| format!("cannot write the output: {e}"))?;
+    writeln!(out, "{}", text.trim_end()).map_err(CliError::Output)?;
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

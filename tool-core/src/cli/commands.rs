@@ -7,17 +7,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{CatalogCommand, pretty, title_of};
+use super::{CatalogCommand, CliError, pretty, title_of};
 use crate::catalog::{Catalog, Strictness};
 use crate::registry::Registry;
 use crate::runtime::{Answer, CallState, Decision, PendingKind, Runtime, StoredCall};
 
-fn io(e: std::io::Error) -> String {
-    format!("cannot write the output: {e}")
-}
-
 /// `list`: id, title and description of every tool (a table, or JSON).
-pub(super) fn list(registry: &Registry, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) fn list(registry: &Registry, json: bool, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let tools = registry.tools();
     if json {
         let list: Vec<Value> = tools
@@ -27,23 +23,25 @@ pub(super) fn list(registry: &Registry, json: bool, out: &mut dyn Write) -> Resu
                 json!({"id": s.id, "title": s.title.as_ref().or(s.presentation.mcp.title.as_ref()), "description": s.description})
             })
             .collect();
-        writeln!(out, "{}", pretty(&Value::Array(list))).map_err(io)?;
+        writeln!(out, "{}", pretty(&Value::Array(list))).map_err(CliError::Output)?;
     } else {
         let width = tools.iter().map(|t| t.spec().id.len()).max().unwrap_or(2).max(2);
         let twidth = tools.iter().map(|t| title_of(t.spec()).len()).max().unwrap_or(5).max(5);
-        writeln!(out, "{:width$}  {:twidth$}  DESCRIPTION", "ID", "TITLE").map_err(io)?;
+        writeln!(out, "{:width$}  {:twidth$}  DESCRIPTION", "ID", "TITLE").map_err(CliError::Output)?;
         for t in &tools {
             let s = t.spec();
             let first_line = s.description.lines().next().unwrap_or_default();
-            writeln!(out, "{:width$}  {:twidth$}  {first_line}", s.id, title_of(s)).map_err(io)?;
+            writeln!(out, "{:width$}  {:twidth$}  {first_line}", s.id, title_of(s)).map_err(CliError::Output)?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `schema`: a tool's schemas.
-pub(super) fn schema(registry: &Registry, id: &str, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let tool = registry.get(id).ok_or_else(|| registry.unknown(id).message().to_owned())?;
+pub(super) fn schema(registry: &Registry, id: &str, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    let tool = registry
+        .get(id)
+        .ok_or_else(|| CliError::NotFound(registry.unknown(id).message().to_owned()))?;
     let s = tool.spec();
     let mut v = json!({"id": s.id, "input": s.schemas.input, "output": s.schemas.output});
     for (k, schema) in [
@@ -55,12 +53,12 @@ pub(super) fn schema(registry: &Registry, id: &str, out: &mut dyn Write) -> Resu
             v[k] = schema.clone();
         }
     }
-    writeln!(out, "{}", pretty(&v)).map_err(io)?;
+    writeln!(out, "{}", pretty(&v)).map_err(CliError::Output)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `catalog`: the tools in a provider's format (warnings to standard error).
-pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let CatalogCommand {
         format,
         strict,
@@ -70,11 +68,7 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
         catalog_version,
         out: file,
     } = catalog;
-    let all = Catalog::new(
-        &name,
-        &catalog_version,
-        Registry::try_from_tools(registry.tools()).map_err(|e| e.to_string())?,
-    );
+    let all = Catalog::new(&name, &catalog_version, Registry::try_from_tools(registry.tools())?);
     let catalog = if tags.is_empty() {
         all
     } else {
@@ -90,16 +84,16 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
     let text = match format.dialect(gemini_schema) {
         None => pretty(&catalog.to_toolsmith()),
         Some(dialect) => {
-            let export = catalog.export_with(dialect, strictness).map_err(|e| e.to_string())?;
+            let export = catalog.export_with(dialect, strictness)?;
             for w in &export.warnings {
                 eprintln!("warning: {w}");
             }
-            serde_json::to_string_pretty(&export).map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(&export)?
         }
     };
     match file {
-        Some(path) => std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-        None => writeln!(out, "{text}").map_err(io)?,
+        Some(path) => std::fs::write(&path, text + "\n").map_err(|source| CliError::WriteFile { path, source })?,
+        None => writeln!(out, "{text}").map_err(CliError::Output)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -107,8 +101,8 @@ pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dy
 /// `pending`: every stored call with its state (arguments and request context redacted):
 /// waiting, running, interrupted (with its owner and start), and damaged rows (with their id and
 /// why). A damaged row never breaks the listing.
-pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let entries = runtime.pending_entries().await.map_err(|e| e.to_string())?;
+pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    let entries = runtime.pending_entries().await?;
     let mut tokens = Vec::with_capacity(entries.len());
     for entry in &entries {
         tokens.push(match token {
@@ -124,7 +118,7 @@ pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, o
             }
             v
         });
-        writeln!(out, "{}", pretty(&Value::Array(list.collect()))).map_err(io)?;
+        writeln!(out, "{}", pretty(&Value::Array(list.collect()))).map_err(CliError::Output)?;
         return Ok(ExitCode::SUCCESS);
     }
     writeln!(
@@ -132,7 +126,7 @@ pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, o
         "{:24}  {:11}  {:10}  {:20}  ARGS OR DETAIL",
         "CALL ID", "STATE", "WAITS FOR", "TOOL"
     )
-    .map_err(io)?;
+    .map_err(CliError::Output)?;
     for (entry, token) in entries.iter().zip(&tokens) {
         let (id, state, kind, tool, detail) = match entry {
             StoredCall::Call { call, state } => {
@@ -163,9 +157,9 @@ pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, o
                 format!("skipped: {reason}"),
             ),
         };
-        writeln!(out, "{id:24}  {state:11}  {kind:10}  {tool:20}  {detail}").map_err(io)?;
+        writeln!(out, "{id:24}  {state:11}  {kind:10}  {tool:20}  {detail}").map_err(CliError::Output)?;
         if let Some(token) = token {
-            writeln!(out, "  approve token: {token}").map_err(io)?;
+            writeln!(out, "  approve token: {token}").map_err(CliError::Output)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -174,7 +168,7 @@ pub(super) async fn pending(runtime: &Runtime, json: bool, token: Option<u64>, o
 /// `pending --token`: a signed token approving `entry` (valid `seconds`) when it is a call
 /// waiting for approval; `None` for any other row. A runtime without a decision key is an
 /// error saying how to give it one.
-async fn approve_token(runtime: &Runtime, entry: &StoredCall, seconds: u64) -> Result<Option<String>, String> {
+async fn approve_token(runtime: &Runtime, entry: &StoredCall, seconds: u64) -> Result<Option<String>, CliError> {
     let StoredCall::Call {
         call,
         state: CallState::Waiting,
@@ -195,7 +189,7 @@ async fn approve_token(runtime: &Runtime, entry: &StoredCall, seconds: u64) -> R
     };
     let decision = Decision::new(binding, Answer::Approve);
     let token = runtime.sign_decision(&decision, Duration::from_secs(seconds));
-    token.map(Some).map_err(|e| e.to_string())
+    Ok(Some(token?))
 }
 
 /// One listed row as JSON: the call (its context redacted: it may hold credentials) with its

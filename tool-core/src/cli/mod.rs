@@ -7,6 +7,7 @@
 mod check;
 mod commands;
 mod deploy;
+mod error;
 mod execution;
 mod log;
 mod pins;
@@ -16,6 +17,7 @@ mod serve;
 mod store;
 mod tasks;
 
+pub use error::CliError;
 pub use log::LogFormat;
 
 use std::io::Write;
@@ -393,17 +395,19 @@ where
 
 /// Parses the given arguments as `C` and runs `exec` on a multi-threaded Tokio runtime with
 /// standard output: a bad command line prints clap's message and exits with 2 (help and
-/// version exit with 0), an `Err` from `exec` is printed as `error: …` and exits with 1. A
+/// version exit with 0), an `Err` from `exec` is printed as `error: …` (its `Display`, e.g. a
+/// [`CliError`]'s) and exits with 1. A
 /// process started as a tool worker ([`crate::isolate::worker_main`]) runs its one call instead. What
 /// [`run_from`] does for [`Cli`], for a command line that extends it (one that flattens
 /// [`Cli`] and adds its own options, then calls [`execute`]).
-pub fn run_parsed<C, I, T, F, Fut>(args: I, exec: F) -> ExitCode
+pub fn run_parsed<C, I, T, F, Fut, E>(args: I, exec: F) -> ExitCode
 where
     C: Parser,
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
     F: FnOnce(C, std::io::Stdout) -> Fut,
-    Fut: std::future::Future<Output = Result<ExitCode, String>>,
+    Fut: std::future::Future<Output = Result<ExitCode, E>>,
+    E: std::fmt::Display,
 {
     crate::isolate::worker_main();
     let parsed = match C::try_parse_from(args) {
@@ -547,12 +551,12 @@ impl ReceiptStore for LazyReceipts {
     }
 }
 
-/// Runs a parsed command against a registry, writing results to `out`; errors are returned as
-/// readable text.
+/// Runs a parsed command against a registry, writing results to `out`; an error says what
+/// went wrong (its `Display` is the message `toolsmith` prints).
 ///
 /// Installs the process's log subscriber first, unless one is installed already (see
 /// [`LogFormat`]).
-pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let _log = log::init(cli.global.log_format, matches!(cli.command, Command::Serve(_)));
     // `serve --store` is an instance: its store is opened now, and its background tasks are
     // durable (queued in the store, run by the instances' workers).
@@ -622,7 +626,7 @@ impl GlobalArgs {
 
     /// The pin store [`pin_location`](Self::pin_location) names, opened (a PostgreSQL one
     /// connected and migrated); `None` without a location (pins then last for the process).
-    pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, String> {
+    pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, CliError> {
         match self.pin_location() {
             Some(location) => pins::open(&location).await.map(Some),
             None => Ok(None),

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use super::CliError;
 use crate::pins::{self, Pin, PinStore, SqlitePins};
 use crate::runtime::{PostgresStore, StoreLocation};
 
@@ -47,24 +48,31 @@ fn json(v: &impl serde::Serialize) -> String {
 
 /// Opens the pin store at `location`: a SQLite file, or a PostgreSQL database (connected, its
 /// schema migrated, the integrity key from `TOOLSMITH_STORE_KEY`).
-pub(super) async fn open(location: &StoreLocation) -> Result<Arc<dyn PinStore>, String> {
-    let shown = location.shown();
+pub(super) async fn open(location: &StoreLocation) -> Result<Arc<dyn PinStore>, CliError> {
+    let flag = format!("--pins {}", location.shown());
     match location {
-        StoreLocation::Sqlite(file) => Ok(Arc::new(SqlitePins::open(file).map_err(|e| format!("--pins {shown}: {e}"))?)),
+        StoreLocation::Sqlite(file) => Ok(Arc::new(
+            SqlitePins::open(file).map_err(|source| CliError::PinsAt { flag, source })?,
+        )),
         StoreLocation::Postgres(url) => {
-            let store = PostgresStore::connect(url).await.map_err(|e| format!("--pins {shown}: {e}"))?;
+            let store = PostgresStore::connect(url)
+                .await
+                .map_err(|source| CliError::StoreAt { flag, source })?;
             Ok(Arc::new(store.pins()))
         }
     }
 }
 
 /// `pins`: `store` is the pin store (`None`: neither `--pins` nor `--store` was given).
-pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let store = store.ok_or(
-        "`pins` needs the pin store: pass --pins FILE_OR_URL (or --store FILE_OR_URL, whose pins are next to it or in its database)",
-    )?;
-    let all = store.list().await.map_err(|e| e.to_string())?;
-    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| e.to_string());
+pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    let store = store.ok_or_else(|| {
+        CliError::Usage(
+            "`pins` needs the pin store: pass --pins FILE_OR_URL (or --store FILE_OR_URL, whose pins are next to it or in its database)"
+                .to_owned(),
+        )
+    })?;
+    let all = store.list().await?;
+    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(CliError::Output);
     match command {
         PinsCommand::List { json: true } => w(out, json(&all))?,
         PinsCommand::List { json: false } => {
@@ -95,7 +103,7 @@ pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand,
         }
         PinsCommand::Accept(named) => {
             let key = find(&all, &named)?.key.clone();
-            let pin = pins::accept(&*store, key).await.map_err(|e| e.to_string())?;
+            let pin = pins::accept(&*store, key).await?;
             w(
                 out,
                 format!(
@@ -109,7 +117,7 @@ pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand,
 }
 
 /// The one pin `named` names.
-fn find<'a>(all: &'a [Pin], named: &Named) -> Result<&'a Pin, String> {
+fn find<'a>(all: &'a [Pin], named: &Named) -> Result<&'a Pin, CliError> {
     let matching: Vec<&Pin> = all
         .iter()
         .filter(|p| p.key.provider == named.provider && p.key.tool == named.tool)
@@ -117,12 +125,15 @@ fn find<'a>(all: &'a [Pin], named: &Named) -> Result<&'a Pin, String> {
         .collect();
     match matching.as_slice() {
         [one] => Ok(one),
-        [] => Err(format!("no tool `{}` of `{}` is pinned", named.tool, named.provider)),
-        several => Err(format!(
+        [] => Err(CliError::NotFound(format!(
+            "no tool `{}` of `{}` is pinned",
+            named.tool, named.provider
+        ))),
+        several => Err(CliError::Usage(format!(
             "`{}` of `{}` is pinned for several connections ({}): name one with --connection",
             named.tool,
             named.provider,
             several.iter().map(|p| p.key.connection.as_str()).collect::<Vec<_>>().join(", ")
-        )),
+        ))),
     }
 }

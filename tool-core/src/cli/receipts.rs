@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use super::pretty;
+use super::{CliError, pretty};
 use crate::idempotency::key_digest;
 use crate::runtime::{ReceiptEntry, ReceiptState, ReceiptStore, StoreLocation};
 
@@ -34,34 +34,33 @@ pub enum ReceiptsCommand {
     },
 }
 
-fn io(e: std::io::Error) -> String {
-    format!("cannot write the output: {e}")
-}
-
 /// Runs a `receipts` subcommand against `--store` (the default SQLite file when absent).
-pub(super) async fn run(command: ReceiptsCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) async fn run(command: ReceiptsCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let opened = super::store::open(location).await?;
     let shown = location.map_or_else(|| "the default store".to_owned(), StoreLocation::shown);
-    let receipts = opened.pending.receipts().ok_or_else(|| format!("{shown} keeps no receipts"))?;
+    let receipts = opened
+        .pending
+        .receipts()
+        .ok_or_else(|| CliError::Usage(format!("{shown} keeps no receipts")))?;
     match command {
         ReceiptsCommand::List { json } => list(&*receipts, json, out).await,
         ReceiptsCommand::Clear { key, digest } => {
             let digest = match (key, digest) {
                 (Some(key), _) => key_digest(&key),
                 (None, Some(digest)) => digest.trim().to_ascii_lowercase(),
-                (None, None) => return Err("give the idempotency key, or --digest DIGEST".into()),
+                (None, None) => return Err(CliError::Usage("give the idempotency key, or --digest DIGEST".into())),
             };
-            if !receipts.remove_digest(&digest).await.map_err(|e| e.to_string())? {
-                return Err(format!("{shown} has no receipt with the key digest {digest}"));
+            if !receipts.remove_digest(&digest).await? {
+                return Err(CliError::NotFound(format!("{shown} has no receipt with the key digest {digest}")));
             }
-            writeln!(out, "cleared the receipt {digest}: its call runs once more when called").map_err(io)?;
+            writeln!(out, "cleared the receipt {digest}: its call runs once more when called").map_err(CliError::Output)?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-async fn list(receipts: &dyn ReceiptStore, json: bool, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let listed = receipts.list().await.map_err(|e| e.to_string())?;
+async fn list(receipts: &dyn ReceiptStore, json: bool, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    let listed = receipts.list().await?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let now_ms = now.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let age = |r: &ReceiptEntry| r.since_ms.map(|t| now_ms.saturating_sub(t) / 1000);
@@ -76,10 +75,10 @@ async fn list(receipts: &dyn ReceiptStore, json: bool, out: &mut dyn Write) -> R
                 row
             })
             .collect();
-        writeln!(out, "{}", pretty(&Value::Array(rows))).map_err(io)?;
+        writeln!(out, "{}", pretty(&Value::Array(rows))).map_err(CliError::Output)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "{:64}  {:11}  {:>8}  TOOL", "KEY DIGEST", "STATE", "AGE").map_err(io)?;
+    writeln!(out, "{:64}  {:11}  {:>8}  TOOL", "KEY DIGEST", "STATE", "AGE").map_err(CliError::Output)?;
     for r in &listed {
         let age = age(r).map_or_else(|| "-".to_owned(), |s| format!("{s} s"));
         let (digest, state, tool) = (&r.key_digest, r.state.as_str(), &r.tool_name);
@@ -87,7 +86,7 @@ async fn list(receipts: &dyn ReceiptStore, json: bool, out: &mut dyn Write) -> R
             ReceiptState::Damaged(why) => format!(" ({why})"),
             _ => String::new(),
         };
-        writeln!(out, "{digest:64}  {state:11}  {age:>8}  {tool}{why}").map_err(io)?;
+        writeln!(out, "{digest:64}  {state:11}  {age:>8}  {tool}{why}").map_err(CliError::Output)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{CallCommand, DialectArg, GeminiSchema, pretty};
+use super::{CallCommand, CliError, DialectArg, GeminiSchema, pretty};
 use crate::call::CallOptions;
 use crate::context::CallData;
 use crate::dialect::Dialect;
@@ -17,7 +17,7 @@ use crate::runtime::{Answer, CallState, Decision, EventStream, Outcome, Runtime,
 use crate::spec::TransformTarget;
 
 /// `call`: a tool call, an approval or decline of a waiting call, or a replayed model stream.
-pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let CallCommand {
         id,
         args,
@@ -40,7 +40,7 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         runtime.registry().set_model_output_budget(max_model_output);
     }
     let context = context
-        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
+        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|source| CliError::Json { what: "--context", source }))
         .transpose()?;
     let options = CallOptions {
         data: CallData {
@@ -50,14 +50,17 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         ..CallOptions::default()
     };
     if let Some(file) = stream {
-        let bytes = std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let bytes = std::fs::read(&file).map_err(|source| CliError::ReadFile {
+            path: file.clone(),
+            source,
+        })?;
         let dialect = format
             .and_then(|arg| arg.dialect(GeminiSchema::JsonSchema))
-            .ok_or("--stream needs --format")?;
+            .ok_or_else(|| CliError::Usage("--stream needs --format".into()))?;
         let (mut run, events) = runtime.stream(dialect, options);
         let fed = run.push(&bytes).and_then(|()| run.finish());
         let outcome = drain(events, true, out).await?;
-        fed.map_err(|e| format!("the stream in {} is not usable: {e}", file.display()))?;
+        fed.map_err(|source| CliError::Stream { path: file, source })?;
         return Ok(if matches!(outcome, Some(Outcome::Failed(_))) {
             ExitCode::FAILURE
         } else {
@@ -70,20 +73,20 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         return sign_decision(runtime, &id, answer, seconds, out).await;
     }
     let stream = if let Some(token) = token {
-        runtime.decide_token(&token, Default::default()).await.map_err(|e| e.to_string())?
+        runtime.decide_token(&token, Default::default()).await?
     } else if let Some(answer @ Answer::Edit { .. }) = answer {
-        let binding = runtime.binding(&id).await.map_err(|e| e.to_string())?;
-        runtime.decide(Decision::new(binding, answer)).await.map_err(|e| e.to_string())?
+        let binding = runtime.binding(&id).await?;
+        runtime.decide(Decision::new(binding, answer)).await?
     } else if approve && rerun {
         announce_rerun(runtime, &id).await;
-        runtime.approve_rerun(&id, Default::default()).await.map_err(|e| e.to_string())?
+        runtime.approve_rerun(&id, Default::default()).await?
     } else if approve {
-        runtime.approve(&id).await.map_err(|e| e.to_string())?
+        runtime.approve(&id).await?
     } else if let Some(reason) = decline {
-        runtime.decline(&id, &reason).await.map_err(|e| e.to_string())?
+        runtime.decline(&id, &reason).await?
     } else if let Some(result) = result {
-        let value = crate::json::parse_unique(result.as_bytes()).map_err(|e| format!("--result is not valid JSON: {e}"))?;
-        runtime.submit_result(&id, value).await.map_err(|e| e.to_string())?
+        let value = crate::json::parse_unique(result.as_bytes()).map_err(|source| CliError::Json { what: "--result", source })?;
+        runtime.submit_result(&id, value).await?
     } else {
         runtime.call(&id, args, options)
     };
@@ -95,12 +98,12 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
 }
 
 /// The decision `--approve`, `--decline REASON` or `--edit JSON` asks for, if any.
-fn answer_of(approve: bool, decline: Option<&str>, edit: Option<&str>) -> Result<Option<Answer>, String> {
+fn answer_of(approve: bool, decline: Option<&str>, edit: Option<&str>) -> Result<Option<Answer>, CliError> {
     Ok(match (approve, decline, edit) {
         (true, _, _) => Some(Answer::Approve),
         (_, Some(reason), _) => Some(Answer::Reject { reason: reason.to_owned() }),
         (_, _, Some(args)) => {
-            let args = crate::json::parse_unique(args.as_bytes()).map_err(|e| format!("--edit is not valid JSON: {e}"))?;
+            let args = crate::json::parse_unique(args.as_bytes()).map_err(|source| CliError::Json { what: "--edit", source })?;
             Some(Answer::Edit { args })
         }
         _ => None,
@@ -108,13 +111,17 @@ fn answer_of(approve: bool, decline: Option<&str>, edit: Option<&str>) -> Result
 }
 
 /// `--sign`: prints a decision token bound to the waiting call, valid `seconds`; decides nothing.
-async fn sign_decision(runtime: &Runtime, id: &str, answer: Option<Answer>, seconds: u64, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let answer = answer.ok_or("--sign needs --approve, --decline REASON or --edit JSON")?;
-    let decision = Decision::new(runtime.binding(id).await.map_err(|e| e.to_string())?, answer);
-    let token = runtime
-        .sign_decision(&decision, Duration::from_secs(seconds))
-        .map_err(|e| e.to_string())?;
-    writeln!(out, "{token}").map_err(|e| e.to_string())?;
+async fn sign_decision(
+    runtime: &Runtime,
+    id: &str,
+    answer: Option<Answer>,
+    seconds: u64,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
+    let answer = answer.ok_or_else(|| CliError::Usage("--sign needs --approve, --decline REASON or --edit JSON".into()))?;
+    let decision = Decision::new(runtime.binding(id).await?, answer);
+    let token = runtime.sign_decision(&decision, Duration::from_secs(seconds))?;
+    writeln!(out, "{token}").map_err(CliError::Output)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -126,15 +133,18 @@ pub(super) async fn resume(
     rerun: bool,
     events: bool,
     out: &mut dyn Write,
-) -> Result<ExitCode, String> {
-    let data = crate::json::parse_unique(data.as_bytes()).map_err(|e| format!("the resume data is not valid JSON: {e}"))?;
+) -> Result<ExitCode, CliError> {
+    let data = crate::json::parse_unique(data.as_bytes()).map_err(|source| CliError::Json {
+        what: "the resume data",
+        source,
+    })?;
     let stream = if rerun {
         announce_rerun(runtime, id).await;
         runtime.resume_rerun(id, data, Default::default()).await
     } else {
         runtime.resume(id, data).await
     };
-    let stream = stream.map_err(|e| e.to_string())?;
+    let stream = stream?;
     let last = drain(stream, events, out).await?;
     if events {
         return Ok(ExitCode::SUCCESS);
@@ -160,25 +170,30 @@ async fn announce_rerun(runtime: &Runtime, id: &str) {
 
 /// Prints events as they come (with `--events`) and returns how the run ended: the result
 /// (a background task's real one), the error, or the call it waits on.
-async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Outcome>, String> {
+async fn drain(mut events: EventStream, print: bool, out: &mut dyn Write) -> Result<Option<Outcome>, CliError> {
     while let Some(e) = events.next().await {
         if print && let Some(view) = e.view(TransformTarget::Display) {
-            writeln!(out, "{}", serde_json::to_string(view).unwrap_or_default()).map_err(|e| format!("cannot write the output: {e}"))?;
+            writeln!(out, "{}", serde_json::to_string(view).unwrap_or_default()).map_err(CliError::Output)?;
         }
     }
     Ok(events.take_outcome())
 }
 
 /// Prints what a call ended with, like a plain call would.
-fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<DialectArg>, out: &mut dyn Write) -> Result<ExitCode, String> {
-    let io = |e: std::io::Error| format!("cannot write the output: {e}");
+fn conclude(
+    outcome: Option<Outcome>,
+    model_output: bool,
+    result_as: Option<DialectArg>,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
+    let io = CliError::Output;
     let waiting = |w: &Waiting, out: &mut dyn Write, hint: String| {
         let view = w.display().cloned().unwrap_or_else(|| w.event.raw.shown());
         writeln!(out, "{}", pretty(&serde_json::to_value(view).unwrap_or_default())).map_err(io)?;
         eprintln!("{hint}");
         Ok(ExitCode::SUCCESS)
     };
-    let ended = match outcome.ok_or("the call ended without a result")? {
+    let ended = match outcome.ok_or(CliError::NoResult)? {
         Outcome::Done(output) => Ok(output),
         Outcome::Declined { reason } => Ok(Outcome::declined_output(&reason)),
         Outcome::Failed(error) => Err(error),
@@ -212,7 +227,7 @@ fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<Dial
         };
         let mut message = model
             .to_tool_result(dialect, "call_cli")
-            .ok_or_else(|| format!("{dialect} tool results cannot be written"))?;
+            .ok_or_else(|| CliError::Usage(format!("{dialect} tool results cannot be written")))?;
         if let (Dialect::Mcp, Ok(output)) = (dialect, &ended) {
             // MCP carries the raw output as structuredContent when it is an object.
             let result = output.value();
@@ -229,7 +244,7 @@ fn conclude(outcome: Option<Outcome>, model_output: bool, result_as: Option<Dial
             writeln!(out, "{}", pretty(&shown)).map_err(io)?
         }
         Ok(output) => writeln!(out, "{}", pretty(&output.value())).map_err(io)?,
-        Err(e) => return Err(e.message().to_owned()),
+        Err(e) => return Err(CliError::Call(e)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 
-use super::ServeCommand;
+use super::{CliError, ServeCommand};
 use crate::mcp::http::HttpLimits;
 use crate::runtime::Runtime;
 
@@ -81,7 +81,7 @@ pub(super) struct AuthArgs {
 
 impl AuthArgs {
     /// The resource server the flags describe, if any.
-    fn resource_server(&self) -> Result<Option<std::sync::Arc<crate::mcp::oauth::ResourceServer>>, String> {
+    fn resource_server(&self) -> Result<Option<std::sync::Arc<crate::mcp::oauth::ResourceServer>>, CliError> {
         let (Some(issuer), Some(resource)) = (&self.auth_issuer, &self.auth_resource) else {
             return Ok(None);
         };
@@ -94,29 +94,31 @@ impl AuthArgs {
         if let Some(endpoint) = &self.oauth_introspection {
             let var = |name: &str| match std::env::var(name) {
                 Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
-                _ => Err(format!(
+                _ => Err(CliError::Usage(format!(
                     "--oauth-introspection needs the client credentials in {name} (not set, or empty)"
-                )),
+                ))),
             };
             let (id, secret) = (var("TOOLSMITH_OAUTH_CLIENT_ID")?, var("TOOLSMITH_OAUTH_CLIENT_SECRET")?);
             config.introspection = Some(crate::mcp::oauth::Introspection::new(endpoint, id, secret));
         }
-        let server = crate::mcp::oauth::ResourceServer::new(config).map_err(|e| e.to_string())?;
+        let server = crate::mcp::oauth::ResourceServer::new(config)?;
         Ok(Some(std::sync::Arc::new(server)))
     }
 }
 
 /// `--tool-scope ID=S1,S2`: tool ID's scopes gain S1 and S2 (the tool is replaced by itself
 /// under the edited spec).
-fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), String> {
+fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), CliError> {
     for flag in flags {
-        let bad = |why: &str| format!("--tool-scope {flag}: {why}");
+        let bad = |why: &str| CliError::Usage(format!("--tool-scope {flag}: {why}"));
         let (id, list) = flag.split_once('=').ok_or_else(|| bad("expected ID=SCOPE[,SCOPE…]"))?;
         let scopes: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
         if scopes.is_empty() || !scopes.iter().all(|s| crate::spec::is_scope_token(s)) {
             return Err(bad("scopes are printable ASCII without spaces, `\"` or `\\`, separated by commas"));
         }
-        let tool = registry.get(id).ok_or_else(|| bad(&format!("there is no tool `{id}`")))?;
+        let tool = registry
+            .get(id)
+            .ok_or_else(|| CliError::NotFound(format!("--tool-scope {flag}: there is no tool `{id}`")))?;
         let tool = crate::tool::with_spec(tool, |spec| {
             for scope in scopes {
                 if !spec.policy.scopes.iter().any(|s| s == scope) {
@@ -153,7 +155,7 @@ impl LimitArgs {
 }
 
 /// `serve`: the tools over MCP.
-pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<ExitCode, String> {
+pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<ExitCode, CliError> {
     let ServeCommand {
         stdio,
         http,
@@ -177,7 +179,10 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
     } = serve;
     // Instances sharing a store hear each other (parked answers, tool changes) before serving.
     if let Some(bus) = runtime.bus() {
-        bus.listening().await.map_err(|e| format!("--store: {e}"))?;
+        bus.listening().await.map_err(|source| CliError::StoreAt {
+            flag: "--store".to_owned(),
+            source,
+        })?;
     }
     let _expiry = retention.map(|r| runtime.keep_expiring(r));
     runtime.registry().set_execution(execution.policy());
@@ -186,7 +191,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
     }
     add_tool_scopes(runtime.registry(), &auth.tool_scope)?;
     let context = context
-        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|e| format!("--context is not valid JSON: {e}")))
+        .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|source| CliError::Json { what: "--context", source }))
         .transpose()?;
     let config = crate::mcp::McpConfig {
         page_size,
@@ -202,16 +207,21 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
     };
     let server = crate::mcp::McpServer::new(runtime.clone(), config);
     if stdio {
-        crate::mcp::stdio::serve(server)
-            .await
-            .map_err(|e| format!("the stdio server stopped: {e}"))?;
+        crate::mcp::stdio::serve(server).await.map_err(|source| CliError::Serve {
+            what: "the stdio server stopped".to_owned(),
+            source,
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     let auth_token = match auth_token_env {
         None => None,
         Some(var) => match std::env::var(&var) {
             Ok(t) if !t.trim().is_empty() => Some(t.trim().to_owned()),
-            _ => return Err(format!("--auth-token-env {var}: the variable is not set (or empty)")),
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--auth-token-env {var}: the variable is not set (or empty)"
+                )));
+            }
         },
     };
     let mut options = crate::mcp::http::HttpOptions {
@@ -239,7 +249,10 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         eprintln!("serving MCP on {scheme}://{bound}/mcp")
     })
     .await
-    .map_err(|e| format!("cannot serve on {addr}: {e}"))?;
+    .map_err(|source| CliError::Serve {
+        what: format!("cannot serve on {addr}"),
+        source,
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use serde_json::json;
 
-use super::pretty;
+use super::{CliError, pretty};
 use crate::runtime::{
     OpenedStore, PostgresOptions, PostgresStore, ReceiptCounts, ResultLimits, SqliteStore, StoreLocation, StoreStatus, TaskCounts,
     expire_stores, open_stores,
@@ -45,34 +45,34 @@ pub enum StoreCommand {
     },
 }
 
-fn io(e: std::io::Error) -> String {
-    e.to_string()
-}
-
 /// Runs a `store` subcommand against `--store` (the default SQLite file when absent).
-pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let shown = location.map_or_else(|| "the default store".to_owned(), StoreLocation::shown);
+    let failed = |source| CliError::StoreAt {
+        flag: format!("--store {shown}"),
+        source,
+    };
     match command {
         StoreCommand::Migrate => {
             if let Some(StoreLocation::Postgres(url)) = location {
                 let done = PostgresStore::migrate(url, &PostgresOptions::default()).await;
-                let done = done.map_err(|e| format!("--store {shown}: {e}"))?;
+                let done = done.map_err(failed)?;
                 let what = if done.from == done.to {
                     format!("{shown}: the schema is at version {}; nothing to do", done.to)
                 } else {
                     format!("{shown}: migrated the schema from version {} to {}", done.from, done.to)
                 };
-                writeln!(out, "{what}").map_err(io)?;
+                writeln!(out, "{what}").map_err(CliError::Output)?;
             } else {
                 open(location).await?;
-                writeln!(out, "{shown}: the schema is current (a SQLite file is migrated when opened)").map_err(io)?;
+                writeln!(out, "{shown}: the schema is current (a SQLite file is migrated when opened)").map_err(CliError::Output)?;
             }
         }
         StoreCommand::Status { json } => {
             let store = open(location).await?;
-            let entries = store.pending.entries().await.map_err(|e| format!("--store {shown}: {e}"))?;
-            let tasks = store.tasks.count_tasks().await.map_err(|e| format!("--store {shown}: {e}"))?;
-            let kept = counts(&store).await.map_err(|e| format!("--store {shown}: {e}"))?;
+            let entries = store.pending.entries().await.map_err(failed)?;
+            let tasks = store.tasks.count_tasks().await.map_err(failed)?;
+            let kept = counts(&store).await.map_err(failed)?;
             status((&StoreStatus::of(&entries), &tasks), kept, json, out)?;
         }
         StoreCommand::Expire { older_than, json } => {
@@ -80,7 +80,7 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
             let receipts = store.pending.receipts();
             let expired = expire_stores(&*store.pending, Some(&*store.tasks), receipts.as_deref(), older_than)
                 .await
-                .map_err(|e| format!("--store {shown}: {e}"))?;
+                .map_err(failed)?;
             let (tasks, receipts, results) = (expired.tasks, expired.receipts, expired.results);
             let expired = expired.calls;
             if json {
@@ -89,7 +89,7 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
                     .map(|c| json!({"id": c.tool_call_id, "tool": c.tool_name, "waited_for": c.kind.waits_for(), "created_at_ms": c.created_at_ms}))
                     .collect();
                 let value = json!({"expired": calls, "tasks": tasks, "receipts": receipts, "results": results});
-                writeln!(out, "{value}").map_err(io)?;
+                writeln!(out, "{value}").map_err(CliError::Output)?;
             } else {
                 for c in &expired {
                     writeln!(
@@ -99,14 +99,14 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
                         c.tool_name,
                         c.kind.waits_for()
                     )
-                    .map_err(io)?;
+                    .map_err(CliError::Output)?;
                 }
                 writeln!(
                     out,
                     "{shown}: expired {} call(s), {tasks} ended task(s), {receipts} receipt(s), {results} kept result(s)",
                     expired.len()
                 )
-                .map_err(io)?;
+                .map_err(CliError::Output)?;
             }
         }
     }
@@ -114,16 +114,15 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
 }
 
 /// Opens the store (the default SQLite file when no location is given).
-pub(super) async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore, String> {
+pub(super) async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore, CliError> {
     match location {
-        Some(location) => open_stores(location)
-            .await
-            .map_err(|e| format!("--store {}: {e}", location.shown())),
+        Some(location) => open_stores(location).await.map_err(|source| CliError::StoreAt {
+            flag: format!("--store {}", location.shown()),
+            source,
+        }),
         None => {
-            let opened = tokio::task::spawn_blocking(SqliteStore::open_default)
-                .await
-                .map_err(|e| e.to_string())?;
-            let store = std::sync::Arc::new(opened.map_err(|e| format!("{e} (or pass --store FILE_OR_URL)"))?);
+            let opened = tokio::task::spawn_blocking(SqliteStore::open_default).await?;
+            let store = std::sync::Arc::new(opened.map_err(CliError::DefaultStore)?);
             Ok(OpenedStore {
                 pending: store.clone(),
                 tasks: store,
@@ -153,7 +152,7 @@ fn status(
     (receipts, results): (ReceiptCounts, u64),
     json: bool,
     out: &mut dyn Write,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let oldest = status.oldest_waiting.as_ref();
     if json {
         let oldest = oldest.map(
@@ -169,7 +168,7 @@ fn status(
             "receipts": receipts,
             "kept_results": results,
         });
-        return writeln!(out, "{}", pretty(&value)).map_err(io);
+        return writeln!(out, "{}", pretty(&value)).map_err(CliError::Output);
     }
     for (state, n) in [
         ("waiting", status.waiting),
@@ -177,7 +176,7 @@ fn status(
         ("interrupted", status.interrupted),
         ("damaged", status.damaged),
     ] {
-        writeln!(out, "{state:12} {n}").map_err(io)?;
+        writeln!(out, "{state:12} {n}").map_err(CliError::Output)?;
     }
     if let Some(call) = oldest {
         let now = std::time::SystemTime::now()
@@ -188,7 +187,7 @@ fn status(
             .saturating_sub(call.created_at_ms)
             / 1000;
         let (id, tool, kind) = (&call.tool_call_id, &call.tool_name, call.kind.as_str());
-        writeln!(out, "oldest waiting: {id} ({tool}, waits for {kind}, {ago} s)").map_err(io)?;
+        writeln!(out, "oldest waiting: {id} ({tool}, waits for {kind}, {ago} s)").map_err(CliError::Output)?;
     }
     let TaskCounts {
         queued,
@@ -201,7 +200,7 @@ fn status(
         out,
         "tasks: {queued} queued, {running} running, {completed} completed, {failed} failed, {cancelled} cancelled"
     )
-    .map_err(io)?;
+    .map_err(CliError::Output)?;
     let ReceiptCounts {
         running,
         interrupted,
@@ -212,7 +211,7 @@ fn status(
         out,
         "receipts: {running} running, {interrupted} interrupted, {done} done, {damaged} damaged"
     )
-    .map_err(io)?;
-    writeln!(out, "kept results: {results}").map_err(io)?;
+    .map_err(CliError::Output)?;
+    writeln!(out, "kept results: {results}").map_err(CliError::Output)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use super::pretty;
+use super::{CliError, pretty};
 use crate::runtime::{
     OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, TaskOptions, TaskRecord, TaskState, TaskStore, open_stores,
 };
@@ -68,8 +68,11 @@ impl TaskArgs {
 
     /// Opens the store of a `serve` instance at `location` (`--instance-lease` applied to a
     /// PostgreSQL store).
-    pub(super) async fn open_instance(&self, location: &StoreLocation) -> Result<OpenedStore, String> {
-        let failed = |e: crate::runtime::StoreError| format!("--store {}: {e}", location.shown());
+    pub(super) async fn open_instance(&self, location: &StoreLocation) -> Result<OpenedStore, CliError> {
+        let failed = |source| CliError::StoreAt {
+            flag: format!("--store {}", location.shown()),
+            source,
+        };
         match location {
             StoreLocation::Postgres(url) => {
                 let options = PostgresOptions::default().lease(Duration::from_secs_f64(self.instance_lease));
@@ -84,68 +87,68 @@ impl TaskArgs {
     }
 }
 
-fn io(e: std::io::Error) -> String {
-    e.to_string()
-}
-
 /// Opens the task store at `--store` (the default SQLite file when absent).
-pub(super) async fn open(location: Option<&StoreLocation>) -> Result<Arc<dyn TaskStore>, String> {
+pub(super) async fn open(location: Option<&StoreLocation>) -> Result<Arc<dyn TaskStore>, CliError> {
     match location {
         Some(location) => Ok(open_stores(location)
             .await
-            .map_err(|e| format!("--store {}: {e}", location.shown()))?
+            .map_err(|source| CliError::StoreAt {
+                flag: format!("--store {}", location.shown()),
+                source,
+            })?
             .tasks),
         None => {
-            let opened = tokio::task::spawn_blocking(SqliteStore::open_default).await;
-            let store = opened.map_err(|e| e.to_string())?;
-            Ok(Arc::new(store.map_err(|e| format!("{e} (or pass --store FILE_OR_URL)"))?))
+            let store = tokio::task::spawn_blocking(SqliteStore::open_default).await?;
+            Ok(Arc::new(store.map_err(CliError::DefaultStore)?))
         }
     }
 }
 
 /// Runs a `tasks` subcommand against `--store`.
-pub(super) async fn run(command: TasksCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, String> {
+pub(super) async fn run(command: TasksCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let store = open(location).await?;
     match command {
         TasksCommand::List { state, limit, json } => {
             let state = state.as_deref().and_then(TaskState::parse);
-            let tasks = store.list_tasks(state, limit).await.map_err(|e| e.to_string())?;
+            let tasks = store.list_tasks(state, limit).await?;
             if json {
                 let list: Vec<Value> = tasks.iter().map(task_json).collect();
                 return writeln!(out, "{}", pretty(&Value::Array(list)))
-                    .map_err(io)
+                    .map_err(CliError::Output)
                     .map(|()| ExitCode::SUCCESS);
             }
-            writeln!(out, "{:28}  {:9}  {:8}  {:20}  LEASE OWNER", "TASK ID", "STATE", "ATTEMPTS", "TOOL").map_err(io)?;
+            writeln!(out, "{:28}  {:9}  {:8}  {:20}  LEASE OWNER", "TASK ID", "STATE", "ATTEMPTS", "TOOL").map_err(CliError::Output)?;
             for t in &tasks {
                 let attempts = format!("{}/{}", t.attempts, t.task.max_retries + 1);
                 let owner = t.lease_owner.as_deref().unwrap_or("-");
                 let (id, state, tool) = (&t.task.task_id, t.state.as_str(), &t.task.tool_name);
-                writeln!(out, "{id:28}  {state:9}  {attempts:8}  {tool:20}  {owner}").map_err(io)?;
+                writeln!(out, "{id:28}  {state:9}  {attempts:8}  {tool:20}  {owner}").map_err(CliError::Output)?;
             }
         }
         TasksCommand::Get { id, json } => {
-            let Some(task) = store.get_task(&id).await.map_err(|e| e.to_string())? else {
-                return Err(format!("no background task has the id `{id}`"));
+            let Some(task) = store.get_task(&id).await? else {
+                return Err(CliError::NotFound(format!("no background task has the id `{id}`")));
             };
             if json {
-                writeln!(out, "{}", pretty(&task_json(&task))).map_err(io)?;
+                writeln!(out, "{}", pretty(&task_json(&task))).map_err(CliError::Output)?;
             } else {
                 describe(&task, out)?;
             }
         }
         TasksCommand::Cancel { id } => {
-            if !store.cancel_task(&id).await.map_err(|e| e.to_string())? {
-                return Err(format!("no queued or running background task has the id `{id}`"));
+            if !store.cancel_task(&id).await? {
+                return Err(CliError::NotFound(format!(
+                    "no queued or running background task has the id `{id}`"
+                )));
             }
-            writeln!(out, "cancelled {id}").map_err(io)?;
+            writeln!(out, "cancelled {id}").map_err(CliError::Output)?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A task as text.
-fn describe(t: &TaskRecord, out: &mut dyn Write) -> Result<(), String> {
+fn describe(t: &TaskRecord, out: &mut dyn Write) -> Result<(), CliError> {
     let call = t.task.data.tool_call_id.as_deref().unwrap_or("-");
     let lines = [
         format!("task      {}", t.task.task_id),
@@ -155,13 +158,13 @@ fn describe(t: &TaskRecord, out: &mut dyn Write) -> Result<(), String> {
         format!("lease     {}", t.lease_owner.as_deref().unwrap_or("-")),
     ];
     for line in lines {
-        writeln!(out, "{line}").map_err(io)?;
+        writeln!(out, "{line}").map_err(CliError::Output)?;
     }
     if let Some(output) = &t.output {
-        writeln!(out, "result    {}", output.value()).map_err(io)?;
+        writeln!(out, "result    {}", output.value()).map_err(CliError::Output)?;
     }
     if let Some(error) = &t.error {
-        writeln!(out, "error     {}", error.message()).map_err(io)?;
+        writeln!(out, "error     {}", error.message()).map_err(CliError::Output)?;
     }
     Ok(())
 }

@@ -62,7 +62,7 @@ pub fn child_main() {
     let argv = std::iter::once("toolsmith".to_owned()).chain(args);
     let code = match std::env::var(CLI_SUITE_ENV) {
         Ok(suite) => {
-            tool_core::cli::run_parsed::<tool_core::cli::Cli, _, _, _, _>(argv, move |cli: tool_core::cli::Cli, mut out| async move {
+            tool_core::cli::run_parsed::<tool_core::cli::Cli, _, _, _, _, _>(argv, move |cli: tool_core::cli::Cli, mut out| async move {
                 tool_core::cli::execute(cli, suite_registry(&suite), &mut out).await
             })
         }

@@ -18,8 +18,11 @@
 //!
 //! Remote catalogs (`--provider composio|arcade`, [`remote`]) join the same way.
 
+mod error;
 pub mod providers;
 pub mod remote;
+
+pub use error::ImportingCliError;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -93,18 +96,17 @@ pub enum Import {
 }
 
 impl Import {
-    /// Reads `NAME=TARGET`; the error says what is wrong with it.
-    pub fn parse(value: &str) -> Result<Import, String> {
+    /// Reads `NAME=TARGET`; the error ([`ImportingCliError::Usage`]) says what is wrong with it.
+    pub fn parse(value: &str) -> Result<Import, ImportingCliError> {
+        let bad = |why: String| ImportingCliError::Usage(format!("`--import-mcp {value}`: {why}"));
         let Some((name, target)) = value.split_once('=') else {
-            return Err(format!(
-                "`--import-mcp {value}`: expected NAME=TARGET (a command line or an http(s):// URL)"
-            ));
+            return Err(bad("expected NAME=TARGET (a command line or an http(s):// URL)".into()));
         };
         let name = name.trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(format!(
-                "`--import-mcp {value}`: the name `{name}` must be letters, digits, `_` or `-` (it prefixes the tool ids)"
-            ));
+            return Err(bad(format!(
+                "the name `{name}` must be letters, digits, `_` or `-` (it prefixes the tool ids)"
+            )));
         }
         let target = target.trim();
         let lower = target.get(..8).unwrap_or(target).to_ascii_lowercase();
@@ -114,12 +116,9 @@ impl Import {
                 url: target.to_owned(),
             });
         }
-        let words = shlex::split(target)
-            .ok_or_else(|| format!("`--import-mcp {value}`: the command has an unclosed quote or a trailing backslash"))?;
+        let words = shlex::split(target).ok_or_else(|| bad("the command has an unclosed quote or a trailing backslash".into()))?;
         let mut words = words.into_iter();
-        let program = words
-            .next()
-            .ok_or_else(|| format!("`--import-mcp {value}`: no command or URL after `=`"))?;
+        let program = words.next().ok_or_else(|| bad("no command or URL after `=`".into()))?;
         Ok(Import::Stdio {
             name: name.to_owned(),
             program,
@@ -168,8 +167,9 @@ where
 }
 
 /// Connects the imported servers and the remote catalogs, runs the command against the linked
-/// tools plus theirs, and closes the servers; errors are returned as readable text.
-pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Result<ExitCode, String> {
+/// tools plus theirs, and closes the servers; an error says what went wrong (its `Display` is
+/// the message `toolsmith` prints).
+pub async fn execute_importing(parsed: ImportingCli, out: &mut dyn Write) -> Result<ExitCode, ImportingCliError> {
     execute_importing_with_env(parsed, &|name| std::env::var(name).ok(), out).await
 }
 
@@ -178,7 +178,7 @@ pub async fn execute_importing_with_env(
     parsed: ImportingCli,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, ImportingCliError> {
     let mut flags = parsed.providers;
     if let Top::Providers(p) = &parsed.command {
         // A provider named by the subcommand is configured with its defaults when not given.
@@ -195,11 +195,13 @@ pub async fn execute_importing_with_env(
     let imports = parsed.import_mcp.iter().map(|v| Import::parse(v)).collect::<Result<Vec<_>, _>>()?;
     let mut names = std::collections::BTreeSet::new();
     if let Some(twice) = imports.iter().find(|i| !names.insert(i.name().to_ascii_lowercase())) {
-        return Err(format!("`--import-mcp`: the name `{}` is used twice", twice.name()));
+        return Err(ImportingCliError::Usage(format!(
+            "`--import-mcp`: the name `{}` is used twice",
+            twice.name()
+        )));
     }
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
-    let linked = Registry::try_global().map_err(|e| e.to_string())?;
-    let registry = Arc::new(Registry::try_from_tools(linked.tools()).map_err(|e| e.to_string())?);
+    let registry = Arc::new(error::linked_registry()?);
     let pins: Arc<dyn PinStore> = match parsed.global.pin_store().await? {
         Some(store) => store,
         None => Arc::new(MemoryPins::default()),
@@ -212,8 +214,11 @@ pub async fn execute_importing_with_env(
         let provider = import
             .provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()))
             .pin_in(pins.clone());
-        if let Err(e) = provider.connect().await {
-            outcome = Err(format!("`--import-mcp {}`: {e}", import.name()));
+        if let Err(source) = provider.connect().await {
+            outcome = Err(ImportingCliError::ProviderAt {
+                at: format!("`--import-mcp {}`", import.name()),
+                source,
+            });
             break;
         }
         let clash: Vec<String> = provider
@@ -224,17 +229,17 @@ pub async fn execute_importing_with_env(
             .collect();
         providers.push(provider);
         if !clash.is_empty() {
-            outcome = Err(format!(
+            outcome = Err(ImportingCliError::Usage(format!(
                 "`--import-mcp {}`: these tool ids are taken already: {}",
                 import.name(),
                 clash.join(", ")
-            ));
+            )));
             break;
         }
     }
     let result = match outcome {
         Ok(()) => match parsed.command {
-            Top::Core(command) => execute(Cli::new(parsed.global, command), registry, out).await,
+            Top::Core(command) => Ok(execute(Cli::new(parsed.global, command), registry, out).await?),
             // Answered above, before any server was connected.
             Top::Providers(_) => Ok(ExitCode::SUCCESS),
         },
@@ -252,24 +257,24 @@ fn tokens_from_env(
     values: &[String],
     imports: &[Import],
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<std::collections::BTreeMap<String, String>, String> {
+) -> Result<std::collections::BTreeMap<String, String>, ImportingCliError> {
     let mut tokens = std::collections::BTreeMap::new();
     for value in values {
-        let flag = || format!("`--import-mcp-token-env {value}`");
+        let bad = |why: String| ImportingCliError::Usage(format!("`--import-mcp-token-env {value}`: {why}"));
         let (name, var) = value
             .split_once('=')
             .map(|(n, v)| (n.trim(), v.trim()))
-            .ok_or_else(|| format!("{}: expected NAME=VAR", flag()))?;
+            .ok_or_else(|| bad("expected NAME=VAR".into()))?;
         match imports.iter().find(|i| i.name().eq_ignore_ascii_case(name)) {
             Some(Import::Http { .. }) => {}
-            Some(Import::Stdio { .. }) => return Err(format!("{}: `{name}` is a command, not an HTTP server", flag())),
-            None => return Err(format!("{}: no `--import-mcp {name}=…`", flag())),
+            Some(Import::Stdio { .. }) => return Err(bad(format!("`{name}` is a command, not an HTTP server"))),
+            None => return Err(bad(format!("no `--import-mcp {name}=…`"))),
         }
         let token = env(var)
             .filter(|t| !t.trim().is_empty())
-            .ok_or_else(|| format!("{}: the variable `{var}` is not set (or empty)", flag()))?;
+            .ok_or_else(|| bad(format!("the variable `{var}` is not set (or empty)")))?;
         if tokens.insert(name.to_ascii_lowercase(), token).is_some() {
-            return Err(format!("{}: `{name}` has a token already", flag()));
+            return Err(bad(format!("`{name}` has a token already")));
         }
     }
     Ok(tokens)
@@ -303,7 +308,7 @@ mod tests {
             ("x=", "no command or URL"),
             ("x=run 'open", "unclosed quote"),
         ] {
-            let e = Import::parse(bad).unwrap_err();
+            let e = Import::parse(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

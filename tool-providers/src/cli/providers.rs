@@ -13,6 +13,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use tool_core::provider::{AuthStatus, AuthorizeOptions, ListConnectionsOptions, ListToolsOptions, ToolProvider};
 
+use super::ImportingCliError;
 use super::remote::Selected;
 
 /// The arguments of `providers`.
@@ -85,20 +86,20 @@ impl ProvidersCommand {
     }
 }
 
-fn io(e: std::io::Error) -> String {
-    format!("cannot write the output: {e}")
+fn io(e: std::io::Error) -> ImportingCliError {
+    ImportingCliError::Output(e)
 }
 
-fn find<'a>(selected: &'a [Selected], name: &str) -> Result<&'a dyn ToolProvider, String> {
+fn find<'a>(selected: &'a [Selected], name: &str) -> Result<&'a dyn ToolProvider, ImportingCliError> {
     selected
         .iter()
         .find(|s| s.name.eq_ignore_ascii_case(name))
         .map(|s| &*s.provider)
-        .ok_or_else(|| format!("no provider `{name}` (composio or arcade)"))
+        .ok_or_else(|| ImportingCliError::NotFound(format!("no provider `{name}` (composio or arcade)")))
 }
 
 /// Runs `providers …` against the configured providers.
-pub async fn run(command: ProvidersCommand, selected: &[Selected], out: &mut dyn Write) -> Result<ExitCode, String> {
+pub async fn run(command: ProvidersCommand, selected: &[Selected], out: &mut dyn Write) -> Result<ExitCode, ImportingCliError> {
     match command.action {
         None => health(selected, out).await,
         Some(Action::Tools {
@@ -117,7 +118,7 @@ pub async fn run(command: ProvidersCommand, selected: &[Selected], out: &mut dyn
             let listed = find(selected, &name)?
                 .list_tools(options)
                 .await
-                .map_err(|e| format!("{name}: {e}"))?;
+                .map_err(|source| ImportingCliError::ProviderAt { at: name.clone(), source })?;
             for tool in &listed.data {
                 let toolkit = tool.toolkit.as_deref().unwrap_or("-");
                 let description = tool.description.as_deref().unwrap_or_default().lines().next().unwrap_or_default();
@@ -138,7 +139,7 @@ pub async fn run(command: ProvidersCommand, selected: &[Selected], out: &mut dyn
             let listed = find(selected, &name)?
                 .list_connections(options)
                 .await
-                .map_err(|e| format!("{name}: {e}"))?;
+                .map_err(|source| ImportingCliError::ProviderAt { at: name.clone(), source })?;
             for c in &listed.items {
                 let status = serde_json::to_value(c.status).unwrap_or_default();
                 writeln!(out, "{:28}  {}", c.connection_id, status.as_str().unwrap_or("?")).map_err(io)?;
@@ -149,7 +150,7 @@ pub async fn run(command: ProvidersCommand, selected: &[Selected], out: &mut dyn
             find(selected, &name)?
                 .revoke_connection(&connection_id)
                 .await
-                .map_err(|e| format!("{name}: {e}"))?;
+                .map_err(|source| ImportingCliError::ProviderAt { at: name.clone(), source })?;
             writeln!(out, "revoked {connection_id}").map_err(io)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -157,9 +158,11 @@ pub async fn run(command: ProvidersCommand, selected: &[Selected], out: &mut dyn
 }
 
 /// Every configured provider and whether it answers; fails when one does not.
-async fn health(selected: &[Selected], out: &mut dyn Write) -> Result<ExitCode, String> {
+async fn health(selected: &[Selected], out: &mut dyn Write) -> Result<ExitCode, ImportingCliError> {
     if selected.is_empty() {
-        return Err("no provider is configured: add `--provider composio` or `--provider arcade`".into());
+        return Err(ImportingCliError::Usage(
+            "no provider is configured: add `--provider composio` or `--provider arcade`".into(),
+        ));
     }
     let mut all_ok = true;
     for s in selected {
@@ -181,13 +184,13 @@ async fn connect(
     user: &str,
     wait: Option<u64>,
     out: &mut dyn Write,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, ImportingCliError> {
     let options = AuthorizeOptions {
         toolkit: toolkit.to_owned(),
         connection_id: user.to_owned(),
         ..AuthorizeOptions::default()
     };
-    let authorization = provider.authorize(options).await.map_err(|e| e.to_string())?;
+    let authorization = provider.authorize(options).await?;
     writeln!(out, "open this link to connect {toolkit} for {user}: {}", authorization.url).map_err(io)?;
     out.flush().map_err(io)?;
     let Some(seconds) = wait else {
@@ -195,16 +198,20 @@ async fn connect(
     };
     let deadline = Instant::now() + Duration::from_secs(seconds);
     loop {
-        match provider.get_auth_status(&authorization.auth_id).await.map_err(|e| e.to_string())? {
+        match provider.get_auth_status(&authorization.auth_id).await? {
             AuthStatus::Completed => {
                 writeln!(out, "connected").map_err(io)?;
                 return Ok(ExitCode::SUCCESS);
             }
-            AuthStatus::Failed => return Err(format!("the authorization of {toolkit} for {user} failed")),
+            AuthStatus::Failed => {
+                return Err(ImportingCliError::Authorization(format!(
+                    "the authorization of {toolkit} for {user} failed"
+                )));
+            }
             AuthStatus::Pending if Instant::now() >= deadline => {
-                return Err(format!(
+                return Err(ImportingCliError::Authorization(format!(
                     "the authorization of {toolkit} for {user} did not complete within {seconds} s"
-                ));
+                )));
             }
             AuthStatus::Pending => tokio::time::sleep(Duration::from_millis(500)).await,
         }

@@ -14,6 +14,7 @@ use clap::Args;
 use tool_core::Registry;
 use tool_core::provider::{PinStore, ResolveOptions, Scope, ToolProvider, pins};
 
+use super::ImportingCliError;
 use crate::{ArcadeToolProvider, ComposioToolProvider};
 
 /// The remote-catalog flags (global: they go before or after the command).
@@ -63,20 +64,24 @@ pub struct Selected {
 }
 
 /// NAME (lower-cased), which the flag `flag VALUE` names: one of the `--provider`s.
-fn known(flag: &str, value: &str, name: &str, providers: &[String]) -> Result<String, String> {
+fn known(flag: &str, value: &str, name: &str, providers: &[String]) -> Result<String, ImportingCliError> {
     let name = name.trim().to_ascii_lowercase();
     if !providers.contains(&name) {
-        return Err(format!("`{flag} {value}`: no `--provider {name}`"));
+        return Err(usage(format!("`{flag} {value}`: no `--provider {name}`")));
     }
     Ok(name)
 }
 
 /// `NAME=VALUE` of a flag whose NAME must be one of the `--provider`s.
-fn named<'a>(flag: &str, value: &'a str, providers: &[String]) -> Result<(String, &'a str), String> {
+fn named<'a>(flag: &str, value: &'a str, providers: &[String]) -> Result<(String, &'a str), ImportingCliError> {
     let (name, rest) = value
         .split_once('=')
-        .ok_or_else(|| format!("`{flag} {value}`: expected NAME=VALUE"))?;
+        .ok_or_else(|| usage(format!("`{flag} {value}`: expected NAME=VALUE")))?;
     Ok((known(flag, value, name, providers)?, rest.trim()))
+}
+
+fn usage(message: String) -> ImportingCliError {
+    ImportingCliError::Usage(message)
 }
 
 fn list(value: &str) -> Vec<String> {
@@ -107,11 +112,11 @@ impl ProviderArgs {
     }
 
     /// The providers the flags describe; `env` reads an environment variable (the API keys).
-    pub fn build(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Selected>, String> {
+    pub fn build(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Selected>, ImportingCliError> {
         let mut providers: Vec<String> = Vec::new();
         for p in &self.provider {
             if providers.contains(p) {
-                return Err(format!("`--provider {p}` is given twice"));
+                return Err(usage(format!("`--provider {p}` is given twice")));
             }
             providers.push(p.clone());
         }
@@ -120,9 +125,11 @@ impl ProviderArgs {
         let mut selected = Vec::new();
         for (name, s) in settings {
             let variable = format!("{}_API_KEY", name.to_ascii_uppercase());
-            let key = env(&variable)
-                .filter(|k| !k.trim().is_empty())
-                .ok_or_else(|| format!("`--provider {name}`: set its API key in the environment variable {variable}"))?;
+            let key = env(&variable).filter(|k| !k.trim().is_empty()).ok_or_else(|| {
+                usage(format!(
+                    "`--provider {name}`: set its API key in the environment variable {variable}"
+                ))
+            })?;
             let (slugs, user) = (s.slugs.clone(), s.user.clone());
             let provider = build_one(&name, key, s)?;
             selected.push(Selected {
@@ -135,7 +142,7 @@ impl ProviderArgs {
         Ok(selected)
     }
 
-    fn gather(&self, providers: &[String], settings: &mut BTreeMap<String, Settings>) -> Result<(), String> {
+    fn gather(&self, providers: &[String], settings: &mut BTreeMap<String, Settings>) -> Result<(), ImportingCliError> {
         for v in &self.base_url {
             let (name, url) = named("--provider-base-url", v, providers)?;
             settings.entry(name).or_default().base_url = Some(url.to_owned());
@@ -149,12 +156,16 @@ impl ProviderArgs {
             let scope = match scope {
                 "per-author" => Scope::PerAuthor,
                 "caller-supplied" => Scope::CallerSupplied,
-                other => return Err(format!("`--provider-scope {v}`: `{other}` is not per-author or caller-supplied")),
+                other => {
+                    return Err(usage(format!(
+                        "`--provider-scope {v}`: `{other}` is not per-author or caller-supplied"
+                    )));
+                }
             };
             if name != "composio" {
-                return Err(format!(
+                return Err(usage(format!(
                     "`--provider-scope {v}`: {name} has no scope setting (it uses the caller's resource id, else --provider-user)"
-                ));
+                )));
             }
             settings.entry(name).or_default().scope = Some(scope);
         }
@@ -169,10 +180,10 @@ impl ProviderArgs {
         for v in &self.allow_tools {
             let (head, slugs) = v
                 .split_once('=')
-                .ok_or_else(|| format!("`--allow-tools {v}`: expected NAME:TOOLKIT=SLUG,…"))?;
+                .ok_or_else(|| usage(format!("`--allow-tools {v}`: expected NAME:TOOLKIT=SLUG,…")))?;
             let (name, toolkit) = head
                 .split_once(':')
-                .ok_or_else(|| format!("`--allow-tools {v}`: expected NAME:TOOLKIT=SLUG,…"))?;
+                .ok_or_else(|| usage(format!("`--allow-tools {v}`: expected NAME:TOOLKIT=SLUG,…")))?;
             let name = known("--allow-tools", v, name, providers)?;
             settings
                 .entry(name)
@@ -189,7 +200,7 @@ impl ProviderArgs {
 }
 
 /// One provider from its settings.
-fn build_one(name: &str, key: String, s: Settings) -> Result<Arc<dyn ToolProvider>, String> {
+fn build_one(name: &str, key: String, s: Settings) -> Result<Arc<dyn ToolProvider>, ImportingCliError> {
     macro_rules! configure {
         ($p:expr) => {{
             let mut p = $p;
@@ -217,37 +228,43 @@ fn build_one(name: &str, key: String, s: Settings) -> Result<Arc<dyn ToolProvide
             Arc::new(p)
         }
         "arcade" => Arc::new(configure!(ArcadeToolProvider::new(key))),
-        other => return Err(format!("no provider `{other}` (composio or arcade)")),
+        other => {
+            return Err(ImportingCliError::NotFound(format!("no provider `{other}` (composio or arcade)")));
+        }
     })
 }
 
 /// Resolves each provider's `--provider-tools` into `registry`, pinned in `pins` (per provider
 /// and `--provider-user`); an id that is taken already is refused.
-pub async fn resolve_into(selected: &[Selected], registry: &Registry, pins: &Arc<dyn PinStore>) -> Result<(), String> {
+pub async fn resolve_into(selected: &[Selected], registry: &Registry, pins: &Arc<dyn PinStore>) -> Result<(), ImportingCliError> {
     for s in selected.iter().filter(|s| !s.slugs.is_empty()) {
+        let at = format!("`--provider-tools {}=…`", s.name);
         let tools = s
             .provider
             .resolve_tools(s.slugs.clone(), ResolveOptions::default())
             .await
-            .map_err(|e| format!("`--provider-tools {}=…`: {e}", s.name))?;
+            .map_err(|source| ImportingCliError::ProviderAt { at: at.clone(), source })?;
         for slug in &s.slugs {
             if !tools.contains_key(slug) {
-                return Err(format!(
-                    "`--provider-tools {}=…`: {} has no tool `{slug}` (or it is not allowed)",
-                    s.name, s.name
-                ));
+                return Err(ImportingCliError::NotFound(format!(
+                    "{at}: {} has no tool `{slug}` (or it is not allowed)",
+                    s.name
+                )));
             }
         }
         let tools: Vec<_> = tools.into_values().collect();
         let connection = s.user.as_deref().unwrap_or("default");
         pins::pin_all(&**pins, &s.name, connection, &tools)
             .await
-            .map_err(|e| format!("`--provider-tools {}=…`: {e}", s.name))?;
+            .map_err(|source| ImportingCliError::PinsAt { at: at.clone(), source })?;
         for tool in tools {
             let id = tool.spec().id.clone();
             registry
                 .insert(pins::pinned(tool, &s.name, connection, pins.clone()))
-                .map_err(|e| format!("`--provider-tools {}=…`: `{id}`: {e}", s.name))?;
+                .map_err(|source| ImportingCliError::Registry {
+                    at: format!("{at}: `{id}`: "),
+                    source,
+                })?;
         }
     }
     Ok(())

@@ -283,9 +283,9 @@ impl McpToolProvider {
             Endpoint::Stdio { command, args } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args);
-                let transport =
-                    TokioChildProcess::new(cmd).map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")))?;
-                handler.serve(transport).await.map_err(|e| transport_error(id, e))?
+                let transport = TokioChildProcess::new(cmd)
+                    .map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")).caused_by(e))?;
+                handler.serve(transport).await.map_err(|e| transport_error(id, &e).caused_by(e))?
             }
             Endpoint::Http {
                 url,
@@ -301,7 +301,7 @@ impl McpToolProvider {
                 }
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
-                    Ok(running) => running.map_err(|e| transport_error(id, tls::initialize_error(&e)))?,
+                    Ok(running) => running.map_err(|e| transport_error(id, tls::initialize_error(&e)).caused_by(e))?,
                     Err(_) => {
                         return Err(transport_error(
                             id,

@@ -74,11 +74,10 @@ impl Shared {
     }
 }
 
+/// A [`ProviderError::Transport`] of the server `id` saying `message` (its cause, if any, added
+/// with [`ProviderError::caused_by`]).
 pub(super) fn transport_error(id: &str, message: impl std::fmt::Display) -> ProviderError {
-    ProviderError::Transport {
-        provider: id.to_owned(),
-        message: message.to_string(),
-    }
+    ProviderError::transport(id, message.to_string())
 }
 
 /// Hears the server's notifications.
@@ -123,7 +122,7 @@ pub(super) async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Re
         let result = peer
             .list_tools(params)
             .await
-            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}")))?;
+            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}")).caused_by(e))?;
         tools.extend(result.tools);
         match result.next_cursor {
             Some(next) if !next.is_empty() => {
@@ -143,7 +142,7 @@ pub(super) async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Re
         let built: Vec<_> = tools.iter().filter_map(|def| build_tool(shared, def)).collect();
         pins::pin_all(&**store, PIN_PROVIDER, &shared.id, &built)
             .await
-            .map_err(|e| transport_error(&shared.id, e))?;
+            .map_err(|e| transport_error(&shared.id, &e).caused_by(e))?;
     }
     Ok(())
 }

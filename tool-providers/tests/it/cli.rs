@@ -23,7 +23,7 @@ async fn toolsmith(args: &[&str], env: &[(&str, &str)]) -> (Result<ExitCode, Str
     let parsed = ImportingCli::try_parse_from(std::iter::once("toolsmith").chain(args.iter().copied())).unwrap();
     let mut out = Vec::new();
     let result = execute_importing_with_env(parsed, &|name| env.get(name).cloned(), &mut out).await;
-    (result, String::from_utf8(out).unwrap())
+    (result.map_err(|e| e.to_string()), String::from_utf8(out).unwrap())
 }
 
 fn keys() -> Vec<(&'static str, &'static str)> {

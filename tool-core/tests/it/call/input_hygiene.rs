@@ -646,7 +646,7 @@ async fn toolsmith(registry: &std::sync::Arc<Registry>, args: &[&str]) -> (Resul
     let cli = tool_core::cli::Cli::try_parse_args(std::iter::once("toolsmith").chain(args.iter().copied())).unwrap();
     let mut out = Vec::new();
     let result = tool_core::cli::execute(cli, registry.clone(), &mut out).await;
-    (result, String::from_utf8(out).unwrap())
+    (result.map_err(|e| e.to_string()), String::from_utf8(out).unwrap())
 }
 
 #[tokio::test]

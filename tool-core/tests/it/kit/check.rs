@@ -288,5 +288,6 @@ async fn the_command_prints_a_table_fails_and_names_the_command_to_repeat() {
 
     let cli = tool_core::cli::Cli::try_parse_args(["toolsmith", "check", "nope"]).unwrap();
     let err = tool_core::cli::execute(cli, registry(), &mut Vec::new()).await.unwrap_err();
-    assert!(err.contains("no tool `nope`"), "{err}");
+    assert!(matches!(err, tool_core::cli::CliError::NotFound(_)), "{err:?}");
+    assert!(err.to_string().contains("no tool `nope`"), "{err}");
 }

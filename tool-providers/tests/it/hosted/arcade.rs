@@ -330,6 +330,33 @@ async fn rate_limits_are_retried_honouring_retry_after_then_given_up() {
     assert_eq!(fake.seen(|s| s.requests), 5, "1 + 2 retries, then the 429 is returned");
 }
 
+/// An error and its causes, each one's words joined by `: ` (what a log of `source()` shows).
+fn chain(e: &dyn std::error::Error) -> String {
+    std::iter::successors(Some(e), |e| e.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+#[tokio::test]
+async fn an_unreachable_platform_keeps_the_http_error_as_the_source_without_secrets() {
+    // A port nobody listens on: the connection is refused. The key is in the base URL's
+    // credentials too, where a URL in a message would show it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let arcade = ArcadeToolProvider::new(KEY)
+        .base_url(format!("http://ann:{KEY}@127.0.0.1:{port}"))
+        .retries(0, Duration::ZERO);
+    let e = arcade.list_tools(opts(None, None, 1, 5)).await.unwrap_err();
+    assert!(matches!(&e, ProviderError::Transport { .. }), "{e:?}");
+    let source = std::error::Error::source(&e).expect("the HTTP error is the source");
+    let http = source.downcast_ref::<reqwest::Error>().expect("a reqwest::Error");
+    assert!(http.is_connect() && http.url().is_none(), "{http:?}");
+    let chain = chain(&e);
+    assert!(chain.starts_with(&e.to_string()), "{chain}");
+    assert!(chain.to_lowercase().contains("connection refused"), "the cause is printed: {chain}");
+    assert!(!chain.contains(KEY) && !format!("{e:?}").contains(KEY), "{chain}");
+}
+
 #[tokio::test]
 async fn slow_malformed_endless_and_oversized_answers_are_bounded() {
     let (fake, arcade) = setup().await;

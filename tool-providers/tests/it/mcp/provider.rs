@@ -231,6 +231,9 @@ async fn not_connected_and_unreachable_are_clear_errors() {
     assert!(e.to_string().contains("connect()"), "{e}");
     let e = p.connect().await.unwrap_err();
     assert!(e.to_string().contains("/nonexistent/mcp-server"), "{e}");
+    // The spawn's own error is the source.
+    let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert_eq!(source.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{e:?}");
 }
 
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
