@@ -18,7 +18,8 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use support::stores::Stores;
 use tool_core::prelude::*;
-use tool_core::runtime::{Answer, Decision, Outcome, PendingCall, PendingStore, Runtime};
+use tool_core::runtime::backend::PendingStore;
+use tool_core::runtime::{Answer, Decision, Outcome, PendingCall, ResumeOptions, Runtime};
 
 mod support {
     pub mod stores;
@@ -83,7 +84,7 @@ async fn approved(runtime: &Runtime, next: &AtomicU64) {
     };
     let binding = waiting.call.binding.clone().expect("a binding");
     let run = runtime
-        .decide(Decision::new(binding, Answer::Approve))
+        .decide(Decision::new(binding, Answer::Approve), ResumeOptions::default())
         .await
         .expect("decided")
         .finish()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use support::stores::Stores;
 use tool_core::ToolOutput;
-use tool_core::runtime::{NewTask, TaskStore};
+use tool_core::runtime::backend::{NewTask, TaskStore};
 
 mod support {
     pub mod stores;

@@ -368,7 +368,7 @@ impl<'a, S, R> Agent<'a, S, R> {
 ///
 /// ```
 /// use tool_core::prelude::*;
-/// use tool_core::runtime::{Outcome, Runtime};
+/// use tool_core::runtime::{ResumeOptions, Outcome, Runtime};
 ///
 /// /// What the tool asks.
 /// #[derive(Serialize, Deserialize, JsonSchema)]
@@ -399,7 +399,7 @@ impl<'a, S, R> Agent<'a, S, R> {
 /// let run = runtime.call("delete-file", json!({"path": "a.txt"}), CallOptions::default()).finish().await;
 /// let Outcome::Suspended(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
 /// assert_eq!(waiting.call.suspend_payload, Some(json!({"question": "Delete a.txt?"})));
-/// let run = runtime.resume(waiting.id(), json!({"go": true})).await.unwrap().finish().await;
+/// let run = runtime.resume(waiting.id(), json!({"go": true}), ResumeOptions::default()).await.unwrap().finish().await;
 /// let Outcome::Done(out) = run.outcome else { panic!("{:?}", run.outcome) };
 /// assert_eq!(out.value(), json!("deleted a.txt"));
 /// # });

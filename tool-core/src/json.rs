@@ -13,10 +13,11 @@ mod scan;
 mod tree;
 mod unique;
 
-pub use quote::{QUOTE_LIMIT, bound_quotes, bounded};
+pub(crate) use quote::{QUOTE_LIMIT, bound_quotes, bounded};
 pub(crate) use scan::{Scanned, scan};
 pub use tree::to_tree;
-pub use unique::{DuplicateKey, TextError, locate_duplicate, parse_unique, surely_unique};
+pub use unique::{DuplicateKey, TextError, surely_unique};
+pub(crate) use unique::{locate_duplicate, parse_unique};
 
 use std::borrow::Cow;
 use std::fmt;

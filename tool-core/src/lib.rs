@@ -72,6 +72,9 @@ pub mod error;
 pub mod fingerprint;
 pub mod idempotency;
 pub mod isolate;
+// reason: the call-overhead bench and the output-tree tests measure the tree and the duplicate-key
+// scan alone; not part of the API.
+#[doc(hidden)]
 pub mod json;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -211,15 +211,9 @@ impl Registry {
         self.limits
     }
 
-    /// Replaces where tool bodies run: the blocking pool, process isolation and its limits
-    /// (see [`crate::isolate`]).
-    pub fn with_execution(self, policy: ExecutionPolicy) -> Self {
-        self.set_execution(policy);
-        self
-    }
-
-    /// Replaces where tool bodies run, for calls prepared from now on (a shared registry, like
-    /// [`Registry::global`], is configured this way; calls already running keep their policy).
+    /// Replaces where tool bodies run: the blocking pool, process isolation and its limits (see
+    /// [`crate::isolate`]), for calls prepared from now on (a shared registry, like
+    /// [`Registry::global`], is configured the same way; calls already running keep their policy).
     pub fn set_execution(&self, policy: ExecutionPolicy) {
         self.tools.write().unwrap_or_else(|p| p.into_inner()).execution = Arc::new(policy);
     }
@@ -239,19 +233,16 @@ impl Registry {
     /// let big = DynamicTool::builder("big", "Returns a lot")
     ///     .handler(|_, _| async move { Ok(serde_json::json!("x".repeat(100_000))) })
     ///     .unwrap();
-    /// let registry = Registry::try_from_tools([big]).unwrap().with_model_output_budget(OutputBudget::parse("4KiB").unwrap());
+    /// let registry = Registry::try_from_tools([big]).unwrap();
+    /// registry.set_model_output_budget(Some(OutputBudget::parse("4KiB").unwrap()));
     /// let out = registry.call("big", serde_json::json!({}), CallOptions::default()).await.unwrap();
     /// assert_eq!(out.value().as_str().unwrap().len(), 100_000, "the application has it all");
     /// let ModelOutput::Text(seen) = out.for_model() else { panic!() };
     /// assert!(seen.len() < 4096 + 300 && seen.contains("left out here"));
     /// # });
     /// ```
-    pub fn with_model_output_budget(self, budget: OutputBudget) -> Self {
-        self.set_model_output_budget(Some(budget));
-        self
-    }
-
-    /// Replaces the default model-output budget, for calls prepared from now on.
+    ///
+    /// Replaces the default (`None`: nothing is cut), for calls prepared from now on.
     pub fn set_model_output_budget(&self, budget: Option<OutputBudget>) {
         self.tools.write().unwrap_or_else(|p| p.into_inner()).budget = budget;
     }

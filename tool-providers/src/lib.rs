@@ -19,6 +19,7 @@ pub mod composio;
 mod definitions;
 mod http;
 mod naming;
+mod owner;
 mod wire;
 
 pub use arcade::ArcadeToolProvider;

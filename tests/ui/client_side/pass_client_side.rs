@@ -1,7 +1,7 @@
 // A tool without a body: a definition only, whose calls the application answers. Its hooks,
 // approval and `to_model_output` work as for any tool; `async` is allowed and changes nothing.
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, Runtime};
+use tool_core::runtime::{ResumeOptions, Outcome, Runtime};
 
 /// Where to show the map.
 #[derive(Serialize, Deserialize, JsonSchema)]
@@ -49,7 +49,7 @@ pub fn main() {
 
         let run = runtime.call("notify-user", json!({"text": "hi"}), CallOptions::default()).finish().await;
         let Outcome::AwaitingApproval(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
-        let run = runtime.approve(waiting.id()).await.unwrap().finish().await;
+        let run = runtime.approve(waiting.id(), ResumeOptions::default()).await.unwrap().finish().await;
         let Outcome::AwaitingResult(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
         let run = runtime.submit_result(waiting.id(), json!(null)).await.unwrap().finish().await;
         assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);

@@ -4,7 +4,7 @@
 // `cx.suspend` takes a `T` and `cx.resume_data()` gives a `U`: a call suspends with a typed
 // payload and continues with typed resume data, through the runtime.
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, RunEventKind, Runtime};
+use tool_core::runtime::{ResumeOptions, Outcome, RunEventKind, Runtime};
 use tool_core::spec::{TransformPhase, TransformTarget};
 
 #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -118,14 +118,14 @@ pub fn main() {
         assert_eq!(suspend_payload, &json!("Book AF12?"));
 
         // Resumed with data of its `resume` type, it reads it typed and finishes.
-        let run = runtime.resume(waiting.id(), json!({"confirmed": true})).await.unwrap().finish().await;
+        let run = runtime.resume(waiting.id(), json!({"confirmed": true}), ResumeOptions::default()).await.unwrap().finish().await;
         let Outcome::Done(out) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(out.value(), json!("booked AF12"));
 
         // Declined, the same way.
         let run = runtime.call("book-flight", json!({"flight": "LH3"}), CallOptions::default()).finish().await;
         let Outcome::Suspended(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
-        let run = runtime.resume(waiting.id(), json!({"confirmed": false})).await.unwrap().finish().await;
+        let run = runtime.resume(waiting.id(), json!({"confirmed": false}), ResumeOptions::default()).await.unwrap().finish().await;
         let Outcome::Done(out) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(out.value(), json!("kept LH3 unbooked"));
 
@@ -134,7 +134,7 @@ pub fn main() {
         let run = runtime.call("pick-seat", json!({"seat": "4A"}), options).finish().await;
         let Outcome::Suspended(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(waiting.call.suspend_payload, Some(json!({"question": "Seat 4A for acme?"})));
-        let run = runtime.resume(waiting.id(), json!({"confirmed": true})).await.unwrap().finish().await;
+        let run = runtime.resume(waiting.id(), json!({"confirmed": true}), ResumeOptions::default()).await.unwrap().finish().await;
         let Outcome::Done(out) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(out.value(), json!("acme: 4A true"));
 
@@ -142,7 +142,7 @@ pub fn main() {
         let run = runtime.call("wait-for-go", json!({}), CallOptions::default()).finish().await;
         let Outcome::Suspended(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(waiting.call.suspend_payload, Some(json!({"waiting": true})));
-        let run = runtime.resume(waiting.id(), json!({"confirmed": true})).await.unwrap().finish().await;
+        let run = runtime.resume(waiting.id(), json!({"confirmed": true}), ResumeOptions::default()).await.unwrap().finish().await;
         let Outcome::Done(out) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(out.value(), json!(true));
 
@@ -150,7 +150,7 @@ pub fn main() {
         let run = runtime.call("plain", json!({}), CallOptions::default()).finish().await;
         let Outcome::Suspended(waiting) = run.outcome else { panic!("{:?}", run.outcome) };
         assert_eq!(waiting.call.suspend_payload, Some(json!({"any": "json"})));
-        let run = runtime.resume(waiting.id(), json!([1, 2])).await.unwrap().finish().await;
+        let run = runtime.resume(waiting.id(), json!([1, 2]), ResumeOptions::default()).await.unwrap().finish().await;
         assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
     });
 }

@@ -13,7 +13,7 @@ use crate::context::CallData;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
 use crate::model_output::ModelOutput;
-use crate::runtime::{Answer, CallState, Decision, EventStream, Outcome, Runtime, StoredCall, Waiting};
+use crate::runtime::{Answer, CallState, Decision, EventStream, Outcome, ResumeOptions, Runtime, StoredCall, Waiting};
 use crate::spec::TransformTarget;
 
 /// `call`: a tool call, an approval or decline of a waiting call, or a replayed model stream.
@@ -76,12 +76,12 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
         runtime.decide_token(&token, Default::default()).await?
     } else if let Some(answer @ Answer::Edit { .. }) = answer {
         let binding = runtime.binding(&id).await?;
-        runtime.decide(Decision::new(binding, answer)).await?
+        runtime.decide(Decision::new(binding, answer), ResumeOptions::default()).await?
     } else if approve && rerun {
         announce_rerun(runtime, &id).await;
-        runtime.approve_rerun(&id, Default::default()).await?
+        runtime.approve(&id, ResumeOptions::default().rerun()).await?
     } else if approve {
-        runtime.approve(&id).await?
+        runtime.approve(&id, ResumeOptions::default()).await?
     } else if let Some(reason) = decline {
         runtime.decline(&id, &reason).await?
     } else if let Some(result) = result {
@@ -140,9 +140,9 @@ pub(super) async fn resume(
     })?;
     let stream = if rerun {
         announce_rerun(runtime, id).await;
-        runtime.resume_rerun(id, data, Default::default()).await
+        runtime.resume(id, data, ResumeOptions::default().rerun()).await
     } else {
-        runtime.resume(id, data).await
+        runtime.resume(id, data, ResumeOptions::default()).await
     };
     let stream = stream?;
     let last = drain(stream, events, out).await?;

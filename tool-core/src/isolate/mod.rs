@@ -173,7 +173,8 @@ pub(crate) enum Placement {
 /// ```
 /// use tool_core::isolate::{BlockingTools, ExecutionPolicy, IsolateTools};
 /// use tool_core::Registry;
-/// let registry = Registry::new().with_execution(
+/// let registry = Registry::new();
+/// registry.set_execution(
 ///     ExecutionPolicy::default().blocking_tools(BlockingTools::All).blocking_threads(4).isolate_tools(IsolateTools::Marked),
 /// );
 /// assert_eq!(registry.execution().threads(), 4);

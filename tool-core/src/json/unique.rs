@@ -70,13 +70,6 @@ impl std::error::Error for TextError {}
 
 /// Parses JSON text into a value, refusing any object that repeats a key (where
 /// `serde_json::from_slice` keeps the last value silently).
-///
-/// ```
-/// use tool_core::json::{parse_unique, TextError};
-/// assert_eq!(parse_unique(br#"{"a": [1, {"b": 2}]}"#).unwrap(), serde_json::json!({"a": [1, {"b": 2}]}));
-/// let Err(TextError::Duplicate(d)) = parse_unique(br#"{"a": [1, {"b": 2, "b": 3}]}"#) else { panic!() };
-/// assert_eq!((d.key.as_str(), d.path.as_str()), ("b", "/a/1"));
-/// ```
 pub fn parse_unique(text: &[u8]) -> Result<Value, TextError> {
     match serde_json::from_slice::<Unique>(text) {
         Ok(Unique(v)) => Ok(v),
@@ -109,7 +102,7 @@ pub fn locate_duplicate(text: &[u8]) -> Option<DuplicateKey> {
 
 /// Whether JSON text surely repeats no key, decided in one pass without allocating: `false`
 /// when a key repeats, and also when it cannot tell cheaply (a key with escapes, an object of
-/// more than 16 members, deep nesting); the caller then takes the full path ([`parse_unique`]
+/// more than 16 members, deep nesting); the caller then takes the full path (`parse_unique`
 /// or the borrowed tree), which decides exactly. Text that is not JSON may pass: a caller
 /// still parses it strictly.
 ///
@@ -320,8 +313,18 @@ fn escape(key: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_repeated_key_is_refused_with_its_path() {
+        assert_eq!(parse_unique(br#"{"a": [1, {"b": 2}]}"#).unwrap(), json!({"a": [1, {"b": 2}]}));
+        let Err(TextError::Duplicate(d)) = parse_unique(br#"{"a": [1, {"b": 2, "b": 3}]}"#) else {
+            panic!()
+        };
+        assert_eq!((d.key.as_str(), d.path.as_str()), ("b", "/a/1"));
+    }
 
     fn duplicate(text: &str) -> DuplicateKey {
         match parse_unique(text.as_bytes()) {

@@ -21,7 +21,7 @@ use super::call::{ToolRef, error_result};
 use super::call_meta::DECISION_META;
 use super::server::{McpServer, SESSIONLESS, modern};
 use crate::context::CallEnv;
-use crate::runtime::{Answer, Decision, EventStream, PendingKind, RunEventKind, RuntimeError, Waiting};
+use crate::runtime::{Answer, Decision, EventStream, PendingKind, ResumeOptions, RunEventKind, RuntimeError, Waiting};
 use crate::spec::TransformPhase;
 
 /// What came of asking the client's user.
@@ -215,7 +215,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         match asked {
             Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
                 let data = answer.content.unwrap_or(json!({}));
-                match self.shared.runtime.resume_with(id, data, continuation.clone()).await {
+                match self
+                    .shared
+                    .runtime
+                    .resume(id, data, ResumeOptions::default().env(continuation.clone()))
+                    .await
+                {
                     Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
                     Err(e) => error_result(format!("The answer could not be used ({e}); the call still waits as `{id}`.")),
                 }
@@ -329,7 +334,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             PendingKind::Approval => self.decide(id, &answer, continuation).await,
             PendingKind::Suspended => {
                 let data = answer.content.unwrap_or(json!({}));
-                self.shared.runtime.resume_with(id, data, continuation).await
+                self.shared
+                    .runtime
+                    .resume(id, data, ResumeOptions::default().env(continuation))
+                    .await
             }
             // Never asked of a client: a client-side call's result comes from the application.
             PendingKind::ClientResult => Err(RuntimeError::WrongKind {
@@ -347,7 +355,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let Some(reason) = declined(answer) else {
             let edits = edits(answer.content.as_ref());
             if edits.is_empty() {
-                return runtime.approve_with(id, continuation).await;
+                return runtime.approve(id, ResumeOptions::default().env(continuation)).await;
             }
             // Bound to the call as stored now: its arguments with the user's edits over them.
             let binding = runtime.binding(id).await?;
@@ -360,7 +368,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 args.extend(edits);
             }
             let decision = Decision::new(binding, Answer::Edit { args });
-            return runtime.decide_with(decision, continuation).await;
+            return runtime.decide(decision, ResumeOptions::default().env(continuation)).await;
         };
         runtime.decline(id, &reason).await
     }

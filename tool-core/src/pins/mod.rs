@@ -1,11 +1,13 @@
 //! Where remote tools' definitions are pinned: a remote tool is called only while its
 //! definition is the one pinned.
 //!
-//! Owns [`PinStore`] (the small async trait a store implements: SQLite in `sqlite`, memory
-//! here, PostgreSQL beside the store's other tables: [`PostgresStore::pins`](crate::runtime::PostgresStore::pins)), [`Pin`], the check of one definition against its pin ([`check`]) and the review API
-//! ([`pin_all`], [`accept`]). The wrapper that runs the check before every call of an imported
-//! tool is `provider::pins`'s; the review commands are the CLI's (`toolsmith pins`): both edges
-//! reach the pins here, below them.
+//! Owns [`PinStore`] (the small async trait a store implements) and its stores ([`MemoryPins`]
+//! here, [`SqlitePins`] in `sqlite`, [`PostgresPins`] beside the PostgreSQL store's other
+//! tables: [`PostgresStore::pins`](crate::runtime::PostgresStore::pins)), [`Pin`], the check of
+//! one definition against its pin ([`check`]), the wrapper that runs that check before every
+//! call of an imported tool ([`pinned`], in `pinned`) and the review API ([`pin_all`],
+//! [`accept`]). The review commands are the CLI's (`toolsmith pins`); providers wrap the tools
+//! they import: both edges reach the pins here, below them.
 //! The first resolution of a tool pins its definition's fingerprint ([`crate::fingerprint`])
 //! per provider and connection; a later definition that differs is recorded as *seen* and not
 //! called, with a model-readable error naming what changed, until someone accepts it
@@ -231,9 +233,13 @@ pub async fn accept(store: &dyn PinStore, key: PinKey) -> Result<Pin, PinError> 
     })
 }
 
+mod pinned;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+
+pub use pinned::pinned;
+// The PostgreSQL pins share the PostgreSQL store's pool and key, so they are defined beside it.
 #[cfg(feature = "postgres")]
-pub use crate::runtime::PostgresPins;
+pub use crate::runtime::store::PostgresPins;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqlitePins;

@@ -97,18 +97,6 @@ pub enum FieldType {
     Boolean,
 }
 
-impl FieldType {
-    /// A provider's free-form type name coerced: integer-ish and float-ish names are numbers,
-    /// `bool`/`boolean` a flag, everything else text.
-    pub fn coerce(name: &str) -> Self {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "number" | "integer" | "int" | "float" | "double" => FieldType::Number,
-            "bool" | "boolean" => FieldType::Boolean,
-            _ => FieldType::String,
-        }
-    }
-}
-
 /// A value the user supplies before a toolkit can be authorized (a subdomain, …).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -161,9 +149,9 @@ pub struct ConnectionState {
 }
 
 /// The default page size of connection listings.
-pub const DEFAULT_CONNECTIONS_PER_PAGE: u32 = 50;
+pub(crate) const DEFAULT_CONNECTIONS_PER_PAGE: u32 = 50;
 /// The largest page size of connection listings.
-pub const MAX_CONNECTIONS_PER_PAGE: u32 = 200;
+pub(crate) const MAX_CONNECTIONS_PER_PAGE: u32 = 200;
 
 /// What [`ToolProvider::list_connections`](super::ToolProvider::list_connections) is asked.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -267,9 +255,6 @@ mod tests {
         assert_eq!(o.owners(), Some(vec!["u1".to_owned()]));
         o.user_ids = Some(vec![]);
         assert_eq!(o.owners(), Some(vec![]), "an empty list stays empty: list nothing");
-        assert_eq!(FieldType::coerce("Integer"), FieldType::Number);
-        assert_eq!(FieldType::coerce("bool"), FieldType::Boolean);
-        assert_eq!(FieldType::coerce("url"), FieldType::String);
     }
 
     #[test]

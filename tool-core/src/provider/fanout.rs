@@ -99,17 +99,7 @@ impl std::fmt::Debug for FanOut {
 /// The suffix segment for a connection label: upper case, runs of characters outside
 /// `[A-Z0-9]` collapsed to one `_` (none leading or trailing), `CONN` when nothing is left,
 /// and `_2`, `_3`, … appended until it is not in `used` (which it then joins).
-///
-/// ```
-/// use std::collections::BTreeSet;
-/// use tool_core::provider::connection_suffix;
-/// let mut used = BTreeSet::new();
-/// assert_eq!(connection_suffix(Some("Work mail"), &mut used), "WORK_MAIL");
-/// assert_eq!(connection_suffix(Some("work-mail"), &mut used), "WORK_MAIL_2");
-/// assert_eq!(connection_suffix(Some(" -- "), &mut used), "CONN");
-/// assert_eq!(connection_suffix(None, &mut used), "CONN_2");
-/// ```
-pub fn connection_suffix(label: Option<&str>, used: &mut BTreeSet<String>) -> String {
+fn connection_suffix(label: Option<&str>, used: &mut BTreeSet<String>) -> String {
     let mut base = String::new();
     let mut gap = true;
     for c in label.unwrap_or_default().chars().flat_map(char::to_uppercase) {
@@ -188,7 +178,7 @@ impl ProviderRegistry {
     /// each provider's `resolve_tools_vnext` once per pinned connection:
     ///
     /// - a toolkit with one connection keeps its slugs; with several, every tool becomes
-    ///   `<slug>__<SUFFIX>` ([`connection_suffix`] of the label) and its description ends
+    ///   `<slug>__<SUFFIX>` (the label in upper case, `_` between words, `CONN` without one; `_2`, `_3` on a repeat) and its description ends
     ///   with `Routes through connection: <label>` — several connections need distinct
     ///   labels and a provider whose capabilities allow them;
     /// - the bucket handed over as `author_id`: none for `invoker`/`platform` connections,
@@ -455,4 +445,20 @@ fn scoped(tool: Arc<dyn Tool>, meta: Option<&ToolMeta>) -> Arc<dyn Tool> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::connection_suffix;
+
+    #[test]
+    fn connection_suffixes_are_upper_case_and_unique() {
+        let mut used = BTreeSet::new();
+        assert_eq!(connection_suffix(Some("Work mail"), &mut used), "WORK_MAIL");
+        assert_eq!(connection_suffix(Some("work-mail"), &mut used), "WORK_MAIL_2");
+        assert_eq!(connection_suffix(Some(" -- "), &mut used), "CONN");
+        assert_eq!(connection_suffix(None, &mut used), "CONN_2");
+    }
 }

@@ -15,22 +15,18 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::pins::{self, PinStore};
 use crate::registry::{Registry, RegistryError};
 use crate::tool::{BoxFuture, Tool};
 
 mod connections;
 mod fanout;
-pub mod pins;
 
-#[cfg(feature = "sqlite")]
-pub use crate::pins::SqlitePins;
 pub use connections::{
     AuthStatus, Authorization, AuthorizeOptions, Connection, ConnectionField, ConnectionKind, ConnectionRef, ConnectionState,
-    ConnectionStatus, DEFAULT_CONNECTIONS_PER_PAGE, FieldType, ListConnectionsOptions, ListConnectionsResult, MAX_CONNECTIONS_PER_PAGE,
-    ResolveToolsOptions, ToolMeta,
+    ConnectionStatus, FieldType, ListConnectionsOptions, ListConnectionsResult, ResolveToolsOptions, ToolMeta,
 };
-pub use fanout::{FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped, connection_suffix};
-pub use pins::{MemoryPins, Pin, PinError, PinKey, PinStore};
+pub use fanout::{FanOut, FanOutOptions, PinnedConnection, ProviderSelection, Skipped};
 
 /// Resolved tools by slug.
 pub type ResolvedTools = BTreeMap<String, Arc<dyn Tool>>;
@@ -280,7 +276,7 @@ impl PartialEq for ProviderError {
     }
 }
 
-pub use crate::context::RESOURCE_ID_KEYS;
+use crate::context::RESOURCE_ID_KEYS;
 
 /// Whose connection a call uses: the author's in per-author scope; the caller's resource id
 /// (from the request context) in caller-supplied scope. A caller without a resource id is an
@@ -313,22 +309,8 @@ pub fn connection_owner(
 }
 
 /// An id as given, trimmed; `None` when it is missing or blank.
-pub fn non_empty_id(id: Option<&str>) -> Option<String> {
+fn non_empty_id(id: Option<&str>) -> Option<String> {
     id.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
-}
-
-/// The caller a resolved tool's call acts for: the subject of its authenticated
-/// [`Caller`](crate::Caller) (whatever the request context says: an authenticated caller never
-/// acts in another's bucket), else the resource id in the call's request context, else the
-/// call's own resource id, else the resource id of the context the tool was resolved with;
-/// `None` when none names one (the provider then decides: a configured user, an opted-in
-/// shared id, or an error).
-pub fn caller_id(call: &crate::ToolCallInfo, call_context: &Map<String, Value>, resolved_with: &Map<String, Value>) -> Option<String> {
-    let from = |ctx: &Map<String, Value>| connection_owner(Scope::CallerSupplied, None, ctx, None).ok();
-    non_empty_id(call.data.caller.as_deref().and_then(crate::Caller::subject))
-        .or_else(|| from(call_context))
-        .or_else(|| non_empty_id(call.data.resource_id.as_deref()))
-        .or_else(|| from(resolved_with))
 }
 
 /// Toolkit and tool allow-lists.
@@ -670,41 +652,6 @@ mod tests {
             "sharing is an explicit opt-in"
         );
         assert_eq!(connection_owner(Scope::PerAuthor, Some("author"), &c, None).unwrap(), "author");
-        let resolved = ctx(json!({"resource_id": "resolver"}));
-        let call = |resource: Option<&str>, caller: Option<crate::Caller>| crate::ToolCallInfo {
-            data: std::sync::Arc::new(crate::CallData {
-                resource_id: resource.map(str::to_owned),
-                caller: caller.map(std::sync::Arc::new),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        assert_eq!(
-            caller_id(&call(Some("call"), None), &c, &resolved).as_deref(),
-            Some("user-1"),
-            "the call's context first"
-        );
-        assert_eq!(
-            caller_id(&call(Some(" call "), None), &Map::new(), &resolved).as_deref(),
-            Some("call")
-        );
-        assert_eq!(
-            caller_id(&call(Some(" "), None), &Map::new(), &resolved).as_deref(),
-            Some("resolver")
-        );
-        assert_eq!(caller_id(&call(None, None), &Map::new(), &Map::new()), None);
-        let alice = || Some(crate::Caller::new("alice", ["mcp"]));
-        assert_eq!(
-            caller_id(&call(Some("call"), alice()), &c, &resolved).as_deref(),
-            Some("alice"),
-            "an authenticated caller's subject over whatever the context says"
-        );
-        let holder = Some(crate::Caller::static_token());
-        assert_eq!(
-            caller_id(&call(None, holder), &c, &resolved).as_deref(),
-            Some("user-1"),
-            "the static-token holder has no subject of its own"
-        );
         assert!(connection_owner(Scope::PerAuthor, None, &c, None).is_err());
     }
 

@@ -18,7 +18,7 @@ use crate::spec::ToolSpec;
 ///
 /// ```
 /// use tool_core::prelude::*;
-/// use tool_core::runtime::{Answer, Decision, Outcome, Runtime};
+/// use tool_core::runtime::{ResumeOptions, Answer, Decision, Outcome, Runtime};
 ///
 /// /// Send an email (asks a person first)
 /// #[tool(require_approval)]
@@ -36,10 +36,10 @@ use crate::spec::ToolSpec;
 /// // A binding for other arguments is refused; nothing runs and the call keeps waiting.
 /// let mut forged = binding.clone();
 /// forged.args_hash = tool_core::fingerprint::hash(&json!({"to": "eve@example.com"}));
-/// let refused = runtime.decide(Decision::new(forged, Answer::Approve)).await.err().unwrap();
+/// let refused = runtime.decide(Decision::new(forged, Answer::Approve), ResumeOptions::default()).await.err().unwrap();
 /// assert!(refused.to_string().contains("arguments"), "{refused}");
 ///
-/// let run = runtime.decide(Decision::new(binding, Answer::Approve)).await.unwrap().finish().await;
+/// let run = runtime.decide(Decision::new(binding, Answer::Approve), ResumeOptions::default()).await.unwrap().finish().await;
 /// let Outcome::Done(output) = run.outcome else { panic!() };
 /// assert_eq!(output.value(), json!("sent to ann@example.com"));
 /// # });

@@ -38,7 +38,7 @@ pub const BUS_BACKLOG: usize = 1024;
 /// protocol over the bus acknowledges what it must not lose, and bounds every wait.
 ///
 /// ```
-/// use tool_core::runtime::{Bus, MemoryBus};
+/// use tool_core::runtime::backend::{Bus, MemoryBus};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let bus = MemoryBus::new();

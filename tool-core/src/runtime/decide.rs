@@ -69,6 +69,44 @@ impl<'a> Ask<'a> {
     }
 }
 
+/// How a waiting call goes on when it is approved, decided or resumed: with what the continuing
+/// request brings ([`CallEnv`]: its cancellation, its MCP client; nothing by default), and
+/// whether a call whose earlier run was interrupted may run once more.
+///
+/// ```
+/// use tool_core::CallEnv;
+/// use tool_core::runtime::ResumeOptions;
+///
+/// let plain = ResumeOptions::default();
+/// let again = ResumeOptions::default().env(CallEnv::default()).rerun();
+/// # let _ = (plain, again);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ResumeOptions {
+    env: CallEnv,
+    rerun: bool,
+}
+
+impl ResumeOptions {
+    /// The tool runs with what the current request brings instead of nothing.
+    pub fn env(mut self, env: CallEnv) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Also a call whose earlier run was interrupted (the process running it died, so the tool
+    /// may already have had its effect): the explicit, logged decision to run it once more.
+    /// Without it such a call is refused ([`StoreError::Interrupted`](super::StoreError::Interrupted)).
+    pub fn rerun(mut self) -> Self {
+        self.rerun = true;
+        self
+    }
+
+    fn take(&self) -> Take {
+        if self.rerun { Take::Again } else { Take::Fresh }
+    }
+}
+
 /// How a call is taken from the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Take {
@@ -193,13 +231,9 @@ impl Runtime {
     /// ([`Binding`]): a decision for another call id, other arguments, another version of the
     /// tool (the tool changed since the call started to wait) or an earlier call that had the
     /// same id is refused ([`RuntimeError::Unbound`]), nothing runs and the call keeps waiting.
-    /// Edited arguments that do not validate are refused the same way.
-    pub async fn decide(&self, decision: Decision) -> Result<EventStream, RuntimeError> {
-        self.decide_with(decision, CallEnv::default()).await
-    }
-
-    /// [`decide`](Self::decide), the tool running with what the current request brings.
-    pub async fn decide_with(&self, decision: Decision, env: CallEnv) -> Result<EventStream, RuntimeError> {
+    /// Edited arguments that do not validate are refused the same way. `options`: what the tool
+    /// runs with, and whether an interrupted call may run again.
+    pub async fn decide(&self, decision: Decision, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let id = decision.call_id().to_owned();
         let runs = !matches!(decision.answer, Answer::Reject { .. });
         let ask = Ask {
@@ -207,7 +241,7 @@ impl Runtime {
             ..Ask::new("a decision", Some(PendingKind::Approval), runs)
         };
         // A rejection runs nothing: an interrupted call can be rejected, as it can be declined.
-        let how = if runs { Take::Fresh } else { Take::Again };
+        let how = if runs { options.take() } else { Take::Again };
         let (call, prepared) = self.claim(&id, ask, None, how).await?;
         let prepared = match self.answered(&call, prepared, &decision.answer) {
             Ok(prepared) => prepared,
@@ -216,7 +250,7 @@ impl Runtime {
                 return Err(e);
             }
         };
-        let env = if runs { env } else { CallEnv::default() };
+        let env = if runs { options.env } else { CallEnv::default() };
         Ok(self.continue_approval(call, prepared, (decision.answer, None), env))
     }
 
@@ -240,30 +274,12 @@ impl Runtime {
 
     /// Approves a call waiting for approval and runs it. Bound to that call id and to what is
     /// stored: an unknown or already resolved id is an error, and so is a call whose tool
-    /// changed since it started to wait, or whose earlier run was interrupted (see
-    /// [`approve_rerun`](Self::approve_rerun)).
-    pub async fn approve(&self, tool_call_id: &str) -> Result<EventStream, RuntimeError> {
-        self.approve_with(tool_call_id, CallEnv::default()).await
-    }
-
-    /// [`approve`](Self::approve), the tool running with what the current request brings
-    /// (its cancellation, its MCP client) instead of nothing.
-    pub async fn approve_with(&self, tool_call_id: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.approve_as(tool_call_id, env, Take::Fresh).await
-    }
-
-    /// Approves and runs a call whose earlier run was interrupted (the process running it died,
-    /// so the tool may already have had its effect): the explicit, logged decision to run it
-    /// once more. A call that simply waits is approved as [`approve_with`](Self::approve_with)
-    /// does.
-    pub async fn approve_rerun(&self, tool_call_id: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.approve_as(tool_call_id, env, Take::Again).await
-    }
-
-    async fn approve_as(&self, tool_call_id: &str, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
+    /// changed since it started to wait, or whose earlier run was interrupted (unless
+    /// `options` says [`rerun`](ResumeOptions::rerun)).
+    pub async fn approve(&self, tool_call_id: &str, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let ask = Ask::new("approval", Some(PendingKind::Approval), true);
-        let (call, prepared) = self.claim(tool_call_id, ask, None, how).await?;
-        Ok(self.continue_approval(call, prepared, (Answer::Approve, None), env))
+        let (call, prepared) = self.claim(tool_call_id, ask, None, options.take()).await?;
+        Ok(self.continue_approval(call, prepared, (Answer::Approve, None), options.env))
     }
 
     /// Declines a call waiting for approval: it never runs; the model receives a "not
@@ -343,23 +359,10 @@ impl Runtime {
     /// approval, a decision `{approved, reason?}`, or `{approved: true, args}` to run it with
     /// edited arguments (bound to what is stored, as [`approve`](Self::approve) is). Data that
     /// does not match is refused and the call keeps waiting. A call whose earlier run was
-    /// interrupted is refused (see [`resume_rerun`](Self::resume_rerun)).
-    pub async fn resume(&self, tool_call_id: &str, data: Value) -> Result<EventStream, RuntimeError> {
-        self.resume_with(tool_call_id, data, CallEnv::default()).await
-    }
-
-    /// [`resume`](Self::resume), the tool running with what the current request brings.
-    pub async fn resume_with(&self, tool_call_id: &str, data: Value, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.resume_as(tool_call_id, data, env, Take::Fresh).await
-    }
-
-    /// [`resume_with`](Self::resume_with), also for a call whose earlier run was interrupted:
-    /// the explicit, logged decision to run it once more.
-    pub async fn resume_rerun(&self, tool_call_id: &str, data: Value, env: CallEnv) -> Result<EventStream, RuntimeError> {
-        self.resume_as(tool_call_id, data, env, Take::Again).await
-    }
-
-    async fn resume_as(&self, tool_call_id: &str, data: Value, env: CallEnv, how: Take) -> Result<EventStream, RuntimeError> {
+    /// interrupted is refused unless `options` says [`rerun`](ResumeOptions::rerun).
+    pub async fn resume(&self, tool_call_id: &str, data: Value, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
+        let ResumeOptions { env, rerun } = options;
+        let how = if rerun { Take::Again } else { Take::Fresh };
         let ask = Ask::new("resume data", None, true);
         let (call, prepared) = self.claim(tool_call_id, ask, Some(&data), how).await?;
         if call.kind == PendingKind::Approval {

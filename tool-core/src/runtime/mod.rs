@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use tool_core::prelude::*;
-//! use tool_core::runtime::{Outcome, Runtime};
+//! use tool_core::runtime::{ResumeOptions, Outcome, Runtime};
 //!
 //! /// Delete a record (asks a person first)
 //! #[tool(require_approval)]
@@ -27,10 +27,10 @@
 //! let Outcome::AwaitingApproval(waiting) = run.outcome else { panic!() };
 //! assert_eq!(waiting.call.args, json!({"id": 7}));
 //!
-//! let run = runtime.approve(waiting.id()).await.unwrap().finish().await;
+//! let run = runtime.approve(waiting.id(), ResumeOptions::default()).await.unwrap().finish().await;
 //! let Outcome::Done(output) = run.outcome else { panic!() };
 //! assert_eq!(output.value(), json!("deleted 7"));
-//! assert!(runtime.approve(waiting.id()).await.is_err(), "an approval is used once");
+//! assert!(runtime.approve(waiting.id(), ResumeOptions::default()).await.is_err(), "an approval is used once");
 //! # });
 //! ```
 
@@ -45,7 +45,7 @@ mod pending;
 mod retention;
 mod run;
 mod state;
-mod store;
+pub(crate) mod store;
 mod stream;
 mod tasks;
 mod token;
@@ -56,30 +56,45 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-pub use crate::spec::BackgroundOverride;
 pub use binding::{Answer, Binding, Decision};
-pub use bus::{BUS_BACKLOG, Bus, BusMessage, MemoryBus};
+pub use decide::ResumeOptions;
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
-pub use retention::{Expired, Expiry, RetentionError, expire_stores, parse_retention};
-pub use state::{CallState, Claim, Interruption, StoredCall};
+#[cfg(feature = "cli")]
+pub(crate) use retention::expire_stores;
+pub use retention::{Expired, Expiry, RetentionError, parse_retention};
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 #[cfg(feature = "sqlite")]
 pub(crate) use store::create_private_file;
-pub use store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
-pub use store::{ClaimedTask, NewTask, OpenedStore, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
-pub use store::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
-pub use store::{MemoryStore, PendingStore, StoreError, StoreLocation, StoreStatus};
+pub use store::{MemoryStore, OpenedStore, StoreError, StoreLocation};
 #[cfg(feature = "postgres")]
-pub use store::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
+pub use store::{PostgresOptions, PostgresStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{STORE_KEY_ENV, open_store, open_stores};
 pub use stream::StreamRun;
 pub use tasks::TaskOptions;
 pub use token::{DECISION_KEY_ENV, DecisionKey, TokenError};
 pub use views::{RedactSecrets, TransformPolicy, placeholder};
+
+// What the rest of the crate names beside a store (the public path is `backend`).
+pub(crate) use backend::*;
+
+/// What a storage backend implements and keeps: the store traits the [`RuntimeBuilder`] takes
+/// ([`PendingStore`], [`TaskStore`], [`ReceiptStore`], [`ResultStore`], the cross-instance
+/// [`Bus`]), the rows they hold and their in-memory versions. An application that only opens a
+/// store ([`MemoryStore`], `SqliteStore`, `PostgresStore`, `open_stores`) needs none of it.
+pub mod backend {
+    pub use super::bus::{Bus, BusMessage, MemoryBus};
+    pub use super::state::{CallState, Claim, Interruption, StoredCall};
+    #[cfg(feature = "postgres")]
+    pub use super::store::Migrated;
+    pub use super::store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
+    pub use super::store::{ClaimedTask, NewTask, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
+    pub use super::store::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
+    pub use super::store::{PendingStore, StoreStatus};
+}
 
 use crate::error::ToolError;
 use crate::registry::Registry;
@@ -316,7 +331,7 @@ impl RuntimeBuilder {
 }
 
 /// The schema of an approval decision.
-pub fn approval_resume_schema() -> Value {
+pub(crate) fn approval_resume_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -404,7 +419,7 @@ impl Runtime {
     }
 
     /// Records the durable task the waiting call `call` was to become (its
-    /// [`BackgroundOverride::task_id`]) as ended without running, in `state` with `error`: for
+    /// [`BackgroundOverride::task_id`](crate::spec::BackgroundOverride::task_id)) as ended without running, in `state` with `error`: for
     /// an edge that handed out the task's id before the call ran and must answer for it once the
     /// call is declined or cancelled while it waits. Call it before resolving the waiting call,
     /// so the task is never unknown in between. `false`: the call names no task, or no task store.

@@ -144,7 +144,7 @@ pub fn parse_retention(text: &str) -> Result<Duration, RetentionError> {
 }
 
 impl Runtime {
-    /// Expires what the stores hold past `retention` once ([`expire_stores`]): waiting and
+    /// Expires what the stores hold past `retention` once: waiting and
     /// interrupted calls created before then are removed (never run; each is logged and
     /// returned, and a later approval or resume of one is refused as unknown), ended background
     /// tasks of the task store, done receipts, kept results past their time to live, and the

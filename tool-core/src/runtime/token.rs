@@ -20,9 +20,9 @@ use sha2::Sha256;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::binding::Decision;
+use super::decide::ResumeOptions;
 use super::outcome::EventStream;
 use super::{Runtime, RuntimeError};
-use crate::context::CallEnv;
 
 /// The environment variable that gives the key of decision tokens (its bytes; 32 or more random
 /// characters).
@@ -180,15 +180,15 @@ impl Runtime {
     /// Decides a call with a signed token ([`sign_decision`](Self::sign_decision)): a token
     /// that was altered, signed with another key or has expired is refused
     /// ([`RuntimeError::Token`]); the decision it carries is then checked as
-    /// [`decide_with`](Self::decide_with) checks any.
-    pub async fn decide_token(&self, token: &str, env: CallEnv) -> Result<EventStream, RuntimeError> {
+    /// [`decide`](Self::decide) checks any.
+    pub async fn decide_token(&self, token: &str, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let decision = self.verify_decision(token)?;
-        self.decide_with(decision, env).await
+        self.decide(decision, options).await
     }
 
     /// The decision a signed token carries, when this runtime's key signed it and it has not
     /// expired; nothing is decided yet (an edge checks what it names first, then hands it to
-    /// [`decide_with`](Self::decide_with)).
+    /// [`decide`](Self::decide)).
     pub fn verify_decision(&self, token: &str) -> Result<Decision, RuntimeError> {
         self.decision_key()?.verify(token, now_ms()).map_err(RuntimeError::Token)
     }

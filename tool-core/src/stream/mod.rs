@@ -56,6 +56,8 @@
 mod anthropic;
 mod openai_chat;
 mod openai_responses;
+// reason: the stream tests and the kit's tests drive the SSE layer alone; not part of the API.
+#[doc(hidden)]
 pub mod sse;
 
 use serde::Serialize;
@@ -250,7 +252,7 @@ impl StreamDecoder {
     }
 
     /// Bounds one SSE event (its unfinished line plus its data) in bytes; a larger one fails the
-    /// stream instead of growing memory. Default [`sse::DEFAULT_MAX_EVENT_BYTES`].
+    /// stream instead of growing memory. Default 64 MiB.
     pub fn with_max_event_bytes(mut self, max: usize) -> Self {
         self.sse = self.sse.with_max_event_bytes(max);
         self

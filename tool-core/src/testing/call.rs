@@ -23,7 +23,7 @@ use crate::call::{CallArgs, CallOptions};
 use crate::context::{Elicitation, Workflow};
 use crate::error::ToolError;
 use crate::registry::{IntoTool, Registry};
-use crate::runtime::{Event, EventStream, Outcome, Run, RunEventKind, Runtime, RuntimeBuilder, Waiting};
+use crate::runtime::{Event, EventStream, Outcome, ResumeOptions, Run, RunEventKind, Runtime, RuntimeBuilder, Waiting};
 use crate::tool::{Tool, ToolOutput};
 
 type Configure = Box<dyn FnOnce(RuntimeBuilder) -> RuntimeBuilder>;
@@ -353,7 +353,7 @@ impl Called {
     pub async fn approve(self) -> Called {
         let id = self.waiting().id().to_owned();
         let env = self.env();
-        let stream = self.runtime.approve_with(&id, env).await;
+        let stream = self.runtime.approve(&id, ResumeOptions::default().env(env)).await;
         self.continued(stream).await
     }
 
@@ -368,7 +368,7 @@ impl Called {
     pub async fn resume(self, data: Value) -> Called {
         let id = self.waiting().id().to_owned();
         let env = self.env();
-        let stream = self.runtime.resume_with(&id, data, env).await;
+        let stream = self.runtime.resume(&id, data, ResumeOptions::default().env(env)).await;
         self.continued(stream).await
     }
 

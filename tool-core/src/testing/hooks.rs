@@ -133,9 +133,8 @@ impl HookLog {
 /// A registry with every tool of `registry` passed through `each`, and its limits and
 /// execution policy.
 pub(crate) fn copy_registry(registry: &Registry, each: impl Fn(Arc<dyn Tool>) -> Arc<dyn Tool>) -> Registry {
-    let copy = Registry::new()
-        .with_limits(registry.limits())
-        .with_execution((*registry.execution()).clone());
+    let copy = Registry::new().with_limits(registry.limits());
+    copy.set_execution((*registry.execution()).clone());
     for tool in registry.tools() {
         // The tools came out of a registry: they insert again (ids are unique there).
         let _ = copy.insert(each(tool));

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tool_core::provider::{
     ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope,
-    ToolInfo, Toolkit, caller_id, connection_owner, non_empty_id,
+    ToolInfo, Toolkit, connection_owner,
 };
 use tool_core::{DynamicTool, ErrorKind, ToolCallInfo, ToolError};
 
@@ -20,6 +20,7 @@ use super::api::{self, AuthorizeRequest, ExecuteRequest, Execution, ExecutionOut
 use super::schema::{input_schema, output_schema};
 use super::{ArcadeToolProvider, PROVIDER, SHARED_USER_ID};
 use crate::http::{Http, encode_segment};
+use crate::owner::{caller_id, non_empty_id};
 
 /// A tool name in any accepted form: `Toolkit.Tool`, `Toolkit.Tool@1.2.0`, `Toolkit_Tool`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use tool_core::Registry;
 use tool_core::cli::{Cli, Command, GlobalArgs, execute};
-use tool_core::provider::{MemoryPins, PinStore};
+use tool_core::pins::{MemoryPins, PinStore};
 
 use crate::mcp::McpToolProvider;
 

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use clap::Args;
 use tool_core::Registry;
-use tool_core::provider::{PinStore, ResolveOptions, Scope, ToolProvider, pins};
+use tool_core::pins::{self, PinStore};
+use tool_core::provider::{ResolveOptions, Scope, ToolProvider};
 
 use super::ImportingCliError;
 use crate::{ArcadeToolProvider, ComposioToolProvider};

@@ -348,9 +348,31 @@ fn connection_field(f: Field, required: bool) -> ConnectionField {
     ConnectionField {
         display_name: f.display_name.unwrap_or_else(|| f.name.clone()),
         description: f.description.filter(|d| !d.is_empty()),
-        field_type: FieldType::coerce(f.field_type.as_deref().unwrap_or("string")),
+        field_type: field_type(f.field_type.as_deref().unwrap_or("string")),
         required: f.required.unwrap_or(required),
         default: f.default.and_then(|d| d.as_text()),
         name: f.name,
+    }
+}
+
+/// A free-form field type name coerced: integer-ish and float-ish names are numbers,
+/// `bool`/`boolean` a flag, everything else text.
+fn field_type(name: &str) -> FieldType {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "number" | "integer" | "int" | "float" | "double" => FieldType::Number,
+        "bool" | "boolean" => FieldType::Boolean,
+        _ => FieldType::String,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_types_are_coerced() {
+        assert_eq!(field_type("Integer"), FieldType::Number);
+        assert_eq!(field_type("bool"), FieldType::Boolean);
+        assert_eq!(field_type("url"), FieldType::String);
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tool_core::provider::{
     ConnectionKind, ListResult, ListToolsOptions, Pagination, ProviderError, ResolveOptions, ResolveToolsOptions, ResolvedTools, Scope,
-    ToolInfo, Toolkit, caller_id, connection_owner, non_empty_id,
+    ToolInfo, Toolkit, connection_owner,
 };
 use tool_core::{DynamicTool, ErrorKind, Tool, ToolCallInfo, ToolError};
 
@@ -21,6 +21,7 @@ use super::api::{self, ExecuteRequest, Execution};
 use super::meta::{is_meta_tool, meta_tool};
 use super::{ComposioToolProvider, MANAGE_CONNECTIONS, PROVIDER, SHARED_USER_ID};
 use crate::http::{Reply, encode_segment};
+use crate::owner::{caller_id, non_empty_id};
 
 /// The largest page a tool listing answers.
 const MAX_PER_PAGE: u32 = 1000;

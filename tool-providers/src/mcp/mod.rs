@@ -53,7 +53,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
 use tool_core::Registry;
-use tool_core::provider::PinStore;
+use tool_core::pins::PinStore;
 use tool_core::provider::{
     Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
     Toolkit,
@@ -252,7 +252,7 @@ impl McpToolProvider {
     /// Pins this server's tools in `store` (provider `mcp`, connection: this provider's id):
     /// the first listing pins each tool's definition, and a tool whose definition later
     /// differs is not called until the change is accepted (`toolsmith pins accept`,
-    /// [`tool_core::provider::pins::accept`]). Set it before [`connect`](Self::connect); later
+    /// [`tool_core::pins::accept`]). Set it before [`connect`](Self::connect); later
     /// it is ignored.
     pub fn pin_in(mut self, store: Arc<dyn PinStore>) -> Self {
         match Arc::get_mut(&mut self.shared) {

@@ -12,7 +12,8 @@ use rmcp::ClientHandler;
 use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Tool};
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use tool_core::context::McpHandle;
-use tool_core::provider::{PinStore, ProviderError, pins};
+use tool_core::pins::{self, PinStore};
+use tool_core::provider::ProviderError;
 use tool_core::{Registry, ToolError};
 
 use super::tools::build_tool;

@@ -24,7 +24,7 @@ use tool_core::{DynamicTool, ErrorKind, Tool, ToolError};
 use super::PIN_PROVIDER;
 use super::content::{all_text, outcome};
 use super::session::Shared;
-use tool_core::provider::pins;
+use tool_core::pins;
 
 /// A non-blank text.
 fn text(s: Option<&str>) -> Option<String> {

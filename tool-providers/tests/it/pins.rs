@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tool_core::mcp::{McpConfig, McpServer};
-use tool_core::provider::pins::{self, PinKey};
-use tool_core::provider::{MemoryPins, PinStore, ProviderRegistry, ResolveOptions, SqlitePins};
+use tool_core::pins::{self, MemoryPins, PinKey, PinStore, SqlitePins};
+use tool_core::provider::{ProviderRegistry, ResolveOptions};
 use tool_core::runtime::Runtime;
 use tool_core::{CallOptions, DynamicTool, Registry};
 use tool_providers::mcp::{McpToolProvider, PIN_PROVIDER};

@@ -901,8 +901,7 @@ fn max_model_output_bounds_what_the_model_sees_and_keeps_the_raw_output() {
 #[test]
 fn pins_lists_diffs_and_accepts_a_changed_remote_tool() {
     use tool_core::fingerprint::Definition;
-    use tool_core::provider::pins::{PinKey, Pinned};
-    use tool_core::provider::{PinStore, SqlitePins};
+    use tool_core::pins::{PinKey, PinStore, Pinned, SqlitePins};
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pins.sqlite3");

@@ -123,7 +123,8 @@ impl StoreError {
 /// The methods are async and must not block the calling Tokio worker.
 ///
 /// ```
-/// use tool_core::runtime::{MemoryStore, PendingStore};
+/// use tool_core::runtime::MemoryStore;
+/// use tool_core::runtime::backend::PendingStore;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let store = MemoryStore::new();

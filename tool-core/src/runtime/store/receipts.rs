@@ -108,7 +108,7 @@ impl ReceiptState {
 /// How many receipts are in each state (`toolsmith store status`).
 ///
 /// ```
-/// use tool_core::runtime::{ReceiptCounts, ReceiptEntry, ReceiptState};
+/// use tool_core::runtime::backend::{ReceiptCounts, ReceiptEntry, ReceiptState};
 ///
 /// let entry = |state| ReceiptEntry { key_digest: "d".into(), tool_name: "t".into(), state, since_ms: None };
 /// let counts = ReceiptCounts::of(&[entry(ReceiptState::Done), entry(ReceiptState::Done), entry(ReceiptState::Running)]);
@@ -149,7 +149,7 @@ impl ReceiptCounts {
 /// recorded). `finish`, `release` and `interrupt` change only a receipt this process holds.
 ///
 /// ```
-/// use tool_core::runtime::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
+/// use tool_core::runtime::backend::{Began, MemoryReceipts, ReceiptClaim, ReceiptStore};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let store = MemoryReceipts::default();

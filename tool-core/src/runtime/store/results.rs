@@ -62,7 +62,7 @@ pub enum ResultError {
 /// Where full results wait to be read. Implementations bound what they keep ([`ResultLimits`]).
 ///
 /// ```
-/// use tool_core::runtime::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
+/// use tool_core::runtime::backend::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let store = MemoryResults::new(ResultLimits::default());

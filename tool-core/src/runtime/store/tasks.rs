@@ -69,7 +69,7 @@ impl TaskState {
     /// Reads a state's name.
     ///
     /// ```
-    /// use tool_core::runtime::TaskState;
+    /// use tool_core::runtime::backend::TaskState;
     ///
     /// assert_eq!(TaskState::parse("running"), Some(TaskState::Running));
     /// assert_eq!(TaskState::parse("done"), None);
@@ -196,7 +196,8 @@ impl TaskCounts {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tool_core::runtime::{MemoryStore, NewTask, TaskState, TaskStore};
+/// use tool_core::runtime::MemoryStore;
+/// use tool_core::runtime::backend::{NewTask, TaskState, TaskStore};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let store = MemoryStore::new();

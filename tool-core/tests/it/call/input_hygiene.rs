@@ -15,7 +15,7 @@ use tool_core::error::ErrorKind;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, RunEventKind, Runtime};
+use tool_core::runtime::{Outcome, ResumeOptions, RunEventKind, Runtime};
 use tool_core::spec::TransformTarget;
 use tool_core::testing::ScriptedStream;
 
@@ -592,7 +592,7 @@ async fn resume_data_the_tool_cannot_read_is_quoted_bounded() {
         .await;
     assert!(matches!(run.outcome, Outcome::Suspended(_)), "{:?}", run.outcome);
     let run = runtime
-        .resume("hy-odd-1", json!({"n": "q".repeat(900_000)}))
+        .resume("hy-odd-1", json!({"n": "q".repeat(900_000)}), ResumeOptions::default())
         .await
         .unwrap()
         .finish()
@@ -633,7 +633,12 @@ async fn the_approval_event_shows_the_arguments_redacted_in_both_views() {
         panic!()
     };
     assert_eq!(args["password"], "hunter2");
-    let approved = runtime.approve("hy-login-1").await.unwrap().finish().await;
+    let approved = runtime
+        .approve("hy-login-1", ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     assert!(
         matches!(&approved.outcome, Outcome::Done(out) if out.value() == json!("ann in (7 characters)")),
         "{:?}",
@@ -693,7 +698,9 @@ async fn a_suspended_call_shows_its_arguments_redacted_and_resume_errors_name_pl
     assert_eq!(args, &json!({"path": "a.txt", "access_token": "[REDACTED]"}));
 
     // `overwrite` is not a secret: the resume error says what was wrong with its value.
-    let refused = runtime.resume("hy-replace-1", json!({"overwrite": "yes"})).await;
+    let refused = runtime
+        .resume("hy-replace-1", json!({"overwrite": "yes"}), ResumeOptions::default())
+        .await;
     let Err(tool_core::runtime::RuntimeError::InvalidResume(e)) = refused else {
         panic!("the resume data was taken")
     };
@@ -701,7 +708,7 @@ async fn a_suspended_call_shows_its_arguments_redacted_and_resume_errors_name_pl
     assert!(!e.message().contains("[REDACTED]"), "{e}");
     // The call still waits, and resumes with good data.
     let run = runtime
-        .resume("hy-replace-1", json!({"overwrite": true}))
+        .resume("hy-replace-1", json!({"overwrite": true}), ResumeOptions::default())
         .await
         .unwrap()
         .finish()

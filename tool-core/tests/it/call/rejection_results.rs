@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use tool_core::Dialect;
 use tool_core::prelude::*;
-use tool_core::runtime::{Answer, Decision, Outcome, RunEventKind, Runtime};
+use tool_core::runtime::{Answer, Decision, Outcome, ResumeOptions, RunEventKind, Runtime};
 
 /// Deletes a repository (asks a person first)
 #[tool(id = "reject-delete-repo", require_approval)]
@@ -42,7 +42,7 @@ async fn a_rejection_is_a_tool_result_every_provider_accepts() {
         reason: "It is the \"production\" repository.".into(),
     };
     let run = runtime
-        .decide(Decision::new(w.call.binding.clone().unwrap(), reject))
+        .decide(Decision::new(w.call.binding.clone().unwrap(), reject), ResumeOptions::default())
         .await
         .unwrap()
         .finish()
@@ -119,7 +119,12 @@ async fn a_streamed_call_rejected_is_answered_under_its_own_id() {
             reason: "It is the \"production\" repository.".into(),
         };
         let binding = runtime.binding(&id).await.unwrap();
-        let run = runtime.decide(Decision::new(binding, reject)).await.unwrap().finish().await;
+        let run = runtime
+            .decide(Decision::new(binding, reject), ResumeOptions::default())
+            .await
+            .unwrap()
+            .finish()
+            .await;
         let Some(RunEventKind::ToolResult { output }) = run.events.last().map(|e| &e.raw.kind) else {
             panic!("{:?}", run.events)
         };

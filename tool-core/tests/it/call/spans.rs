@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tool_core::call::trace::set_record_content;
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, Runtime, TransformPolicy};
+use tool_core::runtime::{Outcome, ResumeOptions, Runtime, TransformPolicy};
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
 use tracing::Subscriber;
 use tracing::field::{Field, Visit};
@@ -173,7 +173,13 @@ async fn an_approved_call_has_an_approval_span_then_a_span_of_its_own() {
     assert_child(one(&spans, "tool.approval"), first);
     assert!(named(&spans, "tool.execute").is_empty(), "a call waiting for approval ran");
 
-    let approved = runtime.approve("call-9").await.unwrap().finish().await.outcome;
+    let approved = runtime
+        .approve("call-9", ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await
+        .outcome;
     assert!(matches!(approved, Outcome::Done(_)), "{approved:?}");
     let spans = recorder.spans();
     let calls = named(&spans, "execute_tool");

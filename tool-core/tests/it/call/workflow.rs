@@ -5,7 +5,7 @@
 use serde_json::json;
 use tool_core::context::{CallEnv, Workflow};
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, Runtime};
+use tool_core::runtime::{Outcome, ResumeOptions, Runtime};
 
 /// What the step waits for.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -72,7 +72,7 @@ async fn a_tool_suspends_its_workflow_step_and_the_resumed_call_finishes_it() {
         ..CallEnv::default()
     };
     let run = runtime
-        .resume_with("inv-1", json!({"by": "Ann"}), env)
+        .resume("inv-1", json!({"by": "Ann"}), ResumeOptions::default().env(env))
         .await
         .unwrap()
         .finish()

@@ -9,7 +9,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::registry::Registry;
-use tool_core::runtime::{PendingCall, PendingStore, Runtime, StoreError, StoredCall};
+use tool_core::runtime::backend::{PendingStore, StoredCall};
+use tool_core::runtime::{PendingCall, Runtime, StoreError};
 
 /// A store whose database is gone: every operation fails.
 struct Unreachable;

@@ -17,7 +17,7 @@ use tool_core::CancellationToken;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
-use tool_core::runtime::{PendingKind, RunEventKind, Runtime};
+use tool_core::runtime::{PendingKind, ResumeOptions, RunEventKind, Runtime};
 use tool_core::testing::McpPair;
 
 /// How long a test waits for a message that should come.
@@ -853,7 +853,12 @@ async fn approval_without_elicitation_says_how_to_continue() {
     assert!(c.elicitations().is_empty(), "a client without elicitation was asked");
 
     // The call really waits: approving it runs the tool.
-    let events = runtime.approve(&waiting.tool_call_id).await.unwrap().collect().await;
+    let events = runtime
+        .approve(&waiting.tool_call_id, ResumeOptions::default())
+        .await
+        .unwrap()
+        .collect()
+        .await;
     assert!(
         events
             .iter()
@@ -1546,7 +1551,7 @@ async fn http_stateless_cannot_ask_the_user_and_says_so_at_once() {
     );
     // Resumed out of band, the call finishes.
     let events = runtime
-        .resume(&waiting.tool_call_id, json!({"go": true}))
+        .resume(&waiting.tool_call_id, json!({"go": true}), ResumeOptions::default())
         .await
         .unwrap()
         .collect()
@@ -1603,9 +1608,9 @@ fn budget_tools() -> Registry {
         .output_schema(json!({"type": "object", "properties": {"rows": {"type": "array"}}, "required": ["rows"]}))
         .handler(|_, _| async move { Ok(json!({"rows": (0..2000).collect::<Vec<_>>()})) })
         .unwrap();
-    Registry::try_from_tools([big, rows])
-        .unwrap()
-        .with_model_output_budget(tool_core::budget::OutputBudget::parse("2KiB").unwrap())
+    let registry = Registry::try_from_tools([big, rows]).unwrap();
+    registry.set_model_output_budget(Some(tool_core::budget::OutputBudget::parse("2KiB").unwrap()));
+    registry
 }
 
 /// The `resource_link` a cut result ends with.

@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
-use tool_core::runtime::{Runtime, RuntimeError};
+use tool_core::runtime::{ResumeOptions, Runtime, RuntimeError};
 
 /// How long a test waits for what should happen.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -73,7 +73,7 @@ async fn waiting_id(runtime: &Runtime) -> String {
 /// The call was declined (gone from the store, never run): approving it now finds nothing.
 async fn assert_declined_and_never_ran(runtime: &Runtime, id: &str, amount: u32) {
     assert!(store_empties(runtime).await, "the waiting call was left in the store");
-    let again = runtime.approve(id).await.map(drop).unwrap_err();
+    let again = runtime.approve(id, ResumeOptions::default()).await.map(drop).unwrap_err();
     assert!(matches!(again, RuntimeError::UnknownCall(_)), "{again}");
     assert!(!SENT.lock().unwrap().contains(&amount), "the declined call ran");
 }

@@ -7,9 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tool_core::DynamicTool;
-use tool_core::context::CallEnv;
 use tool_core::prelude::*;
-use tool_core::runtime::{Answer, Binding, Decision, DecisionKey, MemoryStore, Outcome, PendingStore, RunEventKind, Runtime, RuntimeError};
+use tool_core::runtime::backend::PendingStore;
+use tool_core::runtime::{
+    Answer, Binding, Decision, DecisionKey, MemoryStore, Outcome, ResumeOptions, RunEventKind, Runtime, RuntimeError,
+};
 use tool_core::spec::TransformTarget;
 
 /// Every (amount, to) this test file's transfer tool ran with.
@@ -64,7 +66,11 @@ async fn a_decision_for_other_arguments_or_another_call_is_refused_and_nothing_r
     let mut call = other.clone();
     call.call_id = binding.call_id.clone();
     for (forged, says) in [(args, "other arguments"), (call, "other arguments, an earlier call")] {
-        let err = runtime.decide(Decision::new(forged, Answer::Approve)).await.err().unwrap();
+        let err = runtime
+            .decide(Decision::new(forged, Answer::Approve), ResumeOptions::default())
+            .await
+            .err()
+            .unwrap();
         assert!(matches!(err, RuntimeError::Unbound { .. }), "{err}");
         assert!(err.to_string().contains(says) && err.to_string().contains("nothing ran"), "{err}");
     }
@@ -72,14 +78,18 @@ async fn a_decision_for_other_arguments_or_another_call_is_refused_and_nothing_r
     assert!(runtime.pending_call("bind-1").await.unwrap().is_some(), "it still waits");
 
     let run = runtime
-        .decide(Decision::new(binding.clone(), Answer::Approve))
+        .decide(Decision::new(binding.clone(), Answer::Approve), ResumeOptions::default())
         .await
         .unwrap()
         .finish()
         .await;
     assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
     assert_eq!(sent_to("bind-a"), vec![500]);
-    let again = runtime.decide(Decision::new(binding, Answer::Approve)).await.err().unwrap();
+    let again = runtime
+        .decide(Decision::new(binding, Answer::Approve), ResumeOptions::default())
+        .await
+        .err()
+        .unwrap();
     assert!(matches!(again, RuntimeError::UnknownCall(_)), "used once: {again}");
     assert_eq!(sent_to("bind-a"), vec![500]);
 }
@@ -91,10 +101,19 @@ async fn a_reused_call_id_does_not_take_the_earlier_decision() {
     runtime.decline("bind-reused", "not now").await.unwrap().finish().await;
     let second = waiting(&runtime, "bind-b", 300, "bind-reused").await;
     assert_eq!((&first.args_hash, &first.call_id), (&second.args_hash, &second.call_id));
-    let err = runtime.decide(Decision::new(first, Answer::Approve)).await.err().unwrap();
+    let err = runtime
+        .decide(Decision::new(first, Answer::Approve), ResumeOptions::default())
+        .await
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("an earlier call that had the same id"), "{err}");
     assert!(sent_to("bind-b").is_empty());
-    runtime.decide(Decision::new(second, Answer::Approve)).await.unwrap().finish().await;
+    runtime
+        .decide(Decision::new(second, Answer::Approve), ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     assert_eq!(sent_to("bind-b"), vec![300]);
 }
 
@@ -135,9 +154,17 @@ async fn a_tool_changed_since_the_call_waited_is_not_run_on_the_old_approval() {
     .shared_store(store.clone())
     .build();
     for refused in [
-        after.approve(w.id()).await.err().unwrap(),
-        after.decide(Decision::new(binding.clone(), Answer::Approve)).await.err().unwrap(),
-        after.resume(w.id(), json!({"approved": true})).await.err().unwrap(),
+        after.approve(w.id(), ResumeOptions::default()).await.err().unwrap(),
+        after
+            .decide(Decision::new(binding.clone(), Answer::Approve), ResumeOptions::default())
+            .await
+            .err()
+            .unwrap(),
+        after
+            .resume(w.id(), json!({"approved": true}), ResumeOptions::default())
+            .await
+            .err()
+            .unwrap(),
     ] {
         let said = refused.to_string();
         assert!(said.contains("has changed") && said.contains("(its description changed)"), "{said}");
@@ -153,12 +180,17 @@ async fn a_tool_changed_since_the_call_waited_is_not_run_on_the_old_approval() {
     let mut old = store.get(w.id()).await.unwrap().unwrap();
     old.binding.as_mut().unwrap().parts = None;
     store.save(&old).await.unwrap();
-    let refused = after.approve(w.id()).await.err().unwrap().to_string();
+    let refused = after.approve(w.id(), ResumeOptions::default()).await.err().unwrap().to_string();
     assert!(refused.contains("(the tool's definition changed)"), "{refused}");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // A rejection runs nothing: it is still possible.
     let reject = Answer::Reject { reason: "changed".into() };
-    let run = after.decide(Decision::new(binding, reject)).await.unwrap().finish().await;
+    let run = after
+        .decide(Decision::new(binding, reject), ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     assert!(matches!(run.outcome, Outcome::Declined { .. }), "{:?}", run.outcome);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
@@ -171,7 +203,11 @@ async fn an_edit_is_validated_runs_with_the_edited_arguments_and_shows_both() {
     let invalid = Answer::Edit {
         args: json!({"amount": "lots", "to": "bind-c"}),
     };
-    let err = runtime.decide(Decision::new(binding.clone(), invalid)).await.err().unwrap();
+    let err = runtime
+        .decide(Decision::new(binding.clone(), invalid), ResumeOptions::default())
+        .await
+        .err()
+        .unwrap();
     assert!(
         matches!(err, RuntimeError::InvalidResume(_)) && err.to_string().contains("amount"),
         "{err}"
@@ -185,7 +221,12 @@ async fn an_edit_is_validated_runs_with_the_edited_arguments_and_shows_both() {
     let edit = Answer::Edit {
         args: json!({"amount": 90, "to": "bind-c"}),
     };
-    let run = runtime.decide(Decision::new(binding, edit)).await.unwrap().finish().await;
+    let run = runtime
+        .decide(Decision::new(binding, edit), ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     let Outcome::Done(out) = &run.outcome else {
         panic!("{:?}", run.outcome)
     };
@@ -204,7 +245,12 @@ async fn an_edit_is_validated_runs_with_the_edited_arguments_and_shows_both() {
     // The same edit through resume data, still over the approval threshold: the edit approves it.
     waiting(&runtime, "bind-d", 900, "bind-edit-2").await;
     let data = json!({"approved": true, "args": {"amount": 1000, "to": "bind-d"}});
-    let run = runtime.resume("bind-edit-2", data).await.unwrap().finish().await;
+    let run = runtime
+        .resume("bind-edit-2", data, ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
     assert_eq!(sent_to("bind-d"), vec![1000]);
 }
@@ -214,7 +260,12 @@ async fn a_rejection_reaches_the_model_with_its_reason() {
     let runtime = runtime();
     let binding = waiting(&runtime, "bind-e", 400, "bind-reject").await;
     let reject = Answer::Reject { reason: "too much".into() };
-    let run = runtime.decide(Decision::new(binding, reject)).await.unwrap().finish().await;
+    let run = runtime
+        .decide(Decision::new(binding, reject), ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     let Outcome::Declined { reason } = &run.outcome else {
         panic!("{:?}", run.outcome)
     };
@@ -247,7 +298,7 @@ async fn signed_tokens_decide_on_any_instance_with_the_key_and_are_refused_other
     let token = signer.sign_decision(&approve, Duration::from_secs(60)).unwrap();
 
     // Signed with another key, altered, expired, or for another call: refused, nothing runs.
-    let err = stranger.decide_token(&token, CallEnv::default()).await.err().unwrap();
+    let err = stranger.decide_token(&token, ResumeOptions::default()).await.err().unwrap();
     assert!(
         matches!(err, RuntimeError::Token(_)) && err.to_string().contains("signature"),
         "{err}"
@@ -256,27 +307,27 @@ async fn signed_tokens_decide_on_any_instance_with_the_key_and_are_refused_other
     let at = altered.len() - 5;
     altered[at] = if altered[at] == b'A' { b'B' } else { b'A' };
     let err = other
-        .decide_token(std::str::from_utf8(&altered).unwrap(), CallEnv::default())
+        .decide_token(std::str::from_utf8(&altered).unwrap(), ResumeOptions::default())
         .await
         .err()
         .unwrap();
     assert!(matches!(err, RuntimeError::Token(_)), "{err}");
     let expired = DecisionKey::from_bytes(KEY).unwrap().sign(&approve, 1);
-    let err = other.decide_token(&expired, CallEnv::default()).await.err().unwrap();
+    let err = other.decide_token(&expired, ResumeOptions::default()).await.err().unwrap();
     assert!(err.to_string().contains("expired"), "{err}");
     let mut elsewhere = binding.clone();
     elsewhere.call_id = "bind-token-other".into();
     let stray = signer
         .sign_decision(&Decision::new(elsewhere, Answer::Approve), Duration::from_secs(60))
         .unwrap();
-    let err = other.decide_token(&stray, CallEnv::default()).await.err().unwrap();
+    let err = other.decide_token(&stray, ResumeOptions::default()).await.err().unwrap();
     assert!(matches!(err, RuntimeError::UnknownCall(_)), "{err}");
     assert!(sent_to("bind-f").is_empty());
 
     // The real token, on another instance sharing the store and the key: it runs, once.
-    let run = other.decide_token(&token, CallEnv::default()).await.unwrap().finish().await;
+    let run = other.decide_token(&token, ResumeOptions::default()).await.unwrap().finish().await;
     assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
-    let err = signer.decide_token(&token, CallEnv::default()).await.err().unwrap();
+    let err = signer.decide_token(&token, ResumeOptions::default()).await.err().unwrap();
     assert!(matches!(err, RuntimeError::UnknownCall(_)), "a token is used once: {err}");
     assert_eq!(sent_to("bind-f"), vec![600]);
 
@@ -360,18 +411,18 @@ mod interleavings {
 
     async fn decide(rt: &Runtime, decision: Decision, carrier: u8) -> Result<(), RuntimeError> {
         let run = match carrier {
-            0 => rt.decide(decision).await?,
+            0 => rt.decide(decision, ResumeOptions::default()).await?,
             1 => {
-                rt.decide_token(&rt.sign_decision(&decision, Duration::from_secs(60))?, CallEnv::default())
+                rt.decide_token(&rt.sign_decision(&decision, Duration::from_secs(60))?, ResumeOptions::default())
                     .await?
             }
             2 => {
                 let token = rt.sign_decision(&decision, Duration::from_secs(60))?;
                 let (head, _) = token.rsplit_once('.').unwrap();
-                rt.decide_token(&format!("{head}.AAAA"), CallEnv::default()).await?
+                rt.decide_token(&format!("{head}.AAAA"), ResumeOptions::default()).await?
             }
             _ => {
-                rt.decide_token(&DecisionKey::from_bytes(KEY).unwrap().sign(&decision, 1), CallEnv::default())
+                rt.decide_token(&DecisionKey::from_bytes(KEY).unwrap().sign(&decision, 1), ResumeOptions::default())
                     .await?
             }
         };

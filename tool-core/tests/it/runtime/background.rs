@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tool_core::prelude::*;
-use tool_core::runtime::{BackgroundOverride, EventStream, Runtime};
+use tool_core::runtime::{EventStream, ResumeOptions, Runtime};
+use tool_core::spec::BackgroundOverride;
 
 use crate::support::wire::{Wire as RunEvent, wire};
 use tool_core::CancellationToken;
@@ -663,7 +664,7 @@ async fn an_approved_background_call_is_resolved_in_the_store() {
     let id = single_call_id(&events);
     assert_eq!(runtime.pending().await.unwrap().len(), 1);
 
-    let stream = runtime.approve(&id).await.unwrap();
+    let stream = runtime.approve(&id, ResumeOptions::default()).await.unwrap();
     let events: Vec<RunEvent> = tokio::time::timeout(PATIENCE, stream.collect())
         .await
         .expect("the approved run did not end")
@@ -690,7 +691,10 @@ async fn an_approved_background_call_is_resolved_in_the_store() {
         runtime.pending().await.unwrap().is_empty(),
         "a finished background task leaves no pending call behind"
     );
-    assert!(runtime.approve(&id).await.is_err(), "an approval is used once");
+    assert!(
+        runtime.approve(&id, ResumeOptions::default()).await.is_err(),
+        "an approval is used once"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use tool_core::catalog::Catalog;
 use tool_core::catalog::toolsmith::dispatcher;
 use tool_core::check::CheckOptions;
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, PendingKind, RunEventKind as K, Runtime, RuntimeError, SqliteStore};
+use tool_core::runtime::{Outcome, PendingKind, ResumeOptions, RunEventKind as K, Runtime, RuntimeError, SqliteStore};
 use tool_core::{Dialect, ErrorKind};
 
 /// Where to show the map.
@@ -109,10 +109,13 @@ async fn a_call_waits_for_its_result_which_is_checked_and_completes_it_once() {
 
     // Resume and approve do not answer it.
     assert!(matches!(
-        runtime.resume("call_map", json!({})).await,
+        runtime.resume("call_map", json!({}), ResumeOptions::default()).await,
         Err(RuntimeError::WrongKind { .. })
     ));
-    assert!(matches!(runtime.approve("call_map").await, Err(RuntimeError::WrongKind { .. })));
+    assert!(matches!(
+        runtime.approve("call_map", ResumeOptions::default()).await,
+        Err(RuntimeError::WrongKind { .. })
+    ));
 
     let run = runtime
         .submit_result("call_map", json!({"shown": true, "viewport": "38.7,-9.1 z12"}))
@@ -162,7 +165,12 @@ async fn the_call_is_validated_and_gated_before_it_waits() {
     let Outcome::AwaitingApproval(waiting) = run.outcome else {
         panic!("{:?}", run.outcome)
     };
-    let approved = runtime.approve(waiting.id()).await.unwrap().finish().await;
+    let approved = runtime
+        .approve(waiting.id(), ResumeOptions::default())
+        .await
+        .unwrap()
+        .finish()
+        .await;
     let kinds: Vec<&str> = approved.events.iter().map(|e| e.raw.type_name()).collect();
     assert_eq!(kinds, ["tool-call-resumed", "tool-call-awaiting-result"]);
     let Outcome::AwaitingResult(waiting) = approved.outcome else {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use tool_core::ErrorKind;
 use tool_core::context::{Elicitation, McpHandle, Workflow};
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, PendingKind, RunEventKind as K, Runtime, RuntimeError, ShownEvent, ShownOutput};
+use tool_core::runtime::{Outcome, PendingKind, ResumeOptions, RunEventKind as K, Runtime, RuntimeError, ShownEvent, ShownOutput};
 use tool_core::tool::BoxFuture;
 
 static TRANSFERS: AtomicU32 = AtomicU32::new(0);
@@ -168,14 +168,20 @@ async fn approval_is_bound_to_one_call_and_used_once() {
         (PendingKind::Approval, tool_call_id.as_str())
     );
 
-    assert!(matches!(rt.approve("call_someone_else").await, Err(RuntimeError::UnknownCall(_))));
-    let events = raw(rt.approve(tool_call_id).await.unwrap().collect().await);
+    assert!(matches!(
+        rt.approve("call_someone_else", ResumeOptions::default()).await,
+        Err(RuntimeError::UnknownCall(_))
+    ));
+    let events = raw(rt.approve(tool_call_id, ResumeOptions::default()).await.unwrap().collect().await);
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
     assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == "sent 500"));
     assert_eq!(TRANSFERS.load(Ordering::SeqCst), before + 1);
     assert!(rt.pending().await.unwrap().is_empty());
     // Stale: the approval was used.
-    assert!(matches!(rt.approve(tool_call_id).await, Err(RuntimeError::UnknownCall(_))));
+    assert!(matches!(
+        rt.approve(tool_call_id, ResumeOptions::default()).await,
+        Err(RuntimeError::UnknownCall(_))
+    ));
     assert!(matches!(rt.decline(tool_call_id, "late").await, Err(RuntimeError::UnknownCall(_))));
 }
 
@@ -224,14 +230,23 @@ async fn approval_fails_closed_and_can_be_required_for_all() {
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
     // A decision sent through `resume` is checked against the decision schema.
     let id = events[1].tool_call_id().to_owned();
-    let refused = strict.resume(&id, json!({"approved": "yes"})).await.err().unwrap();
+    let refused = strict
+        .resume(&id, json!({"approved": "yes"}), ResumeOptions::default())
+        .await
+        .err()
+        .unwrap();
     assert!(matches!(refused, RuntimeError::InvalidResume(_)), "{refused}");
     assert_eq!(
         strict.pending().await.unwrap().len(),
         1,
         "a refused decision keeps the call waiting"
     );
-    let events = raw(strict.resume(&id, json!({"approved": true})).await.unwrap().collect().await);
+    let events = raw(strict
+        .resume(&id, json!({"approved": true}), ResumeOptions::default())
+        .await
+        .unwrap()
+        .collect()
+        .await);
     // Approved, it runs, and suspends (it asks its question).
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-call-suspended"]);
     assert_eq!(strict.pending().await.unwrap()[0].kind, PendingKind::Suspended);
@@ -260,18 +275,30 @@ async fn suspend_then_resume_with_validated_data() {
     assert_eq!(resume_schema.as_ref().unwrap()["required"], json!(["answer"]));
 
     // Approving is not resuming.
-    assert!(matches!(rt.approve(tool_call_id).await, Err(RuntimeError::WrongKind { .. })));
-    let bad = rt.resume(tool_call_id, json!({"answer": "forty-one"})).await.err().unwrap();
+    assert!(matches!(
+        rt.approve(tool_call_id, ResumeOptions::default()).await,
+        Err(RuntimeError::WrongKind { .. })
+    ));
+    let bad = rt
+        .resume(tool_call_id, json!({"answer": "forty-one"}), ResumeOptions::default())
+        .await
+        .err()
+        .unwrap();
     let RuntimeError::InvalidResume(e) = &bad else { panic!("{bad}") };
     assert!(e.message().contains("/answer"), "{e}");
     assert_eq!(rt.pending().await.unwrap().len(), 1);
 
-    let events = raw(rt.resume(tool_call_id, json!({"answer": 41})).await.unwrap().collect().await);
+    let events = raw(rt
+        .resume(tool_call_id, json!({"answer": 41}), ResumeOptions::default())
+        .await
+        .unwrap()
+        .collect()
+        .await);
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
     assert!(matches!(&events[1].kind, K::ToolResult { output: ShownOutput { result, .. } } if result == 42));
     assert!(rt.pending().await.unwrap().is_empty());
     assert!(matches!(
-        rt.resume(tool_call_id, json!({"answer": 1})).await,
+        rt.resume(tool_call_id, json!({"answer": 1}), ResumeOptions::default()).await,
         Err(RuntimeError::UnknownCall(_))
     ));
 }
@@ -371,13 +398,13 @@ async fn a_waiting_call_keeps_the_callers_background_override() {
     let rt = runtime();
     let options = CallOptions::default()
         .id("call_archive")
-        .background(tool_core::runtime::BackgroundOverride {
+        .background(tool_core::spec::BackgroundOverride {
             enabled: Some(false),
             ..Default::default()
         });
     let events = raw(rt.call("pend-archive", json!({"mailbox": "inbox"}), options).collect().await);
     assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"]);
-    let events = raw(rt.approve("call_archive").await.unwrap().collect().await);
+    let events = raw(rt.approve("call_archive", ResumeOptions::default()).await.unwrap().collect().await);
     assert_eq!(
         kinds(&events),
         ["tool-call-resumed", "tool-result"],
@@ -391,7 +418,7 @@ async fn a_waiting_call_keeps_the_callers_background_override() {
         .collect()
         .await);
     let id = events[1].tool_call_id().to_owned();
-    let events = raw(rt.approve(&id).await.unwrap().collect().await);
+    let events = raw(rt.approve(&id, ResumeOptions::default()).await.unwrap().collect().await);
     assert_eq!(
         kinds(&events),
         [
@@ -423,8 +450,11 @@ async fn a_continued_call_runs_with_the_continuing_requests_client_and_cancellat
             ..CallEnv::default()
         };
         let mut stream = match how {
-            "approve" => rt.approve_with(id, continuation).await.unwrap(),
-            _ => rt.resume_with(id, json!({"approved": true}), continuation).await.unwrap(),
+            "approve" => rt.approve(id, ResumeOptions::default().env(continuation)).await.unwrap(),
+            _ => rt
+                .resume(id, json!({"approved": true}), ResumeOptions::default().env(continuation))
+                .await
+                .unwrap(),
         };
         assert_eq!(stream.next().await.unwrap().raw.type_name(), "tool-call-resumed");
         // The tool reached the continuing request's client ...

@@ -11,7 +11,8 @@ use serde_json::json;
 use tool_core::Dialect;
 use tool_core::prelude::*;
 use tool_core::runtime::{
-    Answer, Decision, DecisionKey, Event, EventStream, RedactSecrets, RunEventKind, Runtime, ShownEvent, TransformPolicy, placeholder,
+    Answer, Decision, DecisionKey, Event, EventStream, RedactSecrets, ResumeOptions, RunEventKind, Runtime, ShownEvent, TransformPolicy,
+    placeholder,
 };
 use tool_core::spec::{ToolSpec, TransformPhase, TransformTarget};
 use tool_core::testing::ScriptedStream;
@@ -216,7 +217,7 @@ async fn views_show_the_transforms_and_raw_keeps_the_real_values() {
     assert_eq!(field(a, T::Transcript, "args"), json!({"approval_for_cents": 25_000}));
     assert_eq!(paid_with(card), [500], "nothing ran before the approval");
 
-    let events = collect(runtime.approve("pay-2").await).await;
+    let events = collect(runtime.approve("pay-2", ResumeOptions::default()).await).await;
     assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"]);
     // The decision is not a tool payload any view hides.
     assert_raw(&events[0]);
@@ -423,7 +424,7 @@ async fn transforms_that_yield_nothing_fail_or_panic_show_placeholders() {
         let events = call(&runtime, tool, &id, args("approve")).await;
         assert_eq!(kinds(&events), ["tool-call", "tool-call-approval"], "{tool}");
         assert_placeholders(&events[1], &[("args", P::Approval)]);
-        let events = collect(runtime.approve(&id).await).await;
+        let events = collect(runtime.approve(&id, ResumeOptions::default()).await).await;
         assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"], "{tool}");
         assert_placeholders(&events[0], &[("resume_data", P::Resume)]);
         assert_placeholders(&events[1], &[("result", P::Output)]);
@@ -437,7 +438,7 @@ async fn transforms_that_yield_nothing_fail_or_panic_show_placeholders() {
             raw_field(&events[1], "suspend_payload"),
             json!({"question": format!("Go on with {secret}?")})
         );
-        let events = collect(runtime.resume(&id, json!({"answer": "yes"})).await).await;
+        let events = collect(runtime.resume(&id, json!({"answer": "yes"}), ResumeOptions::default()).await).await;
         assert_eq!(kinds(&events), ["tool-call-resumed", "tool-result"], "{tool}");
         assert_placeholders(&events[0], &[("resume_data", P::Resume)]);
         assert_placeholders(&events[1], &[("result", P::Output)]);
@@ -608,7 +609,14 @@ async fn a_tool_without_transforms_shows_everything_raw() {
     all.extend(call(&runtime, tool, "pl-approve", json!({"secret": "pw3", "action": "approve"})).await);
     all.extend(collect(runtime.decline("pl-approve", "not now").await).await);
     all.extend(call(&runtime, tool, "pl-suspend", json!({"secret": "pw4", "action": "suspend"})).await);
-    all.extend(collect(runtime.resume("pl-suspend", json!({"answer": "yes"})).await).await);
+    all.extend(
+        collect(
+            runtime
+                .resume("pl-suspend", json!({"answer": "yes"}), ResumeOptions::default())
+                .await,
+        )
+        .await,
+    );
     assert_eq!(all.len(), 5 + 2 + 2 + 2 + 2 + 2 + 2, "{:?}", kinds(&all));
     for e in &all {
         if matches!(e.raw.type_name(), "tool-call-approval" | "tool-call-suspended") {
@@ -1197,7 +1205,7 @@ async fn canary_flows(runtime: &Runtime, secret: &str, cuts: (usize, usize), str
             let id = events.last().map(|e| e.raw.tool_call_id().to_owned()).unwrap();
             assert_eq!(events.last().unwrap().raw.type_name(), "tool-call-approval", "{tool}");
             let next = if approve {
-                runtime.approve(&id).await
+                runtime.approve(&id, ResumeOptions::default()).await
             } else {
                 runtime.decline(&id, "not today").await
             };
@@ -1210,7 +1218,7 @@ async fn canary_flows(runtime: &Runtime, secret: &str, cuts: (usize, usize), str
             let mut events = runtime.call(tool, args("suspend"), CallOptions::default()).collect().await;
             let id = events.last().map(|e| e.raw.tool_call_id().to_owned()).unwrap();
             assert_eq!(events.last().unwrap().raw.type_name(), "tool-call-suspended");
-            events.extend(collect(runtime.resume(&id, json!({"answer": "yes"})).await).await);
+            events.extend(collect(runtime.resume(&id, json!({"answer": "yes"}), ResumeOptions::default()).await).await);
             flows.push((name("suspended"), events));
         }
 

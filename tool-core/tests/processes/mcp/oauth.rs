@@ -23,7 +23,13 @@ const VERSION: &str = "2025-11-25";
 #[tool]
 async fn whoami(#[ctx] cx: ToolContext) -> Value {
     let raw = cx.raw_request_context();
-    let bucket = tool_core::provider::caller_id(cx.call(), raw, &Default::default());
+    let from_context = || tool_core::provider::connection_owner(tool_core::provider::Scope::CallerSupplied, None, raw, None).ok();
+    let bucket = cx
+        .caller()
+        .and_then(|c| c.subject())
+        .map(str::to_owned)
+        .or_else(from_context)
+        .or_else(|| cx.call().data.resource_id.clone());
     let caller = cx.caller().map(
         |c| json!({"subject": c.subject(), "scopes": c.scopes(), "client_id": c.client_id(), "claims": c.claims(), "owner": c.owner()}),
     );

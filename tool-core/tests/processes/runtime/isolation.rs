@@ -177,7 +177,7 @@ async fn waits_forever_blocking() -> u64 {
 // ---- helpers --------------------------------------------------------------------------------
 
 fn registry(policy: ExecutionPolicy) -> Registry {
-    Registry::from_iter([
+    let registry = Registry::from_iter([
         overflow::tool(),
         abort_now::tool(),
         hog_memory::tool(),
@@ -193,8 +193,9 @@ fn registry(policy: ExecutionPolicy) -> Registry {
         quick::tool(),
         waits_forever::tool(),
         waits_forever_blocking::tool(),
-    ])
-    .with_execution(policy)
+    ]);
+    registry.set_execution(policy);
+    registry
 }
 
 fn limits(memory_mib: u64, cpu_seconds: u64) -> ProcessLimits {

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tool_core::prelude::*;
-use tool_core::runtime::{CallState, Outcome, Runtime, RuntimeError, SqliteStore, StoreError, StoredCall};
+use tool_core::runtime::backend::{CallState, StoredCall};
+use tool_core::runtime::{Outcome, ResumeOptions, Runtime, RuntimeError, SqliteStore, StoreError};
 
 /// Appends a line to `path` (the effect counted), then waits for `release` to exist (never, in
 /// these tests: the process is killed while it waits)
@@ -208,7 +209,10 @@ fn a_call_killed_mid_run_is_interrupted_and_runs_again_only_on_purpose() {
         again.stderr
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let refused = rt.block_on(s.runtime().approve("c1")).map(drop).unwrap_err();
+    let refused = rt
+        .block_on(s.runtime().approve("c1", ResumeOptions::default()))
+        .map(drop)
+        .unwrap_err();
     assert!(
         matches!(&refused, RuntimeError::Store(StoreError::Interrupted(i)) if i.tool_name == "once-effect"),
         "{refused}"
@@ -245,7 +249,14 @@ fn an_interrupted_call_can_be_declined_and_rerun_through_the_runtime() {
     let declined = rt.block_on(async { runtime.decline("d1", "it already ran").await.unwrap().finish().await });
     assert!(matches!(declined.outcome, Outcome::Declined { .. }), "{:?}", declined.outcome);
     std::fs::write(&s.release, b"").unwrap();
-    let rerun = rt.block_on(async { runtime.approve_rerun("d2", Default::default()).await.unwrap().finish().await });
+    let rerun = rt.block_on(async {
+        runtime
+            .approve("d2", ResumeOptions::default().rerun())
+            .await
+            .unwrap()
+            .finish()
+            .await
+    });
     assert!(matches!(rerun.outcome, Outcome::Done(_)), "{:?}", rerun.outcome);
     assert_eq!(s.runs(), 3, "the decline ran nothing, the rerun ran once");
     assert!(rt.block_on(runtime.pending_entries()).unwrap().is_empty());

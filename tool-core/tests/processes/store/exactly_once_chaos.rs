@@ -22,10 +22,8 @@ use std::time::{Duration, Instant};
 
 use tool_core::idempotency::key_digest;
 use tool_core::prelude::*;
-use tool_core::runtime::{
-    Began, MemoryReceipts, Outcome, PendingStore, PostgresOptions, PostgresStore, ReceiptClaim, ReceiptState, ReceiptStore, Runtime,
-    SqliteStore,
-};
+use tool_core::runtime::backend::{Began, MemoryReceipts, PendingStore, ReceiptClaim, ReceiptState, ReceiptStore};
+use tool_core::runtime::{Outcome, PostgresOptions, PostgresStore, Runtime, SqliteStore};
 
 const CHILD_ENV: &str = "CHAOS_CHILD";
 const HANG_ENV: &str = "CHAOS_HANG";

@@ -17,7 +17,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tool_core::prelude::*;
-use tool_core::runtime::{CallState, Outcome, RunEventKind as K, Runtime, RuntimeError, SqliteStore, StoredCall};
+use tool_core::runtime::backend::{CallState, StoredCall};
+use tool_core::runtime::{Outcome, ResumeOptions, RunEventKind as K, Runtime, RuntimeError, SqliteStore};
 
 /// What to ask.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -70,7 +71,12 @@ pub fn child() -> bool {
             println!("SUSPENDED {id}");
             if i > 0 {
                 let prev = format!("{prefix}-{}", i - 1);
-                let events = runtime.resume(&prev, json!({"add": 1000})).await.unwrap().collect().await;
+                let events = runtime
+                    .resume(&prev, json!({"add": 1000}), ResumeOptions::default())
+                    .await
+                    .unwrap()
+                    .collect()
+                    .await;
                 assert!(matches!(&events.last().unwrap().raw.kind, K::ToolResult { output } if output.value() == json!(i - 1 + 1000)));
                 println!("RESOLVED {prev}");
             }
@@ -135,7 +141,7 @@ fn no_pending_call_is_lost_across_100_kills() {
         rt.block_on(async {
             for id in announced.iter().filter(|id| !resolved.contains(id)) {
                 let n: u64 = id.rsplit('-').next().unwrap().parse().unwrap();
-                let stream = match runtime.resume(id, json!({"add": 1})).await {
+                let stream = match runtime.resume(id, json!({"add": 1}), ResumeOptions::default()).await {
                     Ok(s) => s,
                     Err(RuntimeError::UnknownCall(_)) => {
                         // The child may have resolved it in the instant it was killed, before
@@ -155,7 +161,12 @@ fn no_pending_call_is_lost_across_100_kills() {
             }
             // Whatever else the dead child left (saved but not yet announced) is resumable too.
             for call in runtime.pending().await.unwrap() {
-                let events = runtime.resume(&call.tool_call_id, json!({"add": 1})).await.unwrap().collect().await;
+                let events = runtime
+                    .resume(&call.tool_call_id, json!({"add": 1}), ResumeOptions::default())
+                    .await
+                    .unwrap()
+                    .collect()
+                    .await;
                 assert!(matches!(events.last().unwrap().raw.kind, K::ToolResult { .. }));
             }
             assert!(runtime.pending().await.unwrap().is_empty());

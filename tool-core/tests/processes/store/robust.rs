@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use tool_core::prelude::*;
-use tool_core::runtime::{Outcome, PendingStore, Runtime, RuntimeError, SqliteStore, StoreError, StoredCall};
+use tool_core::runtime::backend::{PendingStore, StoredCall};
+use tool_core::runtime::{Outcome, ResumeOptions, Runtime, RuntimeError, SqliteStore, StoreError};
 
 static PAID: AtomicU32 = AtomicU32::new(0);
 
@@ -135,7 +136,10 @@ fn damaged_rows_are_listed_as_damaged_and_skipped() {
     // A damaged call is refused, naming it; nothing runs.
     let rt = tokio::runtime::Runtime::new().unwrap();
     let before = PAID.load(Ordering::SeqCst);
-    let refused = rt.block_on(runtime(&path).approve("p0")).map(drop).unwrap_err();
+    let refused = rt
+        .block_on(runtime(&path).approve("p0", ResumeOptions::default()))
+        .map(drop)
+        .unwrap_err();
     assert!(
         matches!(&refused, RuntimeError::Store(StoreError::Damaged { id, .. }) if id == "p0"),
         "{refused}"
@@ -172,7 +176,7 @@ fn a_row_edited_on_disk_is_refused_before_anything_runs() {
     let runtime = runtime(&path);
     let before = PAID.load(Ordering::SeqCst);
     for (id, _) in edits {
-        let refused = rt.block_on(runtime.approve(id)).map(drop).unwrap_err();
+        let refused = rt.block_on(runtime.approve(id, ResumeOptions::default())).map(drop).unwrap_err();
         let message = refused.to_string();
         assert!(message.contains(id) && message.contains("integrity tag"), "{id}: {message}");
         let cli = child_cli::run(&["--store", path.to_str().unwrap(), "call", id, "--approve", "--rerun"]);
@@ -180,7 +184,7 @@ fn a_row_edited_on_disk_is_refused_before_anything_runs() {
     }
     assert_eq!(PAID.load(Ordering::SeqCst), before, "no edited call ran");
     // The untouched call still runs, once.
-    let run = rt.block_on(async { runtime.approve("p4").await.unwrap().finish().await });
+    let run = rt.block_on(async { runtime.approve("p4", ResumeOptions::default()).await.unwrap().finish().await });
     assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
     assert_eq!(PAID.load(Ordering::SeqCst), before + 5);
 }

@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex};
 
 use libtest_mimic::{Failed, Trial};
 use tool_core::prelude::*;
+use tool_core::runtime::backend::{CallState, PendingStore, StoreStatus, StoredCall, TaskStore};
 use tool_core::runtime::{
-    CallState, MemoryStore, Outcome, PendingCall, PendingStore, PostgresOptions, PostgresStore, Runtime, RuntimeError, SqliteStore,
-    StoreError, StoreStatus, StoredCall, TaskStore,
+    MemoryStore, Outcome, PendingCall, PostgresOptions, PostgresStore, ResumeOptions, Runtime, RuntimeError, SqliteStore, StoreError,
 };
 
 /// The integrity key every handle of a test's store shares.
@@ -238,16 +238,22 @@ async fn an_approval_runs_once_and_a_stale_or_unknown_id_is_refused(b: Backend) 
         panic!("{:?}", run.outcome)
     };
     assert_eq!(ids(&second.pending().await.unwrap()), [waiting.id()], "another runtime lists it");
-    let done = second.approve(waiting.id()).await.unwrap().finish().await;
+    let done = second.approve(waiting.id(), ResumeOptions::default()).await.unwrap().finish().await;
     assert!(matches!(done.outcome, Outcome::Done(_)), "{:?}", done.outcome);
     assert_eq!(ran(&ledger), 1);
     for runtime in [&first, &second] {
         assert!(
-            matches!(runtime.approve(waiting.id()).await, Err(RuntimeError::UnknownCall(_))),
+            matches!(
+                runtime.approve(waiting.id(), ResumeOptions::default()).await,
+                Err(RuntimeError::UnknownCall(_))
+            ),
             "a stale id"
         );
     }
-    assert!(matches!(first.approve("call_never_made").await, Err(RuntimeError::UnknownCall(_))));
+    assert!(matches!(
+        first.approve("call_never_made", ResumeOptions::default()).await,
+        Err(RuntimeError::UnknownCall(_))
+    ));
     assert_eq!(ran(&ledger), 1, "ran once");
     assert!(first.pending().await.unwrap().is_empty());
 }
@@ -268,7 +274,10 @@ async fn a_decline_never_runs_the_tool(b: Backend) {
         "{:?}",
         declined.outcome
     );
-    assert!(matches!(first.approve(waiting.id()).await, Err(RuntimeError::UnknownCall(_))));
+    assert!(matches!(
+        first.approve(waiting.id(), ResumeOptions::default()).await,
+        Err(RuntimeError::UnknownCall(_))
+    ));
     assert_eq!(ran(&ledger), 0, "a declined call never runs");
     assert!(second.pending().await.unwrap().is_empty());
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 use serde_json::json;
 use tool_core::call::CallOptions;
 use tool_core::registry::Registry;
-use tool_core::runtime::{Outcome, PendingStore, PostgresStore, Runtime};
+use tool_core::runtime::backend::PendingStore;
+use tool_core::runtime::{Outcome, PostgresStore, ResumeOptions, Runtime};
 
 use super::{options, pg};
 
@@ -29,8 +30,8 @@ pub const TESTS: &[(&str, Test)] = &[
 ];
 
 async fn next_message(
-    rx: &mut tokio::sync::broadcast::Receiver<Arc<tool_core::runtime::BusMessage>>,
-) -> Arc<tool_core::runtime::BusMessage> {
+    rx: &mut tokio::sync::broadcast::Receiver<Arc<tool_core::runtime::backend::BusMessage>>,
+) -> Arc<tool_core::runtime::backend::BusMessage> {
     tokio::time::timeout(Duration::from_secs(20), rx.recv())
         .await
         .expect("a message within 20 s")
@@ -134,7 +135,12 @@ async fn expiry(url: String) -> Result<(), String> {
     ids.sort();
     assert_eq!(expired, ids);
     assert!(runtime.pending().await.map_err(|e| e.to_string())?.is_empty());
-    let refused = runtime.approve(&ids[0]).await.err().map(|e| e.to_string()).unwrap_or_default();
+    let refused = runtime
+        .approve(&ids[0], ResumeOptions::default())
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(refused.contains("no pending call"), "{refused}");
     assert_eq!(super::ran(&ledger), 0, "an expired call never runs");
     pg::drop_schema(&url, &schema).await;
@@ -167,7 +173,7 @@ async fn three_instances(url: String) -> Result<(), String> {
         let (runtime, barrier, id) = (runtimes[i % 3].clone(), barrier.clone(), waiting.id().to_owned());
         tokio::spawn(async move {
             barrier.wait().await;
-            match runtime.approve(&id).await {
+            match runtime.approve(&id, ResumeOptions::default()).await {
                 Ok(stream) => Ok(stream.finish().await.outcome),
                 Err(e) => Err(e.to_string()),
             }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tool_core::prelude::*;
-use tool_core::runtime::{CallState, Outcome, PendingStore, PostgresOptions, PostgresStore, Runtime, StoreError, StoredCall};
+use tool_core::runtime::backend::{CallState, PendingStore, StoredCall};
+use tool_core::runtime::{Outcome, PostgresOptions, PostgresStore, ResumeOptions, Runtime, StoreError};
 
 use super::{KEY, call, child_cli, options, pg};
 
@@ -184,7 +185,7 @@ async fn fifty_approvals(url: String) -> Result<(), String> {
         let (barrier, id) = (barrier.clone(), waiting.id().to_owned());
         tokio::spawn(async move {
             barrier.wait().await;
-            match runtime.approve(&id).await {
+            match runtime.approve(&id, ResumeOptions::default()).await {
                 Ok(stream) => Ok(stream.finish().await.outcome),
                 Err(e) => Err(e.to_string()),
             }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_core::prelude::Registry;
-use tool_core::runtime::{Began, KeptResult, MemoryResults, ReceiptClaim, ResultError, ResultLimits, ResultStore, Runtime, STORE_KEY_ENV};
+use tool_core::runtime::backend::{Began, KeptResult, MemoryResults, ReceiptClaim, ResultError, ResultLimits, ResultStore};
+use tool_core::runtime::{Runtime, STORE_KEY_ENV};
 
 use super::{Backend, Case, KEY, child_cli, pg};
 

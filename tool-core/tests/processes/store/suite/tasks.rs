@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use tool_core::ToolOutput;
 use tool_core::prelude::*;
-use tool_core::runtime::{Began, NewTask, Outcome, PostgresStore, ReceiptClaim, RunEventKind, Runtime, TaskOptions, TaskState, TaskStore};
+use tool_core::runtime::backend::{Began, NewTask, ReceiptClaim, TaskState, TaskStore};
+use tool_core::runtime::{Outcome, PostgresStore, RunEventKind, Runtime, TaskOptions};
 
 use super::{Backend, Case, KEY, child_cli, options, pg};
 
@@ -164,7 +165,7 @@ async fn concurrent_claims(b: Backend) {
 }
 
 /// Claims until a task comes (bounded: a lease that never expires fails the test).
-async fn claim_when_expired(store: &dyn TaskStore, owner: &str) -> tool_core::runtime::ClaimedTask {
+async fn claim_when_expired(store: &dyn TaskStore, owner: &str) -> tool_core::runtime::backend::ClaimedTask {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some(claimed) = store.claim_task(owner, LONG).await.unwrap() {
@@ -638,7 +639,7 @@ async fn cancel_running(b: Backend) {
         )
         .build();
     let task_id = format!("task_chosen_{ledger}");
-    let over = tool_core::runtime::BackgroundOverride {
+    let over = tool_core::spec::BackgroundOverride {
         wait_timeout_ms: Some(0),
         task_id: Some(task_id.clone()),
         task_owner: Some("subject:alice".into()),

@@ -1,21 +1,20 @@
 //! Pinned remote tools: every call of an imported tool first checks its pin.
 //!
-//! Owns [`PinnedTool`] (made by [`pinned`]), the wrapper a provider puts around each tool it
-//! imports; the pins themselves, their store and the review API are `crate::pins`'s (re-exported
-//! here).
+//! Owns the wrapper a provider puts around each tool it imports ([`pinned`]); the pins
+//! themselves, their stores and the review API are the parent module's.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::{PinStore, check};
 use crate::context::ToolCallInfo;
 use crate::error::ToolError;
-pub use crate::pins::{MemoryPins, Pin, PinError, PinKey, PinStore, Pinned, accept, check, pin_all};
 use crate::spec::{ToolSpec, TransformPhase, TransformTarget};
 use crate::tool::{BoxFuture, InputHook, Tool, ToolInput, ToolOutput};
 
 /// A remote tool whose every call first checks its pin.
-pub struct PinnedTool {
+struct PinnedTool {
     inner: Arc<dyn Tool>,
     provider: String,
     connection: String,
