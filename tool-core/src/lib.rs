@@ -34,9 +34,9 @@
 //! ```
 //!
 //! Modules, one concept each: [`spec`] (what a tool is), [`schema`] (schemas from types),
-//! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`registry`]
+//! [`tool`](mod@tool) (the tool traits), [`call`] (validation and execution of one call), [`Registry`]
 //! (the set of tools), [`isolate`] (where a tool's body runs: async workers, the blocking pool
-//! or a child process), [`context`] (what a tool receives), [`dialect`] (which model provider,
+//! or a child process), [`context`] (what a tool receives), [`Dialect`] (which model provider,
 //! and what it can do), [`catalog`] (provider formats), [`stream`] and [`partial_json`]
 //! (streamed model output), `runtime` (calls as runs of typed events ending in one outcome:
 //! approval, suspension, background tasks, views), `mcp` (the MCP server) and `cli` (the
@@ -67,8 +67,8 @@ pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;
-pub mod dialect;
-pub mod error;
+mod dialect;
+mod error;
 pub mod fingerprint;
 pub mod idempotency;
 pub mod isolate;
@@ -78,14 +78,14 @@ pub mod isolate;
 pub mod json;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod model_output;
+mod model_output;
 #[cfg(feature = "otel")]
 pub mod otel;
 mod panic;
 pub mod partial_json;
 pub mod pins;
 pub mod provider;
-pub mod registry;
+mod registry;
 mod respecified;
 #[cfg(feature = "runtime")]
 pub mod runtime;
@@ -107,7 +107,7 @@ pub use caller::Caller;
 pub use context::{CallData, CallEnv, LogLevel, Observe, RequestContext, ToolCallInfo, ToolContext};
 pub use dialect::Dialect;
 pub use error::{ErrorKind, Issue, ToolError};
-pub use model_output::{ContentPart, ModelOutput};
+pub use model_output::{ContentPart, ModelOutput, ResourceContents};
 pub use registry::{IntoTool, Registry, RegistryError, RegistryProblem};
 pub use schema::SchemaError;
 pub use spec::{Isolation, ToolSpec};

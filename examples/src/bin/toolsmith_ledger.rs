@@ -59,7 +59,7 @@ fn checked_key(key: &str) -> Result<(), ToolError> {
         Ok(())
     } else {
         Err(ToolError::with_kind(
-            tool_core::error::ErrorKind::InputRejected,
+            tool_core::ErrorKind::InputRejected,
             "`key` must be 1 to 64 letters, digits, `_` or `-`.",
         ))
     }

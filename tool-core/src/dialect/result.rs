@@ -61,7 +61,7 @@ impl ModelOutput {
     ///   the raw output).
     ///
     /// ```
-    /// use tool_core::model_output::{ContentPart, ModelOutput};
+    /// use tool_core::{ContentPart, ModelOutput};
     /// use tool_core::Dialect;
     /// let out = ModelOutput::content([ContentPart::text("Radar:"), ContentPart::image_url("https://x/r.png")]);
     /// let block = out.to_tool_result(Dialect::Anthropic, "toolu_1").unwrap();
@@ -85,7 +85,7 @@ impl ModelOutput {
     /// as `inlineData`; the text (and stand-ins) of the other parts is its `output`.
     ///
     /// ```
-    /// use tool_core::model_output::ModelOutput;
+    /// use tool_core::ModelOutput;
     /// use tool_core::Dialect;
     /// let out = ModelOutput::ErrorText("not approved: it is production".into());
     /// let part = out.to_tool_result_named(Dialect::GeminiJsonSchema, "call_1", "delete_repo");

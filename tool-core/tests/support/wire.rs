@@ -8,7 +8,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use tool_core::model_output::ModelOutput;
+use tool_core::ModelOutput;
 
 /// One event as it is written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

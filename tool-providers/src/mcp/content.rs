@@ -9,7 +9,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
-use tool_core::model_output::{self, ContentPart, ModelOutput};
+use tool_core::{ContentPart, ModelOutput};
 
 /// What a successful remote call came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,12 +66,12 @@ pub(super) fn part(block: &ContentBlock) -> ContentPart {
             ResourceContents::TextResourceContents { uri, mime_type, text, .. } => ContentPart::Resource {
                 uri: uri.clone(),
                 media_type: mime_type.clone(),
-                contents: model_output::ResourceContents::Text(text.clone()),
+                contents: tool_core::ResourceContents::Text(text.clone()),
             },
             ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => ContentPart::Resource {
                 uri: uri.clone(),
                 media_type: mime_type.clone(),
-                contents: model_output::ResourceContents::Blob(blob.clone()),
+                contents: tool_core::ResourceContents::Blob(blob.clone()),
             },
             _ => passed_on(block),
         },
@@ -146,7 +146,7 @@ mod tests {
         );
         assert!(matches!(&parts[2], ContentPart::AudioData { media_type, .. } if media_type == "audio/wav"));
         assert!(matches!(&parts[3], ContentPart::ResourceLink { uri, name, .. } if uri == "file:///r.pdf" && name == "r"));
-        assert!(matches!(&parts[4], ContentPart::Resource { contents: model_output::ResourceContents::Text(t), .. } if t == "hello"));
-        assert!(matches!(&parts[5], ContentPart::Resource { contents: model_output::ResourceContents::Blob(b), .. } if b == "AQI="));
+        assert!(matches!(&parts[4], ContentPart::Resource { contents: tool_core::ResourceContents::Text(t), .. } if t == "hello"));
+        assert!(matches!(&parts[5], ContentPart::Resource { contents: tool_core::ResourceContents::Blob(b), .. } if b == "AQI="));
     }
 }

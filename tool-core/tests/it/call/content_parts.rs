@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 use tool_core::Dialect;
-use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents};
+use tool_core::{ContentPart, ModelOutput, ResourceContents};
 
 /// A name per variant; a new variant is a compile error here until the table has it.
 fn kind(part: &ContentPart) -> &'static str {

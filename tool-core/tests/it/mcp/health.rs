@@ -6,9 +6,9 @@ use crate::support::http_server;
 
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tool_core::Registry;
 use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
-use tool_core::registry::Registry;
 use tool_core::runtime::backend::{PendingStore, StoredCall};
 use tool_core::runtime::{PendingCall, Runtime, StoreError};
 

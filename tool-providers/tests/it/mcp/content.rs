@@ -12,12 +12,12 @@ use serde_json::{Map, Value, json};
 use tool_core::Dialect;
 use tool_core::context::ToolCallInfo;
 use tool_core::mcp::{McpConfig, McpServer};
-use tool_core::model_output::{ContentPart, ModelOutput, ResourceContents};
 use tool_core::provider::{ResolveOptions, ToolProvider};
 use tool_core::runtime::Runtime;
 use tool_core::spec::ToolSpec;
 use tool_core::tool::{BoxFuture, ToolInput, ToolOutput};
 use tool_core::{CallOptions, Registry, Tool, ToolError};
+use tool_core::{ContentPart, ModelOutput, ResourceContents};
 use tool_providers::mcp::McpToolProvider;
 
 /// A 1×1 PNG.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tool_core::Registry;
 use tool_core::call::CallOptions;
-use tool_core::registry::Registry;
 use tool_core::runtime::backend::PendingStore;
 use tool_core::runtime::{Outcome, PostgresStore, ResumeOptions, Runtime};
 
