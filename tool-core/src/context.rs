@@ -8,9 +8,7 @@
 //! a context is built, and the runtime validates suspend payloads and resume data.
 
 use std::fmt;
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,14 +20,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::caller::Caller;
 use crate::error::ToolError;
-pub use crate::idempotency::IdempotencyKey;
+use crate::idempotency::IdempotencyKey;
+pub(crate) use crate::tool::BoxFuture;
 use crate::spec::BackgroundOverride;
 
 mod handles;
 pub use handles::{Elicitation, LogLevel, McpHandle, Observe, Workflow, Writer};
 
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The untyped request context: a JSON object of shared state and dependencies.
 ///
@@ -82,9 +79,11 @@ pub struct CallData {
     /// stdio). Kept with a waiting call: whoever continues it is checked against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caller: Option<Arc<Caller>>,
-    /// Conversation messages, passed to the context and hooks.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<Value>,
+    /// Conversation messages, passed to the context and hooks: shared, so a call's copies of
+    /// its data (a waiting call continued, each call of a streamed response) never copy the
+    /// conversation.
+    #[serde(default, skip_serializing_if = "no_messages")]
+    pub messages: Arc<[Value]>,
     /// The request context (a JSON object); validated when the tool declares `context = T`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Value>,
@@ -97,6 +96,10 @@ pub struct CallData {
     /// [`crate::idempotency`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+}
+
+fn no_messages(messages: &Arc<[Value]>) -> bool {
+    messages.is_empty()
 }
 
 impl CallData {

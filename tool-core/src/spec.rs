@@ -1,6 +1,10 @@
 //! The tool's spec: every option `#[tool(...)]` accepts, as plain data.
 //!
-//! Owns [`ToolSpec`] and the small types it is made of. It is produced once per tool (by the
+//! Owns [`ToolSpec`]: an id, a description and a title, then four parts a user reads or sets
+//! as a whole: [`Schemas`] (what the tool takes and gives), [`Policy`] (approval, scopes,
+//! strictness, placement, background, exactly-once), [`Presentation`] (MCP annotations, tags,
+//! provider options, examples) and [`Behaviour`] (hooks, transforms, model output, whether it
+//! has a body); and the small types those are made of. It is produced once per tool (by the
 //! macro's generated code or by a [`DynamicTool`](crate::DynamicTool) builder) and only read
 //! afterwards. It must not run anything: behaviour lives in `tool`, `call` and the runtime.
 

@@ -131,7 +131,7 @@ impl CallOptions {
 
     /// The conversation so far.
     pub fn messages(mut self, messages: Vec<Value>) -> Self {
-        self.data.messages = messages;
+        self.data.messages = messages.into();
         self
     }
 

@@ -119,7 +119,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
-        let caller = identity::of(ctx);
+        // Read once: the identified caller, else the static token's holder (who has no subject).
+        let caller = identity::caller_of(ctx);
         // From a CSPRNG (rand's thread-local ChaCha, seeded from the OS): on 2026-07-28 the id
         // comes back as the request state that names the waiting call (and in a task's id), so
         // it must not be guessable.
@@ -131,8 +132,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 tool_call_id: Some(call_id.clone()),
                 // An authorized caller acts as its token's subject, whatever the configured
                 // context says.
-                resource_id: caller.and_then(Caller::subject).map(str::to_owned),
-                caller: identity::caller_of(ctx).map(Arc::new),
+                resource_id: caller.as_ref().and_then(Caller::subject).map(str::to_owned),
+                caller: caller.map(Arc::new),
                 context: self.shared.config.context.clone(),
                 idempotency_key,
                 ..Default::default()

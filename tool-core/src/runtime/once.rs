@@ -27,7 +27,8 @@ use sha2::{Digest, Sha256};
 
 use super::store::{Began, ReceiptClaim, ReceiptStore};
 use crate::call::Finished;
-use crate::context::{CallData, CallEnv, IdempotencyKey};
+use crate::context::{CallData, CallEnv};
+use crate::idempotency::IdempotencyKey;
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
 use crate::spec::Idempotent;
