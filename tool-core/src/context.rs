@@ -21,12 +21,19 @@ use tokio_util::sync::CancellationToken;
 use crate::caller::Caller;
 use crate::error::ToolError;
 use crate::idempotency::IdempotencyKey;
-pub(crate) use crate::tool::BoxFuture;
+pub(crate) use boxed::BoxFuture;
+
+/// The future type of the object-safe async methods, named publicly as `tool::BoxFuture` (its
+/// one path); defined here, below `tool`, because the context's handles return it too.
+pub(crate) mod boxed {
+    /// A boxed, sendable future: what [`Tool::execute`](crate::Tool::execute) and the other
+    /// object-safe async methods return.
+    pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+}
 use crate::spec::BackgroundOverride;
 
 mod handles;
 pub use handles::{Elicitation, LogLevel, McpHandle, Observe, Workflow, Writer};
-
 
 /// The untyped request context: a JSON object of shared state and dependencies.
 ///

@@ -31,9 +31,7 @@ use crate::model_output::ModelOutput;
 use crate::schema::{self, SchemaError};
 use crate::spec::{ApprovalRule, Behaviour, Policy, Presentation, Schemas, SourceLocation, ToolSpec, TransformPhase, TransformTarget};
 
-/// A boxed, sendable future: what [`Tool::execute`] and the other object-safe async
-/// methods return.
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::context::boxed::BoxFuture;
 pub use dynamic::{DynamicTool, DynamicToolBuilder};
 pub use input::{Decoded, ToolInput};
 use output::OutputTree;

@@ -9,8 +9,8 @@ use super::wire::{Message, Output, Request};
 use super::{ExecutionPolicy, WORKER_ARG};
 use crate::call::{self, Finished};
 use crate::context::{BoxFuture, CallEnv, Elicitation, LogLevel, McpHandle, Writer};
-use crate::idempotency::IdempotencyKey;
 use crate::error::ToolError;
+use crate::idempotency::IdempotencyKey;
 use crate::registry::Registry;
 use crate::tool::ToolInput;
 
