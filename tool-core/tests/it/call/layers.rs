@@ -111,3 +111,21 @@ fn the_scanner_sees_paths_and_use_lists() {
         ["call", "context", "runtime", "tool"].map(String::from).into_iter().collect()
     );
 }
+
+#[test]
+fn every_module_of_the_crate_is_on_a_layer() {
+    // The crate's root and its glue: the macro's private path, the budget's test file.
+    const GLUE: &[&str] = &["lib", "private", "budget_tests"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let unplaced: BTreeSet<String> = files
+        .iter()
+        .map(|f| module_of(&src, f))
+        .filter(|m| layer(m).is_none() && !GLUE.contains(&m.as_str()))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules on no layer (add them to `layer` and to ARCHITECTURE.md's table): {unplaced:?}"
+    );
+}
