@@ -277,16 +277,24 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
+        let unknown = || {
+            error_result(format!(
+                "No call waits as `{state}` (it was already resolved, or its wait for an answer expired); call `{}` again.",
+                tool.name
+            ))
+        };
         let waiting = match self.shared.runtime.pending_call(state).await {
             Ok(Some(call)) => call,
-            Ok(None) => {
-                return error_result(format!(
-                    "No call waits as `{state}` (it was already resolved, or its wait for an answer expired); call `{}` again.",
-                    tool.name
-                ));
-            }
+            Ok(None) => return unknown(),
             Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
         };
+        // Only whoever made the call may answer it: anyone else is told exactly what a caller
+        // naming no waiting call is (no oracle of other callers' calls).
+        let asking = super::identity::caller_of(ctx);
+        if waiting.data.caller.as_deref().map(crate::Caller::owner) != asking.as_ref().map(crate::Caller::owner) {
+            tracing::warn!(tool = %tool.name, "an answer for a waiting call came from another caller; refused as unknown");
+            return unknown();
+        }
         if waiting.tool_name != tool.id {
             return error_result(format!("The waiting call `{state}` is not a call of `{}`.", tool.name));
         }

@@ -45,6 +45,15 @@ async fn crm_update(
     format!("updated {id}")
 }
 
+/// Pays an amount (a person approves each payment)
+#[tool(require_approval, scopes = ["payments"])]
+async fn oauth_pay(
+    /// The amount
+    amount: u32,
+) -> String {
+    format!("paid {amount}")
+}
+
 /// This suite's tests, named `SUITE::TEST`.
 pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
     child_cli::trials(
@@ -60,6 +69,10 @@ pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
             (
                 "the_caller_reaches_tools_but_its_token_does_not",
                 the_caller_reaches_tools_but_its_token_does_not,
+            ),
+            (
+                "a_waiting_call_is_answered_by_its_caller_only",
+                a_waiting_call_is_answered_by_its_caller_only,
             ),
         ],
     )
@@ -164,7 +177,7 @@ fn metadata_and_challenges() {
             assert_eq!(doc["authorization_servers"], json!([auth.issuer]));
             assert_eq!(
                 doc["scopes_supported"],
-                json!(["mcp", "crm.write"]),
+                json!(["mcp", "crm.write", "payments"]),
                 "required scopes, then the tools'"
             );
             assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
@@ -541,4 +554,60 @@ fn a_session_is_its_creators() {
         assert_eq!(send(&bob, list.clone()).await.unwrap().status(), 404, "bob used alice's session");
         assert_eq!(send(&alice, list).await.unwrap().status(), 200);
     });
+}
+
+/// A 2026-07-28 approval: the request state another subject sends with an "approve" answer is
+/// refused exactly as an unknown state is (nothing runs), and the caller's own answer still
+/// runs the call once.
+fn a_waiting_call_is_answered_by_its_caller_only() {
+    child_cli::block_on(async {
+        let auth = AuthServer::start().await;
+        let served = Served::start(&auth, &[]);
+        let alice = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp payments"));
+        let bob = auth.mint("k1", &auth.claims(RESOURCE, "bob", "mcp payments"));
+        let modern = |token: String, mut params: Value| {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            });
+            let name = params["name"].as_str().unwrap().to_owned();
+            let request = reqwest::Client::new()
+                .post(&served.url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", name)
+                .bearer_auth(token)
+                .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string());
+            async move {
+                let r = request.send().await.unwrap();
+                assert_eq!(r.status(), 200);
+                r.json::<Value>().await.unwrap()
+            }
+        };
+        let asked = modern(alice.clone(), json!({"name": "oauth-pay", "arguments": {"amount": 3}})).await;
+        let state = asked["result"]["requestState"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no request state: {asked}"))
+            .to_owned();
+        let answer = json!({"action": "accept", "content": {"approved": true}});
+        let answering = |state: &str| json!({"name": "oauth-pay", "arguments": {"amount": 3}, "requestState": state, "inputResponses": {"approval": answer}});
+        let stolen = modern(bob.clone(), answering(&state)).await;
+        let unknown = modern(bob, answering("mcp_00000000000000000000000000000000")).await;
+        let text = |v: &Value| v["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(stolen["result"]["isError"], true, "{stolen}");
+        assert!(
+            !stolen.to_string().contains("paid"),
+            "another subject's answer ran the call: {stolen}"
+        );
+        let unknown_text = text(&unknown).replace("mcp_00000000000000000000000000000000", "STATE");
+        assert_eq!(
+            text(&stolen).replace(&state, "STATE"),
+            unknown_text,
+            "a stranger learns nothing a wrong state would not tell"
+        );
+        let done = modern(alice, answering(&state)).await;
+        assert!(done.to_string().contains("paid 3"), "the caller's own answer runs it: {done}");
+    })
 }
