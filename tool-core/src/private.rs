@@ -680,22 +680,3 @@ pub const fn resumes_with<P: ResumesWith<D> + ?Sized, D: ?Sized>() {}
 
 /// Asserts at compile time that the `#[ctx]` parameter resumes untyped (nothing declared).
 pub const fn resumes_untyped<P: ResumesUntyped + ?Sized>() {}
-
-#[cfg(test)]
-mod user_error_tests {
-    use super::*;
-    use crate::ErrorKind;
-
-    #[test]
-    fn a_tool_error_a_hook_returns_keeps_its_kind_and_any_other_error_its_text() {
-        let own = hook(Err::<(), _>(ToolError::with_kind(ErrorKind::InputRejected, "not on Sundays"))).unwrap_err();
-        assert_eq!((own.kind(), own.message()), (ErrorKind::InputRejected, "not on Sundays"));
-        let text = hook(Err::<(), _>("blank location".to_owned())).unwrap_err();
-        assert_eq!((text.kind(), text.message()), (ErrorKind::Execution, "blank location"));
-        let io = transformed(Err::<serde_json::Value, _>(std::io::Error::other("disk")))
-            .unwrap()
-            .unwrap_err();
-        assert_eq!((io.kind(), io.message()), (ErrorKind::Execution, "disk"));
-        assert!(hook(()).is_ok() && ApprovalReturn::into_approval(Ok::<bool, String>(true)).unwrap());
-    }
-}

@@ -6,4 +6,5 @@ pub mod layers;
 pub mod observe;
 pub mod rejection_results;
 pub mod spans;
+pub mod user_errors;
 pub mod workflow;
