@@ -178,7 +178,7 @@ def test_approval_started_on_a_approved_on_b_resolved_on_c(toolsmiths, database)
 
     # On C the call is resolved: approving it again is refused and runs nothing.
     again = call(c, "write-file", args, state, approve)
-    assert again.get("isError") and "No call waits as" in text(again), again
+    assert again.get("isError") and "waits for an answer as" in text(again), again
     assert pending(database) == []
 
 
@@ -198,6 +198,11 @@ def test_suspended_call_resumed_on_another_instance(toolsmiths, database):
     assert pending(database) == []
 
 
+# What a request state that names nothing this caller may answer is told: forged, edited, another
+# tool's or caller's, or already answered, the words are the same (no oracle of other calls).
+UNKNOWN = "waits for an answer as"
+
+
 def edited(name):
     """`name` with its last character changed (a random id may already end in `0`)."""
     return name[:-1] + ("1" if name.endswith("0") else "0")
@@ -215,9 +220,9 @@ def test_waiting_call_states_are_sealed(toolsmiths, database):
     approve = {"approval": {"action": "accept", "content": {"approved": True}}}
     for bad in [call_id, f"{call_id}.{'0' * len(tag)}", f"{edited(call_id)}.{tag}"]:
         refused = call(b, "write-file", args, bad, approve)
-        assert refused.get("isError") and "is not one this server issued" in text(refused), (bad, refused)
+        assert refused.get("isError") and UNKNOWN in text(refused), (bad, refused)
     other = call(b, "text-stats", {"text": "x"}, state, approve)
-    assert other.get("isError") and "is not one this server issued" in text(other), other
+    assert other.get("isError") and UNKNOWN in text(other), other
     assert (toolsmiths.root / "s.txt").read_text() == "old"
     assert [p["tool_call_id"] for p in pending(database)] == [call_id], "still waiting"
     done = call(c, "write-file", args, state, approve)
@@ -248,10 +253,10 @@ def test_forged_or_redirected_states_are_refused(fixtures):
               f"{key}.00000000-0000-0000-0000-000000000000.{tag}"]
     for bad in forged:
         refused = call(b, "ask_twice", {}, bad, answer)
-        assert refused.get("isError") and "is not one this server issued" in text(refused), (bad, refused)
+        assert refused.get("isError") and UNKNOWN in text(refused), (bad, refused)
     # Another tool cannot take the answer either (the tool is sealed into the state).
     other = call(b, "test_elicitation", {"message": "hi"}, state, answer)
-    assert other.get("isError") and "is not one this server issued" in text(other), other
+    assert other.get("isError") and UNKNOWN in text(other), other
     # The genuine state still works.
     going = call(b, "ask_twice", {}, state, answer)
     assert going["resultType"] == "input_required", going
@@ -324,7 +329,13 @@ def test_a_result_cut_on_one_instance_is_read_on_another_by_its_owner_only(
         assert '"location":"Seattle"' in whole and "sunny" in whole, read
 
         refused = request(c, "resources/read", uri, {"uri": uri}, token_for(auth_server, c, "mallory"))
-        assert "error" in refused and "belongs to another caller" in refused["error"]["message"], refused
+        unknown_uri = uri[:-1] + ("1" if uri.endswith("0") else "0")
+        unknown = request(c, "resources/read", unknown_uri, {"uri": unknown_uri}, token_for(auth_server, c, "mallory"))
+        assert "error" in refused and "not kept here" in refused["error"]["message"], refused
+        # Told exactly what a result that was never kept is told (code and words, the id aside).
+        assert refused["error"]["code"] == unknown["error"]["code"], (refused, unknown)
+        assert refused["error"]["message"].replace(uri.rsplit("/", 1)[1], "ID") == \
+            unknown["error"]["message"].replace(unknown_uri.rsplit("/", 1)[1], "ID"), (refused, unknown)
         assert "sunny" not in str(refused), refused
 
         status = toolsmith_cli("--store", database, "store", "status", "--json", env=env())

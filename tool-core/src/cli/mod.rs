@@ -38,11 +38,17 @@ use crate::runtime::{
     StoreLocation, StoredCall, open_store,
 };
 
+/// Who the command line acts as, told in its help.
+const OPERATOR: &str = "This command line is the operator's: it lists, reads and decides every caller's waiting calls, \
+background tasks, receipts and kept results, whoever made them (`pending`, `call ID --approve`, `resume`, `tasks`, \
+`receipts`). Over MCP a caller sees, answers and cancels only its own.";
+
 /// The `toolsmith` command line.
 #[derive(Debug, Parser)]
 #[command(
     name = "toolsmith",
     about = "List, inspect, export and call the tools linked into this binary",
+    after_help = OPERATOR,
     version
 )]
 pub struct Cli {
@@ -123,8 +129,8 @@ pub enum Command {
     /// and deliberate mistakes, called through the registry; a failure is printed as a ready
     /// `toolsmith call` command.
     Check(check::CheckCommand),
-    /// List the stored calls: waiting (for approval, resume data or a client-side tool's
-    /// result), running, interrupted
+    /// List the stored calls of every caller: waiting (for approval, resume data or a
+    /// client-side tool's result), running, interrupted
     /// (their process died mid-run: rerun or decline them explicitly), and damaged rows
     /// (skipped, with their id and why).
     Pending {

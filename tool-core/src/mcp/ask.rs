@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::call::{ToolRef, error_result};
 use super::call_meta::DECISION_META;
+use super::parked::no_waiting_call;
 use super::server::{McpServer, SESSIONLESS, modern};
 use crate::context::CallEnv;
 use crate::runtime::{Answer, Decision, EventStream, PendingKind, ResumeOptions, RunEventKind, RuntimeError, Waiting};
@@ -157,7 +158,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         // Cancelling the request (or ending its session) while the user is asked declines the
         // call: nobody is left to answer for it, and it must not run later by surprise.
-        let state = self.waiting_state(id, tool);
+        let state = self.waiting_state(id, tool, super::identity::owner_of(ctx).as_deref());
         let asked = tokio::select! {
             biased;
             () = ctx.ct.cancelled() => Asked::Cannot(CANCELLED.into()),
@@ -207,7 +208,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         let message = format!("Tool `{name}` needs your input to continue:\n{payload}");
         // A cancelled request stops asking; the suspended call keeps waiting for its data.
-        let state = self.waiting_state(id, tool);
+        let state = self.waiting_state(id, tool, super::identity::owner_of(ctx).as_deref());
         let asked = tokio::select! {
             asked = self.elicit(ctx, "resume", &state, &message, form) => asked,
             () = ctx.ct.cancelled() => return waiting("the request was cancelled"),
@@ -277,26 +278,19 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let unknown = || {
-            error_result(format!(
-                "No call waits as `{state}` (it was already resolved, or its wait for an answer expired); call `{}` again.",
-                tool.name
-            ))
-        };
         let waiting = match self.shared.runtime.pending_call(state).await {
             Ok(Some(call)) => call,
-            Ok(None) => return unknown(),
+            Ok(None) => return no_waiting_call(state, tool),
             Err(e) => return error_result(format!("The waiting call `{state}` could not be read: {e}")),
         };
         // Only whoever made the call may answer it: anyone else is told exactly what a caller
         // naming no waiting call is (no oracle of other callers' calls).
-        let asking = super::identity::caller_of(ctx);
-        if waiting.data.caller.as_deref().map(crate::Caller::owner) != asking.as_ref().map(crate::Caller::owner) {
-            tracing::warn!(tool = %tool.name, "an answer for a waiting call came from another caller; refused as unknown");
-            return unknown();
+        if waiting.data.caller.as_deref().map(crate::Caller::owner) != super::identity::owner_of(ctx) {
+            super::identity::refused_as_unknown("waiting call");
+            return no_waiting_call(state, tool);
         }
         if waiting.tool_name != tool.id {
-            return error_result(format!("The waiting call `{state}` is not a call of `{}`.", tool.name));
+            return no_waiting_call(state, tool);
         }
         // The client's answers are opaque JSON in rmcp (`InputResponses`): read as what was asked.
         let answer = ["approval", "resume"]

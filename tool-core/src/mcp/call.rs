@@ -84,7 +84,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             });
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let key = asked.idempotency_key.map(|key| scoped_key(&key, caller.and_then(Caller::subject)));
+        let key = asked.idempotency_key.map(|key| scoped_key(&key, caller));
         Ok(self.run_call(&tool, (args, key), ctx, trace_context).await)
     }
 
@@ -279,7 +279,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     }
 
     /// `resources/read` of a kept result: its full text (and raw JSON), for the session (or
-    /// bearer token) that made the call only.
+    /// caller) that made the call only; anyone else is told it is not kept here.
     pub(super) async fn read_result(&self, uri: &str, ctx: &RequestContext<RoleServer>) -> Result<ReadResourceResult, ErrorData> {
         let call_id = uri.strip_prefix(RESULTS_URI).unwrap_or(uri);
         let owner = self.result_owner(ctx).unwrap_or_default();
@@ -287,7 +287,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             let data = Some(json!({"uri": uri}));
             match e {
                 ResultError::NotFound(_) => ErrorData::resource_not_found(e.to_string(), data),
-                ResultError::NotYours(_) => ErrorData::invalid_params(e.to_string(), data),
+                // Another caller's result is told exactly what an unknown one is (no oracle).
+                ResultError::NotYours(id) => {
+                    identity::refused_as_unknown("kept result");
+                    ErrorData::resource_not_found(ResultError::NotFound(id).to_string(), data)
+                }
                 ResultError::Unavailable(..) => ErrorData::internal_error(e.to_string(), data),
             }
         })?;

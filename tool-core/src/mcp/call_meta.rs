@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::call::{ToolRef, error_result};
 use super::server::McpServer;
-use crate::runtime::ResumeOptions;
+use crate::runtime::{ResumeOptions, RuntimeError};
 
 /// The `_meta` key of a call's idempotency key: two calls of an `idempotent` tool with the same
 /// key (and arguments) run it once; the second is answered from the first's receipt.
@@ -76,17 +76,21 @@ fn idempotency_key(value: &Value) -> Result<String, String> {
 }
 
 /// The key a call runs with: the client's, scoped to the authorized caller when there is one
-/// (two callers' keys never meet, so no caller is answered from another's receipt).
-pub(super) fn scoped_key(key: &str, subject: Option<&str>) -> String {
-    match subject {
-        Some(subject) => format!("mcp:{}:{subject}:{key}", subject.len()),
+/// (two callers' keys never meet, so no caller is answered from another's receipt): an OAuth
+/// subject's as `mcp:<length>:<subject>:<key>`, the static-token holder's as
+/// `mcp:bearer-token:<key>`; without a caller, the key itself.
+pub(super) fn scoped_key(key: &str, caller: Option<&crate::Caller>) -> String {
+    match caller.map(crate::Caller::subject) {
+        Some(Some(subject)) => format!("mcp:{}:{subject}:{key}", subject.len()),
+        Some(None) => format!("mcp:bearer-token:{key}"),
         None => key.to_owned(),
     }
 }
 
 impl<E: ServerHandler + Clone> McpServer<E> {
     /// Decides the waiting call a signed token names: the token must verify with the server's
-    /// key, be unexpired and name a call of the tool called (whose scopes were checked); the
+    /// key, be unexpired, be brought by the caller who made the call (the token carries its
+    /// owner) and name a call of the tool called (whose scopes were checked); the
     /// runtime then holds it to the stored call (its id, arguments, tool version). Anything
     /// wrong is an error result and nothing runs; a decision that runs the call reports to this
     /// request like a new call.
@@ -96,6 +100,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(decision) => decision,
             Err(e) => return error_result(format!("The decision was refused: {e}. Nothing ran.")),
         };
+        // A token decides only for the caller whose call it names: brought by anyone else it is
+        // told what a token for no waiting call is (no oracle of other callers' calls).
+        if decision.binding.owner != super::identity::owner_of(ctx) {
+            super::identity::refused_as_unknown("decision token");
+            let unknown = RuntimeError::UnknownCall(decision.call_id().to_owned());
+            return error_result(format!("The decision was refused: {unknown}. Nothing ran."));
+        }
         if decision.binding.tool != tool.id {
             return error_result(format!(
                 "The decision was refused: it is for a call of another tool, not `{}`. Nothing ran.",
@@ -145,6 +156,12 @@ mod tests {
         let m = meta(json!({ DECISION_META: {"approve": true} }));
         assert!(CallMeta::read([&m]).unwrap_err().message.contains("tsd1."));
         assert_eq!(scoped_key("k", None), "k");
-        assert_ne!(scoped_key("b:k", Some("a")), scoped_key("k", Some("a:b")));
+        let (a, ab) = (crate::Caller::new("a", [""; 0]), crate::Caller::new("a:b", [""; 0]));
+        assert_ne!(scoped_key("b:k", Some(&a)), scoped_key("k", Some(&ab)));
+        let holder = crate::Caller::static_token();
+        let keys = [scoped_key("k", None), scoped_key("k", Some(&a)), scoped_key("k", Some(&holder))];
+        assert!(keys[0] != keys[1] && keys[1] != keys[2] && keys[0] != keys[2], "{keys:?}");
+        let bearer_named = crate::Caller::new("bearer-token", [""; 0]);
+        assert_ne!(scoped_key("k", Some(&bearer_named)), scoped_key("k", Some(&holder)));
     }
 }

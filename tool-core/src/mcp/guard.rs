@@ -51,6 +51,9 @@ fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Respo
 
 /// A refused request: logged at warn with `reason` (never the request's content), answered
 /// with a JSON-RPC error.
+/// rmcp's answer to a request naming an unknown session (its body, with no content type).
+const UNKNOWN_SESSION: &str = "Not Found: Session not found";
+
 pub(super) fn refuse(reason: &'static str, status: StatusCode, id: Value, code: i64, message: String) -> Response {
     tracing::warn!(reason, status = status.as_u16(), code, answer = %message, "refused an MCP HTTP request");
     rpc_error(status, id, code, message)
@@ -222,20 +225,18 @@ impl Guard {
         None
     }
 
-    /// A request naming a session another subject's token created: answered as an unknown
-    /// session (404), so a token cannot ride on, or learn of, someone else's session.
+    /// A request naming a session another subject's token created: answered byte for byte as
+    /// the transport answers an unknown session (404, `Not Found: Session not found`), so a
+    /// token can neither ride on nor learn of someone else's session.
     fn foreign_session(&self, headers: &HeaderMap, caller: &crate::Caller) -> Option<Response> {
         let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
         if !self.sessions.as_ref()?.owned_by_another(id, &caller.owner()) {
             return None;
         }
-        Some(refuse(
-            "session of another subject",
-            StatusCode::NOT_FOUND,
-            Value::Null,
-            -32001,
-            "Session not found".into(),
-        ))
+        super::identity::refused_as_unknown("session");
+        let mut unknown = Response::new(Body::from(UNKNOWN_SESSION));
+        *unknown.status_mut() = StatusCode::NOT_FOUND;
+        Some(unknown)
     }
 
     /// The whole body, if it is small enough and arrives in time.

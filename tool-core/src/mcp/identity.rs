@@ -26,6 +26,24 @@ pub(super) fn caller_of(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
     }
 }
 
+/// The owner key of this request's caller ([`Caller::owner`]), `None` without one: what every
+/// object a call of this request leaves (a waiting call, a parked run, a sealed state) is bound
+/// to, and what answering, reading or cancelling one must match.
+pub(super) fn owner_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    caller_of(ctx).map(|caller| caller.owner())
+}
+
+/// `owner` as a sealed field: the owner key, or the empty string for none (no owner key is empty).
+pub(super) fn sealed_owner(owner: Option<&str>) -> &str {
+    owner.unwrap_or_default()
+}
+
+/// Logs that a request named an object that is another caller's: at warn, without arguments
+/// (never the object's id, state or the caller), so the log is no oracle either.
+pub(super) fn refused_as_unknown(what: &'static str) {
+    tracing::warn!(object = what, "a request named another caller's object; answered as unknown");
+}
+
 /// The error text of a call whose token lacks scopes the tool needs.
 pub(super) fn missing_text(tool: &str, missing: &[&str]) -> String {
     format!(

@@ -6,12 +6,17 @@
 //! state naming the run ([`McpServer::continue_call`]), or until `input_timeout` passes. Owns
 //! [`Parked`], parking, resuming and expiry, and the request state: `mcp_input_<id>.<instance>.<tag>`,
 //! naming the run and the instance that holds it, sealed with the key the instances share (the
-//! tool's id is sealed in too), so a client can neither forge a state nor point it at another
-//! run, instance or tool. An answer that reaches another instance is relayed to the holder
+//! tool's id and the owner of the caller who made the call are sealed in too), so a client can
+//! neither forge a state nor point it at another run, instance or tool, and a state another
+//! caller brings is worthless. An answer that reaches another instance is relayed to the holder
 //! (`relay`). The request state of a call waiting in the runtime (approval, resume data) is
-//! its id; on instances sharing a store it is sealed too, `<id>.<tag>` over the id and the
-//! tool (`waiting_state`), so a call id seen elsewhere (a listing, a log) cannot be answered
-//! over MCP, nor a state carried to another tool. It does not ask the user about the runtime's
+//! its id; on instances sharing a store it is sealed too, `<id>.<tag>` over the id, the tool and
+//! the owner (`waiting_state`), so a call id seen elsewhere (a listing, a log) cannot be answered
+//! over MCP, nor a state carried to another tool or by another caller.
+//!
+//! Every state that names nothing this caller may answer — forged, edited, expired, answered,
+//! another tool's or another caller's — is told the same words ([`no_waiting_call`]): a stranger
+//! learns nothing about other callers' calls. It does not ask the user about the runtime's
 //! waiting calls (`ask`), and it does not run or answer calls (`call`).
 
 use std::collections::HashMap;
@@ -25,6 +30,7 @@ use tokio::sync::oneshot;
 
 use super::call::{ToolRef, error_result};
 use super::handle::Ask;
+use super::identity::{owner_of, refused_as_unknown, sealed_owner};
 use super::server::McpServer;
 use super::session::Slot;
 use crate::runtime::EventStream;
@@ -32,6 +38,8 @@ use crate::runtime::EventStream;
 /// A running call waiting for its client to answer the question its tool asked.
 pub(super) struct Parked {
     pub(super) tool: ToolRef,
+    /// The owner of the caller who made the call: only it may answer.
+    owner: Option<String>,
     events: EventStream,
     slot: Slot,
     reply: oneshot::Sender<Value>,
@@ -51,22 +59,35 @@ pub(super) struct ParkedState<'a> {
 /// The prefix of a parked run's request state.
 const PREFIX: &str = "mcp_input_";
 
+/// What a request state naming nothing this caller may answer is told, whatever the reason
+/// (forged, edited, expired, already answered, another tool's, another caller's).
+pub(super) fn no_waiting_call(state: &str, tool: &ToolRef) -> CallToolResponse {
+    error_result(format!(
+        "No call of `{name}` waits for an answer as `{state}` (it was already answered, or its wait for an answer expired); call `{name}` again.",
+        name = tool.name
+    ))
+}
+
+/// A state this server did not issue for this tool and caller: forged, edited, or brought by
+/// another caller (the seal cannot tell which, and neither does the answer).
+#[derive(Debug)]
+pub(super) struct NotIssued;
+
 /// Reads a parked run's request state: `Ok(None)` when it is not one (a waiting call's id),
-/// `Err` when it is one this server did not issue for `tool` (forged, edited, another tool's).
-pub(super) fn read_state<'a>(bus: &dyn crate::runtime::Bus, state: &'a str, tool: &ToolRef) -> Result<Option<ParkedState<'a>>, String> {
+/// `Err` when it is one this server did not issue for `tool` and the caller `owner`.
+pub(super) fn read_state<'a>(
+    bus: &dyn crate::runtime::Bus,
+    state: &'a str,
+    tool: &ToolRef,
+    owner: Option<&str>,
+) -> Result<Option<ParkedState<'a>>, NotIssued> {
     if !state.starts_with(PREFIX) {
         return Ok(None);
     }
-    let refused = || {
-        format!(
-            "The request state `{state}` is not one this server issued for tool `{}`; call the tool again.",
-            tool.name
-        )
-    };
-    let (key, rest) = state.split_once('.').ok_or_else(refused)?;
-    let (instance, tag) = rest.rsplit_once('.').ok_or_else(refused)?;
-    if !bus.verify(&[key, instance, &tool.id], tag) {
-        return Err(refused());
+    let (key, rest) = state.split_once('.').ok_or(NotIssued)?;
+    let (instance, tag) = rest.rsplit_once('.').ok_or(NotIssued)?;
+    if !bus.verify(&[key, instance, &tool.id, sealed_owner(owner)], tag) {
+        return Err(NotIssued);
     }
     Ok(Some(ParkedState { key, instance }))
 }
@@ -110,12 +131,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let key = format!("{PREFIX}{}", uuid::Uuid::new_v4().simple());
         let bus = &self.shared.bus;
         let instance = bus.instance_id();
-        let tag = bus.seal(&[&key, instance, &tool.id]);
+        let owner = owner_of(ctx);
+        let tag = bus.seal(&[&key, instance, &tool.id, sealed_owner(owner.as_deref())]);
         let client_state = format!("{key}.{instance}.{tag}");
         let mut requests = InputRequests::new();
         requests.insert("input".to_owned(), ask.request);
         let parked = Parked {
             tool: tool.clone(),
+            owner,
             events,
             slot,
             reply: ask.reply,
@@ -143,63 +166,67 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let parked = match read_state(self.shared.bus.as_ref(), state, tool) {
+        let owner = owner_of(ctx);
+        let not_issued = || {
+            tracing::warn!(tool = %tool.name, "a request state that this server did not issue for the tool and caller; answered as unknown");
+            no_waiting_call(state, tool)
+        };
+        let parked = match read_state(self.shared.bus.as_ref(), state, tool, owner.as_deref()) {
             Ok(Some(parked)) => parked,
             Ok(None) => {
-                return match self.waiting_id(state, tool) {
+                return match self.waiting_id(state, tool, owner.as_deref()) {
                     Ok(id) => self.answer_waiting(tool, id, responses, ctx).await,
-                    Err(refused) => error_result(refused),
+                    Err(NotIssued) => not_issued(),
                 };
             }
-            Err(refused) => return error_result(refused),
+            Err(NotIssued) => return not_issued(),
         };
         if parked.instance != self.shared.bus.instance_id() {
-            return self.relay_answer(tool, &parked, responses, ctx).await;
+            return self.relay_answer(tool, (state, &parked), owner.as_deref(), responses, ctx).await;
         }
-        match self.shared.parked.take(parked.key) {
-            Some(run) => self.resume_parked(tool, parked.key, run, responses, ctx).await,
-            None => self.answer_waiting(tool, state, responses, ctx).await,
+        match self.take_parked(parked.key, &tool.id, owner.as_deref()) {
+            Ok(run) => self.resume_parked(tool, parked.key, run, responses, ctx).await,
+            Err(NotIssued) => no_waiting_call(state, tool),
         }
     }
 
-    /// The request state of the runtime's waiting call `id` of `tool`: the id, sealed with the
-    /// tool under the shared key when the instances share a store.
-    pub(super) fn waiting_state(&self, id: &str, tool: &ToolRef) -> String {
+    /// The request state of the runtime's waiting call `id` of `tool`, made by the caller
+    /// `owner`: the id, sealed with the tool and the owner under the shared key when the
+    /// instances share a store.
+    pub(super) fn waiting_state(&self, id: &str, tool: &ToolRef, owner: Option<&str>) -> String {
         if !self.shared.shares_store {
             return id.to_owned();
         }
-        let tag = self.shared.bus.seal(&[WAITING, id, &tool.id]);
+        let tag = self.shared.bus.seal(&[WAITING, id, &tool.id, sealed_owner(owner)]);
         format!("{id}.{tag}")
     }
 
-    /// The waiting call a request state names ([`waiting_state`](Self::waiting_state)), or why
-    /// it is refused (forged, edited, another tool's, or a bare id on instances sharing a store).
-    fn waiting_id<'a>(&self, state: &'a str, tool: &ToolRef) -> Result<&'a str, String> {
+    /// The waiting call a request state names ([`waiting_state`](Self::waiting_state)) for the
+    /// caller `owner`, or [`NotIssued`] (forged, edited, another tool's or caller's, or a bare id
+    /// on instances sharing a store).
+    fn waiting_id<'a>(&self, state: &'a str, tool: &ToolRef, owner: Option<&str>) -> Result<&'a str, NotIssued> {
         if !self.shared.shares_store {
             return Ok(state);
         }
         let sealed = state
             .rsplit_once('.')
-            .filter(|(id, tag)| self.shared.bus.verify(&[WAITING, id, &tool.id], tag));
-        sealed.map(|(id, _)| id).ok_or_else(|| {
-            format!(
-                "The request state `{state}` is not one this server issued for tool `{}`; call the tool again.",
-                tool.name
-            )
-        })
+            .filter(|(id, tag)| self.shared.bus.verify(&[WAITING, id, &tool.id, sealed_owner(owner)], tag));
+        sealed.map(|(id, _)| id).ok_or(NotIssued)
     }
 
-    /// Takes the parked run `key` for an answer relayed from another instance: `Err` says why
-    /// there is none to resume (the run is put back when it is of another tool).
-    pub(super) fn take_parked(&self, key: &str, tool_id: &str) -> Result<Parked, String> {
-        let Some(parked) = self.shared.parked.take(key) else {
-            return Err(format!(
-                "No call waits as `{key}` (it was already answered, or its wait for an answer expired); call the tool again."
-            ));
-        };
-        if parked.tool.id != tool_id {
+    /// Takes the parked run `key` of tool `tool_id` for an answer from the caller `owner` (here,
+    /// or relayed from another instance). [`NotIssued`] when there is none to resume: unknown,
+    /// already answered, expired, another tool's or another caller's (such a run is put back,
+    /// and the refusal logged).
+    pub(super) fn take_parked(&self, key: &str, tool_id: &str, owner: Option<&str>) -> Result<Parked, NotIssued> {
+        let parked = self.shared.parked.take(key).ok_or(NotIssued)?;
+        let theirs = parked.owner.as_deref() != owner;
+        if parked.tool.id != tool_id || theirs {
+            if theirs {
+                refused_as_unknown("parked run");
+            }
             self.shared.parked.put(key.to_owned(), parked);
-            return Err(format!("The waiting call `{key}` is not a call of this tool."));
+            return Err(NotIssued);
         }
         Ok(parked)
     }

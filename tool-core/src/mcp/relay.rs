@@ -21,7 +21,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{ToolRef, error_result};
-use super::parked::ParkedState;
+use super::parked::{ParkedState, no_waiting_call};
 use super::server::{McpServer, Shared};
 use super::session::Session;
 use crate::runtime::{Bus, BusMessage};
@@ -77,11 +77,14 @@ async fn next(rx: &mut broadcast::Receiver<Arc<BusMessage>>, topic: &str, nonce:
 }
 
 impl<E: ServerHandler + Clone> McpServer<E> {
-    /// Sends the answer to a run parked on another instance and answers with how it went on.
+    /// Sends the answer of the caller `owner` to a run parked on another instance (named by the
+    /// request state `parked`, which verified for this caller) and answers with how it went on.
+    /// The holder takes the run only for the owner it was parked for.
     pub(super) async fn relay_answer(
         &self,
         tool: &ToolRef,
-        parked: &ParkedState<'_>,
+        (state, parked): (&str, &ParkedState<'_>),
+        owner: Option<&str>,
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
@@ -100,7 +103,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         let mut rx = bus.subscribe();
         let nonce = uuid::Uuid::new_v4().simple().to_string();
-        let body = json!({"key": parked.key, "tool": tool.id, "answers": responses, "nonce": nonce});
+        let body = json!({"key": parked.key, "tool": tool.id, "owner": owner, "answers": responses, "nonce": nonce});
         if let Err(e) = bus.publish(Some(holder), ANSWER, &body).await {
             return error_result(format!("The answer cannot be delivered: {e}"));
         }
@@ -108,8 +111,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(Some(ack)) => ack,
             _ => return gone(&format!("it did not acknowledge the answer within {} s", ACK_WAIT.as_secs())),
         };
-        if let Some(refused) = ack.body.get("refused").and_then(Value::as_str) {
-            return error_result(refused.to_owned());
+        if ack.body.get("refused").is_some_and(|r| r == &json!(true)) {
+            return no_waiting_call(state, tool);
         }
         let mut check = tokio::time::interval(LIVENESS_EVERY);
         check.tick().await;
@@ -222,15 +225,16 @@ async fn answer<E: ServerHandler + Clone>(server: McpServer<E>, message: Arc<Bus
     let bus: Arc<dyn Bus> = server.shared.bus.clone();
     let field = |k: &str| message.body.get(k).and_then(Value::as_str).unwrap_or_default();
     let (key, tool_id, nonce, to) = (field("key"), field("tool"), field("nonce"), message.from.as_str());
+    let owner = message.body.get("owner").and_then(Value::as_str);
     let answers: InputResponses = message
         .body
         .get("answers")
         .and_then(|a| serde_json::from_value(a.clone()).ok())
         .unwrap_or_default();
-    let parked = server.take_parked(key, tool_id);
+    let parked = server.take_parked(key, tool_id, owner);
     let ack = match &parked {
         Ok(_) => json!({"nonce": nonce}),
-        Err(refused) => json!({"nonce": nonce, "refused": refused}),
+        Err(_) => json!({"nonce": nonce, "refused": true}),
     };
     if let Err(error) = bus.publish(Some(to), ACK, &ack).await {
         tracing::warn!(%error, "could not acknowledge a relayed answer");

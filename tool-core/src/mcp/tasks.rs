@@ -18,8 +18,9 @@
 //! | cancelled (running, queued or waiting) | `cancelled` |
 //!
 //! A task belongs to who started it (the token's subject, else the bearer token, else the
-//! session; a request with none of them leaves the unguessable task id as the only key): anyone
-//! else is told there is no such task. Running calls is `call`'s, the approval form and applying
+//! session, else nobody): anyone else — another subject, the static-token holder, a request
+//! with no caller for a caller's task and a caller for a task nobody owned — is told exactly
+//! what an unknown task id is told, and the refusal is logged. Running calls is `call`'s, the approval form and applying
 //! an answer are `ask`'s, the queue is the runtime's.
 
 use rmcp::model::{
@@ -171,7 +172,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         let handle = data.background.as_ref().filter(|b| b.task_id.as_deref() == Some(id));
         let Some(handle) = handle else { return Err(no_task(id)) };
-        if handle.task_owner.is_some() && handle.task_owner != self.task_owner(ctx) {
+        // The owner must match exactly: a task nobody owned is no one's to read either (it was
+        // started by a request with no caller, which no later request can prove it is).
+        if handle.task_owner != self.task_owner(ctx) {
+            identity::refused_as_unknown("task");
             return Err(no_task(id));
         }
         found.ok_or_else(|| no_task(id))

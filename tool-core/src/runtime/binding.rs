@@ -1,7 +1,8 @@
 //! Approvals bound to the exact call: what a decision covers, and the three answers.
 //!
 //! Owns [`Binding`] (a waiting call's id, its tool, the RFC 8785 + SHA-256 hash of its validated
-//! arguments, the tool's spec fingerprint, and a nonce drawn when the call started to wait),
+//! arguments, the tool's spec fingerprint, a nonce drawn when the call started to wait, and the
+//! owner of the caller who made it),
 //! [`Answer`] (approve, edit, reject) and [`Decision`] (an answer bound to one call). The binding
 //! is stored with the waiting call; a decision whose binding differs from the stored one, or a
 //! stored binding whose tool has changed since, is refused before anything runs. Claiming and
@@ -63,12 +64,19 @@ pub struct Binding {
     /// compared by itself: `spec` covers the same parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parts: Option<PartDigests>,
+    /// The owner of the caller who made the call ([`Caller::owner`](crate::Caller::owner)), `None`
+    /// when it had none (stdio, an open endpoint, a direct call). A signed decision carries it, so
+    /// an edge can refuse a token brought by anyone else; a decision for another owner than the
+    /// stored call's is refused like one for other arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 impl Binding {
-    /// The binding of a call that starts to wait now (a fresh nonce).
-    pub(crate) fn new(call_id: &str, spec: &ToolSpec, args: &Value) -> Binding {
+    /// The binding of a call of `owner` that starts to wait now (a fresh nonce).
+    pub(crate) fn new(call_id: &str, spec: &ToolSpec, args: &Value, owner: Option<String>) -> Binding {
         Binding {
+            owner,
             call_id: call_id.to_owned(),
             tool: spec.id.clone(),
             args_hash: hash(args),
@@ -86,6 +94,7 @@ impl Binding {
             (self.args_hash != sent.args_hash, "other arguments"),
             (self.spec != sent.spec, "another version of the tool"),
             (self.nonce != sent.nonce, "an earlier call that had the same id"),
+            (self.owner != sent.owner, "another caller's call"),
         ];
         let named: Vec<&str> = parts.iter().filter_map(|(d, what)| d.then_some(*what)).collect();
         (!named.is_empty()).then(|| named.join(", "))
@@ -193,7 +202,7 @@ mod tests {
     #[test]
     fn each_difference_is_named_and_answers_read() {
         let spec = ToolSpec::new("t", "Does it", json!({"type": "object"}));
-        let a = Binding::new("call_1", &spec, &json!({"x": 1, "y": [1.0]}));
+        let a = Binding::new("call_1", &spec, &json!({"x": 1, "y": [1.0]}), None);
         let mut b = a.clone();
         assert_eq!(a.differs(&b), None);
         b.args_hash = hash(&json!({"y": [1], "x": 1}));
@@ -201,9 +210,12 @@ mod tests {
         b.args_hash = hash(&json!({"x": 2}));
         b.nonce = "other".into();
         assert_eq!(a.differs(&b).unwrap(), "other arguments, an earlier call that had the same id");
+        let mut theirs = a.clone();
+        theirs.owner = Some("subject:bob".into());
+        assert_eq!(a.differs(&theirs).unwrap(), "another caller's call");
         assert_ne!(
-            Binding::new("call_1", &spec, &json!({})).nonce,
-            Binding::new("call_1", &spec, &json!({})).nonce
+            Binding::new("call_1", &spec, &json!({}), None).nonce,
+            Binding::new("call_1", &spec, &json!({}), None).nonce
         );
         let changed = ToolSpec::new("t", "Does more", json!({"type": "object"}));
         assert_eq!(a.tool_changed(&spec), None);

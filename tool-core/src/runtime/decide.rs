@@ -229,8 +229,8 @@ impl Runtime {
     /// Decides a call waiting for approval: approve, edit (the approver's arguments instead)
     /// or reject with a reason. The decision is bound to the call it was made for
     /// ([`Binding`]): a decision for another call id, other arguments, another version of the
-    /// tool (the tool changed since the call started to wait) or an earlier call that had the
-    /// same id is refused ([`RuntimeError::Unbound`]), nothing runs and the call keeps waiting.
+    /// tool (the tool changed since the call started to wait), an earlier call that had the
+    /// same id or another caller's call is refused ([`RuntimeError::Unbound`]), nothing runs and the call keeps waiting.
     /// Edited arguments that do not validate are refused the same way. `options`: what the tool
     /// runs with, and whether an interrupted call may run again.
     pub async fn decide(&self, decision: Decision, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
@@ -474,16 +474,21 @@ impl Runtime {
 }
 
 /// The binding a waiting call is held to: the stored one, or for a call stored without one (by
-/// an earlier version), one made of what is stored now.
+/// an earlier version), one made of what is stored now. Its owner is always the stored caller's
+/// (a binding stored by an earlier version has none of its own).
 fn stored_binding(call: &PendingCall, spec: &ToolSpec) -> Binding {
-    call.binding.clone().unwrap_or_else(|| Binding {
+    let owner = call.data.caller.as_deref().map(crate::Caller::owner);
+    let mut binding = call.binding.clone().unwrap_or_else(|| Binding {
         call_id: call.tool_call_id.clone(),
         tool: call.tool_name.clone(),
         args_hash: crate::fingerprint::hash(&call.args),
         spec: spec.fingerprint(),
         nonce: String::new(),
         parts: None,
-    })
+        owner: None,
+    });
+    binding.owner = owner;
+    binding
 }
 
 /// Whether a decision bound to `sent` (or to what is stored) may go on: it names this very

@@ -183,7 +183,14 @@ impl Runtime {
             suspend_payload: suspended,
             resume_schema,
             created_at_ms: now_ms(),
-            binding: (kind == PendingKind::Approval).then(|| Binding::new(&call.tool_call_id, spec, &prepared.args())),
+            binding: (kind == PendingKind::Approval).then(|| {
+                Binding::new(
+                    &call.tool_call_id,
+                    spec,
+                    &prepared.args(),
+                    data.caller.as_deref().map(crate::Caller::owner),
+                )
+            }),
         };
         if let Err(e) = self.inner.store.save(&pending).await {
             let name = &call.tool_name;

@@ -209,7 +209,10 @@ mod tests {
     #[test]
     fn tokens_verify_once_signed_and_refuse_everything_else() {
         let spec = ToolSpec::new("t", "Does it", json!({"type": "object"}));
-        let decision = Decision::new(Binding::new("call_1", &spec, &json!({"a": 1})), Answer::Approve);
+        let decision = Decision::new(
+            Binding::new("call_1", &spec, &json!({"a": 1}), Some("subject:alice".into())),
+            Answer::Approve,
+        );
         let key = DecisionKey::from_bytes(b"0123456789abcdef-key-one").unwrap();
         let token = key.sign(&decision, 1_000);
         assert_eq!(key.verify(&token, 1_000).unwrap(), decision);

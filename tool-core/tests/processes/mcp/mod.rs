@@ -1,3 +1,4 @@
+pub mod authorization;
 pub mod oauth;
 pub mod production;
 pub mod trust;
