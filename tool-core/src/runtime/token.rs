@@ -180,7 +180,9 @@ impl Runtime {
     /// Decides a call with a signed token ([`sign_decision`](Self::sign_decision)): a token
     /// that was altered, signed with another key or has expired is refused
     /// ([`RuntimeError::Token`]); the decision it carries is then checked as
-    /// [`decide`](Self::decide) checks any.
+    /// [`decide`](Self::decide) checks any, the owner of the call included. Whether whoever
+    /// presents the token is that owner ([`Binding::owner`](super::Binding::owner)) is the edge's
+    /// to check, as the MCP server does: called directly, this is the operator's decision.
     pub async fn decide_token(&self, token: &str, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let decision = self.verify_decision(token)?;
         self.decide(decision, options).await
