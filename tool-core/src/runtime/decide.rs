@@ -117,11 +117,16 @@ enum Take {
 }
 
 impl Runtime {
-    /// Puts a claimed call back to waiting (nothing ran).
-    async fn release(&self, id: &str) {
-        if let Err(e) = self.inner.store.release(id).await {
-            tracing::warn!(tool_call_id = id, error = %e, "a pending call could not be released");
-        }
+    /// Puts a claimed call back to waiting (nothing ran). When the store fails, the release is
+    /// kept and tried again until it goes through (`settle`): the row is never left `running`
+    /// under this live process, refusing every later decision.
+    pub(super) async fn release(&self, id: &str) {
+        let (store, owned) = (self.inner.store.clone(), id.to_owned());
+        super::settle::settle("release a claimed call", id, move || {
+            let (store, id) = (store.clone(), owned.clone());
+            async move { store.release(&id).await }
+        })
+        .await;
     }
 
     /// Whether the tool declares that calling it twice has no extra effect (MCP's

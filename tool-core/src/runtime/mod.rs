@@ -44,6 +44,7 @@ mod outcome;
 mod pending;
 mod retention;
 mod run;
+mod settle;
 mod state;
 pub(crate) mod store;
 mod stream;

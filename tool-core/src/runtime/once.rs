@@ -46,9 +46,33 @@ pub(crate) async fn run(
     env: CallEnv,
     resume: Option<Value>,
 ) -> Result<Finished, ToolError> {
+    match attempt(receipts, prepared, data, env, resume).await {
+        Attempt::Ended(ended) => ended,
+        Attempt::NotRun(error) => Err(error),
+    }
+}
+
+/// How an [`attempt`] went.
+pub(crate) enum Attempt {
+    /// The body ran (or a recorded result answers), or the call was refused for good.
+    Ended(Result<Finished, ToolError>),
+    /// The body did not run and may run later: the receipt could not be read or claimed (the
+    /// store failed), or another live run of the key held it past the wait. A call taken from
+    /// the store goes back to waiting.
+    NotRun(ToolError),
+}
+
+/// [`run`], telling apart a call whose body did not run but may later ([`Attempt::NotRun`]).
+pub(crate) async fn attempt(
+    receipts: &Arc<dyn ReceiptStore>,
+    prepared: &OwnedPrepared,
+    data: &Arc<CallData>,
+    env: CallEnv,
+    resume: Option<Value>,
+) -> Attempt {
     let tool = prepared.tool().clone();
     let Some(policy) = tool.spec().policy.idempotent else {
-        return prepared.run(data, env, resume).await;
+        return Attempt::Ended(prepared.run(data, env, resume).await);
     };
     let name = tool.spec().id.as_str();
     let call_id = data.tool_call_id.clone().unwrap_or_default();
@@ -58,17 +82,19 @@ pub(crate) async fn run(
         tool_name: name.to_owned(),
         args_digest: args_digest(&prepared.args()),
     };
-    let taken_over = match turn(receipts, &claim, policy, &env).await? {
-        Turn::Recorded(recorded) => {
+    let taken_over = match turn(receipts, &claim, policy, &env).await {
+        Ok(Turn::Recorded(recorded)) => {
             let output = read_output(recorded).map_err(|why| {
                 ToolError::new(format!(
                     "Tool `{name}` runs once per call, and the recorded result of this call cannot be read ({why}); it was not run again."
                 ))
                 .for_tool(name)
-            })?;
-            return Ok(prepared.recorded(data, output));
+            });
+            return Attempt::Ended(output.map(|output| prepared.recorded(data, output)));
         }
-        Turn::Run(taken_over) => taken_over,
+        Ok(Turn::Run(taken_over)) => taken_over,
+        Err(Refused::Later(error)) => return Attempt::NotRun(error),
+        Err(Refused::ForGood(error)) => return Attempt::Ended(Err(error)),
     };
     let key = if taken_over { key.interrupted_before() } else { key };
     let env = CallEnv {
@@ -81,21 +107,61 @@ pub(crate) async fn run(
     };
     let ended = prepared.run(data, env, resume).await;
     let key = guard.key.take().unwrap_or_default();
-    let recorded = match &ended {
+    let end = match &ended {
         Ok(Finished::Output(output)) => match recorded_output(output) {
-            Some(result) => receipts.finish(&key, &result).await,
-            None => receipts.interrupt(&key).await,
+            Some(result) => End::Finish(result),
+            None => End::Interrupt,
         },
-        Ok(Finished::Suspended(_)) => receipts.release(&key).await,
-        Err(e) if matches!(e.kind(), ErrorKind::Panic | ErrorKind::Aborted | ErrorKind::InvalidOutput) => receipts.interrupt(&key).await,
-        Err(_) => receipts.release(&key).await,
+        Ok(Finished::Suspended(_)) => End::Release,
+        Err(e) if matches!(e.kind(), ErrorKind::Panic | ErrorKind::Aborted | ErrorKind::InvalidOutput) => End::Interrupt,
+        Err(_) => End::Release,
     };
-    if let Err(e) = recorded {
-        // The body ran: its result is reported. Its receipt still reads as running, so a
-        // later run of the key finds it interrupted (never runs the body silently again).
-        tracing::warn!(tool = name, tool_call_id = %call_id, error = %e, "the receipt of an idempotent call could not be recorded");
-    }
-    ended
+    // The body ran: its result is reported now. When the store fails, the receipt is recorded
+    // when it returns (kept and tried again): meanwhile it reads as running under this live
+    // process, so a run of the same key waits for it rather than running the body again.
+    record(receipts, key, end, &call_id).await;
+    Attempt::Ended(ended)
+}
+
+/// Why a run does not take the key.
+enum Refused {
+    /// Not now (the store failed; another live run held it past the wait).
+    Later(ToolError),
+    /// Not at all (used for another tool or arguments; interrupted, for a tool that does not
+    /// recover).
+    ForGood(ToolError),
+}
+
+/// How a run that held a key ended, for its receipt.
+enum End {
+    /// With this recorded result.
+    Finish(Value),
+    /// Nothing happened (the body failed by itself, or suspended): the key is free again.
+    Release,
+    /// Cut short: its effect is unknown.
+    Interrupt,
+}
+
+/// Records how the run holding `key` ended, until the store takes it (`settle`).
+async fn record(receipts: &Arc<dyn ReceiptStore>, key: String, end: End, call_id: &str) {
+    let receipts = receipts.clone();
+    let kind = match end {
+        End::Finish(_) => "finish a receipt",
+        End::Release => "release a receipt",
+        End::Interrupt => "mark a receipt interrupted",
+    };
+    let end = Arc::new(end);
+    super::settle::settle(kind, call_id, move || {
+        let (receipts, key, end) = (receipts.clone(), key.clone(), end.clone());
+        async move {
+            match &*end {
+                End::Finish(result) => receipts.finish(&key, result).await,
+                End::Release => receipts.release(&key).await,
+                End::Interrupt => receipts.interrupt(&key).await,
+            }
+        }
+    })
+    .await;
 }
 
 /// What this run does.
@@ -107,16 +173,18 @@ enum Turn {
 }
 
 /// Claims the key, waiting while a live run holds it.
-async fn turn(receipts: &Arc<dyn ReceiptStore>, claim: &ReceiptClaim, policy: Idempotent, env: &CallEnv) -> Result<Turn, ToolError> {
+async fn turn(receipts: &Arc<dyn ReceiptStore>, claim: &ReceiptClaim, policy: Idempotent, env: &CallEnv) -> Result<Turn, Refused> {
     let name = claim.tool_name.as_str();
     let deadline = Instant::now() + env.timeout.map_or(MAX_WAIT, |t| t.min(MAX_WAIT));
     let mut pause = Duration::from_millis(10);
     loop {
         let began = receipts.begin(claim, policy == Idempotent::Recover).await.map_err(|e| {
-            ToolError::new(format!(
-                "Tool `{name}` runs once per call, and its receipt could not be read or claimed ({e}); it was not run."
-            ))
-            .for_tool(name)
+            Refused::Later(
+                ToolError::new(format!(
+                    "Tool `{name}` runs once per call, and its receipt could not be read or claimed ({e}); it was not run."
+                ))
+                .for_tool(name),
+            )
         })?;
         match began {
             Began::Run(None) => return Ok(Turn::Run(false)),
@@ -125,20 +193,22 @@ async fn turn(receipts: &Arc<dyn ReceiptStore>, claim: &ReceiptClaim, policy: Id
                 return Ok(Turn::Run(true));
             }
             Began::Done(result) => return Ok(Turn::Recorded(result)),
-            Began::Mismatch => return Err(ToolError::with_kind(
+            Began::Mismatch => return Err(Refused::ForGood(ToolError::with_kind(
                 ErrorKind::InputRejected,
                 format!("Tool `{name}` runs once per call, and this call's idempotency key was already used by a call of another tool or with other arguments; it was not run. Use a new call id (or key) for a new call."),
             )
-            .for_tool(name)),
-            Began::Interrupted(claim) => return Err(interrupted(name, &claim)),
+            .for_tool(name))),
+            Began::Interrupted(claim) => return Err(Refused::ForGood(interrupted(name, &claim))),
             Began::Busy(_) => {}
         }
         let cancelled = env.cancellation.as_ref().is_some_and(|c| c.is_cancelled());
         if cancelled || Instant::now() >= deadline {
-            return Err(ToolError::aborted(format!(
-                "Tool `{name}` runs once per call, and another run of this same call is still running; it was not run again. Ask again later for its result."
-            ))
-            .for_tool(name));
+            return Err(Refused::Later(
+                ToolError::aborted(format!(
+                    "Tool `{name}` runs once per call, and another run of this same call is still running; it was not run again. Ask again later for its result."
+                ))
+                .for_tool(name),
+            ));
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(500));
@@ -218,11 +288,7 @@ impl Drop for Held {
         let Some(key) = self.key.take() else { return };
         let receipts = self.receipts.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                if let Err(e) = receipts.interrupt(&key).await {
-                    tracing::warn!(error = %e, "the receipt of a dropped idempotent run could not be marked interrupted");
-                }
-            });
+            handle.spawn(async move { record(&receipts, key, End::Interrupt, "").await });
         }
     }
 }

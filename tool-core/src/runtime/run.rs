@@ -110,7 +110,16 @@ impl Runtime {
         } else if may_background && let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
             return Box::pin(background::run(self, sink, prepared, call, (data, env), plan)).await;
         }
-        let ended = super::once::run(&self.inner.receipts, prepared, &data, env, resume).await;
+        let ended = match super::once::attempt(&self.inner.receipts, prepared, &data, env, resume).await {
+            super::once::Attempt::Ended(ended) => ended,
+            // A call taken from the store whose body did not run (its receipt could not be
+            // claimed now) waits again for a later decision, rather than being forgotten.
+            super::once::Attempt::NotRun(error) if origin == Origin::Stored => {
+                self.release(&call.tool_call_id).await;
+                return fail(sink, &self.viewer(Some(&*tool)), call, error);
+            }
+            super::once::Attempt::NotRun(error) => Err(error),
+        };
         self.report_from(origin, sink, &self.viewer(Some(&*tool)), prepared, call, &data, ended)
             .await;
     }
@@ -234,10 +243,16 @@ impl Runtime {
         });
     }
 
+    /// Removes a resolved call from the pending store; when the store fails, the removal is kept
+    /// and tried again until it goes through (`settle`), so the call is not listed `running`
+    /// after it ended.
     pub(crate) async fn forget(&self, id: &str) {
-        if let Err(e) = self.inner.store.remove(id).await {
-            tracing::warn!(tool_call_id = id, error = %e, "a resolved call could not be removed from the pending store");
-        }
+        let (store, owned) = (self.inner.store.clone(), id.to_owned());
+        super::settle::settle("remove a resolved call", id, move || {
+            let (store, id) = (store.clone(), owned.clone());
+            async move { store.remove(&id).await }
+        })
+        .await;
     }
 }
 

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let suites: [Suite; 11] = [
+    let suites: [Suite; 12] = [
         ("mcp::authorization", mcp::authorization::trials),
         ("mcp::oauth", mcp::oauth::trials),
         ("mcp::production", mcp::production::trials),
@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         ("runtime::otel_export", runtime::otel_export::trials),
         ("store::exactly_once", store::exactly_once::trials),
         ("store::exactly_once_chaos", store::exactly_once_chaos::trials),
+        ("store::faults", store::faults::trials),
         ("store::pending_kill", store::pending_kill::trials),
         ("store::robust", store::robust::trials),
         ("store::suite", store::suite::trials),

@@ -7,5 +7,6 @@ pub mod auth_server;
 pub mod child_cli;
 pub mod http_server;
 pub mod partial_json_check;
+pub mod pg_proxy;
 pub mod postgres;
 pub mod wire;

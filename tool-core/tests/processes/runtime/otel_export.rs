@@ -522,8 +522,19 @@ fn call_modern(addr: &str, mut params: Value, traceparent: &str) -> Value {
 
 fn a_continued_call_is_a_child_of_the_follow_up_trace_context() {
     let receiver = Receiver::start();
+    // A store of its own: the waiting call never touches the user's default store.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("pending.sqlite3");
     let mut child = toolsmith(
-        &["serve", "--http", "127.0.0.1:0", "--stateless", "--json-response"],
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--json-response",
+        ],
         Some(&receiver),
         &[("OTEL_BSP_SCHEDULE_DELAY", "50")],
     )

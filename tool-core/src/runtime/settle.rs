@@ -1,0 +1,191 @@
+//! Store writes that must happen even when the store is down: giving back a claimed call that
+//! did not run, recording a finished run's receipt, forgetting a resolved call.
+//!
+//! Owns [`settle`]: the write is tried at once; when the storage itself fails
+//! ([`StoreError::Storage`]: unreachable, refused, timed out), it is kept in memory and tried
+//! again in the background with exponential backoff (100 ms doubling to 10 s) until the store
+//! takes it, for as long as the process lives. A row this process owns is therefore never left
+//! `running` once its run ended just because the store failed at that moment: when the store
+//! returns, the claim is released, the receipt finished with the run's outcome, the resolved call
+//! removed. Another error (a damaged row, a row another process took) is not retried: it is
+//! logged once.
+//!
+//! What it logs during an outage is bounded: the first failure of each kind of write at
+//! `warn`, then at most one line per kind every [`QUIET`] with the number of failures since;
+//! one `info` line per kind when a kept write finally went through. Arguments and results are
+//! never logged, only the kind of write and the call id.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::store::StoreError;
+
+/// The longest pause between two tries of a kept write.
+const MAX_PAUSE: Duration = Duration::from_secs(10);
+/// The first pause.
+const FIRST_PAUSE: Duration = Duration::from_millis(100);
+/// At most one warning per kind of write in this long (with the count of failures since).
+pub(crate) const QUIET: Duration = Duration::from_secs(10);
+
+/// Per kind of line (a write's kind, and whether it says "failed" or "back"): when its last line
+/// was logged, and the events not logged since.
+static LOG: Mutex<Option<Lines>> = Mutex::new(None);
+
+/// Per kind of line: when it was last logged, and the events folded since.
+type Lines = HashMap<(&'static str, bool), (Instant, u64)>;
+
+/// Whether an event of `kind` (`back`: a kept write went through; else a failure) is logged
+/// now (`Some(events folded into this line)`), or counted for the next line.
+fn should_log((kind, back): (&'static str, bool), now: Instant) -> Option<u64> {
+    let kind = (kind, back);
+    let mut log = LOG.lock().unwrap_or_else(|p| p.into_inner());
+    let log = log.get_or_insert_with(HashMap::new);
+    match log.get_mut(&kind) {
+        Some((last, quiet)) if now.duration_since(*last) < QUIET => {
+            *quiet += 1;
+            None
+        }
+        Some((last, quiet)) => {
+            let folded = *quiet;
+            *last = now;
+            *quiet = 0;
+            Some(folded)
+        }
+        None => {
+            log.insert(kind, (now, 0));
+            Some(0)
+        }
+    }
+}
+
+/// Logs a failed try of a write of `kind` (bounded, see the module docs).
+fn failed(kind: &'static str, id: &str, error: &StoreError, retried: bool) {
+    let Some(folded) = should_log((kind, false), Instant::now()) else {
+        return;
+    };
+    if retried {
+        tracing::warn!(write = kind, tool_call_id = id, error = %error, failures_since_last_line = folded, "a store write still fails; it is kept and tried again with backoff");
+    } else {
+        tracing::warn!(write = kind, tool_call_id = id, error = %error, failures_since_last_line = folded, "a store write failed; it is kept and tried again until the store takes it");
+    }
+}
+
+/// Whether `error` may pass by itself (the storage failed), so the write is worth trying again.
+fn transient(error: &StoreError) -> bool {
+    matches!(error, StoreError::Storage { .. })
+}
+
+/// Performs the store write `write` of `kind` for call `id` (see the module docs): at once, and
+/// when the storage fails, again in the background until it succeeds. Returns when the first
+/// try ended; `false` when the write was kept for later (or failed for good).
+pub(crate) async fn settle<F, Fut>(kind: &'static str, id: &str, write: F) -> bool
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), StoreError>> + Send + 'static,
+{
+    let error = match write().await {
+        Ok(()) => return true,
+        Err(error) => error,
+    };
+    if !transient(&error) {
+        tracing::warn!(write = kind, tool_call_id = id, error = %error, "a store write failed and is not tried again");
+        return false;
+    }
+    failed(kind, id, &error, false);
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return false;
+    };
+    let id = id.to_owned();
+    runtime.spawn(async move {
+        let mut pause = FIRST_PAUSE;
+        loop {
+            tokio::time::sleep(pause).await;
+            match write().await {
+                Ok(()) => {
+                    if let Some(folded) = should_log((kind, true), Instant::now()) {
+                        tracing::info!(write = kind, tool_call_id = %id, also_through_since_last_line = folded, "a kept store write went through: the store is back");
+                    }
+                    return;
+                }
+                Err(error) if transient(&error) => failed(kind, &id, &error, true),
+                Err(error) => {
+                    tracing::warn!(write = kind, tool_call_id = %id, error = %error, "a kept store write failed and is not tried again");
+                    return;
+                }
+            }
+            pause = (pause * 2).min(MAX_PAUSE);
+        }
+    });
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_that_fails_is_tried_again_until_it_goes_through() {
+        let tries = Arc::new(AtomicU32::new(0));
+        let counted = tries.clone();
+        let done = settle("test-retry", "call_1", move || {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n < 5 {
+                    Err(StoreError::storage("the store is down"))
+                } else {
+                    Ok(())
+                }
+            }
+        })
+        .await;
+        assert!(!done, "kept for later");
+        // Paused time: the backoff's sleeps pass at once, each try in turn.
+        for _ in 0..200 {
+            if tries.load(Ordering::SeqCst) >= 6 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(tries.load(Ordering::SeqCst), 6, "tried until it went through, then no more");
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert_eq!(tries.load(Ordering::SeqCst), 6);
+    }
+
+    #[tokio::test]
+    async fn other_errors_and_successes_are_not_tried_again() {
+        let tries = Arc::new(AtomicU32::new(0));
+        let counted = tries.clone();
+        let damaged = settle("test-damaged", "call_2", move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async {
+                Err(StoreError::Damaged {
+                    id: "call_2".into(),
+                    reason: "edited".into(),
+                })
+            }
+        })
+        .await;
+        assert!(!damaged);
+        assert!(settle("test-ok", "call_3", || async { Ok(()) }).await);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(tries.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_outage_logs_one_line_per_kind_per_quiet_period_with_a_count() {
+        let t0 = Instant::now();
+        let kind = ("test-log", false);
+        assert_eq!(should_log(kind, t0), Some(0), "the first failure is logged");
+        for s in 1..10 {
+            assert_eq!(should_log(kind, t0 + Duration::from_secs(s)), None);
+        }
+        assert_eq!(should_log(("test-log-other", false), t0), Some(0), "each kind has its own");
+        assert_eq!(should_log(("test-log", true), t0), Some(0), "and its return its own");
+        assert_eq!(should_log(kind, t0 + QUIET), Some(9), "then one line with the count");
+    }
+}
