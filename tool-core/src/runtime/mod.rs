@@ -44,7 +44,7 @@ mod outcome;
 mod pending;
 mod retention;
 mod run;
-mod settle;
+pub(crate) mod settle;
 mod state;
 pub(crate) mod store;
 mod stream;

@@ -72,6 +72,23 @@ fn failed(kind: &'static str, id: &str, error: &StoreError, retried: bool) {
     }
 }
 
+/// Logs that a periodic store operation of `kind` failed (bounded like a kept write's failures:
+/// the first at `warn`, then one line per [`QUIET`] with the count); `failing` remembers it, so
+/// [`recovered`] says once that it works again.
+pub(crate) fn outage(kind: &'static str, error: &dyn std::fmt::Display, failing: &mut bool) {
+    *failing = true;
+    if let Some(folded) = should_log((kind, false), Instant::now()) {
+        tracing::warn!(operation = kind, error = %error, failures_since_last_line = folded, "a store operation fails; trying again");
+    }
+}
+
+/// Says once (at `info`) that a periodic store operation of `kind` works again after failing.
+pub(crate) fn recovered(kind: &'static str, failing: &mut bool) {
+    if std::mem::take(failing) {
+        tracing::info!(operation = kind, "a store operation works again: the store is back");
+    }
+}
+
 /// Whether `error` may pass by itself (the storage failed), so the write is worth trying again.
 fn transient(error: &StoreError) -> bool {
     matches!(error, StoreError::Storage { .. })

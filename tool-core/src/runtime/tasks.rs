@@ -289,13 +289,19 @@ fn report_end(runtime: &Runtime, sink: &Sink, call: &CallRef, tool: &dyn crate::
 /// The worker: claims tasks while a slot is free, runs each on a task of its own; idle, it
 /// waits for work queued here or looks again after the poll interval. Ends with the runtime.
 async fn work(runtime: Weak<Inner>, queue: Arc<Queue>) {
+    // Whether claiming fails now (the store is away): logged once, then with backoff.
+    let mut failing = false;
     loop {
         let Some(slots) = runtime.upgrade().map(|inner| inner.background.clone()) else {
             return;
         };
         let Ok(slot) = slots.acquire_owned().await else { return };
         let Some(inner) = runtime.upgrade() else { return };
-        match queue.store.claim_task(&queue.owner, queue.options.lease).await {
+        let claimed = queue.store.claim_task(&queue.owner, queue.options.lease).await;
+        if claimed.is_ok() {
+            super::settle::recovered("claim background tasks", &mut failing);
+        }
+        match claimed {
             Ok(Some(claimed)) => {
                 let (runtime, queue) = (Runtime { inner }, queue.clone());
                 tokio::spawn(async move {
@@ -305,7 +311,7 @@ async fn work(runtime: Weak<Inner>, queue: Arc<Queue>) {
                 continue;
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot claim background tasks; trying again"),
+            Err(e) => super::settle::outage("claim background tasks", &e, &mut failing),
         }
         drop((inner, slot));
         tokio::select! {
@@ -332,33 +338,63 @@ async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
             },
             Err(e) => Err(e),
         };
-        let store = &queue.store;
-        let written = match ended {
-            Ok(Finished::Output(output)) => store
-                .complete_task(&lease, &output)
-                .await
-                .map(|ok| ok.then_some(TaskState::Completed)),
-            Ok(Finished::Suspended(_)) => {
-                let error = ToolError::new(format!(
+        let end = Arc::new(match ended {
+            Ok(Finished::Output(output)) => TaskEnd::Completed(output),
+            Ok(Finished::Suspended(_)) => TaskEnd::Failed(
+                ToolError::new(format!(
                     "Tool `{}` suspended itself in a background task; a durable background task cannot wait for resume data.",
                     task.tool_name
-                ));
-                store.fail_task(&lease, &error, false).await
+                )),
+                false,
+            ),
+            Err(error) => {
+                let retry = retryable(&error);
+                TaskEnd::Failed(error, retry)
             }
-            Err(error) => store.fail_task(&lease, &error, retryable(&error)).await,
-        };
-        match written {
+        });
+        match end.write(&*queue.store, &lease).await {
             Ok(Some(TaskState::Queued)) => {
                 tracing::info!(attempt = lease.attempt, "background attempt failed; queued again");
                 queue.wake.notify_one();
             }
             Ok(Some(_)) => {}
             Ok(None) => tracing::warn!("the task's lease was taken over before its end was recorded; this attempt's end is dropped"),
-            Err(e) => tracing::warn!(error = %e, "cannot record a background task's end; its lease will expire and it is taken over"),
+            // The attempt ended: its end is recorded when the store returns (unless another
+            // attempt took the task meanwhile), never recomputed by running it again.
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot record a background task's end now; it is kept and recorded when the store returns");
+                let (store, lease, id) = (queue.store.clone(), lease.clone(), task.task_id.clone());
+                super::settle::settle("record a background task's end", &id, move || {
+                    let (store, lease, end) = (store.clone(), lease.clone(), end.clone());
+                    async move { end.write(&*store, &lease).await.map(drop) }
+                })
+                .await;
+            }
         }
         queue.ended.notify_waiters();
     };
     tracing::Instrument::instrument(run, span).await;
+}
+
+/// How an attempt ended, as its task records it.
+enum TaskEnd {
+    /// With this output.
+    Completed(crate::tool::ToolOutput),
+    /// With this error (`true`: another attempt may help).
+    Failed(ToolError, bool),
+}
+
+impl TaskEnd {
+    /// Records it under `lease`: the task's state after, `None` when the lease was lost.
+    async fn write(&self, store: &dyn TaskStore, lease: &TaskLease) -> Result<Option<TaskState>, StoreError> {
+        match self {
+            TaskEnd::Completed(output) => store
+                .complete_task(lease, output)
+                .await
+                .map(|ok| ok.then_some(TaskState::Completed)),
+            TaskEnd::Failed(error, retry) => store.fail_task(lease, error, *retry).await,
+        }
+    }
 }
 
 /// The task's call, validated again by this instance's registry.
@@ -419,13 +455,18 @@ impl Drop for Unregister<'_> {
 
 /// Renews a lease every third of it; returns when it is lost.
 async fn keep_lease(queue: &Queue, lease: &TaskLease) {
+    const RENEW: &str = "renew a background task's lease";
+    let mut failing = false;
     let length = queue.options.lease;
     let mut held_until = Instant::now() + length;
     loop {
         tokio::time::sleep(length / 3).await;
         let asked = Instant::now();
         match queue.store.renew_task(lease, length).await {
-            Ok(true) => held_until = asked + length,
+            Ok(true) => {
+                super::settle::recovered(RENEW, &mut failing);
+                held_until = asked + length;
+            }
             Ok(false) => {
                 tracing::warn!("the task was cancelled or taken over by another instance; stopping this attempt");
                 return;
@@ -434,7 +475,7 @@ async fn keep_lease(queue: &Queue, lease: &TaskLease) {
                 tracing::warn!(error = %e, "cannot renew the task's lease and it has lapsed; stopping this attempt");
                 return;
             }
-            Err(e) => tracing::warn!(error = %e, "cannot renew the task's lease; trying again"),
+            Err(e) => super::settle::outage(RENEW, &e, &mut failing),
         }
     }
 }

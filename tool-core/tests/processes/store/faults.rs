@@ -40,6 +40,23 @@ async fn fault_pay(
     Ok(format!("paid {amount}"))
 }
 
+/// Pays as a durable background task, exactly once per task: marks that it runs
+/// (`<ledger>.running`), waits (at most a minute) for `<ledger>.go`, then pays
+#[tool(id = "fault-task", idempotent, background(enabled = true))]
+async fn fault_task(
+    /// The amount
+    amount: u32,
+) -> Result<String, ToolError> {
+    let ledger = std::env::var(LEDGER_ENV).map_err(|_| ToolError::new("no ledger"))?;
+    std::fs::write(format!("{ledger}.running"), "").map_err(|e| ToolError::new(e.to_string()))?;
+    let go = PathBuf::from(format!("{ledger}.go"));
+    let until = Instant::now() + Duration::from_secs(60);
+    while !go.exists() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    fault_pay(amount).await
+}
+
 /// This suite's tests, named `SUITE::TEST`.
 pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
     child_cli::trials(
@@ -52,6 +69,10 @@ pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
             (
                 "a_run_that_ended_during_an_outage_is_recorded_once_the_store_is_back",
                 a_run_that_ended_during_an_outage_is_recorded_once_the_store_is_back,
+            ),
+            (
+                "a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back",
+                a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back,
             ),
         ],
     )
@@ -106,27 +127,30 @@ impl Setup {
 
     /// A 2026-07-28 `tools/call` of `fault-pay`, answering `state` with an approval when given.
     async fn pay(&self, amount: u32, state: Option<&str>) -> Value {
-        let mut params = json!({
-            "name": "fault-pay",
-            "arguments": {"amount": amount},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-            },
-        });
+        let mut params = json!({"name": "fault-pay", "arguments": {"amount": amount}});
         if let Some(state) = state {
             params["requestState"] = json!(state);
             params["inputResponses"] = json!({"approval": {"action": "accept", "content": {"approved": true}}});
         }
+        self.request("tools/call", "fault-pay", params).await
+    }
+
+    /// A 2026-07-28 request (the client declares elicitation and the tasks extension): its
+    /// result.
+    async fn request(&self, method: &str, name: &str, mut params: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        });
         let r = reqwest::Client::new()
             .post(&self.server.url)
             .header("Accept", "application/json, text/event-stream")
             .header("Content-Type", "application/json")
             .header("MCP-Protocol-Version", MODERN)
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", "fault-pay")
+            .header("Mcp-Method", method)
+            .header("Mcp-Name", name)
             .timeout(Duration::from_secs(60))
-            .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string())
+            .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
             .send()
             .await
             .expect("the server answers");
@@ -274,6 +298,59 @@ fn a_run_that_ended_during_an_outage_is_recorded_once_the_store_is_back() {
         let again = setup.pay(2, Some(&state)).await;
         assert_eq!(again["isError"], true, "resolved: {again}");
         assert_eq!(setup.payments(), ["paid 2"], "exactly once");
+        setup.cleanup().await;
+    });
+}
+
+/// Transition C: a durable task's attempt finishes while the store is away, so neither its
+/// receipt nor "completed" can be recorded. Once the store is back the task ends `completed` with that attempt's result:
+/// not run again, not failed, not left `working`.
+fn a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back() {
+    let Some(url) = postgres_url() else { return };
+    child_cli::block_on(async {
+        let setup = Setup::start(&url).await;
+        let handle = setup
+            .request(
+                "tools/call",
+                "fault-task",
+                json!({"name": "fault-task", "arguments": {"amount": 3}}),
+            )
+            .await;
+        let task = handle["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task handle: {handle}"))
+            .to_owned();
+        let marker = |suffix: &str| PathBuf::from(format!("{}.{suffix}", setup.ledger.display()));
+        eventually("the attempt runs", || {
+            let running = marker("running").exists();
+            async move { running }
+        })
+        .await;
+        // The first write after the body ran: its receipt's finish; the task's completion fails
+        // after it, the store being away.
+        setup.proxy.cut_when("UPDATE toolsmith_receipts");
+        std::fs::write(marker("go"), "").unwrap();
+        eventually("the attempt tries to record its end", || {
+            let cut = setup.proxy.is_cut();
+            async move { cut }
+        })
+        .await;
+        assert_eq!(setup.payments(), ["paid 3"], "the attempt ran once");
+        setup.proxy.restore();
+        eventually("the task ends completed", || {
+            let (setup, task) = (&setup, task.clone());
+            async move {
+                let got = setup.request("tasks/get", &task, json!({"taskId": task})).await;
+                let status = got["status"].as_str().unwrap_or_default().to_owned();
+                assert!(status != "cancelled", "{got}");
+                status == "completed"
+            }
+        })
+        .await;
+        let got = setup.request("tasks/get", &task, json!({"taskId": task})).await;
+        assert!(got.to_string().contains("paid 3"), "its attempt's result: {got}");
+        assert_ne!(got["result"]["isError"], true, "completed, not failed: {got}");
+        assert_eq!(setup.payments(), ["paid 3"], "not run again");
         setup.cleanup().await;
     });
 }

@@ -136,6 +136,9 @@ impl Bus for PgBus {
     }
 }
 
+/// What the listener does, as its outage lines name it.
+const LISTEN: &str = "listen on the store's bus (PostgreSQL LISTEN; retried every second)";
+
 /// The task that keeps a connection listening and hands messages to the subscribers.
 struct Listener {
     config: tokio_postgres::Config,
@@ -148,9 +151,11 @@ struct Listener {
 
 impl Listener {
     async fn run(self) {
+        // Whether listening fails now: said once, then with backoff, and once when it works again.
+        let mut failing = false;
         loop {
-            if let Err(error) = self.listen_once().await {
-                tracing::warn!(%error, "the store's bus lost its PostgreSQL connection; listening again in 1 s");
+            if let Err(error) = self.listen_once(&mut failing).await {
+                crate::runtime::settle::outage(LISTEN, &error, &mut failing);
             }
             self.ready.send_replace(false);
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -158,7 +163,7 @@ impl Listener {
     }
 
     /// One connection's life: `LISTEN`, then every notification until it fails.
-    async fn listen_once(&self) -> Result<(), String> {
+    async fn listen_once(&self, failing: &mut bool) -> Result<(), String> {
         let (client, mut connection) = self.config.connect(NoTls).await.map_err(|e| super::describe(&e))?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let driver = tokio::spawn(async move {
@@ -182,6 +187,7 @@ impl Listener {
             return Err(super::describe(&e));
         }
         self.ready.send_replace(true);
+        crate::runtime::settle::recovered(LISTEN, failing);
         while let Some(payload) = rx.recv().await {
             if let Some(message) = self.read(&payload).await {
                 let _ = self.sender.send(Arc::new(message));

@@ -59,6 +59,8 @@ pub(super) async fn register(pool: &Pool, lease: Duration) -> Result<String, Sto
 pub(super) fn heartbeat(pool: Pool, id: String, lease: Duration) -> Heartbeat {
     let every = (lease / 3).max(Duration::from_millis(50));
     Heartbeat(tokio::spawn(async move {
+        const RENEW: &str = "renew this instance's lease in the store";
+        let mut failing = false;
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -70,8 +72,9 @@ pub(super) fn heartbeat(pool: Pool, id: String, lease: Duration) -> Heartbeat {
                 }
                 Err(e) => Err(super::pool_error(e).to_string()),
             };
-            if let Err(error) = renewed {
-                tracing::warn!(instance = %id, %error, "could not renew this instance's lease in the store");
+            match renewed {
+                Ok(_) => crate::runtime::settle::recovered(RENEW, &mut failing),
+                Err(error) => crate::runtime::settle::outage(RENEW, &error, &mut failing),
             }
         }
     }))
