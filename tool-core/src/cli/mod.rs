@@ -69,15 +69,16 @@ pub struct GlobalArgs {
     /// file (`FILE` or `sqlite:FILE`; its directory must exist; rows tagged with the key in
     /// `$TOOLSMITH_STORE_KEY`, else in the file next to it with `.key` appended). Default:
     /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
-    /// directory under `toolsmith/`, created on demand.
-    #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    /// directory under `toolsmith/`, created on demand. Also read from `$TOOLSMITH_STORE`, so a
+    /// password in the URL need not show in the process list.
+    #[arg(long, global = true, env = "TOOLSMITH_STORE", hide_env_values = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
     store: Option<StoreLocation>,
     /// Where imported remote tools (MCP servers, Composio, Arcade) are pinned: a SQLite file,
     /// or a PostgreSQL URL (the `toolsmith_pins` table). Default: next to a SQLite `--store`
     /// (`NAME.pins.sqlite3`), in a PostgreSQL `--store`'s database; without either, pins last
     /// for the process only. A pinned tool whose definition changes is not called until `pins
-    /// accept`.
-    #[arg(long, global = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    /// accept`. Also read from `$TOOLSMITH_PINS`.
+    #[arg(long, global = true, env = "TOOLSMITH_PINS", hide_env_values = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
     pins: Option<StoreLocation>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
@@ -633,8 +634,10 @@ impl GlobalArgs {
     /// The pin store [`pin_location`](Self::pin_location) names, opened (a PostgreSQL one
     /// connected and migrated); `None` without a location (pins then last for the process).
     pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, CliError> {
+        // An error names the option the location came from.
+        let option = if self.pins.is_some() { "--pins" } else { "--store" };
         match self.pin_location() {
-            Some(location) => pins::open(&location).await.map(Some),
+            Some(location) => pins::open(&location, option).await.map(Some),
             None => Ok(None),
         }
     }

@@ -46,10 +46,14 @@ fn json(v: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// Opens the pin store at `location`: a SQLite file, or a PostgreSQL database (connected, its
-/// schema migrated, the integrity key from `TOOLSMITH_STORE_KEY`).
-pub(super) async fn open(location: &StoreLocation) -> Result<Arc<dyn PinStore>, CliError> {
-    let flag = format!("--pins {}", location.shown());
+/// Opens the pin store at `location` (given with `option`, `--pins` or `--store`, which errors
+/// name): a SQLite file, or a PostgreSQL database (connected, its schema migrated, the
+/// integrity key from `TOOLSMITH_STORE_KEY`).
+pub(super) async fn open(location: &StoreLocation, option: &str) -> Result<Arc<dyn PinStore>, CliError> {
+    let flag = match option {
+        "--pins" => format!("--pins {}", location.shown()),
+        _ => format!("the pins of {option} ({})", location.shown()),
+    };
     match location {
         StoreLocation::Sqlite(file) => Ok(Arc::new(
             SqlitePins::open(file).map_err(|source| CliError::PinsAt { flag, source })?,

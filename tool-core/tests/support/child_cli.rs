@@ -105,6 +105,8 @@ pub fn toolsmith(args: &[&str]) -> Command {
         .env(CLI_ENV, serde_json::json!(args).to_string())
         .env(CLI_SUITE_ENV, suite)
         .env_remove("TOOLSMITH_STORE_KEY")
+        .env_remove("TOOLSMITH_STORE")
+        .env_remove("TOOLSMITH_PINS")
         .stdin(Stdio::null());
     command
 }

@@ -245,11 +245,39 @@ fn the_key_can_come_from_the_environment() {
     assert_eq!(wrong[0]["state"], "damaged", "{wrong}");
 }
 
+/// `TOOLSMITH_STORE` names the store as `--store` does (so a URL with a password need not be on
+/// the command line), and `--store` wins over it.
+fn the_store_can_come_from_the_environment() {
+    let (_dir, path) = store_path();
+    let store = path.to_str().unwrap();
+    let call = |args: &[&str], env: Option<&str>| {
+        let mut command = child_cli::toolsmith(args);
+        if let Some(env) = env {
+            command.env("TOOLSMITH_STORE", env);
+        }
+        child_cli::Ran::from(command.output().unwrap())
+    };
+    let made = call(&["call", "robust-pay", r#"{"to": "ann", "cents": 1}"#], Some(store));
+    assert!(made.ok, "{}", made.stderr);
+    assert!(path.exists(), "the call waits in the store the environment named");
+    let listed = call(&["pending", "--json"], Some(store));
+    let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    let elsewhere = path.with_file_name("other.sqlite3");
+    let flag = call(&["--store", elsewhere.to_str().unwrap(), "pending", "--json"], Some(store));
+    assert_eq!(
+        serde_json::from_str::<Value>(&flag.stdout).unwrap(),
+        serde_json::json!([]),
+        "the flag wins"
+    );
+}
+
 /// This suite's tests, named `SUITE::TEST`.
 pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
     child_cli::trials(
         suite,
         &[
+            ("the_store_can_come_from_the_environment", the_store_can_come_from_the_environment),
             (
                 "damaged_rows_are_listed_as_damaged_and_skipped",
                 damaged_rows_are_listed_as_damaged_and_skipped,
