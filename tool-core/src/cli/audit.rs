@@ -56,7 +56,10 @@ pub(super) async fn run(command: AuditCommand, location: Option<&StoreLocation>,
         .pending
         .audit()
         .ok_or_else(|| CliError::Usage(format!("{shown} keeps no audit trail")))?;
-    let filter = AuditFilter { since_ms: since, call_id: call };
+    let filter = AuditFilter {
+        since_ms: since,
+        call_id: call,
+    };
     let rows = audit.list(&filter).await?;
     let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(CliError::Output);
     if json {
@@ -65,13 +68,21 @@ pub(super) async fn run(command: AuditCommand, location: Option<&StoreLocation>,
         }
         return Ok(ExitCode::SUCCESS);
     }
-    w(out, format!("{:24}  {:28}  {:13}  {:26}  {:20}  DETAIL", "TIME", "ACTOR", "ACTION", "CALL", "TOOL"))?;
+    w(
+        out,
+        format!(
+            "{:24}  {:28}  {:13}  {:26}  {:20}  DETAIL",
+            "TIME", "ACTOR", "ACTION", "CALL", "TOOL"
+        ),
+    )?;
     for row in &rows {
         let line = match row {
             AuditEntry::Recorded(r) => {
                 let (call, tool) = (r.call_id.as_deref().unwrap_or("-"), r.tool.as_deref().unwrap_or("-"));
                 let (at, actor, action) = (time(r.at_ms), r.actor.to_string(), r.action.name());
                 format!("{at:24}  {actor:28}  {action:13}  {call:26}  {tool:20}  {}", detail(r))
+                    .trim_end()
+                    .to_owned()
             }
             AuditEntry::Damaged { id, reason } => format!("{:24}  {:28}  {:13}  {id:26}  {:20}  {reason}", "?", "?", "DAMAGED", "?"),
         };

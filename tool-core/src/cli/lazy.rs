@@ -128,9 +128,7 @@ pub(super) struct LazyAudit {
 impl LazyAudit {
     async fn open(&self) -> Result<Arc<dyn AuditStore>, StoreError> {
         let store = self.store.open().await?;
-        store
-            .audit()
-            .ok_or_else(|| StoreError::storage("this store keeps no audit trail"))
+        store.audit().ok_or_else(|| StoreError::storage("this store keeps no audit trail"))
     }
 }
 

@@ -51,12 +51,22 @@ pub(super) async fn run(command: ReceiptsCommand, location: Option<&StoreLocatio
                 (None, Some(digest)) => digest.trim().to_ascii_lowercase(),
                 (None, None) => return Err(CliError::Usage("give the idempotency key, or --digest DIGEST".into())),
             };
-            let tool = receipts.list().await?.into_iter().find(|r| r.key_digest == digest).map(|r| r.tool_name);
+            let tool = receipts
+                .list()
+                .await?
+                .into_iter()
+                .find(|r| r.key_digest == digest)
+                .map(|r| r.tool_name);
             if !receipts.remove_digest(&digest).await? {
                 return Err(CliError::NotFound(format!("{shown} has no receipt with the key digest {digest}")));
             }
             if let Some(audit) = opened.pending.audit() {
-                let mut row = AuditRecord::new(Actor::Operator, AuditAction::ClearReceipt { key_digest: digest.clone() });
+                let mut row = AuditRecord::new(
+                    Actor::Operator,
+                    AuditAction::ClearReceipt {
+                        key_digest: digest.clone(),
+                    },
+                );
                 row.tool = tool;
                 crate::runtime::audit_record(&*audit, row).await;
             }

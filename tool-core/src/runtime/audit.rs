@@ -266,7 +266,12 @@ pub(crate) async fn record(store: &dyn AuditStore, record: AuditRecord) {
 /// Records that `actor` cancelled the task `task_id` of `tasks` (its tool and call read back
 /// from the store when it still answers).
 pub(crate) async fn task_cancelled(audit: &dyn AuditStore, tasks: &dyn super::store::TaskStore, task_id: &str, actor: Actor) {
-    let mut row = AuditRecord::new(actor, AuditAction::CancelTask { task_id: task_id.to_owned() });
+    let mut row = AuditRecord::new(
+        actor,
+        AuditAction::CancelTask {
+            task_id: task_id.to_owned(),
+        },
+    );
     if let Ok(Some(task)) = tasks.get_task(task_id).await {
         row.tool = Some(task.task.tool_name.clone());
         row.call_id = task.task.data.tool_call_id.clone();

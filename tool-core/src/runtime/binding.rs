@@ -199,7 +199,7 @@ impl Decision {
     }
 
     /// The decision, marked as one that came out of a signed token.
-    pub(crate) fn from_token(self) -> Decision {
+    pub(crate) fn came_signed(self) -> Decision {
         Decision { signed: true, ..self }
     }
 

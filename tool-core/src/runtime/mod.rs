@@ -92,9 +92,9 @@ pub(crate) use backend::*;
 pub mod backend {
     pub use super::bus::{Bus, BusMessage, MemoryBus};
     pub use super::state::{CallState, Claim, Interruption, StoredCall};
-    pub use super::store::{AuditStore, MemoryAudit};
     #[cfg(feature = "postgres")]
     pub use super::store::Migrated;
+    pub use super::store::{AuditStore, MemoryAudit};
     pub use super::store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
     pub use super::store::{ClaimedTask, NewTask, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
     pub use super::store::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};

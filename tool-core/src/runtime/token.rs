@@ -191,7 +191,7 @@ impl Runtime {
     /// [`decide`](Self::decide), whose audit row then records that a token was used).
     pub fn verify_decision(&self, token: &str) -> Result<Decision, RuntimeError> {
         let decision = self.decision_key()?.verify(token, now_ms()).map_err(RuntimeError::Token)?;
-        Ok(decision.from_token())
+        Ok(decision.came_signed())
     }
 }
 

@@ -45,13 +45,23 @@ async fn a_refused_audit_row_never_fails_the_decision() {
     let waiting = |title: &'static str| {
         let runtime = runtime.clone();
         async move {
-            let run = runtime.call("audit-publish", json!({"title": title}), CallOptions::default()).finish().await;
-            let Outcome::AwaitingApproval(w) = run.outcome else { panic!("{:?}", run.outcome) };
+            let run = runtime
+                .call("audit-publish", json!({"title": title}), CallOptions::default())
+                .finish()
+                .await;
+            let Outcome::AwaitingApproval(w) = run.outcome else {
+                panic!("{:?}", run.outcome)
+            };
             w.id().to_owned()
         }
     };
     let (one, two) = (waiting("a").await, waiting("b").await);
-    let run = runtime.approve(&one, ResumeOptions::default().by(Actor::Operator)).await.unwrap().finish().await;
+    let run = runtime
+        .approve(&one, ResumeOptions::default().by(Actor::Operator))
+        .await
+        .unwrap()
+        .finish()
+        .await;
     assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
     let run = runtime.decline(&two, "no").await.unwrap().finish().await;
     assert!(matches!(run.outcome, Outcome::Declined { .. }), "{:?}", run.outcome);
@@ -62,11 +72,18 @@ async fn a_refused_audit_row_never_fails_the_decision() {
 #[tokio::test]
 async fn a_memory_runtime_keeps_its_audit_trail() {
     let runtime = Runtime::new(Registry::from_iter([publish::tool()]));
-    let run = runtime.call("audit-publish", json!({"title": "t"}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(w) = run.outcome else { panic!("{:?}", run.outcome) };
+    let run = runtime
+        .call("audit-publish", json!({"title": "t"}), CallOptions::default())
+        .finish()
+        .await;
+    let Outcome::AwaitingApproval(w) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
     runtime.approve(w.id(), ResumeOptions::default()).await.unwrap().finish().await;
     let rows = runtime.audit().list(&AuditFilter::default()).await.unwrap();
-    let [AuditEntry::Recorded(row)] = rows.as_slice() else { panic!("{rows:?}") };
+    let [AuditEntry::Recorded(row)] = rows.as_slice() else {
+        panic!("{rows:?}")
+    };
     assert_eq!((row.action.name(), &row.actor), ("approve", &Actor::Application));
     assert_eq!(row.call_id.as_deref(), Some(w.id()));
 }

@@ -25,7 +25,11 @@ impl AuditStore for PgAudit {
         let client = self.pool.get().await.map_err(pool_error)?;
         let sql = "INSERT INTO toolsmith_audit (id, at_ms, call_id, record_json, tag) VALUES ($1, $2, $3, $4, $5)";
         let values: [&(dyn tokio_postgres::types::ToSql + Sync); 5] = [&row.id, &row.at_ms, &row.call_id, &row.record_json, &row.tag];
-        client.execute(sql, &values).await.map_err(storage("cannot append an audit row")).map(drop)
+        client
+            .execute(sql, &values)
+            .await
+            .map_err(storage("cannot append an audit row"))
+            .map(drop)
     }
 
     async fn list(&self, filter: &AuditFilter) -> Result<Vec<AuditEntry>, StoreError> {

@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use tool_core::prelude::*;
 use tool_core::runtime::backend::{AuditStore, NewTask, ReceiptClaim};
 use tool_core::runtime::{
-    Actor, Answer, AuditAction, AuditEntry, AuditFilter, AuditRecord, Decision, DecisionKey, Outcome, ResumeOptions, Runtime,
-    STORE_KEY_ENV,
+    Actor, Answer, AuditAction, AuditEntry, AuditFilter, AuditRecord, Decision, DecisionKey, Outcome, ResumeOptions, Runtime, STORE_KEY_ENV,
 };
 
 use super::{Backend, Case, KEY, child_cli, fresh_ledger, pg};
@@ -116,8 +115,13 @@ async fn contract(b: Backend) {
 /// argument value into the audit trail is found.
 async fn waiting(runtime: &Runtime) -> (String, String) {
     let ledger = format!("{}-ARG-VALUE", fresh_ledger());
-    let run = runtime.call("suite-approve", json!({"ledger": ledger}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(w) = run.outcome else { panic!("{:?}", run.outcome) };
+    let run = runtime
+        .call("suite-approve", json!({"ledger": ledger}), CallOptions::default())
+        .finish()
+        .await;
+    let Outcome::AwaitingApproval(w) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
     (w.id().to_owned(), ledger)
 }
 
@@ -138,12 +142,18 @@ async fn runtime_decisions(b: Backend) {
     let done = |stream: tool_core::runtime::EventStream| async move { stream.finish().await.outcome };
     let operator = || ResumeOptions::default().by(Actor::Operator);
     assert!(runtime.approve("call_unknown", operator()).await.is_err(), "refused: no row");
-    assert!(matches!(done(runtime.approve(&approved.0, operator().rerun()).await.unwrap()).await, Outcome::Done(_)));
+    assert!(matches!(
+        done(runtime.approve(&approved.0, operator().rerun()).await.unwrap()).await,
+        Outcome::Done(_)
+    ));
     let reject = runtime.decline_with(&declined.0, "no", ResumeOptions::default().by(alice.clone()));
     assert!(matches!(done(reject.await.unwrap()).await, Outcome::Declined { .. }));
     let new_args = json!({"ledger": "EDITED-ARG-VALUE"});
     let edit = Decision::new(runtime.binding(&edited.0).await.unwrap(), Answer::Edit { args: new_args.clone() });
-    assert!(matches!(done(runtime.decide(edit, ResumeOptions::default()).await.unwrap()).await, Outcome::Done(_)));
+    assert!(matches!(
+        done(runtime.decide(edit, ResumeOptions::default()).await.unwrap()).await,
+        Outcome::Done(_)
+    ));
     let approve = |binding| Decision::new(binding, Answer::Approve);
     let token = runtime
         .sign_decision(&approve(runtime.binding(&tokened.0).await.unwrap()), Duration::from_secs(60))
@@ -155,15 +165,37 @@ async fn runtime_decisions(b: Backend) {
         .sign_decision(&approve(runtime.binding(&verified.0).await.unwrap()), Duration::from_secs(60))
         .unwrap();
     let decision = runtime.verify_decision(&signed).unwrap();
-    assert!(matches!(done(runtime.decide(decision, ResumeOptions::default()).await.unwrap()).await, Outcome::Done(_)));
-    let ask = runtime.call("suite-audit-ask", json!({"what": "ASK-ARG-VALUE"}), CallOptions::default()).finish().await;
-    let Outcome::Suspended(asked) = ask.outcome else { panic!("{:?}", ask.outcome) };
+    assert!(matches!(
+        done(runtime.decide(decision, ResumeOptions::default()).await.unwrap()).await,
+        Outcome::Done(_)
+    ));
+    let ask = runtime
+        .call("suite-audit-ask", json!({"what": "ASK-ARG-VALUE"}), CallOptions::default())
+        .finish()
+        .await;
+    let Outcome::Suspended(asked) = ask.outcome else {
+        panic!("{:?}", ask.outcome)
+    };
     let resumed = runtime.resume(asked.id(), json!({"go": true}), operator()).await.unwrap();
     assert!(matches!(done(resumed).await, Outcome::Done(_)));
-    let show = runtime.call("suite-audit-show", json!({"what": "SHOW-ARG-VALUE"}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingResult(shown) = show.outcome else { panic!("{:?}", show.outcome) };
-    assert!(runtime.submit_result_with(shown.id(), json!({"shown": "no"}), operator()).await.is_err(), "refused: no row");
-    let submitted = runtime.submit_result_with(shown.id(), json!({"shown": true}), operator()).await.unwrap();
+    let show = runtime
+        .call("suite-audit-show", json!({"what": "SHOW-ARG-VALUE"}), CallOptions::default())
+        .finish()
+        .await;
+    let Outcome::AwaitingResult(shown) = show.outcome else {
+        panic!("{:?}", show.outcome)
+    };
+    assert!(
+        runtime
+            .submit_result_with(shown.id(), json!({"shown": "no"}), operator())
+            .await
+            .is_err(),
+        "refused: no row"
+    );
+    let submitted = runtime
+        .submit_result_with(shown.id(), json!({"shown": true}), operator())
+        .await
+        .unwrap();
     assert!(matches!(done(submitted).await, Outcome::Done(_)));
 
     // Read through another handle on the same rows.
@@ -199,7 +231,10 @@ async fn runtime_decisions(b: Backend) {
         }
     );
     let text = serde_json::to_string(&rows.iter().map(|r| serde_json::to_value(r).unwrap()).collect::<Vec<_>>()).unwrap();
-    assert!(!text.contains("ARG-VALUE") && !text.contains("tsd1."), "no argument value, no token: {text}");
+    assert!(
+        !text.contains("ARG-VALUE") && !text.contains("tsd1."),
+        "no argument value, no token: {text}"
+    );
 
     // The retention: rows older than it go, and a call expired unanswered is recorded.
     let audit = audit_of(&b).await;
@@ -242,6 +277,9 @@ fn toolsmith(at: &str, args: &[&str]) -> child_cli::Ran {
     assert!(ran.ok, "`toolsmith {}` failed: {}{}", all.join(" "), ran.stdout, ran.stderr);
     ran
 }
+
+/// A listed row as the script checks it: action, actor, call, tool, whether a token was used.
+type Listed<'a> = (&'a str, &'a str, Option<&'a str>, Option<&'a str>, bool);
 
 /// The rows `audit list --json` printed, one object per line.
 fn listed(ran: &child_cli::Ran) -> Vec<Value> {
@@ -317,11 +355,17 @@ async fn through_the_cli(b: Backend) {
         all.stdout
     );
     let rows = listed(&all);
-    let seen: Vec<(&str, &str, Option<&str>, Option<&str>, bool)> = rows
+    let seen: Vec<Listed<'_>> = rows
         .iter()
         .map(|r| {
             let text = |k: &str| r[k].as_str();
-            (text("action").unwrap(), text("actor").unwrap(), text("call_id"), text("tool"), r["token"] == true)
+            (
+                text("action").unwrap(),
+                text("actor").unwrap(),
+                text("call_id"),
+                text("tool"),
+                r["token"] == true,
+            )
         })
         .collect();
     let approve = Some("suite-approve");
@@ -341,18 +385,21 @@ async fn through_the_cli(b: Backend) {
     assert_eq!(rows[4]["task_id"], "task_audit");
     assert_eq!(rows[5]["key_digest"], json!(digest));
     assert!(rows[2]["args_before"].as_str().unwrap().starts_with("sha256:"), "{}", rows[2]);
-    assert!(rows.iter().all(|r| r["at"].as_str().is_some_and(|t| t.ends_with('Z'))), "{}", all.stdout);
+    assert!(
+        rows.iter().all(|r| r["at"].as_str().is_some_and(|t| t.ends_with('Z'))),
+        "{}",
+        all.stdout
+    );
     let by_call = listed(&by_call);
     assert_eq!(by_call.len(), 1, "{by_call:?}");
     assert_eq!(by_call[0]["action"], "edit");
 
     edit_row(&b, &edited.0).await;
     let at = location(&b);
-    let (json_list, table) = tokio::task::spawn_blocking(move || {
-        (toolsmith(&at, &["audit", "list", "--json"]), toolsmith(&at, &["audit", "list"]))
-    })
-    .await
-    .unwrap();
+    let (json_list, table) =
+        tokio::task::spawn_blocking(move || (toolsmith(&at, &["audit", "list", "--json"]), toolsmith(&at, &["audit", "list"])))
+            .await
+            .unwrap();
     let rows = listed(&json_list);
     assert_eq!(rows.len(), 6, "a damaged row is listed, not dropped: {}", json_list.stdout);
     assert_eq!(rows[2]["damaged"], true, "{}", rows[2]);
