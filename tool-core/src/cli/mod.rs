@@ -497,7 +497,13 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
         Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
-        Command::Pins(command) => pins::pins((cli.global.pin_store().await?, cli.global.store.as_ref()), command, out).await,
+        Command::Pins(command) => {
+            // An acceptance is recorded in `--store`'s audit trail, else in a PostgreSQL `--pins`
+            // database's (its own store), else in the default store's.
+            let pg_pins = cli.global.pins.clone().filter(|p| matches!(p, StoreLocation::Postgres(_)));
+            let audit_at = cli.global.store.clone().or(pg_pins);
+            pins::pins((cli.global.pin_store().await?, audit_at.as_ref()), command, out).await
+        }
         Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
         Command::Audit(command) => audit::run(command, cli.global.store.as_ref(), out).await,
     }

@@ -2,8 +2,9 @@
 //!
 //! Owns the command's arguments and output over the pin store (`--pins FILE_OR_URL`, else the
 //! one next to a SQLite `--store` or in a PostgreSQL `--store`'s database) and opening it. What a pin is and how a change is accepted are `provider::pins`'.
-//! An accepted change is recorded in the audit trail of `--store` (the default store when it is
-//! not given) as the operator's; a store that cannot record it is logged, and the pin stands.
+//! An accepted change is recorded as the operator's in the audit trail of `--store` (else of a
+//! PostgreSQL `--pins` database, else of the default store); a store that cannot record it is
+//! logged, and the pin stands.
 
 use std::io::Write;
 use std::process::ExitCode;
