@@ -4,11 +4,13 @@
 //! `fn main() -> std::process::ExitCode { tool_core::cli::run() }`; every command works on the
 //! tools linked into *that* binary.
 
+mod audit;
 mod check;
 mod commands;
 mod deploy;
 mod error;
 mod execution;
+mod lazy;
 mod log;
 mod pins;
 mod receipts;
@@ -26,6 +28,8 @@ use std::process::ExitCode;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use lazy::{LazyAudit, LazyReceipts, LazyStore};
+
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
@@ -33,10 +37,7 @@ use serde_json::Value;
 use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
-use crate::runtime::{
-    Began, MemoryReceipts, PendingCall, PendingStore, ReceiptClaim, ReceiptStore, RegistryRef, Runtime, SqliteStore, StoreError,
-    StoreLocation, StoredCall, open_store,
-};
+use crate::runtime::{RegistryRef, Runtime, StoreLocation};
 
 /// Who the command line acts as, told in its help.
 const OPERATOR: &str = "This command line is the operator's: it lists, reads and decides every caller's waiting calls, \
@@ -160,6 +161,11 @@ pub enum Command {
     /// `clear KEY` (or `--digest D`) to let its call run once more.
     #[command(subcommand)]
     Receipts(receipts::ReceiptsCommand),
+    /// The audit trail of every decision (approve, reject, edit, resume, result, token, rerun,
+    /// task cancelled, receipt cleared, pin accepted, call expired): `list` with who, when,
+    /// which call or tool, and what; never argument values. Rows cannot be edited.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
 }
 
 /// The arguments of `catalog`.
@@ -449,115 +455,6 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
-/// The pending-call store, opened on first use (plain calls never touch it).
-/// Why the store could not be opened: the message, and the store's own error.
-type NotOpened = (String, Option<Arc<StoreError>>);
-
-struct LazyStore {
-    location: Option<StoreLocation>,
-    /// The store, or why it could not be opened.
-    store: tokio::sync::OnceCell<Result<Arc<dyn PendingStore>, NotOpened>>,
-}
-
-impl LazyStore {
-    async fn open(&self) -> Result<&Arc<dyn PendingStore>, StoreError> {
-        let opened = self.store.get_or_init(|| async {
-            let Some(location) = &self.location else {
-                // The default data directory is the one created on demand.
-                let opened = tokio::task::spawn_blocking(SqliteStore::open_default).await;
-                let opened = opened.map_err(|e| (e.to_string(), None))?;
-                return opened.map(|s| Arc::new(s) as Arc<dyn PendingStore>).map_err(|e| match &e {
-                    StoreError::Storage { message, .. } => (format!("{message} (or pass --store FILE_OR_URL)"), Some(Arc::new(e))),
-                    other => (other.to_string(), Some(Arc::new(e))),
-                });
-            };
-            open_store(location)
-                .await
-                .map_err(|e| (format!("--store {}: {e}", location.shown()), Some(Arc::new(e))))
-        });
-        opened.await.as_ref().map_err(|(message, cause)| StoreError::Storage {
-            message: message.clone(),
-            source: cause.clone().map(|c| Box::new(c) as Box<dyn std::error::Error + Send + Sync>),
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl PendingStore for LazyStore {
-    async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
-        self.open().await?.save(call).await
-    }
-    async fn claim(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.open().await?.claim(id).await
-    }
-    async fn claim_again(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.open().await?.claim_again(id).await
-    }
-    async fn release(&self, id: &str) -> Result<(), StoreError> {
-        self.open().await?.release(id).await
-    }
-    async fn remove(&self, id: &str) -> Result<(), StoreError> {
-        // Resolving a call that was never stored needs no store.
-        match self.store.get() {
-            None => Ok(()),
-            Some(_) => self.open().await?.remove(id).await,
-        }
-    }
-    async fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
-        self.open().await?.get(id).await
-    }
-    async fn list(&self) -> Result<Vec<PendingCall>, StoreError> {
-        self.open().await?.list().await
-    }
-    async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
-        self.open().await?.entries().await
-    }
-}
-
-/// The receipts of a [`LazyStore`]: the opened store's own (its file or database), opened on
-/// first use; in memory when the store keeps none.
-struct LazyReceipts {
-    store: Arc<LazyStore>,
-    memory: OnceLock<Arc<dyn ReceiptStore>>,
-}
-
-impl LazyReceipts {
-    async fn open(&self) -> Result<Arc<dyn ReceiptStore>, StoreError> {
-        let store = self.store.open().await?;
-        Ok(store
-            .receipts()
-            .unwrap_or_else(|| self.memory.get_or_init(|| Arc::new(MemoryReceipts::default())).clone()))
-    }
-}
-
-#[async_trait::async_trait]
-impl ReceiptStore for LazyReceipts {
-    async fn begin(&self, claim: &ReceiptClaim, take_over: bool) -> Result<Began, StoreError> {
-        self.open().await?.begin(claim, take_over).await
-    }
-    async fn finish(&self, key: &str, result: &Value) -> Result<(), StoreError> {
-        self.open().await?.finish(key, result).await
-    }
-    async fn release(&self, key: &str) -> Result<(), StoreError> {
-        self.open().await?.release(key).await
-    }
-    async fn interrupt(&self, key: &str) -> Result<(), StoreError> {
-        self.open().await?.interrupt(key).await
-    }
-    async fn remove(&self, key: &str) -> Result<bool, StoreError> {
-        self.open().await?.remove(key).await
-    }
-    async fn remove_digest(&self, key_digest: &str) -> Result<bool, StoreError> {
-        self.open().await?.remove_digest(key_digest).await
-    }
-    async fn list(&self) -> Result<Vec<crate::runtime::ReceiptEntry>, StoreError> {
-        self.open().await?.list().await
-    }
-    async fn expire(&self, before_ms: u64) -> Result<u64, StoreError> {
-        self.open().await?.expire(before_ms).await
-    }
-}
-
 /// Runs a parsed command against a registry, writing results to `out`; an error says what
 /// went wrong (its `Display` is the message `toolsmith` prints).
 ///
@@ -579,12 +476,17 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
                 store: tokio::sync::OnceCell::new(),
             });
             // The receipts are the store's too (an idempotent call run again by `--rerun` finds
-            // the receipt its first run left in the file or database), opened with it.
+            // the receipt its first run left in the file or database), opened with it; so is the
+            // audit trail every decision made here is appended to.
             let receipts = Arc::new(LazyReceipts {
                 store: lazy.clone(),
                 memory: OnceLock::new(),
             });
-            Runtime::builder(registry).shared_store(lazy).receipt_store(receipts)
+            let audit = Arc::new(LazyAudit { store: lazy.clone() });
+            Runtime::builder(registry)
+                .shared_store(lazy)
+                .receipt_store(receipts)
+                .audit_store(audit)
         }
     };
     if let (Some(opened), Command::Serve(serve)) = (opened, &cli.command) {
@@ -602,8 +504,15 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         Command::Check(command) => check::check(runtime.registry(), command, out).await,
         Command::Store(command) => store::run(command, cli.global.store.as_ref(), out).await,
         Command::Tasks(command) => tasks::run(command, cli.global.store.as_ref(), out).await,
-        Command::Pins(command) => pins::pins(cli.global.pin_store().await?, command, out).await,
+        Command::Pins(command) => {
+            // An acceptance is recorded in `--store`'s audit trail, else in a PostgreSQL `--pins`
+            // database's (its own store), else in the default store's.
+            let pg_pins = cli.global.pins.clone().filter(|p| matches!(p, StoreLocation::Postgres(_)));
+            let audit_at = cli.global.store.clone().or(pg_pins);
+            pins::pins((cli.global.pin_store().await?, audit_at.as_ref()), command, out).await
+        }
         Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
+        Command::Audit(command) => audit::run(command, cli.global.store.as_ref(), out).await,
     }
 }
 

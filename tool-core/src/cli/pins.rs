@@ -2,6 +2,9 @@
 //!
 //! Owns the command's arguments and output over the pin store (`--pins FILE_OR_URL`, else the
 //! one next to a SQLite `--store` or in a PostgreSQL `--store`'s database) and opening it. What a pin is and how a change is accepted are `provider::pins`'.
+//! An accepted change is recorded as the operator's in the audit trail of `--store` (else of a
+//! PostgreSQL `--pins` database, else of the default store); a store that cannot record it is
+//! logged, and the pin stands.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,7 +12,7 @@ use std::sync::Arc;
 
 use super::CliError;
 use crate::pins::{self, Pin, PinStore, SqlitePins};
-use crate::runtime::{PostgresStore, StoreLocation};
+use crate::runtime::{Actor, AuditAction, AuditRecord, PostgresStore, StoreLocation};
 
 /// The arguments of `pins`.
 #[derive(Debug, clap::Subcommand)]
@@ -67,8 +70,13 @@ pub(super) async fn open(location: &StoreLocation, option: &str) -> Result<Arc<d
     }
 }
 
-/// `pins`: `store` is the pin store (`None`: neither `--pins` nor `--store` was given).
-pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+/// `pins`: `store` is the pin store (`None`: neither `--pins` nor `--store` was given);
+/// `audit_at` the `--store` whose audit trail records an acceptance.
+pub(super) async fn pins(
+    (store, audit_at): (Option<Arc<dyn PinStore>>, Option<&StoreLocation>),
+    command: PinsCommand,
+    out: &mut dyn Write,
+) -> Result<ExitCode, CliError> {
     let store = store.ok_or_else(|| {
         CliError::Usage(
             "`pins` needs the pin store: pass --pins FILE_OR_URL (or --store FILE_OR_URL, whose pins are next to it or in its database)"
@@ -108,6 +116,7 @@ pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand,
         PinsCommand::Accept(named) => {
             let key = find(&all, &named)?.key.clone();
             let pin = pins::accept(&*store, key).await?;
+            record_accepted(&pin, audit_at).await;
             w(
                 out,
                 format!(
@@ -118,6 +127,23 @@ pub(super) async fn pins(store: Option<Arc<dyn PinStore>>, command: PinsCommand,
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Records an accepted pin in the audit trail of the store at `location`; one that cannot be
+/// opened or written is logged (the pin stands).
+async fn record_accepted(pin: &Pin, location: Option<&StoreLocation>) {
+    let action = AuditAction::AcceptPin {
+        provider: pin.key.provider.clone(),
+        connection: pin.key.connection.clone(),
+        fingerprint: pin.pinned.fingerprint.to_string(),
+    };
+    let mut row = AuditRecord::new(Actor::Operator, action);
+    row.tool = Some(pin.key.tool.clone());
+    match super::store::open(location).await.map(|s| s.pending.audit()) {
+        Ok(Some(audit)) => crate::runtime::audit_record(&*audit, row).await,
+        Ok(None) => {}
+        Err(error) => tracing::warn!(tool = %pin.key.tool, %error, "the audit row of an accepted pin could not be written; the pin stands"),
+    }
 }
 
 /// The one pin `named` names.

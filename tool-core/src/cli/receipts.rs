@@ -1,6 +1,7 @@
 //! `toolsmith receipts`: the store's receipts of tools declared `idempotent` — `list` them (the
 //! digest of each key, the tool, the state, the age; never a key or a result), `clear` one so
-//! its call may run once more (after checking that an interrupted run's effect did not happen).
+//! its call may run once more (after checking that an interrupted run's effect did not happen),
+//! which the store's audit trail records as the operator's.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{CliError, pretty};
 use crate::idempotency::key_digest;
-use crate::runtime::{ReceiptEntry, ReceiptState, ReceiptStore, StoreLocation};
+use crate::runtime::{Actor, AuditAction, AuditRecord, ReceiptEntry, ReceiptState, ReceiptStore, StoreLocation};
 
 /// The subcommands of `receipts`.
 #[derive(Debug, Subcommand)]
@@ -50,8 +51,24 @@ pub(super) async fn run(command: ReceiptsCommand, location: Option<&StoreLocatio
                 (None, Some(digest)) => digest.trim().to_ascii_lowercase(),
                 (None, None) => return Err(CliError::Usage("give the idempotency key, or --digest DIGEST".into())),
             };
+            let tool = receipts
+                .list()
+                .await?
+                .into_iter()
+                .find(|r| r.key_digest == digest)
+                .map(|r| r.tool_name);
             if !receipts.remove_digest(&digest).await? {
                 return Err(CliError::NotFound(format!("{shown} has no receipt with the key digest {digest}")));
+            }
+            if let Some(audit) = opened.pending.audit() {
+                let mut row = AuditRecord::new(
+                    Actor::Operator,
+                    AuditAction::ClearReceipt {
+                        key_digest: digest.clone(),
+                    },
+                );
+                row.tool = tool;
+                crate::runtime::audit_record(&*audit, row).await;
             }
             writeln!(out, "cleared the receipt {digest}: its call runs once more when called").map_err(CliError::Output)?;
             Ok(ExitCode::SUCCESS)

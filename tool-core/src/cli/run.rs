@@ -13,7 +13,7 @@ use crate::context::CallData;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
 use crate::model_output::ModelOutput;
-use crate::runtime::{Answer, CallState, Decision, EventStream, Outcome, ResumeOptions, Runtime, StoredCall, Waiting};
+use crate::runtime::{Actor, Answer, CallState, Decision, EventStream, Outcome, ResumeOptions, Runtime, StoredCall, Waiting};
 use crate::spec::TransformTarget;
 
 /// `call`: a tool call, an approval or decline of a waiting call, or a replayed model stream.
@@ -72,21 +72,23 @@ pub(super) async fn call(runtime: &Runtime, call: CallCommand, out: &mut dyn Wri
     if let Some(seconds) = sign {
         return sign_decision(runtime, &id, answer, seconds, out).await;
     }
+    // Every decision made here is the operator's (the audit trail records it so).
+    let operator = || ResumeOptions::default().by(Actor::Operator);
     let stream = if let Some(token) = token {
-        runtime.decide_token(&token, Default::default()).await?
+        runtime.decide_token(&token, operator()).await?
     } else if let Some(answer @ Answer::Edit { .. }) = answer {
         let binding = runtime.binding(&id).await?;
-        runtime.decide(Decision::new(binding, answer), ResumeOptions::default()).await?
+        runtime.decide(Decision::new(binding, answer), operator()).await?
     } else if approve && rerun {
         announce_rerun(runtime, &id).await;
-        runtime.approve(&id, ResumeOptions::default().rerun()).await?
+        runtime.approve(&id, operator().rerun()).await?
     } else if approve {
-        runtime.approve(&id, ResumeOptions::default()).await?
+        runtime.approve(&id, operator()).await?
     } else if let Some(reason) = decline {
-        runtime.decline(&id, &reason).await?
+        runtime.decline_with(&id, &reason, operator()).await?
     } else if let Some(result) = result {
         let value = crate::json::parse_unique(result.as_bytes()).map_err(|source| CliError::Json { what: "--result", source })?;
-        runtime.submit_result(&id, value).await?
+        runtime.submit_result_with(&id, value, operator()).await?
     } else {
         runtime.call(&id, args, options)
     };
@@ -138,11 +140,12 @@ pub(super) async fn resume(
         what: "the resume data",
         source,
     })?;
+    let operator = ResumeOptions::default().by(Actor::Operator);
     let stream = if rerun {
         announce_rerun(runtime, id).await;
-        runtime.resume(id, data, ResumeOptions::default().rerun()).await
+        runtime.resume(id, data, operator.rerun()).await
     } else {
-        runtime.resume(id, data, ResumeOptions::default()).await
+        runtime.resume(id, data, operator).await
     };
     let stream = stream?;
     let last = drain(stream, events, out).await?;

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{CliError, pretty};
 use crate::runtime::{
-    OpenedStore, PostgresOptions, PostgresStore, ReceiptCounts, ResultLimits, SqliteStore, StoreLocation, StoreStatus, TaskCounts,
+    Actor, OpenedStore, PostgresOptions, PostgresStore, ReceiptCounts, ResultLimits, SqliteStore, StoreLocation, StoreStatus, TaskCounts,
     expire_stores, open_stores,
 };
 
@@ -32,7 +32,8 @@ pub enum StoreCommand {
     /// Expire what is older than a retention: waiting and interrupted calls created before
     /// it (removed without running), background tasks that ended before it (with their
     /// results), receipts of idempotent calls recorded before it, kept results past their time
-    /// to live or kept before it, and bus messages nobody took.
+    /// to live or kept before it, audit rows made before it, and bus messages nobody took
+    /// (each expired call is then recorded in the audit trail as expired by the operator).
     /// Calls being run, queued or running tasks, and running or interrupted receipts are kept.
     /// `serve --retention` does this periodically.
     Expire {
@@ -77,18 +78,18 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
         }
         StoreCommand::Expire { older_than, json } => {
             let store = open(location).await?;
-            let receipts = store.pending.receipts();
-            let expired = expire_stores(&*store.pending, Some(&*store.tasks), receipts.as_deref(), older_than)
-                .await
-                .map_err(failed)?;
-            let (tasks, receipts, results) = (expired.tasks, expired.receipts, expired.results);
+            let (receipts, audit) = (store.pending.receipts(), store.pending.audit());
+            let kinds = (Some(&*store.tasks), receipts.as_deref());
+            let audit = audit.as_deref().map(|a| (a, &Actor::Operator));
+            let expired = expire_stores(&*store.pending, kinds, audit, older_than).await.map_err(failed)?;
+            let (tasks, receipts, results, audit) = (expired.tasks, expired.receipts, expired.results, expired.audit);
             let expired = expired.calls;
             if json {
                 let calls: Vec<_> = expired
                     .iter()
                     .map(|c| json!({"id": c.tool_call_id, "tool": c.tool_name, "waited_for": c.kind.waits_for(), "created_at_ms": c.created_at_ms}))
                     .collect();
-                let value = json!({"expired": calls, "tasks": tasks, "receipts": receipts, "results": results});
+                let value = json!({"expired": calls, "tasks": tasks, "receipts": receipts, "results": results, "audit": audit});
                 writeln!(out, "{value}").map_err(CliError::Output)?;
             } else {
                 for c in &expired {
@@ -103,7 +104,7 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
                 }
                 writeln!(
                     out,
-                    "{shown}: expired {} call(s), {tasks} ended task(s), {receipts} receipt(s), {results} kept result(s)",
+                    "{shown}: expired {} call(s), {tasks} ended task(s), {receipts} receipt(s), {results} kept result(s), {audit} audit row(s)",
                     expired.len()
                 )
                 .map_err(CliError::Output)?;

@@ -11,9 +11,7 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use super::{CliError, pretty};
-use crate::runtime::{
-    OpenedStore, PostgresOptions, PostgresStore, SqliteStore, StoreLocation, TaskOptions, TaskRecord, TaskState, TaskStore, open_stores,
-};
+use crate::runtime::{Actor, OpenedStore, PostgresOptions, PostgresStore, StoreLocation, TaskOptions, TaskRecord, TaskState, open_stores};
 
 /// The subcommands of `tasks`.
 #[derive(Debug, Subcommand)]
@@ -87,26 +85,11 @@ impl TaskArgs {
     }
 }
 
-/// Opens the task store at `--store` (the default SQLite file when absent).
-pub(super) async fn open(location: Option<&StoreLocation>) -> Result<Arc<dyn TaskStore>, CliError> {
-    match location {
-        Some(location) => Ok(open_stores(location)
-            .await
-            .map_err(|source| CliError::StoreAt {
-                flag: format!("--store {}", location.shown()),
-                source,
-            })?
-            .tasks),
-        None => {
-            let store = tokio::task::spawn_blocking(SqliteStore::open_default).await?;
-            Ok(Arc::new(store.map_err(CliError::DefaultStore)?))
-        }
-    }
-}
-
-/// Runs a `tasks` subcommand against `--store`.
+/// Runs a `tasks` subcommand against `--store` (the default SQLite file when absent); a
+/// cancellation is recorded in the store's audit trail as the operator's.
 pub(super) async fn run(command: TasksCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
-    let store = open(location).await?;
+    let opened = super::store::open(location).await?;
+    let store = &opened.tasks;
     match command {
         TasksCommand::List { state, limit, json } => {
             let state = state.as_deref().and_then(TaskState::parse);
@@ -140,6 +123,9 @@ pub(super) async fn run(command: TasksCommand, location: Option<&StoreLocation>,
                 return Err(CliError::NotFound(format!(
                     "no queued or running background task has the id `{id}`"
                 )));
+            }
+            if let Some(audit) = opened.pending.audit() {
+                crate::runtime::task_cancelled(&*audit, &**store, &id, Actor::Operator).await;
             }
             writeln!(out, "cancelled {id}").map_err(CliError::Output)?;
         }

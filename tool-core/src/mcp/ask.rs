@@ -166,10 +166,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         // The question may also fail because the session ended: its requests are cancelled first.
         if ctx.ct.is_cancelled() {
-            return self.decline_cancelled(id).await;
+            return self.decline_cancelled(id, ctx).await;
         }
         match asked {
-            Asked::Answer(answer) => match self.decide(id, &answer, continuation.clone()).await {
+            Asked::Answer(answer) => match self.decide(id, &answer, self.options(ctx, continuation.clone())).await {
                 Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
                 Err(e) => error_result(format!("The approval of `{id}` could not be applied: {e}")),
             },
@@ -216,12 +216,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         match asked {
             Asked::Answer(answer) if answer.action == ElicitationAction::Accept => {
                 let data = answer.content.unwrap_or(json!({}));
-                match self
-                    .shared
-                    .runtime
-                    .resume(id, data, ResumeOptions::default().env(continuation.clone()))
-                    .await
-                {
+                match self.shared.runtime.resume(id, data, self.options(ctx, continuation.clone())).await {
                     Ok(s) => Box::pin(self.conclude(tool, s, ctx, round + 1, continuation)).await,
                     Err(e) => error_result(format!("The answer could not be used ({e}); the call still waits as `{id}`.")),
                 }
@@ -234,8 +229,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Declines the call `id` whose request was cancelled while its user was asked for
     /// approval (the client sent `notifications/cancelled`, or its session ended).
-    async fn decline_cancelled(&self, id: &str) -> CallToolResponse {
-        match self.shared.runtime.decline(id, CANCELLED).await {
+    async fn decline_cancelled(&self, id: &str, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
+        let options = self.options(ctx, CallEnv::default());
+        match self.shared.runtime.decline_with(id, CANCELLED, options).await {
             Ok(stream) => drop(stream.finish().await),
             // Already resolved (someone approved or declined it meanwhile): nothing to undo.
             Err(e) => tracing::info!(tool_call_id = id, error = %e, "a cancelled request's waiting call was not declined"),
@@ -313,7 +309,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
-        let stream = self.apply(state, waiting.kind, answer, slot.continuation.clone()).await;
+        let stream = self
+            .apply(state, waiting.kind, answer, self.options(ctx, slot.continuation.clone()))
+            .await;
         match stream {
             Ok(s) => self.drive(tool, s, slot, ctx, 1).await,
             Err(e) => {
@@ -323,6 +321,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
     }
 
+    /// What a decision or resume data taken from this request goes on with: the call's
+    /// continuation, and who decides (the request's caller, for the audit trail).
+    pub(super) fn options(&self, ctx: &RequestContext<RoleServer>, continuation: CallEnv) -> ResumeOptions {
+        ResumeOptions::default().env(continuation).by(super::identity::actor_of(ctx))
+    }
+
     /// Applies the user's answer to the waiting call `id`: approves or declines it, or resumes
     /// it with the data given.
     pub(super) async fn apply(
@@ -330,16 +334,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         id: &str,
         kind: PendingKind,
         answer: ElicitResult,
-        continuation: CallEnv,
+        options: ResumeOptions,
     ) -> Result<EventStream, RuntimeError> {
         match kind {
-            PendingKind::Approval => self.decide(id, &answer, continuation).await,
+            PendingKind::Approval => self.decide(id, &answer, options).await,
             PendingKind::Suspended => {
                 let data = answer.content.unwrap_or(json!({}));
-                self.shared
-                    .runtime
-                    .resume(id, data, ResumeOptions::default().env(continuation))
-                    .await
+                self.shared.runtime.resume(id, data, options).await
             }
             // Never asked of a client: a client-side call's result comes from the application.
             PendingKind::ClientResult => Err(RuntimeError::WrongKind {
@@ -352,12 +353,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     /// Approves or declines a waiting call as the user answered the approval form; a decline
     /// without a reason says how the user answered.
-    async fn decide(&self, id: &str, answer: &ElicitResult, continuation: CallEnv) -> Result<EventStream, RuntimeError> {
+    async fn decide(&self, id: &str, answer: &ElicitResult, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let runtime = &self.shared.runtime;
         let Some(reason) = declined(answer) else {
             let edits = edits(answer.content.as_ref());
             if edits.is_empty() {
-                return runtime.approve(id, ResumeOptions::default().env(continuation)).await;
+                return runtime.approve(id, options).await;
             }
             // Bound to the call as stored now: its arguments with the user's edits over them.
             let binding = runtime.binding(id).await?;
@@ -370,9 +371,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 args.extend(edits);
             }
             let decision = Decision::new(binding, Answer::Edit { args });
-            return runtime.decide(decision, ResumeOptions::default().env(continuation)).await;
+            return runtime.decide(decision, options).await;
         };
-        runtime.decline(id, &reason).await
+        runtime.decline_with(id, &reason, options).await
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::call::{ToolRef, error_result};
 use super::server::McpServer;
-use crate::runtime::{ResumeOptions, RuntimeError};
+use crate::runtime::RuntimeError;
 
 /// The `_meta` key of a call's idempotency key: two calls of an `idempotent` tool with the same
 /// key (and arguments) run it once; the second is answered from the first's receipt.
@@ -117,10 +117,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
-        match runtime
-            .decide(decision, ResumeOptions::default().env(slot.continuation.clone()))
-            .await
-        {
+        match runtime.decide(decision, self.options(ctx, slot.continuation.clone())).await {
             Ok(stream) => self.drive(tool, stream, slot, ctx, 1).await,
             Err(e) => {
                 slot.finish().await;

@@ -33,6 +33,11 @@ pub(super) fn owner_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
     caller_of(ctx).map(|caller| caller.owner())
 }
 
+/// Who decides through this request, for the audit trail: its caller, or an anonymous client.
+pub(super) fn actor_of(ctx: &RequestContext<RoleServer>) -> crate::runtime::Actor {
+    crate::runtime::Actor::of(caller_of(ctx).as_ref())
+}
+
 /// `owner` as a sealed field: the owner key, or the empty string for none (no owner key is empty).
 pub(super) fn sealed_owner(owner: Option<&str>) -> &str {
     owner.unwrap_or_default()

@@ -274,7 +274,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             self.end_waiting(&call, TaskState::Failed, &error).await?;
         }
         let mut events = self
-            .apply(&call.tool_call_id, call.kind, answer, CallEnv::default())
+            .apply(&call.tool_call_id, call.kind, answer, self.options(ctx, CallEnv::default()))
             .await
             .map_err(|e| ErrorData::invalid_params(format!("The answer for task `{id}` could not be used: {e}"), None))?;
         // Until the approved call is queued (a declined one just ends).
@@ -304,13 +304,23 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 None,
             )),
             Found::Stored(_) => {
-                self.shared.runtime.cancel_task(id).await.map_err(|e| store_error(id, e))?;
+                let options = self.options(ctx, CallEnv::default());
+                self.shared
+                    .runtime
+                    .cancel_task_with(id, options)
+                    .await
+                    .map_err(|e| store_error(id, e))?;
                 Ok(())
             }
             Found::Waiting(call) => {
                 let error = crate::error::ToolError::with_kind(crate::error::ErrorKind::Aborted, "The task was cancelled.");
                 self.end_waiting(&call, TaskState::Cancelled, &error).await?;
-                let declined = self.shared.runtime.decline(&call.tool_call_id, "the task was cancelled").await;
+                let options = self.options(ctx, CallEnv::default());
+                let declined = self
+                    .shared
+                    .runtime
+                    .decline_with(&call.tool_call_id, "the task was cancelled", options)
+                    .await;
                 match declined {
                     Ok(stream) => drop(stream.finish().await),
                     Err(e) => tracing::info!(task_id = id, error = %e, "a cancelled task's waiting call was not declined"),

@@ -172,19 +172,44 @@ impl Answer {
 }
 
 /// An answer bound to one waiting call ([`Runtime::decide`](super::Runtime::decide)).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Decision {
     /// The call it was made for, as the approver saw it.
     pub binding: Binding,
     /// The answer.
     #[serde(flatten)]
     pub answer: Answer,
+    /// Whether it came out of a signed token ([`Runtime::verify_decision`](super::Runtime::verify_decision)):
+    /// the audit trail records that a token was used. Never part of a token itself.
+    #[serde(skip)]
+    signed: bool,
+}
+
+/// Two decisions are equal when they decide the same thing (however they arrived).
+impl PartialEq for Decision {
+    fn eq(&self, other: &Decision) -> bool {
+        self.binding == other.binding && self.answer == other.answer
+    }
 }
 
 impl Decision {
     /// An answer for the call `binding` names.
     pub fn new(binding: Binding, answer: Answer) -> Decision {
-        Decision { binding, answer }
+        Decision {
+            binding,
+            answer,
+            signed: false,
+        }
+    }
+
+    /// Whether it came out of a signed decision token.
+    pub fn signed(&self) -> bool {
+        self.signed
+    }
+
+    /// The decision, marked as one that came out of a signed token.
+    pub(crate) fn came_signed(self) -> Decision {
+        Decision { signed: true, ..self }
     }
 
     /// The call it decides.

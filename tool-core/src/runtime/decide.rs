@@ -1,7 +1,9 @@
 //! Continuing a waiting call: approve, decline, resume, submit a client-side call's result.
 //!
 //! Owns claiming a waiting call from the store (exactly one claimer; anything wrong puts it
-//! back, nothing runs) and the four ways it goes on. A continued call runs with what the
+//! back, nothing runs) and the four ways it goes on, each recorded in the audit trail by who
+//! decided ([`ResumeOptions::by`]) once the call is claimed and the decision validated, before
+//! it takes effect (see `audit`). A continued call runs with what the
 //! continuing request brings ([`CallEnv`]: its cancellation, timeout, MCP client), never with
 //! the handles of the request that started it.
 
@@ -10,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use super::audit::{self, Actor, AuditAction, AuditRecord};
 use super::binding::{Answer, Binding, Decision};
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{EventStream, Outcome, Sink};
@@ -69,25 +72,34 @@ impl<'a> Ask<'a> {
     }
 }
 
-/// How a waiting call goes on when it is approved, decided or resumed: with what the continuing
-/// request brings ([`CallEnv`]: its cancellation, its MCP client; nothing by default), and
-/// whether a call whose earlier run was interrupted may run once more.
+/// How a waiting call goes on when it is approved, decided, declined, resumed or completed:
+/// with what the continuing request brings ([`CallEnv`]: its cancellation, its MCP client;
+/// nothing by default), whether a call whose earlier run was interrupted may run once more, and
+/// who decided (recorded in the audit trail; [`Actor::Application`] by default).
 ///
 /// ```
 /// use tool_core::CallEnv;
-/// use tool_core::runtime::ResumeOptions;
+/// use tool_core::runtime::{Actor, ResumeOptions};
 ///
 /// let plain = ResumeOptions::default();
-/// let again = ResumeOptions::default().env(CallEnv::default()).rerun();
+/// let again = ResumeOptions::default().env(CallEnv::default()).rerun().by(Actor::Operator);
 /// # let _ = (plain, again);
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ResumeOptions {
     env: CallEnv,
     rerun: bool,
+    actor: Actor,
 }
 
 impl ResumeOptions {
+    /// Who decides: the operator, a caller (`Actor::from(&caller)`), or the application
+    /// (default). Recorded in the audit trail ([`Runtime::audit`]).
+    pub fn by(mut self, actor: Actor) -> Self {
+        self.actor = actor;
+        self
+    }
+
     /// The tool runs with what the current request brings instead of nothing.
     pub fn env(mut self, env: CallEnv) -> Self {
         self.env = env;
@@ -105,6 +117,11 @@ impl ResumeOptions {
     fn take(&self) -> Take {
         if self.rerun { Take::Again } else { Take::Fresh }
     }
+
+    /// Who decides.
+    pub(super) fn actor(&self) -> &Actor {
+        &self.actor
+    }
 }
 
 /// How a call is taken from the store.
@@ -117,6 +134,13 @@ enum Take {
 }
 
 impl Runtime {
+    /// Appends the audit row of a decision on `call`, accepted and about to take effect.
+    async fn audit_decision(&self, call: &PendingCall, action: AuditAction, options: &ResumeOptions, (token, rerun): (bool, bool)) {
+        let mut row = AuditRecord::new(options.actor.clone(), action).call(&call.tool_call_id, &call.tool_name);
+        (row.token, row.rerun) = (token, rerun && options.rerun);
+        audit::record(&*self.inner.audit, row).await;
+    }
+
     /// Puts a claimed call back to waiting (nothing ran). When the store fails, the release is
     /// kept and tried again until it goes through (`settle`): the row is never left `running`
     /// under this live process, refusing every later decision.
@@ -255,6 +279,8 @@ impl Runtime {
                 return Err(e);
             }
         };
+        let action = action_of(&call, &prepared, &decision.answer);
+        self.audit_decision(&call, action, &options, (decision.signed(), runs)).await;
         let env = if runs { options.env } else { CallEnv::default() };
         Ok(self.continue_approval(call, prepared, (decision.answer, None), env))
     }
@@ -284,15 +310,24 @@ impl Runtime {
     pub async fn approve(&self, tool_call_id: &str, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let ask = Ask::new("approval", Some(PendingKind::Approval), true);
         let (call, prepared) = self.claim(tool_call_id, ask, None, options.take()).await?;
+        self.audit_decision(&call, AuditAction::Approve, &options, (false, true)).await;
         Ok(self.continue_approval(call, prepared, (Answer::Approve, None), options.env))
     }
 
     /// Declines a call waiting for approval: it never runs; the model receives a "not
     /// approved" result with the reason. A call whose earlier run was interrupted can be
-    /// declined too (it is not run again; the store forgets it).
+    /// declined too (it is not run again; the store forgets it). Recorded as decided by
+    /// [`Actor::Application`]; [`decline_with`](Self::decline_with) names who declines.
     pub async fn decline(&self, tool_call_id: &str, reason: &str) -> Result<EventStream, RuntimeError> {
+        self.decline_with(tool_call_id, reason, ResumeOptions::default()).await
+    }
+
+    /// [`decline`](Self::decline), by whom `options` names ([`ResumeOptions::by`]; nothing
+    /// runs, so its environment and `rerun` do not matter).
+    pub async fn decline_with(&self, tool_call_id: &str, reason: &str, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let ask = Ask::new("a decline", Some(PendingKind::Approval), false);
         let (call, prepared) = self.claim(tool_call_id, ask, None, Take::Again).await?;
+        self.audit_decision(&call, AuditAction::Reject, &options, (false, false)).await;
         // A declined tool never runs: nothing of the request needs to reach it.
         let answer = Answer::Reject { reason: reason.to_owned() };
         Ok(self.continue_approval(call, prepared, (answer, None), CallEnv::default()))
@@ -366,10 +401,8 @@ impl Runtime {
     /// does not match is refused and the call keeps waiting. A call whose earlier run was
     /// interrupted is refused unless `options` says [`rerun`](ResumeOptions::rerun).
     pub async fn resume(&self, tool_call_id: &str, data: Value, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
-        let ResumeOptions { env, rerun } = options;
-        let how = if rerun { Take::Again } else { Take::Fresh };
         let ask = Ask::new("resume data", None, true);
-        let (call, prepared) = self.claim(tool_call_id, ask, Some(&data), how).await?;
+        let (call, prepared) = self.claim(tool_call_id, ask, Some(&data), options.take()).await?;
         if call.kind == PendingKind::Approval {
             // Read by `claim` already: a decision that does not read was refused there.
             let answer = Answer::read(&data).unwrap_or(Answer::Reject { reason: String::new() });
@@ -380,8 +413,13 @@ impl Runtime {
                     return Err(e);
                 }
             };
-            return Ok(self.continue_approval(call, prepared, (answer, Some(data)), env));
+            let runs = !matches!(answer, Answer::Reject { .. });
+            self.audit_decision(&call, action_of(&call, &prepared, &answer), &options, (false, runs))
+                .await;
+            return Ok(self.continue_approval(call, prepared, (answer, Some(data)), options.env));
         }
+        self.audit_decision(&call, AuditAction::Resume, &options, (false, true)).await;
+        let env = options.env;
         let (sink, stream) = Sink::channel();
         let this = self.clone();
         let span = trace::continued_span(&call.tool_name, &call.tool_call_id, Some(prepared.tool().spec()));
@@ -414,7 +452,8 @@ impl Runtime {
     /// waiting. An accepted value becomes the call's output as a run's would (`on_output`,
     /// `to_model_output`, the output transforms): the returned run has its `tool-result` event
     /// and ends [`Outcome::Done`]. A call is completed once: a second submit finds nothing
-    /// waiting ([`RuntimeError::UnknownCall`]).
+    /// waiting ([`RuntimeError::UnknownCall`]). Recorded as submitted by
+    /// [`Actor::Application`]; [`submit_result_with`](Self::submit_result_with) names who.
     ///
     /// ```
     /// use tool_core::prelude::*;
@@ -444,6 +483,12 @@ impl Runtime {
     /// # });
     /// ```
     pub async fn submit_result(&self, tool_call_id: &str, result: Value) -> Result<EventStream, RuntimeError> {
+        self.submit_result_with(tool_call_id, result, ResumeOptions::default()).await
+    }
+
+    /// [`submit_result`](Self::submit_result), by whom `options` names ([`ResumeOptions::by`],
+    /// for the audit trail; nothing runs, so its environment and `rerun` do not matter).
+    pub async fn submit_result_with(&self, tool_call_id: &str, result: Value, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         // Nothing runs on a result: an interrupted submit (its process died) may be submitted again.
         let ask = Ask::new("a result", Some(PendingKind::ClientResult), false);
         let (call, prepared) = self.claim(tool_call_id, ask, Some(&result), Take::Again).await?;
@@ -463,6 +508,8 @@ impl Runtime {
                 return Err(RuntimeError::InvalidResult(e));
             }
         };
+        self.audit_decision(&call, AuditAction::SubmitResult, &options, (false, false))
+            .await;
         let (sink, stream) = Sink::channel();
         let at = CallRef::new(call.tool_call_id, call.tool_name);
         self.report(
@@ -475,6 +522,19 @@ impl Runtime {
         )
         .await;
         Ok(stream)
+    }
+}
+
+/// What an answer to `call` records: approve, reject, or an edit with the digests of the
+/// arguments it waited with and of those it runs with (never the arguments).
+fn action_of(call: &PendingCall, prepared: &OwnedPrepared, answer: &Answer) -> AuditAction {
+    match answer {
+        Answer::Approve => AuditAction::Approve,
+        Answer::Reject { .. } => AuditAction::Reject,
+        Answer::Edit { .. } => AuditAction::Edit {
+            args_before: crate::fingerprint::hash(&call.args),
+            args_after: crate::fingerprint::hash(&*prepared.args()),
+        },
     }
 }
 

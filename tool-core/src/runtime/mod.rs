@@ -34,6 +34,7 @@
 //! # });
 //! ```
 
+mod audit;
 mod background;
 mod binding;
 mod bus;
@@ -57,6 +58,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditRecord, UnknownActor};
+#[cfg(feature = "cli")]
+pub(crate) use audit::{now_ms as audit_now_ms, record as audit_record, task_cancelled};
 pub use binding::{Answer, Binding, Decision};
 pub use decide::ResumeOptions;
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
@@ -83,14 +87,15 @@ pub use views::{RedactSecrets, TransformPolicy, placeholder};
 pub(crate) use backend::*;
 
 /// What a storage backend implements and keeps: the store traits the [`RuntimeBuilder`] takes
-/// ([`PendingStore`], [`TaskStore`], [`ReceiptStore`], [`ResultStore`], the cross-instance
-/// [`Bus`]), the rows they hold and their in-memory versions. An application that only opens a
+/// ([`PendingStore`], [`TaskStore`], [`ReceiptStore`], [`ResultStore`], [`AuditStore`], the
+/// cross-instance [`Bus`]), the rows they hold and their in-memory versions. An application that only opens a
 /// store ([`MemoryStore`], `SqliteStore`, `PostgresStore`, `open_stores`) needs none of it.
 pub mod backend {
     pub use super::bus::{Bus, BusMessage, MemoryBus};
     pub use super::state::{CallState, Claim, Interruption, StoredCall};
     #[cfg(feature = "postgres")]
     pub use super::store::Migrated;
+    pub use super::store::{AuditStore, MemoryAudit};
     pub use super::store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
     pub use super::store::{ClaimedTask, NewTask, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
     pub use super::store::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
@@ -193,6 +198,8 @@ pub(crate) struct Inner {
     pub(crate) registry: RegistryRef,
     store: Arc<dyn PendingStore>,
     receipts: Arc<dyn ReceiptStore>,
+    /// Where every decision is recorded (`audit`).
+    audit: Arc<dyn AuditStore>,
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     pub(crate) background: Arc<Semaphore>,
@@ -223,6 +230,7 @@ pub struct RuntimeBuilder {
     registry: RegistryRef,
     store: Arc<dyn PendingStore>,
     receipts: Option<Arc<dyn ReceiptStore>>,
+    audit: Option<Arc<dyn AuditStore>>,
     policy: Option<Arc<dyn TransformPolicy>>,
     approve_all: bool,
     max_background: usize,
@@ -250,6 +258,13 @@ impl RuntimeBuilder {
     /// beside its calls, when it keeps them; else this process's memory).
     pub fn receipt_store(mut self, receipts: Arc<dyn ReceiptStore>) -> Self {
         self.receipts = Some(receipts);
+        self
+    }
+
+    /// Where the audit trail of decisions is kept (default: the store's own, beside its calls;
+    /// else this process's memory). See [`Runtime::audit`].
+    pub fn audit_store(mut self, audit: Arc<dyn AuditStore>) -> Self {
+        self.audit = Some(audit);
         self
     }
 
@@ -308,6 +323,10 @@ impl RuntimeBuilder {
                     .receipts
                     .or_else(|| self.store.receipts())
                     .unwrap_or_else(|| Arc::new(MemoryReceipts::default())),
+                audit: self
+                    .audit
+                    .or_else(|| self.store.audit())
+                    .unwrap_or_else(|| Arc::new(MemoryAudit::default())),
                 store: self.store,
                 policy: self.policy,
                 approve_all: self.approve_all,
@@ -357,6 +376,7 @@ impl Runtime {
             registry: registry.into(),
             store: Arc::new(MemoryStore::new()),
             receipts: None,
+            audit: None,
             policy: None,
             approve_all: false,
             max_background: 16,
@@ -400,6 +420,14 @@ impl Runtime {
         &self.inner.receipts
     }
 
+    /// The audit trail: every decision made through this runtime (approve, reject, edit,
+    /// resume, a client-side result, a cancelled task, an expired call), with who made it
+    /// ([`Actor`], from [`ResumeOptions::by`]) and never argument values. List it with
+    /// [`AuditStore::list`]; its rows cannot be edited through it.
+    pub fn audit(&self) -> &Arc<dyn AuditStore> {
+        &self.inner.audit
+    }
+
     /// A background task of the task store, from any instance (`None`: unknown, or this
     /// runtime has no task store).
     pub async fn task(&self, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
@@ -412,11 +440,24 @@ impl Runtime {
     /// Cancels a queued or running background task of the task store (from any instance): its
     /// row ends cancelled, and a running attempt stops at once when this instance runs it, else
     /// at its instance's next lease renewal. `false`: unknown, already ended, or no task store.
+    /// Recorded as decided by [`Actor::Application`]; [`cancel_task_with`](Self::cancel_task_with)
+    /// names who cancels.
     pub async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
-        match &self.inner.tasks {
-            Some(queue) => queue.cancel(task_id).await,
-            None => Ok(false),
+        self.cancel_task_with(task_id, ResumeOptions::default()).await
+    }
+
+    /// [`cancel_task`](Self::cancel_task), by whom `options` names ([`ResumeOptions::by`]; the
+    /// rest of the options does not matter here). A cancellation is recorded in the audit
+    /// trail once the store has cancelled the task.
+    pub async fn cancel_task_with(&self, task_id: &str, options: ResumeOptions) -> Result<bool, StoreError> {
+        let Some(queue) = &self.inner.tasks else {
+            return Ok(false);
+        };
+        let cancelled = queue.cancel(task_id).await?;
+        if cancelled {
+            audit::task_cancelled(&*self.inner.audit, &*queue.store, task_id, options.actor().clone()).await;
         }
+        Ok(cancelled)
     }
 
     /// Records the durable task the waiting call `call` was to become (its

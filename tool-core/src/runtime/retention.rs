@@ -3,18 +3,20 @@
 //!
 //! Owns [`Expiry`] (the periodic sweep), [`parse_retention`] (`7d`, `12h`, `30m`, `90s`),
 //! [`expire_stores`] (one expiry over every kind of record: waiting calls, ended tasks, done
-//! receipts, kept results) and the runtime's [`Runtime::expire`], [`Runtime::keep_expiring`],
+//! receipts, kept results, audit rows) and the runtime's [`Runtime::expire`], [`Runtime::keep_expiring`],
 //! [`Runtime::check_store`], [`Runtime::kept_results`] and [`Runtime::bus`]. What each store
 //! removes is its own (`PendingStore::expire`, `TaskStore::expire_tasks`,
-//! `ReceiptStore::expire`, `ResultStore::expire`).
+//! `ReceiptStore::expire`, `ResultStore::expire`, `AuditStore::expire`). Each call expired
+//! unanswered is itself recorded in the audit trail, after the expiry of old rows.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Runtime;
+use super::audit::{self, Actor, AuditAction, AuditRecord};
 use super::bus::Bus;
 use super::pending::PendingCall;
-use super::store::{PendingStore, ReceiptStore, ResultLimits, ResultStore, StoreError, TaskStore};
+use super::store::{AuditStore, PendingStore, ReceiptStore, ResultLimits, ResultStore, StoreError, TaskStore};
 
 /// What one expiry removed.
 #[derive(Debug, Default)]
@@ -28,17 +30,21 @@ pub struct Expired {
     pub receipts: u64,
     /// Kept results of cut calls past their time to live, or kept before the cutoff.
     pub results: u64,
+    /// Audit rows made before the cutoff.
+    pub audit: u64,
 }
 
 /// Expires every kind of record past `retention` once: waiting and interrupted calls (never
 /// running ones), ended background tasks with their results, done receipts (never running or
 /// interrupted ones, which wait for a decision), and the kept results of `pending`'s store
-/// (see [`PendingStore::results`]) past their own time to live or kept before the cutoff.
-/// What `toolsmith store expire` and [`Runtime::expire`] do.
+/// (see [`PendingStore::results`]) past their own time to live or kept before the cutoff, and
+/// the rows of `audit` made before the cutoff; each expired call is then recorded in `audit`
+/// as expired by its actor (who runs the expiry). What `toolsmith store expire` and
+/// [`Runtime::expire`] do.
 pub async fn expire_stores(
     pending: &dyn PendingStore,
-    tasks: Option<&dyn TaskStore>,
-    receipts: Option<&dyn ReceiptStore>,
+    (tasks, receipts): (Option<&dyn TaskStore>, Option<&dyn ReceiptStore>),
+    audit: Option<(&dyn AuditStore, &Actor)>,
     retention: Duration,
 ) -> Result<Expired, StoreError> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -57,11 +63,23 @@ pub async fn expire_stores(
         Some(store) => store.expire(cutoff).await?,
         None => 0,
     };
+    let audit_rows = match audit {
+        Some((store, actor)) => {
+            let removed = store.expire(cutoff).await?;
+            for call in &calls {
+                let row = AuditRecord::new(actor.clone(), AuditAction::Expire).call(&call.tool_call_id, &call.tool_name);
+                audit::record(store, row).await;
+            }
+            removed
+        }
+        None => 0,
+    };
     Ok(Expired {
         calls,
         tasks,
         receipts,
         results,
+        audit: audit_rows,
     })
 }
 
@@ -147,17 +165,20 @@ impl Runtime {
     /// Expires what the stores hold past `retention` once: waiting and
     /// interrupted calls created before then are removed (never run; each is logged and
     /// returned, and a later approval or resume of one is refused as unknown), ended background
-    /// tasks of the task store, done receipts, kept results past their time to live, and the
-    /// store's other leftovers.
+    /// tasks of the task store, done receipts, kept results past their time to live, audit rows
+    /// (each expired call is then recorded as expired), and the store's other leftovers.
     pub async fn expire(&self, retention: Duration) -> Result<Expired, StoreError> {
         let tasks = self.inner.tasks.as_ref().map(|q| &*q.store as &dyn TaskStore);
-        let expired = expire_stores(&*self.inner.store, tasks, Some(&*self.inner.receipts), retention).await?;
-        if expired.tasks + expired.receipts + expired.results > 0 {
+        let audit = (&*self.inner.audit, &Actor::Application);
+        let kinds = (tasks, Some(&*self.inner.receipts));
+        let expired = expire_stores(&*self.inner.store, kinds, Some(audit), retention).await?;
+        if expired.tasks + expired.receipts + expired.results + expired.audit > 0 {
             tracing::info!(
                 tasks = expired.tasks,
                 receipts = expired.receipts,
                 results = expired.results,
-                "expired ended tasks, receipts and kept results past the store's retention"
+                audit_rows = expired.audit,
+                "expired ended tasks, receipts, kept results and audit rows past the store's retention"
             );
         }
         for call in &expired.calls {

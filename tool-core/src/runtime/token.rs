@@ -190,9 +190,10 @@ impl Runtime {
 
     /// The decision a signed token carries, when this runtime's key signed it and it has not
     /// expired; nothing is decided yet (an edge checks what it names first, then hands it to
-    /// [`decide`](Self::decide)).
+    /// [`decide`](Self::decide), whose audit row then records that a token was used).
     pub fn verify_decision(&self, token: &str) -> Result<Decision, RuntimeError> {
-        self.decision_key()?.verify(token, now_ms()).map_err(RuntimeError::Token)
+        let decision = self.decision_key()?.verify(token, now_ms()).map_err(RuntimeError::Token)?;
+        Ok(decision.came_signed())
     }
 }
 

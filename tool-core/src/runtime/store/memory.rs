@@ -1,9 +1,9 @@
 //! The store in memory: nothing survives the process. For tests and throwaway runtimes.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{PendingStore, StoreError, sort_oldest_first};
+use super::{AuditStore, MemoryAudit, PendingStore, StoreError, sort_oldest_first};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, Claim, StoredCall};
 
@@ -13,6 +13,8 @@ pub struct MemoryStore {
     calls: Mutex<BTreeMap<String, (PendingCall, Option<Claim>)>>,
     /// The background tasks (`memory_tasks`).
     pub(super) tasks: Mutex<BTreeMap<String, super::TaskRecord>>,
+    /// The audit trail of the decisions on these calls.
+    audit: Arc<MemoryAudit>,
 }
 
 impl MemoryStore {
@@ -76,5 +78,9 @@ impl PendingStore for MemoryStore {
             .collect();
         sort_oldest_first(&mut all);
         Ok(all)
+    }
+
+    fn audit(&self) -> Option<Arc<dyn AuditStore>> {
+        Some(self.audit.clone())
     }
 }

@@ -15,10 +15,12 @@
 //! `claim_again` takes an interrupted call on an explicit decision. Every method is async and
 //! must not block a Tokio worker: a backend with a blocking driver (SQLite) runs its work on the
 //! blocking pool. Further kinds of record (receipts, background tasks and their attempts,
-//! results kept for later retrieval: [`ReceiptStore`], [`TaskStore`], [`ResultStore`]) are
+//! results kept for later retrieval, the audit trail: [`ReceiptStore`], [`TaskStore`],
+//! [`ResultStore`], [`AuditStore`]) are
 //! their own traits beside this one, implemented by the same backends over the same
 //! connection or pool (so a deployment configures one store) rather than by widening this one.
 
+mod audit;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod checks;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -39,6 +41,9 @@ use super::bus::Bus;
 use super::pending::PendingCall;
 use super::state::{CallState, Interruption, StoredCall};
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use audit::DbRow as AuditRow;
+pub use audit::{AuditStore, MemoryAudit};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
@@ -183,6 +188,12 @@ pub trait PendingStore: Send + Sync + 'static {
     fn bus(&self) -> Option<Arc<dyn Bus>> {
         None
     }
+    /// The audit trail kept beside the calls (same file, database or memory): every decision,
+    /// appended (see `runtime::audit`). `None`: the store keeps none (the runtime keeps the
+    /// rows in its memory).
+    fn audit(&self) -> Option<Arc<dyn AuditStore>> {
+        None
+    }
     /// Removes what is older than `retention`: waiting and interrupted calls created before
     /// then (never run: they are listed as expired in the answer), and the store's other
     /// leftovers. A call a live process is running is kept.
@@ -242,6 +253,9 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
     fn bus(&self) -> Option<Arc<dyn Bus>> {
         (**self).bus()
+    }
+    fn audit(&self) -> Option<Arc<dyn AuditStore>> {
+        (**self).audit()
     }
     async fn expire(&self, retention: std::time::Duration) -> Result<Vec<PendingCall>, StoreError> {
         (**self).expire(retention).await

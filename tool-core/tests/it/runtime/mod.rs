@@ -1,4 +1,5 @@
 pub mod approval_binding;
+pub mod audit;
 pub mod background;
 pub mod client_side;
 pub mod pending;

@@ -744,6 +744,43 @@ fn every_object_on_every_path_answers_its_owner_only() {
                 }
             }
         }
+        // The audit trail names who decided each: Alice's decisions over MCP as hers, the
+        // operator's (the command line's decline of the resolved-token baseline) as the
+        // operator's, and nothing of Bob's or an anonymous client's refused attempts.
+        let listed = child_cli::Ran::from(
+            child_cli::toolsmith(&["--store", &fleet.store, "audit", "list", "--json"])
+                .env("TOOLSMITH_STORE_KEY", STORE_KEY)
+                .output()
+                .unwrap(),
+        );
+        assert!(listed.ok, "audit list: {}", listed.stderr);
+        let rows: Vec<Value> = listed.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let by = |actor: &str, action: &str, tool: &str| {
+            rows.iter()
+                .filter(|r| r["actor"] == actor && r["action"] == action && r["tool"] == tool)
+                .count()
+        };
+        assert_eq!(
+            by("caller:subject:alice", "approve", "authz-pay"),
+            2,
+            "the state's and the token's: {rows:?}"
+        );
+        assert_eq!(
+            rows.iter()
+                .filter(|r| r["actor"] == "caller:subject:alice" && r["token"] == true)
+                .count(),
+            1,
+            "{rows:?}"
+        );
+        assert_eq!(by("caller:subject:alice", "resume", "authz-wait"), 1, "{rows:?}");
+        assert_eq!(by("caller:subject:alice", "approve", "authz-task-approve"), 1, "{rows:?}");
+        assert_eq!(by("caller:subject:alice", "cancel-task", "authz-task-slow"), 1, "{rows:?}");
+        assert_eq!(by("operator", "reject", "authz-pay"), 1, "{rows:?}");
+        assert!(
+            rows.iter()
+                .all(|r| r["actor"] == "caller:subject:alice" || r["actor"] == "operator"),
+            "only Alice and the operator decided anything: {rows:?}"
+        );
         drop(fleet);
         pg::drop_schema(&url, &schema).await;
         assert!(failures.is_empty(), "rows of the matrix that fail:\n{}", failures.join("\n"));

@@ -4,13 +4,15 @@
 //! SQLite and PostgreSQL each handle is a store of its own on the same file or database, as
 //! separate processes would have). The PostgreSQL-only tests (migrations, dead instances, 50
 //! concurrent approvals, the command line across processes, damaged rows) are in
-//! `suite/postgres_only.rs`.
+//! `suite/postgres_only.rs`; the audit trail's, on every backend and through the command line,
+//! in `suite/audit.rs`.
 //!
 //! Trials of the `processes` binary (no libtest harness): the binary is also the `toolsmith`
 //! command line of its tools (`support/child_cli.rs`), and opted-out PostgreSQL tests are
 //! reported as ignored.
 
 use crate::support::child_cli;
+mod audit;
 mod instances;
 use crate::support::postgres as pg;
 mod pins;
@@ -369,9 +371,12 @@ pub fn trials(suite: &str) -> Vec<Trial> {
     }
     let mut trials = Vec::new();
     let every_kind: &[Kind] = &[Kind::Memory, Kind::Sqlite];
-    let cases = CASES.iter().chain(tasks::CASES).chain(results::CASES).map(|c| (c, every_kind));
-    // The cases of what only a database keeps (kept results, counted by `store status`).
-    let cases = cases.chain(results::STORE_CASES.iter().map(|c| (c, &[Kind::Sqlite][..])));
+    let cases = CASES.iter().chain(tasks::CASES).chain(results::CASES).chain(audit::CASES);
+    let cases = cases.map(|c| (c, every_kind));
+    // The cases of what only a database keeps (kept results, counted by `store status`; the
+    // audit trail through the command line).
+    let store_cases = results::STORE_CASES.iter().chain(audit::STORE_CASES);
+    let cases = cases.chain(store_cases.map(|c| (c, &[Kind::Sqlite][..])));
     for (&(name, case), kinds) in cases {
         for &kind in kinds {
             let test = async move {

@@ -97,6 +97,18 @@ const MIGRATIONS: &[&str] = &[
         tag BYTEA);
      CREATE INDEX toolsmith_results_by_seq ON toolsmith_results (seq);
      CREATE INDEX toolsmith_results_by_expiry ON toolsmith_results (expires_at_ms);",
+    // 7: the audit trail of decisions (`audit`): `seq` orders the rows by when they were
+    // appended and is not tagged; `tag` covers every other column; `record_json` is the whole
+    // record (never argument values).
+    "CREATE TABLE toolsmith_audit (
+        seq BIGSERIAL PRIMARY KEY,
+        id TEXT NOT NULL,
+        at_ms BIGINT,
+        call_id TEXT,
+        record_json TEXT,
+        tag BYTEA);
+     CREATE INDEX toolsmith_audit_by_time ON toolsmith_audit (at_ms);
+     CREATE INDEX toolsmith_audit_by_call ON toolsmith_audit (call_id);",
 ];
 
 /// The schema version this build writes.

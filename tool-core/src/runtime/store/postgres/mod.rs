@@ -8,6 +8,7 @@
 //! row carries integrity tags (`row`, the key shared by all instances); the schema is versioned
 //! and migrated on connect (`migrate`).
 
+mod audit;
 mod bus;
 mod instance;
 mod migrate;
@@ -464,6 +465,13 @@ impl PendingStore for PostgresStore {
             pool: self.pool.clone(),
             key: self.key.clone(),
             instance: self.instance.clone(),
+        }))
+    }
+
+    fn audit(&self) -> Option<std::sync::Arc<dyn super::AuditStore>> {
+        Some(std::sync::Arc::new(audit::PgAudit {
+            pool: self.pool.clone(),
+            key: self.key.clone(),
         }))
     }
 

@@ -12,6 +12,7 @@
 //! Rows written before integrity tags (schema version 1) are accepted once: opening such a file
 //! tags them, with a warning, and from then on a row without a tag is damaged.
 
+mod audit;
 mod key_file;
 mod owner;
 mod receipts;
@@ -36,7 +37,7 @@ use owner::process_stat;
 use row::{COLUMNS, Row};
 
 /// The schema this build writes, kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 
 /// One row per call; `call_json` is the whole [`PendingCall`]. `owner_start` tells a claiming
 /// process from a later one given the same pid (Linux). Version 1's table; version 2 adds `tag`.
@@ -154,6 +155,10 @@ fn setup(conn: &mut Connection, key: &Key) -> rusqlite::Result<(String, i64)> {
     if version < 5 {
         // 5: the full results of cut calls, kept for their callers (`results`).
         tx.execute_batch(results::SCHEMA_V5)?;
+    }
+    if version < 6 {
+        // 6: the audit trail of decisions (`audit`).
+        tx.execute_batch(audit::SCHEMA_V6)?;
     }
     if version < SCHEMA_VERSION {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -472,6 +477,13 @@ impl PendingStore for SqliteStore {
     }
 
     fn receipts(&self) -> Option<Arc<dyn super::ReceiptStore>> {
+        Some(Arc::new(SqliteStore {
+            path: self.path.clone(),
+            db: self.db.clone(),
+        }))
+    }
+
+    fn audit(&self) -> Option<Arc<dyn super::AuditStore>> {
         Some(Arc::new(SqliteStore {
             path: self.path.clone(),
             db: self.db.clone(),

@@ -142,11 +142,12 @@ async fn command_line(url: String) -> Result<(), String> {
             cli(&["--store", &store, "pins", "diff", "mcp", "fx_echo"]),
             cli(&["--pins", &store, "pins", "accept", "mcp", "fx_echo"]),
             cli(&["--store", &store, "pins", "list", "--json"]),
+            cli(&["--store", &store, "audit", "list", "--json"]),
         ]
     })
     .await
     .unwrap();
-    let [list, diff, accepted, after] = ran;
+    let [list, diff, accepted, after, audit] = ran;
     assert!(
         list.ok && list.stdout.contains("CHANGED (description)"),
         "{} {}",
@@ -158,6 +159,14 @@ async fn command_line(url: String) -> Result<(), String> {
     let after: serde_json::Value = serde_json::from_str(&after.stdout).unwrap();
     assert_eq!(after[0]["seen"], serde_json::Value::Null, "{after}");
     assert_eq!(after[0]["pinned"]["definition"]["description"], "Echoes the text, and mails it");
+    // The acceptance is in the database's audit trail, the operator's, with the new fingerprint.
+    let row: serde_json::Value = serde_json::from_str(audit.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", audit.stdout));
+    assert_eq!(
+        (&row["action"], &row["actor"], &row["tool"], &row["provider"]),
+        (&"accept-pin".into(), &"operator".into(), &"fx_echo".into(), &"mcp".into()),
+        "{row}"
+    );
+    assert_eq!(row["fingerprint"], after[0]["pinned"]["fingerprint"], "{row}");
     pg::drop_schema(&url, &schema).await;
     Ok(())
 }
