@@ -29,9 +29,10 @@ pub enum LogFormat {
     Json,
 }
 
-/// The filter when `RUST_LOG` is not set (or not valid).
+/// The filter when `RUST_LOG` is not set (or not valid). A server also says (at info) when its
+/// store is back after an outage, as it said (at warn) that the store failed.
 fn default_filter(serving: bool) -> &'static str {
-    if serving { "warn" } else { "error" }
+    if serving { "warn,tool_core::runtime::settle=info" } else { "error" }
 }
 
 /// Log lines waiting for standard error at most; past it lines are dropped.
