@@ -52,6 +52,8 @@ use super::listen::{ConnLimits, Drain, Endpoint, MCP_PATH, Routes, TlsAcceptor, 
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::shared_service::Shared;
 
+pub use super::fairness::{CallRate, CallerLimits};
+
 /// What the HTTP transport accepts.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -146,6 +148,12 @@ pub struct HttpLimits {
     pub max_sessions: usize,
     /// How long a session lives without any request (default 5 minutes); then it expires.
     pub session_idle_timeout: Duration,
+    /// How many `tools/call`s one caller may run at once and start per second (default: no
+    /// limit). Past its rate a call is answered `429` with `Retry-After`; past its
+    /// concurrency too, except inside a session, where the call is answered with a JSON-RPC
+    /// error (its client waits for the answer there); both carry the retry time in the message
+    /// and in `data.retryAfterMs`. Other callers are not affected.
+    pub per_caller: CallerLimits,
 }
 
 impl Default for HttpLimits {
@@ -157,6 +165,7 @@ impl Default for HttpLimits {
             max_connections: 512,
             max_sessions: 1024,
             session_idle_timeout: Duration::from_secs(300),
+            per_caller: CallerLimits::default(),
         }
     }
 }
@@ -194,6 +203,9 @@ impl HttpLimits {
         ];
         if let Some((name, _)) = timeouts.iter().find(|(_, d)| d.is_zero()) {
             return Err(HttpOptionsError::ZeroTimeout(name));
+        }
+        if self.per_caller.rate.is_some_and(|r| r.interval.is_zero()) {
+            return Err(HttpOptionsError::ZeroTimeout("per_caller.rate.interval"));
         }
         if self.max_connections == 0 || self.max_sessions == 0 {
             return Err(HttpOptionsError::ZeroCap);
@@ -288,6 +300,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
         max_body: options.max_body_bytes,
         body_timeout: options.limits.body_read_timeout,
         sessions: (!options.stateless).then_some(slots),
+        fairness: super::fairness::Fairness::new(&options.limits.per_caller),
     });
     let service = Shared::new(service);
     let router = axum::Router::new()
