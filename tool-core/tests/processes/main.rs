@@ -25,7 +25,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let suites: [Suite; 10] = [
+    let suites: [Suite; 11] = [
+        ("mcp::fairness", mcp::fairness::trials),
         ("mcp::oauth", mcp::oauth::trials),
         ("mcp::production", mcp::production::trials),
         ("mcp::trust", mcp::trust::trials),

@@ -1,3 +1,4 @@
+pub mod fairness;
 pub mod oauth;
 pub mod production;
 pub mod trust;
