@@ -56,7 +56,8 @@ pub struct CallerLimits {
     /// Calls of one caller running at once; one more is refused until one ends. A call runs
     /// until it is answered: its streamed progress, and questions asked within the request
     /// (approval, elicitation), included. A 2026-07-28 call waiting for its client's answer
-    /// holds nothing: the request that brings the answer counts anew.
+    /// holds nothing: the request that brings the answer counts anew. A call that runs as a
+    /// background task counts until it is answered with its task.
     pub concurrent_calls: Option<NonZeroU32>,
     /// How fast one caller may start calls.
     pub rate: Option<CallRate>,
@@ -388,7 +389,10 @@ mod tests {
         assert!((1..=1000).contains(&over.retry_after_ms()), "{}", over.retry_after_ms());
         assert_eq!(over.retry_after_secs(), 1);
         assert_eq!(over.data()["retryAfterMs"], over.retry_after_ms());
-        assert!(over.message().starts_with("Too many calls: this caller may start 1 tool calls per second"));
+        assert!(
+            over.message()
+                .starts_with("Too many calls: this caller may start 1 tool calls per second")
+        );
         assert_eq!(f.tracked().0, 0, "the refused call holds no permit");
         assert!(f.admit("b").is_ok(), "another caller has its own allowance");
     }

@@ -343,8 +343,14 @@ fn too_many(id: Value, over: &OverLimit) -> Response {
     };
     tracing::warn!(reason, status = 429, "refused an MCP HTTP request");
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": over.code(), "message": over.message(), "data": over.data()}});
-    let mut r = (StatusCode::TOO_MANY_REQUESTS, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
-    r.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(over.retry_after_secs()));
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from(over.retry_after_secs()));
     r
 }
 

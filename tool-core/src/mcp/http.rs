@@ -7,7 +7,8 @@
 //! token, or an OAuth 2.1 resource server with Protected Resource Metadata: 401/403), the body
 //! size (413) and how long the body takes to arrive (408), that every POST is a JSON-RPC message (400 with a JSON-RPC
 //! `-32700`/`-32600` error instead of a bare status) and that an `initialize` carries valid
-//! params (400 with `-32602`), and the cap on live sessions (503). Every refusal is logged at
+//! params (400 with `-32602`), each caller's `tools/call` limits (429 with `Retry-After`:
+//! [`HttpLimits::per_caller`]), and the cap on live sessions (503). Every refusal is logged at
 //! warn with its reason. The connections themselves are limited by [`HttpLimits`] (header read
 //! and idle timeouts, a cap on open connections: see `listen`).
 //!
@@ -29,7 +30,8 @@
 //!   fails with an error saying why, `logging/setLevel` has nothing to keep its level in (no
 //!   log notifications), there is no GET stream (no `notifications/tools/list_changed`: clients
 //!   list again), and `max_concurrent_calls` bounds the calls of one request, i.e. nothing
-//!   across requests (limit concurrency in front of the server).
+//!   across requests (bound each caller with [`HttpLimits::per_caller`], or limit concurrency
+//!   in front of the server).
 //!
 //! 2026-07-28 requests are stateless in both modes (their per-request metadata carries what a
 //! session did; questions travel as input-required results), so neither option changes them

@@ -63,7 +63,10 @@ pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
                 "inside_a_session_the_refusal_is_a_jsonrpc_error",
                 inside_a_session_the_refusal_is_a_jsonrpc_error,
             ),
-            ("anonymous_callers_are_told_apart_by_address", anonymous_callers_are_told_apart_by_address),
+            (
+                "anonymous_callers_are_told_apart_by_address",
+                anonymous_callers_are_told_apart_by_address,
+            ),
         ],
     )
 }
@@ -168,7 +171,9 @@ async fn wait_for(path: &Path) {
 fn assert_over_limit(error: &Value, limit: &str) {
     assert_eq!(error["code"], -32000, "{error}");
     assert_eq!(error["data"]["limit"], limit, "{error}");
-    let ms = error["data"]["retryAfterMs"].as_u64().unwrap_or_else(|| panic!("no retryAfterMs: {error}"));
+    let ms = error["data"]["retryAfterMs"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no retryAfterMs: {error}"));
     assert!(ms >= 1, "{error}");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains(&format!("retry in {ms} ms")), "{message}");
@@ -192,7 +197,7 @@ fn a_caller_past_its_rate_gets_429() {
         let r = served.post(&client, Some(&alice), None, call(3, "fair-echo", json!({"text": "hi"})));
         let (retry, error) = too_many(r.send().await.unwrap()).await;
         assert_over_limit(&error, "rate");
-        assert!(retry >= 1 && retry <= 100, "Retry-After: {retry}");
+        assert!((1..=100).contains(&retry), "Retry-After: {retry}");
         assert!(error["message"].as_str().unwrap().contains("0.01 tool calls per second"), "{error}");
         // Another subject has its own allowance; listing is not counted.
         let r = served.post(&client, Some(&bob), None, call(4, "fair-echo", json!({"text": "bob"})));
@@ -256,7 +261,10 @@ fn inside_a_session_the_refusal_is_a_jsonrpc_error() {
         let alice = auth.mint("k1", &auth.claims(RESOURCE, "alice", "mcp"));
         let bob = auth.mint("k1", &auth.claims(RESOURCE, "bob", "mcp"));
         let client = reqwest::Client::new();
-        let (a, b) = (open_session(&served, &client, &alice).await, open_session(&served, &client, &bob).await);
+        let (a, b) = (
+            open_session(&served, &client, &alice).await,
+            open_session(&served, &client, &bob).await,
+        );
         let (started, release) = (served.path("started"), served.path("release"));
         let args = json!({"started": started, "release": release});
         let held = tokio::spawn(served.post(&client, Some(&alice), Some(&a), call(1, "fair-hold", args)).send());
