@@ -1,11 +1,11 @@
 //! `serve`: the MCP server over stdio or Streamable HTTP, until interrupted.
 
+use std::num::NonZeroU32;
 use std::process::ExitCode;
-
 use std::time::Duration;
 
 use super::{CliError, ServeCommand};
-use crate::mcp::http::HttpLimits;
+use crate::mcp::http::{CallRate, CallerLimits, HttpLimits};
 use crate::runtime::Runtime;
 
 /// The limits of `serve --http` (flattened into `serve`'s arguments); defaults are
@@ -33,6 +33,22 @@ pub(super) struct LimitArgs {
     /// HTTP: seconds a session lives without a request before it expires.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = seconds)]
     session_idle_timeout: f64,
+    /// HTTP: tools/call requests one caller may have running at once; one more is answered 429
+    /// with Retry-After (inside a session: a JSON-RPC error with the retry time). A caller is
+    /// its OAuth subject, or the static token's holders together, or without authorization its
+    /// IP address (an IPv6 address by its /64). Off by default: what is fair depends on the
+    /// tools' cost.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    caller_concurrency: Option<u32>,
+    /// HTTP: tools/call requests one caller may start per second (fractions allowed), past
+    /// which it is answered 429 with Retry-After; listing and the rest are not counted. Off
+    /// by default.
+    #[arg(long, value_name = "PER_SECOND", value_parser = per_second)]
+    caller_rate: Option<f64>,
+    /// HTTP: calls a caller may start at once after a quiet spell, within --caller-rate
+    /// (default: one second's worth of the rate, at least 1).
+    #[arg(long, value_name = "N", requires = "caller_rate", value_parser = clap::value_parser!(u32).range(1..))]
+    caller_burst: Option<u32>,
 }
 
 /// `serve --http` as an OAuth 2.1 resource server (flattened into `serve`'s arguments).
@@ -132,6 +148,15 @@ fn add_tool_scopes(registry: &crate::Registry, flags: &[String]) -> Result<(), C
     Ok(())
 }
 
+/// A rate: a positive, finite number per second, at most a million.
+fn per_second(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1_000_000.0 => Ok(r),
+        Ok(_) => Err("must be more than 0 and at most 1000000 per second".into()),
+        Err(e) => Err(format!("not a number: {e}")),
+    }
+}
+
 /// A positive, finite number of seconds (fractions allowed).
 pub(super) fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
@@ -150,6 +175,21 @@ impl LimitArgs {
             max_connections: self.max_connections as usize,
             max_sessions: self.max_sessions as usize,
             session_idle_timeout: Duration::from_secs_f64(self.session_idle_timeout),
+            per_caller: self.per_caller(),
+        }
+    }
+
+    /// `--caller-concurrency`, `--caller-rate` and `--caller-burst` (one second's worth of the
+    /// rate by default).
+    fn per_caller(&self) -> CallerLimits {
+        let rate = self.caller_rate.and_then(|rate| {
+            let one_second = rate.ceil().clamp(1.0, f64::from(u32::MAX)) as u32;
+            let burst = NonZeroU32::new(self.caller_burst.unwrap_or(one_second)).unwrap_or(NonZeroU32::MIN);
+            CallRate::per_second(rate, burst)
+        });
+        CallerLimits {
+            concurrent_calls: self.caller_concurrency.and_then(NonZeroU32::new),
+            rate,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! (`gate`), a session of another subject (404), the body's size (413) and how long it takes to
 //! arrive (408), that every POST is one JSON-RPC message (400 with a `-32700`/`-32600` error)
 //! and that an `initialize` carries valid params (400 with `-32602`), the OAuth scopes of a
-//! call, and the cap on live sessions (503). Every refusal is logged at warn with its reason.
+//! call, each caller's `tools/call` limits (429 with `Retry-After`: `fairness`), and the cap on
+//! live sessions (503). Every refusal is logged at warn with its reason.
 //! The guard runs in two places, the same code: as a layer of the router an application mounts
 //! (`http::router`), and called directly by `serve`'s connections for `/mcp` ([`Direct`]).
 //! The shape checks are the stdio transport's too (`invalid_message`, `invalid_params`).
@@ -28,6 +29,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::activity::{Activity, Tracked};
 use super::body::Message;
+use super::fairness::{Admission, Fairness, Limit, OverLimit};
 use super::gate::Gate;
 use super::listen::Endpoint;
 use super::session_cap::SessionSlots;
@@ -42,6 +44,8 @@ pub(super) struct Guard {
     pub(super) body_timeout: Duration,
     /// The live sessions' slots (`None` when stateless: no sessions).
     pub(super) sessions: Option<Arc<SessionSlots>>,
+    /// The per-caller limits of `tools/call` (`None`: none set).
+    pub(super) fairness: Option<Arc<Fairness>>,
 }
 
 fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
@@ -170,7 +174,7 @@ impl Guard {
         if request.method() != Method::POST {
             return logged(inner(request).await);
         }
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let bytes = match self.read_body(body).await {
             Ok(bytes) => bytes,
             Err(refused) => return refused,
@@ -193,6 +197,9 @@ impl Guard {
             return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);
         }
         if let Some(refused) = caller.as_ref().and_then(|c| self.gate.check_call(c, &message)) {
+            return refused;
+        }
+        if let Some(refused) = self.limit_call(&mut parts, &message) {
             return refused;
         }
         let slot = match self.reserve_session(&parts.headers, &message) {
@@ -269,6 +276,35 @@ impl Guard {
         }
     }
 
+    /// Counts a `tools/call` against its caller's limits (`fairness`): its permit goes with the
+    /// request to the call handler, which holds it until the call is answered. Over a limit:
+    /// `429` with `Retry-After`, except a call over its concurrency inside a session, which
+    /// the handler answers with a JSON-RPC error (the session's client waits for the answer on
+    /// the session).
+    fn limit_call(&self, parts: &mut axum::http::request::Parts, message: &Message<'_>) -> Option<Response> {
+        let fairness = self.fairness.as_ref()?;
+        if !message.is("tools/call") {
+            return None;
+        }
+        match fairness.admit(&super::fairness::key_of(&parts.extensions)) {
+            Ok(None) => None,
+            Ok(Some(permit)) => {
+                parts.extensions.insert(Admission::granted(permit));
+                None
+            }
+            Err(over) if matches!(over.limit, Limit::Concurrency(_)) && self.in_session(&parts.headers) => {
+                parts.extensions.insert(Admission::refused(over));
+                None
+            }
+            Err(over) => Some(too_many(message.id(), &over)),
+        }
+    }
+
+    /// Whether the request belongs to a session (it names one, and the server keeps sessions).
+    fn in_session(&self, headers: &HeaderMap) -> bool {
+        self.sessions.is_some() && headers.contains_key(SESSION_HEADER)
+    }
+
     /// A session slot for an `initialize` that will create a session; refused (503) when every
     /// slot is taken.
     fn reserve_session(&self, headers: &HeaderMap, message: &Message<'_>) -> Result<Option<OwnedSemaphorePermit>, Box<Response>> {
@@ -298,6 +334,34 @@ impl Guard {
 }
 
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// A call over its caller's limit: `429`, `Retry-After` in seconds, and a JSON-RPC error with
+/// the retry time in its message and `data.retryAfterMs`.
+fn too_many(id: Value, over: &OverLimit) -> Response {
+    let reason = match over.limit {
+        Limit::Rate(_) => "caller over its call rate",
+        Limit::Concurrency(_) => "caller at its concurrency limit",
+    };
+    // A flood repeats this thousands of times a second: one line per reason per 10 s, counted.
+    if let Some(folded) = crate::runtime::settle::quiet(reason) {
+        tracing::warn!(
+            reason,
+            status = 429,
+            refused_since_last_line = folded,
+            "refused an MCP HTTP request"
+        );
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": over.code(), "message": over.message(), "data": over.data()}});
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from(over.retry_after_secs()));
+    r
+}
 
 /// Logs at warn a request that `rmcp` refused (its status says why), and passes the response on.
 fn logged(response: Response) -> Response {

@@ -7,7 +7,8 @@
 //! token, or an OAuth 2.1 resource server with Protected Resource Metadata: 401/403), the body
 //! size (413) and how long the body takes to arrive (408), that every POST is a JSON-RPC message (400 with a JSON-RPC
 //! `-32700`/`-32600` error instead of a bare status) and that an `initialize` carries valid
-//! params (400 with `-32602`), and the cap on live sessions (503). Every refusal is logged at
+//! params (400 with `-32602`), each caller's `tools/call` limits (429 with `Retry-After`:
+//! [`HttpLimits::per_caller`]), and the cap on live sessions (503). Every refusal is logged at
 //! warn with its reason. The connections themselves are limited by [`HttpLimits`] (header read
 //! and idle timeouts, a cap on open connections: see `listen`).
 //!
@@ -29,7 +30,8 @@
 //!   fails with an error saying why, `logging/setLevel` has nothing to keep its level in (no
 //!   log notifications), there is no GET stream (no `notifications/tools/list_changed`: clients
 //!   list again), and `max_concurrent_calls` bounds the calls of one request, i.e. nothing
-//!   across requests (limit concurrency in front of the server).
+//!   across requests (bound each caller with [`HttpLimits::per_caller`], or limit concurrency
+//!   in front of the server).
 //!
 //! 2026-07-28 requests are stateless in both modes (their per-request metadata carries what a
 //! session did; questions travel as input-required results), so neither option changes them
@@ -51,6 +53,8 @@ use super::guard::{Direct, Guard, guard};
 use super::listen::{ConnLimits, Drain, Endpoint, MCP_PATH, Routes, TlsAcceptor, serve_router};
 use super::session_cap::{CappedSessions, SessionSlots};
 use super::shared_service::Shared;
+
+pub use super::fairness::{CallRate, CallerLimits};
 
 /// What the HTTP transport accepts.
 #[derive(Debug, Clone)]
@@ -146,6 +150,12 @@ pub struct HttpLimits {
     pub max_sessions: usize,
     /// How long a session lives without any request (default 5 minutes); then it expires.
     pub session_idle_timeout: Duration,
+    /// How many `tools/call`s one caller may run at once and start per second (default: no
+    /// limit). Past its rate a call is answered `429` with `Retry-After`; past its
+    /// concurrency too, except inside a session, where the call is answered with a JSON-RPC
+    /// error (its client waits for the answer there); both carry the retry time in the message
+    /// and in `data.retryAfterMs`. Other callers are not affected.
+    pub per_caller: CallerLimits,
 }
 
 impl Default for HttpLimits {
@@ -157,6 +167,7 @@ impl Default for HttpLimits {
             max_connections: 512,
             max_sessions: 1024,
             session_idle_timeout: Duration::from_secs(300),
+            per_caller: CallerLimits::default(),
         }
     }
 }
@@ -194,6 +205,9 @@ impl HttpLimits {
         ];
         if let Some((name, _)) = timeouts.iter().find(|(_, d)| d.is_zero()) {
             return Err(HttpOptionsError::ZeroTimeout(name));
+        }
+        if self.per_caller.rate.is_some_and(|r| r.interval.is_zero()) {
+            return Err(HttpOptionsError::ZeroTimeout("per_caller.rate.interval"));
         }
         if self.max_connections == 0 || self.max_sessions == 0 {
             return Err(HttpOptionsError::ZeroCap);
@@ -288,6 +302,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
         max_body: options.max_body_bytes,
         body_timeout: options.limits.body_read_timeout,
         sessions: (!options.stateless).then_some(slots),
+        fairness: super::fairness::Fairness::new(&options.limits.per_caller),
     });
     let service = Shared::new(service);
     let router = axum::Router::new()

@@ -19,11 +19,13 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -99,10 +101,10 @@ pub(super) async fn serve_router<E: Endpoint>(
         streams: drain.streams.clone(),
     };
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok(accepted) => accepted,
                 Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
                     tracing::warn!(error = %e, "accepting an HTTP connection failed; retrying shortly");
@@ -121,10 +123,10 @@ pub(super) async fn serve_router<E: Endpoint>(
                 let (routes, closing) = (routes.clone(), closing.clone());
                 match &tls {
                     None => {
-                        tokio::spawn(serve_connection(tcp, routes, limits, closing, permit));
+                        tokio::spawn(serve_connection(tcp, peer, routes, limits, closing, permit));
                     }
                     Some(tls) => {
-                        tokio::spawn(serve_tls(tls.clone(), tcp, routes, limits, closing, permit));
+                        tokio::spawn(serve_tls(tls.clone(), (tcp, peer), routes, limits, closing, permit));
                     }
                 }
             }
@@ -190,7 +192,14 @@ pub(super) type TlsAcceptor = tokio_rustls::TlsAcceptor;
 pub(super) enum TlsAcceptor {}
 
 #[cfg(not(feature = "tls"))]
-async fn serve_tls<E: Endpoint>(tls: TlsAcceptor, _: TcpStream, _: Routes<E>, _: ConnLimits, _: Closing, _: OwnedSemaphorePermit) {
+async fn serve_tls<E: Endpoint>(
+    tls: TlsAcceptor,
+    _: (TcpStream, SocketAddr),
+    _: Routes<E>,
+    _: ConnLimits,
+    _: Closing,
+    _: OwnedSemaphorePermit,
+) {
     match tls {}
 }
 
@@ -198,22 +207,30 @@ async fn serve_tls<E: Endpoint>(tls: TlsAcceptor, _: TcpStream, _: Routes<E>, _:
 #[cfg(feature = "tls")]
 async fn serve_tls<E: Endpoint>(
     tls: TlsAcceptor,
-    tcp: TcpStream,
+    (tcp, peer): (TcpStream, SocketAddr),
     routes: Routes<E>,
     limits: ConnLimits,
     closing: Closing,
     slot: OwnedSemaphorePermit,
 ) {
     match tokio::time::timeout(limits.header_read_timeout, tls.accept(tcp)).await {
-        Ok(Ok(stream)) => serve_connection(stream, routes, limits, closing, slot).await,
+        Ok(Ok(stream)) => serve_connection(stream, peer, routes, limits, closing, slot).await,
         Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
         Err(_) => tracing::debug!("a TLS handshake did not finish in time"),
     }
 }
 
-/// Serves one connection until it ends, idles past the limit or shutdown has drained it.
-async fn serve_connection<I, E>(io: I, routes: Routes<E>, limits: ConnLimits, closing: Closing, _slot: OwnedSemaphorePermit)
-where
+/// Serves one connection from `peer` until it ends, idles past the limit or shutdown has
+/// drained it. Each request carries the peer's address (axum's `ConnectInfo`), the key of an
+/// anonymous caller's limits (`fairness`).
+async fn serve_connection<I, E>(
+    io: I,
+    peer: SocketAddr,
+    routes: Routes<E>,
+    limits: ConnLimits,
+    closing: Closing,
+    _slot: OwnedSemaphorePermit,
+) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     E: Endpoint,
 {
@@ -225,7 +242,8 @@ where
         let in_flight = requests.begin();
         let routes = routes.clone();
         async move {
-            let request = request.map(Body::new);
+            let mut request = request.map(Body::new);
+            request.extensions_mut().insert(ConnectInfo(peer));
             let response = if request.uri().path() == MCP_PATH {
                 routes.mcp.serve(request).await
             } else {

@@ -29,6 +29,8 @@
 //!   model-output budget);
 //! - [`results`]: full results of cut calls, read back as `toolsmith://results/<call-id>`;
 //! - `handle`: the per-call handle a tool sees as `cx.mcp()`;
+//! - `fairness`: per-caller limits of the HTTP server (calls at once, calls per second) and
+//!   the permit a call holds while it runs;
 //! - `gate`: who may use the HTTP endpoint (static token, OAuth), Protected Resource Metadata;
 //! - `identity`: who is calling (the request's [`Caller`](crate::Caller)) and the scope check's text;
 //! - [`oauth`] (feature `oauth`): the HTTP server as an OAuth 2.1 resource server;
@@ -46,6 +48,7 @@ mod caching;
 mod call;
 mod call_meta;
 mod convert;
+mod fairness;
 mod gate;
 mod guard;
 mod handle;
@@ -157,6 +160,9 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         // Boxed, like every handler whose future is large: rmcp spawns each request's handler
         // as a task whose future is as large as the largest of them, moved several times as it
         // is spawned (most of a call's cost before they were boxed).
+        // The caller's place among its running calls (over HTTP with a concurrency limit) is
+        // held until the call is answered, whichever way this future ends.
+        let _permit = fairness::admitted(&ctx)?;
         Box::pin(self.call(request, &ctx)).await
     }
 

@@ -72,6 +72,13 @@ fn failed(kind: &'static str, id: &str, error: &StoreError, retried: bool) {
     }
 }
 
+/// Whether a line about a repeated event of `kind` (a refusal a flood may repeat thousands of
+/// times a second) is logged now: `Some(events folded into it)` at most once per [`QUIET`].
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn quiet(kind: &'static str) -> Option<u64> {
+    should_log((kind, false), Instant::now())
+}
+
 /// Logs that a periodic store operation of `kind` failed (bounded like a kept write's failures:
 /// the first at `warn`, then one line per [`QUIET`] with the count); `failing` remembers it, so
 /// [`recovered`] says once that it works again.

@@ -25,8 +25,9 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let args = libtest_mimic::Arguments::from_args();
-    let suites: [Suite; 12] = [
+    let suites: [Suite; 13] = [
         ("mcp::authorization", mcp::authorization::trials),
+        ("mcp::fairness", mcp::fairness::trials),
         ("mcp::oauth", mcp::oauth::trials),
         ("mcp::production", mcp::production::trials),
         ("mcp::trust", mcp::trust::trials),

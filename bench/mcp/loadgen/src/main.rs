@@ -10,6 +10,13 @@
 //! `--duration` seconds are. Prints one JSON object on stdout:
 //! `{clients, requests, rps, p50_ms, p99_ms, errors, ...}`.
 //!
+//! For `bench/mcp/fairness.sh`: `--local-address IP` makes every connection come from that
+//! loopback address (a caller the server tells apart by address), `--args JSON` adds members to
+//! the call's arguments (the text is still echoed), and `--refusals wait` counts a refusal for
+//! the caller's limit (HTTP 429, or a JSON-RPC error with `data.retryAfterMs`) as `refused`, not
+//! as an error, and waits the retry time it names before the next call, as a well-behaved client
+//! does.
+//!
 //! Only meant for servers on the local machine (the benchmark in `bench/mcp/run.sh`).
 
 use std::process::ExitCode;
@@ -20,7 +27,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
 const USAGE: &str = "usage: mcp-loadgen --url http://127.0.0.1:PORT/mcp[,http://…] [--clients N] [--duration SECS] \
-[--warmup SECS] [--text STRING] [--tool NAME] [--protocol-version VER] [--threads N] [--timeout SECS]";
+[--warmup SECS] [--text STRING] [--tool NAME] [--protocol-version VER] [--threads N] [--timeout SECS] \
+[--local-address IP] [--args JSON] [--refusals error|wait]";
 
 #[derive(Clone)]
 struct Config {
@@ -36,6 +44,12 @@ struct Config {
     protocol: String,
     threads: usize,
     timeout: f64,
+    /// The source address of every connection.
+    local_address: Option<std::net::IpAddr>,
+    /// Members added to every call's arguments.
+    args: serde_json::Map<String, Value>,
+    /// Whether a refusal for the caller's limit is waited out (`true`) or an error.
+    wait_refusals: bool,
 }
 
 fn parse_args() -> Result<Config, String> {
@@ -50,6 +64,9 @@ fn parse_args() -> Result<Config, String> {
         protocol: "2025-11-25".into(),
         threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         timeout: 10.0,
+        local_address: None,
+        args: serde_json::Map::new(),
+        wait_refusals: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -69,6 +86,16 @@ fn parse_args() -> Result<Config, String> {
             "--protocol-version" => cfg.protocol = value,
             "--threads" => cfg.threads = int(&value)?,
             "--timeout" => cfg.timeout = num(&value)?,
+            "--local-address" => cfg.local_address = Some(value.parse().map_err(|_| format!("{flag}: not an IP address: {value}"))?),
+            "--args" => match serde_json::from_str(&value) {
+                Ok(Value::Object(map)) => cfg.args = map,
+                _ => return Err(format!("{flag}: not a JSON object: {value}")),
+            },
+            "--refusals" => match value.as_str() {
+                "error" => cfg.wait_refusals = false,
+                "wait" => cfg.wait_refusals = true,
+                _ => return Err(format!("{flag}: `error` or `wait`, not {value}")),
+            },
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
     }
@@ -89,6 +116,8 @@ struct ClientStats {
     latencies: Vec<u64>,
     errors: u64,
     first_error: Option<String>,
+    /// Calls refused for the caller's limit (with `--refusals wait`).
+    refused: u64,
 }
 
 impl ClientStats {
@@ -155,6 +184,12 @@ impl Conn {
 
     /// Sends a request with `id` and returns its `result`.
     async fn request(&mut self, id: u64, body: String) -> Result<Value, String> {
+        self.request_or_refused(id, body).await.and_then(|r| r.map_err(|wait| format!("refused, retry in {wait:?}")))
+    }
+
+    /// [`Self::request`], or how long to wait when the call was refused for the caller's limit
+    /// (429 with `Retry-After`, or a JSON-RPC error whose `data` has `retryAfterMs`).
+    async fn request_or_refused(&mut self, id: u64, body: String) -> Result<Result<Value, Duration>, String> {
         let resp = self.post(body).send().await.map_err(|e| format!("send: {e}"))?;
         let status = resp.status();
         if self.session.is_none() {
@@ -168,7 +203,17 @@ impl Conn {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
         let text = resp.text().await.map_err(|e| format!("read: {e}"))?;
+        if status.as_u16() == 429 {
+            if let Some(secs) = retry_after {
+                return Ok(Err(Duration::from_secs(secs)));
+            }
+        }
         if !status.is_success() {
             return Err(format!("HTTP {status}: {text}"));
         }
@@ -176,8 +221,11 @@ impl Conn {
             .into_iter()
             .find(|m| m.get("id").and_then(Value::as_u64) == Some(id))
             .ok_or_else(|| format!("no reply with id {id} in {text:?}"))?;
+        if let Some(ms) = reply.pointer("/error/data/retryAfterMs").and_then(Value::as_u64) {
+            return Ok(Err(Duration::from_millis(ms)));
+        }
         match reply.get("result") {
-            Some(r) => Ok(r.clone()),
+            Some(r) => Ok(Ok(r.clone())),
             None => Err(format!("not a result: {reply}")),
         }
     }
@@ -209,10 +257,18 @@ impl Conn {
             .map_err(|e| format!("notifications/initialized: {e}"))
     }
 
-    async fn call(&mut self, id: u64) -> Result<(), String> {
+    /// One call: `Ok(None)` when it answered, `Ok(Some(wait))` when it was refused for the
+    /// caller's limit and `--refusals wait` is on.
+    async fn call(&mut self, id: u64) -> Result<Option<Duration>, String> {
+        let mut arguments = self.cfg.args.clone();
+        arguments.insert("text".into(), json!(self.cfg.text));
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": self.cfg.tool, "arguments": {"text": self.cfg.text}}});
-        let result = self.request(id, body.to_string()).await?;
+            "params": {"name": self.cfg.tool, "arguments": arguments}});
+        let result = match self.request_or_refused(id, body.to_string()).await? {
+            Ok(result) => result,
+            Err(wait) if self.cfg.wait_refusals => return Ok(Some(wait)),
+            Err(wait) => return Err(format!("refused, retry in {wait:?}")),
+        };
         if result.get("isError").and_then(Value::as_bool) == Some(true) {
             return Err(format!("isError result: {result}"));
         }
@@ -220,7 +276,7 @@ impl Conn {
         if echoed != Some(self.cfg.text.as_str()) {
             return Err(format!("unexpected result: {result}"));
         }
-        Ok(())
+        Ok(None)
     }
 
     async fn close(&self) {
@@ -233,6 +289,7 @@ impl Conn {
 async fn client(n: usize, cfg: Arc<Config>, barrier: Arc<Barrier>, start: Arc<OnceLock<Instant>>) -> ClientStats {
     let mut stats = ClientStats::default();
     let http = match reqwest::Client::builder()
+        .local_address(cfg.local_address)
         .tcp_nodelay(true)
         .pool_max_idle_per_host(1)
         .timeout(Duration::from_secs_f64(cfg.timeout))
@@ -272,10 +329,14 @@ async fn client(n: usize, cfg: Arc<Config>, barrier: Arc<Barrier>, start: Arc<On
         let done = Instant::now();
         id += 1;
         match outcome {
-            Ok(()) => {
+            Ok(None) => {
                 if done >= open && done <= close {
                     stats.latencies.push((done - sent).as_nanos() as u64);
                 }
+            }
+            Ok(Some(wait)) => {
+                stats.refused += 1;
+                tokio::time::sleep(wait.min(close.saturating_duration_since(Instant::now()))).await;
             }
             Err(e) => {
                 stats.error(e);
@@ -315,6 +376,7 @@ fn main() -> ExitCode {
     });
 
     let errors: u64 = stats.iter().map(|s| s.errors).sum();
+    let refused: u64 = stats.iter().map(|s| s.refused).sum();
     if let Some(e) = stats.iter().find_map(|s| s.first_error.as_ref()) {
         eprintln!("mcp-loadgen: {errors} error(s); first: {e}");
     }
@@ -336,7 +398,7 @@ fn main() -> ExitCode {
     };
     // Written by hand to keep the documented key order (serde_json sorts a map's keys).
     let report = format!(
-        r#"{{"clients":{},"requests":{},"rps":{},"p50_ms":{},"p99_ms":{},"errors":{},"p90_ms":{},"max_ms":{},"mean_ms":{},"duration_s":{},"warmup_s":{},"url":{}}}"#,
+        r#"{{"clients":{},"requests":{},"rps":{},"p50_ms":{},"p99_ms":{},"errors":{},"p90_ms":{},"max_ms":{},"mean_ms":{},"duration_s":{},"warmup_s":{},"url":{},"refused":{}}}"#,
         cfg.clients,
         lat.len(),
         (lat.len() as f64 / cfg.duration).round(),
@@ -349,6 +411,7 @@ fn main() -> ExitCode {
         cfg.duration,
         cfg.warmup,
         json!(cfg.url),
+        refused,
     );
     println!("{report}");
     if lat.is_empty() || errors > 0 {

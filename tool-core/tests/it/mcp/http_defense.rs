@@ -52,6 +52,7 @@ fn patient() -> HttpLimits {
         max_connections: 512,
         max_sessions: 64,
         session_idle_timeout: Duration::from_secs(300),
+        per_caller: Default::default(),
     }
 }
 

@@ -1,4 +1,5 @@
 pub mod authorization;
+pub mod fairness;
 pub mod oauth;
 pub mod production;
 pub mod trust;
