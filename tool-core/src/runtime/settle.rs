@@ -102,24 +102,37 @@ fn transient(error: &StoreError) -> bool {
 }
 
 /// Performs the store write `write` of `kind` for call `id` (see the module docs): at once, and
-/// when the storage fails, again in the background until it succeeds. Returns when the first
-/// try ended; `false` when the write was kept for later (or failed for good).
+/// when the storage fails, again in the background until it succeeds ([`keep`]). Returns when
+/// the first try ended; `false` when the write was kept for later (or failed for good).
 pub(crate) async fn settle<F, Fut>(kind: &'static str, id: &str, write: F) -> bool
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), StoreError>> + Send + 'static,
 {
-    let error = match write().await {
-        Ok(()) => return true,
-        Err(error) => error,
-    };
-    if !transient(&error) {
-        tracing::warn!(write = kind, tool_call_id = id, error = %error, "a store write failed and is not tried again");
-        return false;
+    match write().await {
+        Ok(()) => true,
+        Err(error) => {
+            keep(kind, id, &error, write);
+            false
+        }
     }
-    failed(kind, id, &error, false);
+}
+
+/// A store write of `kind` for call `id` that was just tried and failed with `error`: when the
+/// storage failed, it is logged (bounded) and tried again in the background with backoff until
+/// it goes through; another error is logged once and dropped.
+pub(crate) fn keep<F, Fut>(kind: &'static str, id: &str, error: &StoreError, write: F)
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), StoreError>> + Send + 'static,
+{
+    if !transient(error) {
+        tracing::warn!(write = kind, tool_call_id = id, error = %error, "a store write failed and is not tried again");
+        return;
+    }
+    failed(kind, id, error, false);
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return false;
+        return;
     };
     let id = id.to_owned();
     runtime.spawn(async move {
@@ -142,7 +155,6 @@ where
             pause = (pause * 2).min(MAX_PAUSE);
         }
     });
-    false
 }
 
 #[cfg(test)]

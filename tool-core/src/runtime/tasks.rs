@@ -362,13 +362,11 @@ async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
             // The attempt ended: its end is recorded when the store returns (unless another
             // attempt took the task meanwhile), never recomputed by running it again.
             Err(e) => {
-                tracing::warn!(error = %e, "cannot record a background task's end now; it is kept and recorded when the store returns");
-                let (store, lease, id) = (queue.store.clone(), lease.clone(), task.task_id.clone());
-                super::settle::settle("record a background task's end", &id, move || {
+                let (store, lease) = (queue.store.clone(), lease.clone());
+                super::settle::keep("record a background task's end", &task.task_id, &e, move || {
                     let (store, lease, end) = (store.clone(), lease.clone(), end.clone());
                     async move { end.write(&*store, &lease).await.map(drop) }
-                })
-                .await;
+                });
             }
         }
         queue.ended.notify_waiters();
