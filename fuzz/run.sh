@@ -4,7 +4,7 @@
 # mcp_request (a JSON-RPC body through the MCP HTTP router, in-process). Installs cargo-fuzz
 # if it is missing. Exits non-zero if a target crashes (the input is then in
 # fuzz/artifacts/<target>/; replay it with
-# `RUSTC_BOOTSTRAP=1 cargo fuzz run -s none --debug-assertions <target> artifacts/<target>/<file>`
+# `RUSTC_BOOTSTRAP=1 cargo fuzz run --dev -s none <target> artifacts/<target>/<file>`
 # in fuzz/, the flags of the build below).
 #
 # Environment: FUZZ_SANITIZER (default none: the code under test is safe Rust, and without
@@ -31,17 +31,21 @@ export RUSTC_BOOTSTRAP=1
 # from them (cargo-fuzz's project.rs, the same function as for `cargo fuzz build`, which passes
 # `--bins`): with equal flags every unit is fresh, so a run builds nothing and starts the binary
 # that the one build below made.
-build_flags=(--sanitizer "$sanitizer" --debug-assertions)
+# `--dev`: the dev profile (debug assertions and overflow checks on, no optimisation). For a
+# bounded smoke run in CI it is the better trade: the optimised build of the MCP stack took 467 s
+# of a clean CI run, the dev build takes 75 s, and a 30 s run still executes about 400,000
+# parser inputs and 30,000 MCP requests (13,500 and 970 a second, measured on 2 cores).
+build_flags=(--dev --sanitizer "$sanitizer")
 
 start=$(date +%s)
-# One build for every target (they share tool-core's release build).
+# One build for every target (they share tool-core's build).
 cargo fuzz build "${build_flags[@]}"
 built=$(date +%s)
 echo "fuzz: build $((built - start)) s"
 
 # A run that rebuilt its target anyway (flags that drifted apart) shows as a changed binary.
 triple=$(rustc -vV | sed -n 's/^host: //p')
-stamp() { stat -c %Y "${CARGO_TARGET_DIR:-target}/$triple/release/$1" 2>/dev/null || echo none; }
+stamp() { stat -c %Y "${CARGO_TARGET_DIR:-target}/$triple/debug/$1" 2>/dev/null || echo none; }
 for target in "${targets[@]}"; do
     mkdir -p "corpus/$target"
     built_at=$(stamp "$target")
