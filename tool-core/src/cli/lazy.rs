@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::runtime::{
     AuditEntry, AuditFilter, AuditRecord, AuditStore, Began, MemoryReceipts, PendingCall, PendingStore, ReceiptClaim, ReceiptStore,
-    SqliteStore, StoreError, StoreLocation, StoredCall, open_store,
+    SqliteStore, StoreError, StoreLocation, StorePart, StoredCall, open_store,
 };
 
 /// The pending-call store, opened on first use (plain calls never touch it).
@@ -37,6 +37,7 @@ impl LazyStore {
                 .map_err(|e| (format!("--store {}: {e}", location.shown()), Some(Arc::new(e))))
         });
         opened.await.as_ref().map_err(|(message, cause)| StoreError::Storage {
+            part: StorePart::Store,
             message: message.clone(),
             source: cause.clone().map(|c| Box::new(c) as Box<dyn std::error::Error + Send + Sync>),
         })
@@ -45,6 +46,13 @@ impl LazyStore {
 
 #[async_trait::async_trait]
 impl PendingStore for LazyStore {
+    fn backend(&self) -> &'static str {
+        match (self.store.get(), &self.location) {
+            (Some(Ok(store)), _) => store.backend(),
+            (_, Some(StoreLocation::Postgres(_))) => "postgres",
+            _ => "sqlite",
+        }
+    }
     async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         self.open().await?.save(call).await
     }

@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::budget::OutputBudget;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
-use crate::runtime::{RegistryRef, Runtime, StoreLocation};
+use crate::runtime::{RegistryRef, Runtime, RuntimeError, StoreError, StoreLocation};
 
 /// Who the command line acts as, told in its help.
 const OPERATOR: &str = "This command line is the operator's: it lists, reads and decides every caller's waiting calls, \
@@ -493,7 +493,12 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         builder = builder.task_store(opened.tasks, serve.tasks.options());
     }
     let runtime = builder.build();
-    match cli.command {
+    // The store's label in its errors and in serve's log lines: the option that configured it.
+    let store_flag = cli.global.store.as_ref().map(store_flag);
+    if let (Some(flag), Command::Serve(_)) = (&store_flag, &cli.command) {
+        crate::runtime::name_store(flag.clone());
+    }
+    let done = match cli.command {
         Command::List { json } => commands::list(runtime.registry(), json, out),
         Command::Schema { id } => commands::schema(runtime.registry(), &id, out),
         Command::Catalog(catalog) => commands::catalog(runtime.registry(), catalog, out),
@@ -513,6 +518,24 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         }
         Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
         Command::Audit(command) => audit::run(command, cli.global.store.as_ref(), out).await,
+    };
+    // A store that failed while the command used it is named with the option that configured it.
+    match (done, store_flag) {
+        (Err(CliError::Store(source @ StoreError::Storage { .. })), Some(flag))
+        | (Err(CliError::Runtime(RuntimeError::Store(source @ StoreError::Storage { .. }))), Some(flag)) => {
+            Err(CliError::StoreAt { flag, source })
+        }
+        (done, _) => done,
+    }
+}
+
+/// How the user configured `location`, for errors and logs: `--store <where>` or
+/// `TOOLSMITH_STORE=<where>` (when the environment gave it), the password hidden.
+pub(super) fn store_flag(location: &StoreLocation) -> String {
+    let from_env = std::env::var("TOOLSMITH_STORE").is_ok_and(|v| StoreLocation::parse(&v) == *location);
+    match from_env {
+        true => format!("TOOLSMITH_STORE={}", location.shown()),
+        false => format!("--store {}", location.shown()),
     }
 }
 

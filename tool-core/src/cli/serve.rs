@@ -220,7 +220,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
     // Instances sharing a store hear each other (parked answers, tool changes) before serving.
     if let Some(bus) = runtime.bus() {
         bus.listening().await.map_err(|source| CliError::StoreAt {
-            flag: "--store".to_owned(),
+            flag: crate::runtime::store_name().unwrap_or("--store").to_owned(),
             source,
         })?;
     }

@@ -49,8 +49,9 @@ pub enum StoreCommand {
 /// Runs a `store` subcommand against `--store` (the default SQLite file when absent).
 pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     let shown = location.map_or_else(|| "the default store".to_owned(), StoreLocation::shown);
+    let flag = location.map_or_else(|| "the default store".to_owned(), super::store_flag);
     let failed = |source| CliError::StoreAt {
-        flag: format!("--store {shown}"),
+        flag: flag.clone(),
         source,
     };
     match command {
@@ -118,7 +119,7 @@ pub(super) async fn run(command: StoreCommand, location: Option<&StoreLocation>,
 pub(super) async fn open(location: Option<&StoreLocation>) -> Result<OpenedStore, CliError> {
     match location {
         Some(location) => open_stores(location).await.map_err(|source| CliError::StoreAt {
-            flag: format!("--store {}", location.shown()),
+            flag: super::store_flag(location),
             source,
         }),
         None => {

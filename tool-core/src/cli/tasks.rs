@@ -68,7 +68,7 @@ impl TaskArgs {
     /// PostgreSQL store).
     pub(super) async fn open_instance(&self, location: &StoreLocation) -> Result<OpenedStore, CliError> {
         let failed = |source| CliError::StoreAt {
-            flag: format!("--store {}", location.shown()),
+            flag: super::store_flag(location),
             source,
         };
         match location {

@@ -46,6 +46,7 @@ mod pending;
 mod retention;
 mod run;
 pub(crate) mod settle;
+pub(crate) use settle::{kept_writes, name_store, store_name};
 mod state;
 pub(crate) mod store;
 mod stream;
@@ -73,7 +74,7 @@ pub use retention::{Expired, Expiry, RetentionError, parse_retention};
 pub use store::SqliteStore;
 #[cfg(feature = "sqlite")]
 pub(crate) use store::create_private_file;
-pub use store::{MemoryStore, OpenedStore, StoreError, StoreLocation};
+pub use store::{MemoryStore, OpenedStore, StoreError, StoreLocation, StorePart};
 #[cfg(feature = "postgres")]
 pub use store::{PostgresOptions, PostgresStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

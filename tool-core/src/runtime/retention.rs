@@ -213,6 +213,11 @@ impl Runtime {
         self.inner.store.get("toolsmith-health-probe").await.map(drop)
     }
 
+    /// Which backend this runtime's store is (`"memory"`, `"sqlite"`, `"postgres"`, …).
+    pub fn store_backend(&self) -> &'static str {
+        self.inner.store.backend()
+    }
+
     /// The full results of cut calls kept in this runtime's store within `limits`, shared by
     /// every instance on it (`None`: the store keeps none, as [`MemoryStore`](super::MemoryStore)).
     /// What an MCP server over this runtime keeps its cut results in by default.

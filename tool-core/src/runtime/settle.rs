@@ -17,7 +17,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::store::StoreError;
@@ -28,6 +29,54 @@ const MAX_PAUSE: Duration = Duration::from_secs(10);
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
 /// At most one warning per kind of write in this long (with the count of failures since).
 pub(crate) const QUIET: Duration = Duration::from_secs(10);
+
+/// How this process's store was configured (`--store postgres://…@db/app`, the password
+/// hidden), named by every line logged about it; set once by the command line's `serve`.
+static STORE_NAME: OnceLock<String> = OnceLock::new();
+
+/// The writes kept in memory now, waiting for the store to take them.
+static KEPT: AtomicUsize = AtomicUsize::new(0);
+
+/// Names this process's store in the lines logged about it (the first name given stays).
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn name_store(label: String) {
+    let _ = STORE_NAME.set(label);
+}
+
+/// The name [`name_store`] gave, if any.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn store_name() -> Option<&'static str> {
+    STORE_NAME.get().map(String::as_str)
+}
+
+/// The store as the log lines name it.
+fn shown_store() -> &'static str {
+    store_name().unwrap_or("the runtime's store")
+}
+
+/// How many writes are kept in memory now, waiting for the store to take them (every runtime
+/// of this process together).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn kept_writes() -> usize {
+    KEPT.load(Ordering::Relaxed)
+}
+
+/// One write counted in [`KEPT`] while it lives: counted out however its task ends (the
+/// runtime shutting down and dropping it unpolled included).
+struct Kept;
+
+impl Kept {
+    fn new() -> Kept {
+        KEPT.fetch_add(1, Ordering::Relaxed);
+        Kept
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        KEPT.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// Per kind of line (a write's kind, and whether it says "failed" or "back"): when its last line
 /// was logged, and the events not logged since.
@@ -66,9 +115,9 @@ fn failed(kind: &'static str, id: &str, error: &StoreError, retried: bool) {
         return;
     };
     if retried {
-        tracing::warn!(write = kind, tool_call_id = id, error = %error, failures_since_last_line = folded, "a store write still fails; it is kept and tried again with backoff");
+        tracing::warn!(write = kind, tool_call_id = id, store = shown_store(), error = %error, failures_since_last_line = folded, "a store write still fails; it is kept and tried again with backoff");
     } else {
-        tracing::warn!(write = kind, tool_call_id = id, error = %error, failures_since_last_line = folded, "a store write failed; it is kept and tried again until the store takes it");
+        tracing::warn!(write = kind, tool_call_id = id, store = shown_store(), error = %error, failures_since_last_line = folded, "a store write failed; it is kept and tried again until the store takes it");
     }
 }
 
@@ -85,14 +134,18 @@ pub(crate) fn quiet(kind: &'static str) -> Option<u64> {
 pub(crate) fn outage(kind: &'static str, error: &dyn std::fmt::Display, failing: &mut bool) {
     *failing = true;
     if let Some(folded) = should_log((kind, false), Instant::now()) {
-        tracing::warn!(operation = kind, error = %error, failures_since_last_line = folded, "a store operation fails; trying again");
+        tracing::warn!(operation = kind, store = shown_store(), error = %error, failures_since_last_line = folded, "a store operation fails; trying again");
     }
 }
 
 /// Says once (at `info`) that a periodic store operation of `kind` works again after failing.
 pub(crate) fn recovered(kind: &'static str, failing: &mut bool) {
     if std::mem::take(failing) {
-        tracing::info!(operation = kind, "a store operation works again: the store is back");
+        tracing::info!(
+            operation = kind,
+            store = shown_store(),
+            "a store operation works again: the store is back"
+        );
     }
 }
 
@@ -127,7 +180,7 @@ where
     Fut: Future<Output = Result<(), StoreError>> + Send + 'static,
 {
     if !transient(error) {
-        tracing::warn!(write = kind, tool_call_id = id, error = %error, "a store write failed and is not tried again");
+        tracing::warn!(write = kind, tool_call_id = id, store = shown_store(), error = %error, "a store write failed and is not tried again");
         return;
     }
     failed(kind, id, error, false);
@@ -135,20 +188,22 @@ where
         return;
     };
     let id = id.to_owned();
+    let kept = Kept::new();
     runtime.spawn(async move {
+        let _kept = kept;
         let mut pause = FIRST_PAUSE;
         loop {
             tokio::time::sleep(pause).await;
             match write().await {
                 Ok(()) => {
                     if let Some(folded) = should_log((kind, true), Instant::now()) {
-                        tracing::info!(write = kind, tool_call_id = %id, also_through_since_last_line = folded, "a kept store write went through: the store is back");
+                        tracing::info!(write = kind, tool_call_id = %id, store = shown_store(), also_through_since_last_line = folded, "a kept store write went through: the store is back");
                     }
                     return;
                 }
                 Err(error) if transient(&error) => failed(kind, &id, &error, true),
                 Err(error) => {
-                    tracing::warn!(write = kind, tool_call_id = %id, error = %error, "a kept store write failed and is not tried again");
+                    tracing::warn!(write = kind, tool_call_id = %id, store = shown_store(), error = %error, "a kept store write failed and is not tried again");
                     return;
                 }
             }

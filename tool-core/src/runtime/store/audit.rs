@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use super::StoreError;
+use super::{StoreError, StorePart};
 use crate::runtime::audit::{AuditEntry, AuditFilter, AuditRecord};
 
 /// Where audit rows are kept: appended, listed, expired by the retention; never edited or
@@ -102,7 +102,7 @@ impl DbRow {
     /// cannot move from one kind of store to another).
     pub fn of(record: &AuditRecord, key: &super::integrity::Key, domain: &[u8]) -> Result<DbRow, StoreError> {
         let json = serde_json::to_string(record)
-            .map_err(|e| StoreError::storage(format!("cannot encode an audit row ({:?} error)", e.classify())))?;
+            .map_err(|e| StoreError::storage_of(StorePart::Audit, format!("cannot encode an audit row ({:?} error)", e.classify())))?;
         let mut row = DbRow {
             id: record.id.clone(),
             at_ms: Some(i64::try_from(record.at_ms).unwrap_or(i64::MAX)),

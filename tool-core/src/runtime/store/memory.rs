@@ -30,6 +30,9 @@ impl MemoryStore {
 
 #[async_trait::async_trait]
 impl PendingStore for MemoryStore {
+    fn backend(&self) -> &'static str {
+        "memory"
+    }
     async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         self.calls().insert(call.tool_call_id.clone(), (call.clone(), None));
         Ok(())

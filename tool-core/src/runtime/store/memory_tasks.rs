@@ -6,7 +6,7 @@ use std::sync::MutexGuard;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::tasks::{abandoned_error, cancelled_error};
-use super::{ClaimedTask, MemoryStore, NewTask, StoreError, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
+use super::{ClaimedTask, MemoryStore, NewTask, StoreError, StorePart, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 use crate::error::ToolError;
 use crate::tool::ToolOutput;
 
@@ -45,10 +45,10 @@ impl TaskStore for MemoryStore {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         let mut tasks = self.task_rows();
         if tasks.contains_key(&task.task_id) {
-            return Err(StoreError::storage(format!(
-                "a task with the id `{}` is already stored",
-                task.task_id
-            )));
+            return Err(StoreError::storage_of(
+                StorePart::Tasks,
+                format!("a task with the id `{}` is already stored", task.task_id),
+            ));
         }
         let record = TaskRecord {
             task: task.clone(),

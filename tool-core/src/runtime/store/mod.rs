@@ -84,8 +84,10 @@ pub enum StoreError {
     /// `message` says what was being done and why it failed, in words a person reads (the
     /// driver's own message included); `source` is the driver's error itself (SQLite's,
     /// PostgreSQL's, the file system's), when one caused it, for code that matches on it.
-    #[error("the pending-call store failed: {message}")]
+    #[error("the {part} failed: {message}")]
     Storage {
+        /// Which of the store's records failed (the pending calls, the tasks, the receipts…).
+        part: StorePart,
         /// What failed, and why.
         message: String,
         /// The error that caused it.
@@ -95,20 +97,75 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// A storage failure with no underlying error of its own.
+    /// A failure of the store as a whole ([`StorePart::Store`]), with no underlying error of its own.
     pub fn storage(message: impl Into<String>) -> Self {
+        Self::storage_of(StorePart::Store, message)
+    }
+
+    /// A failure of the store's `part`, with no underlying error of its own.
+    pub fn storage_of(part: StorePart, message: impl Into<String>) -> Self {
         StoreError::Storage {
+            part,
             message: message.into(),
             source: None,
         }
     }
 
-    /// A storage failure caused by `source` (the driver's error, kept for [`std::error::Error::source`]).
-    pub fn storage_caused_by(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+    /// A failure of the store's `part` caused by `source` (the driver's error, kept for
+    /// [`std::error::Error::source`]).
+    pub fn storage_caused_by(part: StorePart, message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         StoreError::Storage {
+            part,
             message: message.into(),
             source: Some(Box::new(source)),
         }
+    }
+
+    /// Which part of the store failed, for a storage failure.
+    pub fn part(&self) -> Option<StorePart> {
+        match self {
+            StoreError::Storage { part, .. } => Some(*part),
+            _ => None,
+        }
+    }
+}
+
+/// The part of a store a [`StoreError::Storage`] concerns: the error names it ("the task store
+/// failed: …"), so an operator reading it knows which records were affected, not only that the
+/// database was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StorePart {
+    /// The store as a whole: opening it, its schema and migrations, its integrity key.
+    Store,
+    /// The calls waiting for a person (approvals, suspensions) and their claims.
+    Calls,
+    /// Background tasks, their attempts and leases.
+    Tasks,
+    /// The receipts of idempotent tools.
+    Receipts,
+    /// Results kept for later retrieval (cut MCP results).
+    Results,
+    /// The audit trail.
+    Audit,
+    /// The bus between the instances sharing the store, and their leases.
+    Bus,
+    /// The pins of remote tools.
+    Pins,
+}
+
+impl std::fmt::Display for StorePart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StorePart::Store => "store",
+            StorePart::Calls => "pending-call store",
+            StorePart::Tasks => "task store",
+            StorePart::Receipts => "receipt store",
+            StorePart::Results => "kept-result store",
+            StorePart::Audit => "audit trail",
+            StorePart::Bus => "bus between instances",
+            StorePart::Pins => "pin store",
+        })
     }
 }
 
@@ -194,6 +251,11 @@ pub trait PendingStore: Send + Sync + 'static {
     fn audit(&self) -> Option<Arc<dyn AuditStore>> {
         None
     }
+    /// Which backend this is, as `/healthz` shows it: `"memory"`, `"sqlite"`, `"postgres"`, or
+    /// another implementation's own name (never where it is).
+    fn backend(&self) -> &'static str {
+        "custom"
+    }
     /// Removes what is older than `retention`: waiting and interrupted calls created before
     /// then (never run: they are listed as expired in the answer), and the store's other
     /// leftovers. A call a live process is running is kept.
@@ -256,6 +318,9 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
     fn audit(&self) -> Option<Arc<dyn AuditStore>> {
         (**self).audit()
+    }
+    fn backend(&self) -> &'static str {
+        (**self).backend()
     }
     async fn expire(&self, retention: std::time::Duration) -> Result<Vec<PendingCall>, StoreError> {
         (**self).expire(retention).await

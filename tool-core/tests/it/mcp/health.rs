@@ -61,6 +61,12 @@ async fn healthz_is_ok_while_the_store_answers() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"], "ok");
     assert_eq!(body["store"], "ok");
+    assert_eq!(body["backend"], "memory", "{body}");
+    assert!(body["kept_writes"].is_u64(), "{body}");
+    let since = body["since"].as_str().unwrap_or_default().to_owned();
+    assert!(chrono::DateTime::parse_from_rfc3339(&since).is_ok(), "{body}");
+    let (_, again) = health(served.addr).await;
+    assert_eq!(again["since"], since.as_str(), "the state has not changed since: {again}");
 }
 
 #[tokio::test]
@@ -72,4 +78,7 @@ async fn healthz_is_503_with_the_reason_when_the_store_fails() {
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["status"], "unavailable");
     assert!(body["store"].as_str().unwrap_or_default().contains("connection refused"), "{body}");
+    assert_eq!(body["backend"], "custom", "a store of its own names no backend: {body}");
+    let (_, again) = health(served.addr).await;
+    assert_eq!(again["since"], body["since"], "unavailable since the first failed probe: {again}");
 }

@@ -1,9 +1,11 @@
 //! Store faults: a real `toolsmith serve --stateless --store postgres://…` whose connection to
 //! PostgreSQL goes through a proxy (`support/pg_proxy.rs`) that cuts the database away the moment
-//! a given statement passes, then gives it back. Each test drives one transition that used to
-//! leave work stuck, and asserts that the call ends exactly once (its effects counted in a file
-//! the tool appends to, not through the store), is never left `running`, and completes once the
-//! store is back, without restarting anything. Waits are generous deadlines, never timings.
+//! a given statement passes, then gives it back; and the same server over a SQLite file on a
+//! small file system of its own (a tmpfs mounted for the test) that is filled up, so the file
+//! cannot be written, then freed. Each test drives one transition that used to leave work stuck,
+//! and asserts that the call ends exactly once (its effects counted in a file the tool appends
+//! to, not through the store), is never left `running`, and completes once the store is back,
+//! without restarting anything. Waits are generous deadlines, never timings.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -57,6 +59,16 @@ async fn fault_task(
     fault_pay(amount).await
 }
 
+/// Pays an amount once a person approves, exactly once per call: marks that it runs
+/// (`<ledger>.running`), waits (at most a minute) for `<ledger>.go`, then pays
+#[tool(id = "fault-slow-pay", require_approval, idempotent)]
+async fn fault_slow_pay(
+    /// The amount
+    amount: u32,
+) -> Result<String, ToolError> {
+    fault_task(amount).await
+}
+
 /// This suite's tests, named `SUITE::TEST`.
 pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
     child_cli::trials(
@@ -74,55 +86,109 @@ pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
                 "a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back",
                 a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back,
             ),
+            (
+                "sqlite_an_approval_while_the_disk_is_full_is_refused_unrun_and_runs_once_it_is_freed",
+                sqlite_an_approval_while_the_disk_is_full_is_refused_unrun_and_runs_once_it_is_freed,
+            ),
+            (
+                "sqlite_a_run_that_ended_while_the_disk_was_full_is_recorded_once_it_is_freed",
+                sqlite_a_run_that_ended_while_the_disk_was_full_is_recorded_once_it_is_freed,
+            ),
+            (
+                "sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_is_freed",
+                sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_is_freed,
+            ),
         ],
     )
 }
 
-/// One server behind the proxy, on a fresh schema.
+/// How the test takes the store away: a proxy in front of PostgreSQL, or a full disk under a
+/// SQLite file.
+enum Fault {
+    /// PostgreSQL through the proxy, in a fresh schema of `base`'s database.
+    Proxy { proxy: PgProxy, base: String, schema: String },
+    /// A SQLite file on a small tmpfs of its own.
+    Disk(SmallDisk),
+}
+
+/// One server whose store the test can take away.
 struct Setup {
-    proxy: PgProxy,
+    fault: Fault,
     server: child_cli::ServedChild,
-    /// The store as reached directly (for the checks), and through the proxy.
+    /// The store as the checks reach it (directly, not through the proxy).
     direct: String,
-    schema: String,
-    base: String,
     ledger: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Setup {
+    /// A server over PostgreSQL behind the proxy, on a fresh schema.
     async fn start(base: &str) -> Setup {
         let schema = pg::fresh_schema(base).await.expect("a fresh schema");
         let direct = pg::url_in_schema(base, &schema);
         let proxy = PgProxy::start(&pg_proxy::host_port(base)).await;
         let through = proxy.url(&direct);
-        let dir = tempfile::tempdir().unwrap();
-        let ledger = dir.path().join("ledger.txt");
         let migrated = cli(&direct, &["store", "migrate"]);
         assert!(migrated.ok, "store migrate: {}", migrated.stderr);
-        let args = [
-            "--store",
-            &through,
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--json-response",
-        ];
+        let fault = Fault::Proxy {
+            proxy,
+            base: base.to_owned(),
+            schema,
+        };
+        Setup::serve(fault, &through, direct)
+    }
+
+    /// A server over a SQLite file on a small file system the test can fill.
+    fn start_sqlite() -> Setup {
+        let disk = SmallDisk::mount();
+        let file = disk.dir.join("store.sqlite3").display().to_string();
+        Setup::serve(Fault::Disk(disk), &file, file.clone())
+    }
+
+    fn serve(fault: Fault, store: &str, direct: String) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("ledger.txt");
+        let args = ["--store", store, "serve", "--http", "127.0.0.1:0", "--stateless", "--json-response"];
         let server = child_cli::ServedChild::start(
             child_cli::toolsmith(&args)
                 .env("TOOLSMITH_STORE_KEY", STORE_KEY)
                 .env(LEDGER_ENV, &ledger),
         );
         Setup {
-            proxy,
+            fault,
             server,
             direct,
-            schema,
-            base: base.to_owned(),
             ledger,
             _dir: dir,
         }
+    }
+
+    /// The proxy in front of PostgreSQL.
+    fn proxy(&self) -> &PgProxy {
+        match &self.fault {
+            Fault::Proxy { proxy, .. } => proxy,
+            Fault::Disk(_) => panic!("a SQLite setup has no proxy"),
+        }
+    }
+
+    /// The small disk under the SQLite file.
+    fn disk(&self) -> &SmallDisk {
+        match &self.fault {
+            Fault::Disk(disk) => disk,
+            Fault::Proxy { .. } => panic!("a PostgreSQL setup has no disk"),
+        }
+    }
+
+    /// A marker file beside the ledger (`<ledger>.SUFFIX`).
+    fn marker(&self, suffix: &str) -> PathBuf {
+        PathBuf::from(format!("{}.{suffix}", self.ledger.display()))
+    }
+
+    /// `GET /healthz` of the server: its JSON body.
+    async fn health(&self) -> Value {
+        let url = self.server.url.replace("/mcp", "/healthz");
+        let got = reqwest::get(&url).await.expect("/healthz answers");
+        got.json().await.expect("a JSON health answer")
     }
 
     /// A 2026-07-28 `tools/call` of `fault-pay`, answering `state` with an approval when given.
@@ -188,8 +254,69 @@ impl Setup {
 
     async fn cleanup(self) {
         drop(self.server);
-        drop(self.proxy);
-        pg::drop_schema(&self.base, &self.schema).await;
+        if let Fault::Proxy { proxy, base, schema } = self.fault {
+            drop(proxy);
+            pg::drop_schema(&base, &schema).await;
+        }
+    }
+}
+
+/// A tmpfs of its own (mounted for the test, unmounted when dropped) that [`fill`](Self::fill)
+/// fills to the last byte, so a SQLite file on it cannot grow (every commit appends to its
+/// write-ahead log), and [`free`](Self::free) frees again.
+struct SmallDisk {
+    dir: PathBuf,
+    _mount_point: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount() -> SmallDisk {
+        let point = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs"])
+            .arg(point.path())
+            .output()
+            .expect("mount runs");
+        assert!(
+            mounted.status.success(),
+            "the SQLite fault tests mount a small tmpfs (as root): {}",
+            String::from_utf8_lossy(&mounted.stderr)
+        );
+        SmallDisk {
+            dir: point.path().to_owned(),
+            _mount_point: point,
+        }
+    }
+
+    fn filler(&self) -> PathBuf {
+        self.dir.join("filler")
+    }
+
+    /// Writes a file until the file system has no byte left.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut file = std::fs::File::create(self.filler()).expect("the filler file");
+        let block = vec![0u8; 64 * 1024];
+        loop {
+            match file.write(&block) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(28) => break, // ENOSPC
+                Err(e) => panic!("filling the disk: {e}"),
+            }
+        }
+        // The last partial block, byte by byte.
+        while file.write(&[0]).is_ok_and(|n| n == 1) {}
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.filler()).expect("the filler is removed");
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.dir).status();
     }
 }
 
@@ -238,12 +365,12 @@ fn an_approval_cut_before_its_receipt_is_released_and_runs_once_the_store_is_bac
         let setup = Setup::start(&url).await;
         let asked = setup.pay(1, None).await;
         let state = asked["requestState"].as_str().unwrap_or_else(|| panic!("{asked}")).to_owned();
-        setup.proxy.cut_when("INSERT INTO toolsmith_receipts");
+        setup.proxy().cut_when("INSERT INTO toolsmith_receipts");
         let refused = setup.pay(1, Some(&state)).await;
-        assert!(setup.proxy.is_cut(), "the receipt claim was reached: {refused}");
+        assert!(setup.proxy().is_cut(), "the receipt claim was reached: {refused}");
         assert_eq!(refused["isError"], true, "{refused}");
         assert!(setup.payments().is_empty(), "nothing ran while the store was away");
-        setup.proxy.restore();
+        setup.proxy().restore();
         let mut answers = Vec::new();
         let until = Instant::now() + DEADLINE;
         loop {
@@ -279,12 +406,23 @@ fn a_run_that_ended_during_an_outage_is_recorded_once_the_store_is_back() {
         let setup = Setup::start(&url).await;
         let asked = setup.pay(2, None).await;
         let state = asked["requestState"].as_str().unwrap_or_else(|| panic!("{asked}")).to_owned();
-        setup.proxy.cut_when("UPDATE toolsmith_receipts");
+        setup.proxy().cut_when("UPDATE toolsmith_receipts");
         let done = setup.pay(2, Some(&state)).await;
-        assert!(setup.proxy.is_cut(), "the receipt's finish was reached: {done}");
+        assert!(setup.proxy().is_cut(), "the receipt's finish was reached: {done}");
         assert_eq!(text(&done), "paid 2", "the client has its result: {done}");
         assert_eq!(setup.payments(), ["paid 2"]);
-        setup.proxy.restore();
+        let health = setup.health().await;
+        assert_eq!(
+            (&health["status"], &health["backend"]),
+            (&json!("unavailable"), &json!("postgres")),
+            "{health}"
+        );
+        let logs = setup.server.logs.lock().unwrap().clone();
+        let named = logs
+            .lines()
+            .any(|l| l.contains("receipt store failed") && l.contains("--store postgres://"));
+        assert!(named, "the log names the receipt store and --store:\n{}", tail(&logs));
+        setup.proxy().restore();
         eventually("the receipt is recorded done", || {
             let receipts = setup.receipts();
             async move { receipts.len() == 1 && receipts[0]["state"] == "done" }
@@ -320,7 +458,7 @@ fn a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back(
             .as_str()
             .unwrap_or_else(|| panic!("no task handle: {handle}"))
             .to_owned();
-        let marker = |suffix: &str| PathBuf::from(format!("{}.{suffix}", setup.ledger.display()));
+        let marker = |suffix: &str| setup.marker(suffix);
         eventually("the attempt runs", || {
             let running = marker("running").exists();
             async move { running }
@@ -328,15 +466,15 @@ fn a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back(
         .await;
         // The first write after the body ran: its receipt's finish; the task's completion fails
         // after it, the store being away.
-        setup.proxy.cut_when("UPDATE toolsmith_receipts");
+        setup.proxy().cut_when("UPDATE toolsmith_receipts");
         std::fs::write(marker("go"), "").unwrap();
         eventually("the attempt tries to record its end", || {
-            let cut = setup.proxy.is_cut();
+            let cut = setup.proxy().is_cut();
             async move { cut }
         })
         .await;
         assert_eq!(setup.payments(), ["paid 3"], "the attempt ran once");
-        setup.proxy.restore();
+        setup.proxy().restore();
         eventually("the task ends completed", || {
             let (setup, task) = (&setup, task.clone());
             async move {
@@ -353,4 +491,163 @@ fn a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back(
         assert_eq!(setup.payments(), ["paid 3"], "not run again");
         setup.cleanup().await;
     });
+}
+
+/// SQLite, the disk full before the approval: the approval's claim cannot be written, so the
+/// client is told nothing ran; nothing is left claimed, and once the disk has room the same
+/// approval runs the call exactly once. The failure names the store that failed.
+fn sqlite_an_approval_while_the_disk_is_full_is_refused_unrun_and_runs_once_it_is_freed() {
+    child_cli::block_on(async {
+        let setup = Setup::start_sqlite();
+        let asked = setup.pay(1, None).await;
+        let state = asked["requestState"].as_str().unwrap_or_else(|| panic!("{asked}")).to_owned();
+        setup.disk().fill();
+        let refused = setup.pay(1, Some(&state)).await;
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert!(text(&refused).contains("store failed"), "the failure names the store: {refused}");
+        assert!(setup.payments().is_empty(), "nothing ran while the disk was full");
+        // The command line names the part of the store that failed and the option behind it.
+        let waiting = setup.pending();
+        let id = waiting[0]["tool_call_id"].as_str().unwrap_or_else(|| panic!("{waiting:?}"));
+        let declined = cli(&setup.direct, &["call", id, "--decline", "not now"]);
+        assert!(!declined.ok, "a decision that cannot be written is refused");
+        let expected = format!("--store {}: the pending-call store failed: ", setup.direct);
+        assert!(declined.stderr.contains(&expected), "{expected:?} in: {}", declined.stderr);
+        setup.disk().free();
+        let mut answers = Vec::new();
+        let until = Instant::now() + DEADLINE;
+        loop {
+            let answer = text(&setup.pay(1, Some(&state)).await);
+            if !answers.contains(&answer) {
+                answers.push(answer.clone());
+            }
+            if answer == "paid 1" {
+                break;
+            }
+            assert!(Instant::now() < until, "the call did not run once the disk was freed: {answers:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        assert_eq!(setup.payments(), ["paid 1"], "exactly once");
+        assert!(setup.pending().is_empty(), "{:?}", setup.pending());
+        setup.cleanup().await;
+    });
+}
+
+/// SQLite, transition B: the disk fills while the approved tool runs, so neither its receipt's
+/// finish nor the call's removal can be written. The client has its result; `/healthz` counts
+/// the writes kept in memory; the server's log names the part of the store that failed and the
+/// option that configured it; once the disk has room the receipt reads done, the call is gone,
+/// and an approval sent again runs nothing.
+fn sqlite_a_run_that_ended_while_the_disk_was_full_is_recorded_once_it_is_freed() {
+    child_cli::block_on(async {
+        let setup = Setup::start_sqlite();
+        let asked = setup.request(
+            "tools/call",
+            "fault-slow-pay",
+            json!({"name": "fault-slow-pay", "arguments": {"amount": 2}}),
+        );
+        let asked = asked.await;
+        let state = asked["requestState"].as_str().unwrap_or_else(|| panic!("{asked}")).to_owned();
+        let approve = || {
+            let mut params = json!({"name": "fault-slow-pay", "arguments": {"amount": 2}});
+            params["requestState"] = json!(state);
+            params["inputResponses"] = json!({"approval": {"action": "accept", "content": {"approved": true}}});
+            setup.request("tools/call", "fault-slow-pay", params)
+        };
+        let (done, ()) = tokio::join!(approve(), async {
+            eventually("the approved call runs", || {
+                let running = setup.marker("running").exists();
+                async move { running }
+            })
+            .await;
+            setup.disk().fill();
+            std::fs::write(setup.marker("go"), "").unwrap();
+        });
+        assert_eq!(text(&done), "paid 2", "the client has its result: {done}");
+        assert_eq!(setup.payments(), ["paid 2"]);
+        let health = setup.health().await;
+        assert_eq!(health["backend"], "sqlite", "{health}");
+        assert!(
+            health["kept_writes"].as_u64() > Some(0),
+            "the writes kept for later are counted: {health}"
+        );
+        let logs = setup.server.logs.lock().unwrap().clone();
+        let named = logs.lines().any(|l| l.contains("receipt store failed") && l.contains("--store"));
+        assert!(named, "the log names the receipt store and --store:\n{}", tail(&logs));
+        setup.disk().free();
+        eventually("the receipt is recorded done", || {
+            let receipts = setup.receipts();
+            async move { receipts.len() == 1 && receipts[0]["state"] == "done" }
+        })
+        .await;
+        eventually("the call is no longer listed", || {
+            let pending = setup.pending();
+            async move { pending.is_empty() }
+        })
+        .await;
+        eventually("no write is kept any longer", || async { setup.health().await["kept_writes"] == 0 }).await;
+        let mut again = json!({"name": "fault-slow-pay", "arguments": {"amount": 2}});
+        again["requestState"] = json!(state);
+        again["inputResponses"] = json!({"approval": {"action": "accept", "content": {"approved": true}}});
+        let again = setup.request("tools/call", "fault-slow-pay", again).await;
+        assert_eq!(again["isError"], true, "resolved: {again}");
+        assert_eq!(setup.payments(), ["paid 2"], "exactly once");
+        setup.cleanup().await;
+    });
+}
+
+/// SQLite, transition C: a durable task's attempt finishes while the disk is full. Once it has
+/// room the task ends `completed` with that attempt's result: not run again, not failed.
+fn sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_is_freed() {
+    child_cli::block_on(async {
+        let setup = Setup::start_sqlite();
+        let handle = setup
+            .request(
+                "tools/call",
+                "fault-task",
+                json!({"name": "fault-task", "arguments": {"amount": 3}}),
+            )
+            .await;
+        let task = handle["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task handle: {handle}"))
+            .to_owned();
+        eventually("the attempt runs", || {
+            let running = setup.marker("running").exists();
+            async move { running }
+        })
+        .await;
+        setup.disk().fill();
+        std::fs::write(setup.marker("go"), "").unwrap();
+        eventually("the attempt ran", || {
+            let paid = setup.payments().len() == 1;
+            async move { paid }
+        })
+        .await;
+        eventually("its end is kept for later", || async {
+            setup.health().await["kept_writes"].as_u64() > Some(0)
+        })
+        .await;
+        setup.disk().free();
+        eventually("the task ends completed", || {
+            let (setup, task) = (&setup, task.clone());
+            async move {
+                let got = setup.request("tasks/get", &task, json!({"taskId": task})).await;
+                let status = got["status"].as_str().unwrap_or_default().to_owned();
+                assert!(status != "cancelled" && status != "failed", "{got}");
+                status == "completed"
+            }
+        })
+        .await;
+        let got = setup.request("tasks/get", &task, json!({"taskId": task})).await;
+        assert!(got.to_string().contains("paid 3"), "its attempt's result: {got}");
+        assert_eq!(setup.payments(), ["paid 3"], "not run again");
+        setup.cleanup().await;
+    });
+}
+
+/// The last lines of a log, for a failure message (never the whole of it).
+fn tail(logs: &str) -> String {
+    let lines: Vec<&str> = logs.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
 }

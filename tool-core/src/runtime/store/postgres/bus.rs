@@ -21,7 +21,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::{pool_error, storage};
 use crate::runtime::bus::{BUS_BACKLOG, Bus, BusMessage, seal_with, verify_with};
-use crate::runtime::store::StoreError;
+use crate::runtime::store::{StoreError, StorePart};
 
 /// The largest payload sent inline (PostgreSQL's limit is 8000 bytes).
 const INLINE_MAX: usize = 7900;
@@ -86,23 +86,26 @@ impl Bus for PgBus {
 
     async fn publish(&self, to: Option<&str>, topic: &str, body: &Value) -> Result<(), StoreError> {
         let text = json!({"f": self.instance, "t": to, "p": topic, "b": body}).to_string();
-        let client = self.pool.get().await.map_err(pool_error)?;
+        let client = self.pool.get().await.map_err(|e| pool_error(StorePart::Bus, e))?;
         let payload = if text.len() <= INLINE_MAX {
             text
         } else {
             let Some(to) = to.filter(|_| text.len() <= MESSAGE_MAX) else {
-                return Err(StoreError::storage(format!(
-                    "a bus message of {} bytes is too large (at most {INLINE_MAX} to every instance, {MESSAGE_MAX} to one)",
-                    text.len()
-                )));
+                return Err(StoreError::storage_of(
+                    StorePart::Bus,
+                    format!(
+                        "a bus message of {} bytes is too large (at most {INLINE_MAX} to every instance, {MESSAGE_MAX} to one)",
+                        text.len()
+                    ),
+                ));
             };
             let insert = "INSERT INTO toolsmith_bus (target, payload) VALUES ($1, $2) RETURNING id";
             let row = client.query_one(insert, &[&to, &text]).await;
-            let id: i64 = row.map_err(storage("cannot send a bus message"))?.get(0);
+            let id: i64 = row.map_err(storage(StorePart::Bus, "cannot send a bus message"))?.get(0);
             json!({"f": self.instance, "t": to, "r": id}).to_string()
         };
         let notify = client.execute("SELECT pg_notify($1, $2)", &[&self.channel, &payload]).await;
-        notify.map_err(storage("cannot send a bus message")).map(drop)
+        notify.map_err(storage(StorePart::Bus, "cannot send a bus message")).map(drop)
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<BusMessage>> {
@@ -110,10 +113,12 @@ impl Bus for PgBus {
     }
 
     async fn alive(&self, id: &str) -> Result<bool, StoreError> {
-        let client = self.pool.get().await.map_err(pool_error)?;
+        let client = self.pool.get().await.map_err(|e| pool_error(StorePart::Bus, e))?;
         let sql = "SELECT heartbeat_at + lease_ms * interval '1 millisecond' > now() FROM toolsmith_instances WHERE id = $1";
         let row = client.query_opt(sql, &[&id]).await;
-        Ok(row.map_err(storage("cannot read the instances"))?.is_some_and(|r| r.get(0)))
+        Ok(row
+            .map_err(storage(StorePart::Bus, "cannot read the instances"))?
+            .is_some_and(|r| r.get(0)))
     }
 
     fn seal(&self, fields: &[&str]) -> String {
@@ -129,7 +134,8 @@ impl Bus for PgBus {
         let ready = tokio::time::timeout(Duration::from_secs(15), listening.wait_for(|l| *l)).await;
         match ready {
             Ok(Ok(_)) => Ok(()),
-            _ => Err(StoreError::storage(
+            _ => Err(StoreError::storage_of(
+                StorePart::Bus,
                 "the bus could not LISTEN on PostgreSQL within 15 s (is the database reachable?)",
             )),
         }

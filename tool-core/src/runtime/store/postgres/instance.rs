@@ -7,7 +7,7 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 
 use super::storage;
-use crate::runtime::store::StoreError;
+use crate::runtime::store::{StoreError, StorePart};
 
 /// The heartbeat task of an instance; dropping it stops the heartbeat.
 pub(super) struct Heartbeat(tokio::task::JoinHandle<()>);
@@ -36,14 +36,14 @@ fn millis(d: Duration) -> i64 {
 /// lapsed long ago and that hold no call, and returns the new instance's id.
 pub(super) async fn register(pool: &Pool, lease: Duration) -> Result<String, StoreError> {
     const WHAT: &str = "cannot register this instance in the store";
-    let client = pool.get().await.map_err(super::pool_error)?;
+    let client = pool.get().await.map_err(|e| super::pool_error(StorePart::Bus, e))?;
     let insert = "INSERT INTO toolsmith_instances (id, host, pid, lease_ms) \
                   VALUES (gen_random_uuid()::text, $1, $2, $3) RETURNING id";
     let pid = i64::from(std::process::id());
     let row = client
         .query_one(insert, &[&host(), &pid, &millis(lease)])
         .await
-        .map_err(storage(WHAT))?;
+        .map_err(storage(StorePart::Bus, WHAT))?;
     let forget = "DELETE FROM toolsmith_instances i \
                   WHERE i.heartbeat_at + (i.lease_ms * 10) * interval '1 millisecond' < now() \
                   AND NOT EXISTS (SELECT 1 FROM toolsmith_pending p WHERE p.owner_instance = i.id)";
@@ -70,7 +70,7 @@ pub(super) fn heartbeat(pool: Pool, id: String, lease: Duration) -> Heartbeat {
                     let renew = "UPDATE toolsmith_instances SET heartbeat_at = now() WHERE id = $1";
                     client.execute(renew, &[&id]).await.map_err(|e| super::describe(&e))
                 }
-                Err(e) => Err(super::pool_error(e).to_string()),
+                Err(e) => Err(super::pool_error(StorePart::Bus, e).to_string()),
             };
             match renewed {
                 Ok(_) => crate::runtime::settle::recovered(RENEW, &mut failing),

@@ -5,7 +5,7 @@
 use tokio_postgres::Client;
 
 use super::storage;
-use crate::runtime::store::StoreError;
+use crate::runtime::store::{StoreError, StorePart};
 
 /// The migrations, in order; the version of each is its position plus one. Append only: a
 /// released migration is never edited.
@@ -125,21 +125,24 @@ pub struct Migrated {
 
 /// The error of a database whose schema is newer than this build.
 fn too_new(found: i32) -> StoreError {
-    StoreError::storage(format!(
-        "the database's toolsmith schema is version {found}, newer than this build's version {LATEST}: \
+    StoreError::storage_of(
+        StorePart::Store,
+        format!(
+            "the database's toolsmith schema is version {found}, newer than this build's version {LATEST}: \
          upgrade toolsmith (an older build never writes to a newer schema)"
-    ))
+        ),
+    )
 }
 
 /// Creates `schema` when given, then applies the migrations this database lacks, in one
 /// transaction holding an advisory lock (so concurrent instances apply each once).
 pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result<Migrated, StoreError> {
     const WHAT: &str = "cannot migrate the store's schema";
-    let tx = client.transaction().await.map_err(storage(WHAT))?;
+    let tx = client.transaction().await.map_err(storage(StorePart::Store, WHAT))?;
     let lock = format!("toolsmith schema {}", schema.unwrap_or("<search_path>"));
     tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
         .await
-        .map_err(storage(WHAT))?;
+        .map_err(storage(StorePart::Store, WHAT))?;
     // The schema given, else the first one the connection's `search_path` names (a URL's
     // `options=-c search_path=NAME`), when it does not exist yet.
     let named = match schema {
@@ -148,21 +151,21 @@ pub(crate) async fn migrate(client: &mut Client, schema: Option<&str>) -> Result
     };
     if let Some(schema) = named {
         let create = format!("CREATE SCHEMA IF NOT EXISTS \"{schema}\"");
-        tx.batch_execute(&create).await.map_err(storage(WHAT))?;
+        tx.batch_execute(&create).await.map_err(storage(StorePart::Store, WHAT))?;
     }
     let table = "CREATE TABLE IF NOT EXISTS toolsmith_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())";
-    tx.batch_execute(table).await.map_err(storage(WHAT))?;
+    tx.batch_execute(table).await.map_err(storage(StorePart::Store, WHAT))?;
     let from = current(&tx).await?;
     if from > LATEST {
         return Err(too_new(from));
     }
     for (version, sql) in (1..).zip(MIGRATIONS).skip(usize::try_from(from).unwrap_or(0)) {
-        tx.batch_execute(sql).await.map_err(storage(WHAT))?;
+        tx.batch_execute(sql).await.map_err(storage(StorePart::Store, WHAT))?;
         let record = "INSERT INTO toolsmith_schema (version) VALUES ($1)";
-        tx.execute(record, &[&version]).await.map_err(storage(WHAT))?;
+        tx.execute(record, &[&version]).await.map_err(storage(StorePart::Store, WHAT))?;
         tracing::info!(version, "applied a migration of the store's schema");
     }
-    tx.commit().await.map_err(storage(WHAT))?;
+    tx.commit().await.map_err(storage(StorePart::Store, WHAT))?;
     Ok(Migrated { from, to: LATEST })
 }
 
@@ -172,7 +175,7 @@ async fn search_path_schema(client: &impl tokio_postgres::GenericClient) -> Resu
     let row = client
         .query_one("SELECT current_schema() IS NULL, current_setting('search_path')", &[])
         .await
-        .map_err(storage("cannot read the connection's search_path"))?;
+        .map_err(storage(StorePart::Store, "cannot read the connection's search_path"))?;
     let (missing, path): (bool, String) = (row.get(0), row.get(1));
     let first = path.split(',').next().unwrap_or_default().trim().trim_matches('"');
     let plain = !first.is_empty()
@@ -187,20 +190,27 @@ async fn current(client: &impl tokio_postgres::GenericClient) -> Result<i32, Sto
     let row = client
         .query_one("SELECT COALESCE(MAX(version), 0) FROM toolsmith_schema", &[])
         .await;
-    Ok(row.map_err(storage("cannot read the store's schema version"))?.get(0))
+    Ok(row
+        .map_err(storage(StorePart::Store, "cannot read the store's schema version"))?
+        .get(0))
 }
 
 /// Checks, without changing anything, that the database holds this build's schema.
 pub(crate) async fn check(client: &Client) -> Result<(), StoreError> {
     let exists = client.query_one("SELECT to_regclass('toolsmith_schema') IS NOT NULL", &[]).await;
-    let exists: bool = exists.map_err(storage("cannot read the store's schema version"))?.get(0);
+    let exists: bool = exists
+        .map_err(storage(StorePart::Store, "cannot read the store's schema version"))?
+        .get(0);
     let found = if exists { current(client).await? } else { 0 };
     match found {
         f if f > LATEST => Err(too_new(f)),
-        f if f < LATEST => Err(StoreError::storage(format!(
-            "the database's toolsmith schema is version {f}, older than this build's version {LATEST}: \
+        f if f < LATEST => Err(StoreError::storage_of(
+            StorePart::Store,
+            format!(
+                "the database's toolsmith schema is version {f}, older than this build's version {LATEST}: \
              run `toolsmith store migrate --store URL` first"
-        ))),
+            ),
+        )),
         _ => Ok(()),
     }
 }

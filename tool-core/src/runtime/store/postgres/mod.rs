@@ -26,7 +26,7 @@ use tokio_postgres::NoTls;
 
 use super::checks;
 use super::integrity::Key;
-use super::{PendingStore, StoreError, interrupted};
+use super::{PendingStore, StoreError, StorePart, interrupted};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, StoredCall};
 pub use migrate::Migrated;
@@ -85,9 +85,10 @@ impl PostgresOptions {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(StoreError::storage(format!(
-                "`{name}` cannot be a schema name: use letters, digits and `_` (not starting with a digit), at most 63"
-            )));
+            return Err(StoreError::storage_of(
+                StorePart::Calls,
+                format!("`{name}` cannot be a schema name: use letters, digits and `_` (not starting with a digit), at most 63"),
+            ));
         }
         self.schema = Some(name.to_owned());
         Ok(self)
@@ -161,16 +162,16 @@ pub(super) fn describe(e: &tokio_postgres::Error) -> String {
 }
 
 /// Turns a driver error into [`StoreError::Storage`] saying what was being done.
-pub(super) fn storage(what: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
-    move |e| StoreError::storage_caused_by(format!("{what}: {}", describe(&e)), e)
+pub(super) fn storage(part: StorePart, what: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    move |e| StoreError::storage_caused_by(part, format!("{what}: {}", describe(&e)), e)
 }
 
 /// A pool error as [`StoreError::Storage`].
-pub(super) fn pool_error(e: PoolError) -> StoreError {
+pub(super) fn pool_error(part: StorePart, e: PoolError) -> StoreError {
     match e {
-        PoolError::Backend(e) => StoreError::storage_caused_by(format!("cannot reach PostgreSQL: {}", describe(&e)), e),
-        PoolError::Timeout(_) => StoreError::storage("timed out waiting for a PostgreSQL connection (is the database reachable?)"),
-        other => StoreError::storage(format!("cannot reach PostgreSQL: {other}")),
+        PoolError::Backend(e) => StoreError::storage_caused_by(part, format!("cannot reach PostgreSQL: {}", describe(&e)), e),
+        PoolError::Timeout(_) => StoreError::storage_of(part, "timed out waiting for a PostgreSQL connection (is the database reachable?)"),
+        other => StoreError::storage_of(part, format!("cannot reach PostgreSQL: {other}")),
     }
 }
 
@@ -189,14 +190,16 @@ fn pool(url: &str, options: &PostgresOptions) -> Result<Pool, StoreError> {
         .create_timeout(Some(Duration::from_secs(15)));
     builder.build().map_err(|e| {
         let shown = super::hide_password(url);
-        StoreError::storage(format!("cannot set up the pool for {shown}: {e}"))
+        StoreError::storage_of(StorePart::Store, format!("cannot set up the pool for {shown}: {e}"))
     })
 }
 
 /// How to connect to `url`, in `options`' schema.
 fn config(url: &str, options: &PostgresOptions) -> Result<tokio_postgres::Config, StoreError> {
     let shown = super::hide_password(url);
-    let invalid = |e: tokio_postgres::Error| StoreError::storage_caused_by(format!("{shown} is not a PostgreSQL URL: {}", describe(&e)), e);
+    let invalid = |e: tokio_postgres::Error| {
+        StoreError::storage_caused_by(StorePart::Store, format!("{shown} is not a PostgreSQL URL: {}", describe(&e)), e)
+    };
     let mut config: tokio_postgres::Config = url.parse().map_err(invalid)?;
     config.connect_timeout(Duration::from_secs(10));
     if config.get_application_name().is_none() {
@@ -220,7 +223,7 @@ fn key(options: &PostgresOptions) -> Result<Key, StoreError> {
             ))
         }),
     };
-    key.map_err(StoreError::storage)
+    key.map_err(|e| StoreError::storage_of(StorePart::Store, e))
 }
 
 impl PostgresStore {
@@ -234,7 +237,7 @@ impl PostgresStore {
     pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<PostgresStore, StoreError> {
         let key = key(&options)?;
         let pool = pool(url, &options)?;
-        let mut client = pool.get().await.map_err(pool_error)?;
+        let mut client = pool.get().await.map_err(|e| pool_error(StorePart::Store, e))?;
         if options.migrate {
             migrate::migrate(&mut client, options.schema.as_deref()).await?;
         } else {
@@ -243,7 +246,7 @@ impl PostgresStore {
         let place = client
             .query_one("SELECT current_database()::text, COALESCE(current_schema()::text, '')", &[])
             .await
-            .map_err(storage("cannot read the database's name"))?;
+            .map_err(storage(StorePart::Store, "cannot read the database's name"))?;
         let channel = bus::channel_name(place.get(0), place.get(1));
         drop(client);
         let instance = instance::register(&pool, options.lease).await?;
@@ -263,7 +266,7 @@ impl PostgresStore {
     /// re-run changes nothing. A schema newer than this build is refused.
     pub async fn migrate(url: &str, options: &PostgresOptions) -> Result<Migrated, StoreError> {
         let pool = pool(url, options)?;
-        let mut client = pool.get().await.map_err(pool_error)?;
+        let mut client = pool.get().await.map_err(|e| pool_error(StorePart::Store, e))?;
         migrate::migrate(&mut client, options.schema.as_deref()).await
     }
 
@@ -279,8 +282,8 @@ impl PostgresStore {
         &self.instance
     }
 
-    async fn client(&self) -> Result<Object, StoreError> {
-        self.pool.get().await.map_err(pool_error)
+    async fn client(&self, part: StorePart) -> Result<Object, StoreError> {
+        self.pool.get().await.map_err(|e| pool_error(part, e))
     }
 
     /// The rows (one, or all), with whether their owner's lease is current, oldest first.
@@ -297,7 +300,7 @@ impl PostgresStore {
                 client.query(&sql, &[]).await
             }
         };
-        let rows = rows.map_err(storage("cannot read calls"))?;
+        let rows = rows.map_err(storage(StorePart::Calls, "cannot read calls"))?;
         Ok(rows.iter().map(|r| Row::read(r, true)).collect())
     }
 
@@ -328,14 +331,14 @@ impl PostgresStore {
         let row = client
             .query_opt(&sql, &values)
             .await
-            .map_err(storage("cannot change a call's state"))?;
+            .map_err(storage(StorePart::Calls, "cannot change a call's state"))?;
         Ok(row.map(|r| Row::read(&r, false)))
     }
 
     /// Takes a call for this instance: a waiting one (one `UPDATE`), or (`again`) an
     /// interrupted one too (one `UPDATE` conditioned on the interrupted claim).
     async fn take(&self, id: &str, again: bool) -> Result<Option<PendingCall>, StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Calls).await?;
         let waiting = State::waiting();
         let waiting_tag = waiting.tag(id, &self.key);
         let mine = State::running(&self.instance, std::process::id(), now_ms());
@@ -382,9 +385,13 @@ fn damaged(id: &str, reason: String) -> StoreError {
 
 #[async_trait::async_trait]
 impl PendingStore for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
     async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         let id = &call.tool_call_id;
-        let encode_failed = |e: serde_json::Error| StoreError::storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
+        let encode_failed =
+            |e: serde_json::Error| StoreError::storage_of(StorePart::Calls, format!("cannot encode call `{id}` ({:?})", e.classify()));
         let mut row = Row {
             id: id.clone(),
             tool_name: Some(call.tool_name.clone()),
@@ -416,8 +423,12 @@ impl PendingStore for PostgresStore {
             &s.claimed_at_ms,
             &row.state_tag,
         ];
-        let client = self.client().await?;
-        client.execute(&sql, &values).await.map_err(storage("cannot save a call")).map(drop)
+        let client = self.client(StorePart::Calls).await?;
+        client
+            .execute(&sql, &values)
+            .await
+            .map_err(storage(StorePart::Calls, "cannot save a call"))
+            .map(drop)
     }
 
     async fn claim(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
@@ -430,7 +441,7 @@ impl PendingStore for PostgresStore {
 
     /// Puts a claimed call back to waiting; a row that fails its checks is left as it is.
     async fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Calls).await?;
         let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
             return Ok(());
         };
@@ -444,15 +455,15 @@ impl PendingStore for PostgresStore {
     }
 
     async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Calls).await?;
         let removed = client
             .execute("DELETE FROM toolsmith_pending WHERE tool_call_id = $1", &[&tool_call_id])
             .await;
-        removed.map_err(storage("cannot remove a call")).map(drop)
+        removed.map_err(storage(StorePart::Calls, "cannot remove a call")).map(drop)
     }
 
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Calls).await?;
         let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
             return Ok(None);
         };
@@ -498,10 +509,13 @@ impl PendingStore for PostgresStore {
     /// Expires waiting and interrupted calls created before `retention` (one `DELETE … RETURNING`
     /// each, so a call claimed meanwhile is kept), and bus messages nobody took.
     async fn expire(&self, retention: Duration) -> Result<Vec<PendingCall>, StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Calls).await?;
         let cutoff = now_ms().saturating_sub(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX));
         let old = "SELECT tool_call_id FROM toolsmith_pending WHERE created_at_ms < $1 ORDER BY created_at_ms";
-        let ids = client.query(old, &[&cutoff]).await.map_err(storage("cannot read old calls"))?;
+        let ids = client
+            .query(old, &[&cutoff])
+            .await
+            .map_err(storage(StorePart::Calls, "cannot read old calls"))?;
         let mut expired = Vec::new();
         for id in ids.iter().map(|r| r.get::<_, String>(0)) {
             let Some(row) = self.read(&client, Some(&id)).await?.pop() else {
@@ -517,7 +531,7 @@ impl PendingStore for PostgresStore {
             if client
                 .execute(delete, &[&id, &tag])
                 .await
-                .map_err(storage("cannot expire a call"))?
+                .map_err(storage(StorePart::Calls, "cannot expire a call"))?
                 == 1
             {
                 expired.push(call);
@@ -528,12 +542,12 @@ impl PendingStore for PostgresStore {
         client
             .execute(sweep, &[&bus_ms])
             .await
-            .map_err(storage("cannot sweep bus messages"))?;
+            .map_err(storage(StorePart::Calls, "cannot sweep bus messages"))?;
         Ok(expired)
     }
 
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Calls).await?;
         let rows = self.read(&client, None).await?;
         let entries = rows.into_iter().map(|row| {
             let checked = row.check(&self.key);

@@ -11,9 +11,9 @@ use tokio_postgres::types::ToSql;
 use super::{now_ms, pool_error, storage};
 use crate::idempotency::key_digest;
 use crate::runtime::state::Claim;
-use crate::runtime::store::StoreError;
 use crate::runtime::store::integrity::Key;
 use crate::runtime::store::receipts::{self, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored, check_row, damaged};
+use crate::runtime::store::{StoreError, StorePart};
 
 const COLUMNS: &str =
     "key_digest, tool_name, args_digest, state, owner_instance, owner_pid, claimed_at_ms, result_json, finished_at_ms, tag";
@@ -114,7 +114,7 @@ impl Row {
 
 impl PgReceipts {
     async fn client(&self) -> Result<Object, StoreError> {
-        self.pool.get().await.map_err(pool_error)
+        self.pool.get().await.map_err(|e| pool_error(StorePart::Receipts, e))
     }
 
     fn mine(&self, row: Row) -> Row {
@@ -137,7 +137,10 @@ impl PgReceipts {
              WHERE r.key_digest = $1",
             COLUMNS.replace(", ", ", r.")
         );
-        let row = client.query_opt(&sql, &[&digest]).await.map_err(storage("cannot read a receipt"))?;
+        let row = client
+            .query_opt(&sql, &[&digest])
+            .await
+            .map_err(storage(StorePart::Receipts, "cannot read a receipt"))?;
         Ok(row.as_ref().map(Row::read))
     }
 
@@ -148,7 +151,10 @@ impl PgReceipts {
                    WHERE key_digest = $1 AND tag = $11";
         let mut values: Vec<&(dyn ToSql + Sync)> = row.values().to_vec();
         values.push(&old_tag);
-        let n = client.execute(sql, &values).await.map_err(storage("cannot change a receipt"))?;
+        let n = client
+            .execute(sql, &values)
+            .await
+            .map_err(storage(StorePart::Receipts, "cannot change a receipt"))?;
         Ok(n == 1)
     }
 
@@ -173,7 +179,7 @@ impl PgReceipts {
                 client
                     .execute(sql, &[&digest, &old_tag])
                     .await
-                    .map_err(storage("cannot release a receipt"))?;
+                    .map_err(storage(StorePart::Receipts, "cannot release a receipt"))?;
             }
         }
         Ok(())
@@ -197,7 +203,7 @@ impl ReceiptStore for PgReceipts {
         let inserted = client
             .execute(&insert, &fresh.values())
             .await
-            .map_err(storage("cannot claim an idempotency key"))?;
+            .map_err(storage(StorePart::Receipts, "cannot claim an idempotency key"))?;
         if inserted == 1 {
             return Ok(Began::Run(None));
         }
@@ -254,7 +260,10 @@ impl ReceiptStore for PgReceipts {
     async fn remove_digest(&self, digest: &str) -> Result<bool, StoreError> {
         let client = self.client().await?;
         let sql = "DELETE FROM toolsmith_receipts WHERE key_digest = $1";
-        let n = client.execute(sql, &[&digest]).await.map_err(storage("cannot remove a receipt"))?;
+        let n = client
+            .execute(sql, &[&digest])
+            .await
+            .map_err(storage(StorePart::Receipts, "cannot remove a receipt"))?;
         Ok(n > 0)
     }
 
@@ -266,7 +275,10 @@ impl ReceiptStore for PgReceipts {
              ORDER BY COALESCE(r.claimed_at_ms, 0), r.key_digest",
             COLUMNS.replace(", ", ", r.")
         );
-        let rows = client.query(&sql, &[]).await.map_err(storage("cannot list the receipts"))?;
+        let rows = client
+            .query(&sql, &[])
+            .await
+            .map_err(storage(StorePart::Receipts, "cannot list the receipts"))?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -286,6 +298,9 @@ impl ReceiptStore for PgReceipts {
         let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
         let client = self.client().await?;
         let sql = "DELETE FROM toolsmith_receipts WHERE state = 'done' AND finished_at_ms < $1";
-        client.execute(sql, &[&before]).await.map_err(storage("cannot expire receipts"))
+        client
+            .execute(sql, &[&before])
+            .await
+            .map_err(storage(StorePart::Receipts, "cannot expire receipts"))
     }
 }

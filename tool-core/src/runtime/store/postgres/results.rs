@@ -13,7 +13,7 @@ use super::{pool_error, storage};
 use crate::context::BoxFuture;
 use crate::runtime::store::integrity::Key;
 use crate::runtime::store::results::{ResultRow, now_ms};
-use crate::runtime::store::{KeptResult, ResultError, ResultLimits, ResultStore, StoreError};
+use crate::runtime::store::{KeptResult, ResultError, ResultLimits, ResultStore, StoreError, StorePart};
 
 const COLUMNS: &str = "call_id, owner, result_text, result_json, created_at_ms, expires_at_ms, tag";
 
@@ -43,7 +43,7 @@ fn read(r: &tokio_postgres::Row) -> ResultRow {
 
 impl PgResults {
     async fn client(&self) -> Result<Object, StoreError> {
-        self.pool.get().await.map_err(pool_error)
+        self.pool.get().await.map_err(|e| pool_error(StorePart::Results, e))
     }
 
     /// Writes `row` and trims the table (as of `now`) in one statement. The `DELETE` sees the table as it was
@@ -74,7 +74,7 @@ impl PgResults {
         client
             .execute(&sql, &values)
             .await
-            .map_err(storage("cannot keep a result"))
+            .map_err(storage(StorePart::Results, "cannot keep a result"))
             .map(drop)
     }
 
@@ -82,7 +82,10 @@ impl PgResults {
         let client = self.client().await?;
         let sql = format!("SELECT {COLUMNS} FROM toolsmith_results WHERE call_id = $1");
         let row = client.query_opt(&sql, &[&call_id]).await;
-        Ok(row.map_err(storage("cannot read a kept result"))?.as_ref().map(read))
+        Ok(row
+            .map_err(storage(StorePart::Results, "cannot read a kept result"))?
+            .as_ref()
+            .map(read))
     }
 }
 
@@ -116,7 +119,7 @@ impl ResultStore for PgResults {
             let sql = "DELETE FROM toolsmith_results WHERE expires_at_ms IS NULL OR expires_at_ms <= $1 \
                        OR created_at_ms IS NULL OR created_at_ms < $2";
             let removed = client.execute(sql, &[&now_ms(), &before]).await;
-            removed.map_err(storage("cannot expire kept results"))
+            removed.map_err(storage(StorePart::Results, "cannot expire kept results"))
         })
     }
 
@@ -125,7 +128,7 @@ impl ResultStore for PgResults {
             let client = self.client().await?;
             let sql = "SELECT COUNT(*) FROM toolsmith_results WHERE expires_at_ms > $1";
             let row = client.query_one(sql, &[&now_ms()]).await;
-            let n: i64 = row.map_err(storage("cannot count kept results"))?.get(0);
+            let n: i64 = row.map_err(storage(StorePart::Results, "cannot count kept results"))?.get(0);
             Ok(n.max(0) as u64)
         })
     }

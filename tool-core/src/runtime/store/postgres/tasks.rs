@@ -12,7 +12,7 @@ use super::{PostgresStore, storage};
 use crate::error::ToolError;
 use crate::runtime::store::tasks::row::{TASK_COLUMNS, TaskRow, encode, outcome};
 use crate::runtime::store::tasks::{abandoned_error, cancelled_error, damaged_error};
-use crate::runtime::store::{ClaimedTask, NewTask, StoreError, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
+use crate::runtime::store::{ClaimedTask, NewTask, StoreError, StorePart, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 use crate::tool::ToolOutput;
 
 /// The database's clock, in milliseconds since the Unix epoch.
@@ -52,23 +52,23 @@ impl PostgresStore {
     /// Ends running tasks whose lease expired with no retries left (failed, saying why).
     async fn fail_abandoned(&self) -> Result<(), StoreError> {
         const WHAT: &str = "cannot end abandoned tasks";
-        let mut client = self.client().await?;
+        let mut client = self.client(StorePart::Tasks).await?;
         // Most claims find none: one read, and a transaction only when there are some.
         let any = format!(
             "SELECT EXISTS (SELECT 1 FROM toolsmith_tasks WHERE state = 'running' AND lease_expires_at_ms < {NOW} \
              AND attempts > max_retries)"
         );
-        let any: bool = client.query_one(&any, &[]).await.map_err(storage(WHAT))?.get(0);
+        let any: bool = client.query_one(&any, &[]).await.map_err(storage(StorePart::Tasks, WHAT))?.get(0);
         if !any {
             return Ok(());
         }
-        let tx = client.transaction().await.map_err(storage(WHAT))?;
+        let tx = client.transaction().await.map_err(storage(StorePart::Tasks, WHAT))?;
         let select = format!(
             "SELECT task_id, tool_name, attempts, max_retries FROM toolsmith_tasks \
              WHERE state = 'running' AND lease_expires_at_ms < {NOW} AND attempts > max_retries \
              LIMIT 16 FOR UPDATE SKIP LOCKED"
         );
-        let rows = tx.query(&select, &[]).await.map_err(storage(WHAT))?;
+        let rows = tx.query(&select, &[]).await.map_err(storage(StorePart::Tasks, WHAT))?;
         for row in rows {
             let id: String = row.get(0);
             let tool: Option<String> = row.get(1);
@@ -79,10 +79,12 @@ impl PostgresStore {
                 "UPDATE toolsmith_tasks SET state = 'failed', output_json = NULL, error_json = $2, outcome_tag = $3, \
                  updated_at_ms = {NOW} WHERE task_id = $1"
             );
-            tx.execute(&update, &[&id, &error_json, &tag]).await.map_err(storage(WHAT))?;
+            tx.execute(&update, &[&id, &error_json, &tag])
+                .await
+                .map_err(storage(StorePart::Tasks, WHAT))?;
             tracing::warn!(task_id = %id, "a background task's instance stopped renewing its lease and no retries are left; it failed");
         }
-        tx.commit().await.map_err(storage(WHAT))
+        tx.commit().await.map_err(storage(StorePart::Tasks, WHAT))
     }
 
     /// Ends a claimed task whose row fails its checks (never run).
@@ -95,27 +97,27 @@ impl PostgresStore {
 #[async_trait::async_trait]
 impl TaskStore for PostgresStore {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(|e| StoreError::storage_of(StorePart::Tasks, e))?;
         let insert = format!(
             "INSERT INTO toolsmith_tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, updated_at_ms) \
              VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, {NOW})"
         );
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
         let retries = i64::from(task.max_retries);
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let values: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [&task.task_id, &task.tool_name, &json, &created, &tag, &retries];
         match client.execute(&insert, &values).await {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::storage(format!(
-                "a task with the id `{}` is already stored",
-                task.task_id
-            ))),
-            Err(e) => Err(storage("cannot enqueue a task")(e)),
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::storage_of(
+                StorePart::Tasks,
+                format!("a task with the id `{}` is already stored", task.task_id),
+            )),
+            Err(e) => Err(storage(StorePart::Tasks, "cannot enqueue a task")(e)),
         }
     }
 
     async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(|e| StoreError::storage_of(StorePart::Tasks, e))?;
         let (_, error_json, outcome_tag) = outcome(&task.task_id, state, None, Some(error), &self.key);
         let insert = format!(
             "INSERT INTO toolsmith_tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, \
@@ -123,7 +125,7 @@ impl TaskStore for PostgresStore {
         );
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
         let retries = i64::from(task.max_retries);
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let values: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
             &task.task_id,
             &task.tool_name,
@@ -137,11 +139,11 @@ impl TaskStore for PostgresStore {
         ];
         match client.execute(&insert, &values).await {
             Ok(_) => Ok(()),
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::storage(format!(
-                "a task with the id `{}` is already stored",
-                task.task_id
-            ))),
-            Err(e) => Err(storage("cannot record an ended task")(e)),
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Err(StoreError::storage_of(
+                StorePart::Tasks,
+                format!("a task with the id `{}` is already stored", task.task_id),
+            )),
+            Err(e) => Err(storage(StorePart::Tasks, "cannot record an ended task")(e)),
         }
     }
 
@@ -157,11 +159,11 @@ impl TaskStore for PostgresStore {
              FROM next WHERE t.task_id = next.task_id RETURNING {}",
             returning.join(", ")
         );
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         // A damaged row is ended (never run) and the next one claimed.
         for _ in 0..8 {
             let row = client.query_opt(&claim, &[&owner, &millis(lease)]).await;
-            let Some(row) = row.map_err(storage("cannot claim a task"))? else {
+            let Some(row) = row.map_err(storage(StorePart::Tasks, "cannot claim a task"))? else {
                 return Ok(None);
             };
             let row = read(&row);
@@ -176,12 +178,12 @@ impl TaskStore for PostgresStore {
 
     async fn renew_task(&self, lease: &TaskLease, lease_for: Duration) -> Result<bool, StoreError> {
         let sql = format!("UPDATE toolsmith_tasks SET lease_expires_at_ms = {NOW} + $4 WHERE {LEASED}");
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let attempt = i64::from(lease.attempt);
         let renewed = client
             .execute(&sql, &[&lease.task_id, &lease.owner, &attempt, &millis(lease_for)])
             .await;
-        Ok(renewed.map_err(storage("cannot renew a task's lease"))? == 1)
+        Ok(renewed.map_err(storage(StorePart::Tasks, "cannot renew a task's lease"))? == 1)
     }
 
     async fn complete_task(&self, lease: &TaskLease, output: &ToolOutput) -> Result<bool, StoreError> {
@@ -190,17 +192,17 @@ impl TaskStore for PostgresStore {
             "UPDATE toolsmith_tasks SET state = 'completed', output_json = $4, error_json = NULL, outcome_tag = $5, \
              updated_at_ms = {NOW} WHERE {LEASED}"
         );
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let attempt = i64::from(lease.attempt);
         let done = client
             .execute(&sql, &[&lease.task_id, &lease.owner, &attempt, &output_json, &tag])
             .await;
-        Ok(done.map_err(storage("cannot record a task's output"))? == 1)
+        Ok(done.map_err(storage(StorePart::Tasks, "cannot record a task's output"))? == 1)
     }
 
     async fn fail_task(&self, lease: &TaskLease, error: &ToolError, retry: bool) -> Result<Option<TaskState>, StoreError> {
         const WHAT: &str = "cannot record a task's failure";
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let attempt = i64::from(lease.attempt);
         if retry {
             let requeue = format!(
@@ -208,7 +210,7 @@ impl TaskStore for PostgresStore {
                  updated_at_ms = {NOW} WHERE {LEASED} AND attempts <= max_retries"
             );
             let requeued = client.execute(&requeue, &[&lease.task_id, &lease.owner, &attempt]).await;
-            if requeued.map_err(storage(WHAT))? == 1 {
+            if requeued.map_err(storage(StorePart::Tasks, WHAT))? == 1 {
                 return Ok(Some(TaskState::Queued));
             }
         }
@@ -220,7 +222,7 @@ impl TaskStore for PostgresStore {
         let failed = client
             .execute(&fail, &[&lease.task_id, &lease.owner, &attempt, &error_json, &tag])
             .await;
-        Ok((failed.map_err(storage(WHAT))? == 1).then_some(TaskState::Failed))
+        Ok((failed.map_err(storage(StorePart::Tasks, WHAT))? == 1).then_some(TaskState::Failed))
     }
 
     async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
@@ -229,15 +231,18 @@ impl TaskStore for PostgresStore {
             "UPDATE toolsmith_tasks SET state = 'cancelled', output_json = NULL, error_json = $2, outcome_tag = $3, \
              updated_at_ms = {NOW} WHERE task_id = $1 AND state IN ('queued', 'running')"
         );
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let cancelled = client.execute(&sql, &[&task_id, &error_json, &tag]).await;
-        Ok(cancelled.map_err(storage("cannot cancel a task"))? == 1)
+        Ok(cancelled.map_err(storage(StorePart::Tasks, "cannot cancel a task"))? == 1)
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM toolsmith_tasks WHERE task_id = $1");
-        let client = self.client().await?;
-        let row = client.query_opt(&sql, &[&task_id]).await.map_err(storage("cannot read a task"))?;
+        let client = self.client(StorePart::Tasks).await?;
+        let row = client
+            .query_opt(&sql, &[&task_id])
+            .await
+            .map_err(storage(StorePart::Tasks, "cannot read a task"))?;
         let Some(row) = row else { return Ok(None) };
         let record = read(&row).record(&self.key).map_err(|reason| StoreError::Damaged {
             id: task_id.to_owned(),
@@ -248,7 +253,7 @@ impl TaskStore for PostgresStore {
 
     async fn list_tasks(&self, state: Option<TaskState>, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let order = "ORDER BY created_at_ms DESC, task_id DESC LIMIT";
         let rows = match state {
             Some(state) => {
@@ -260,23 +265,26 @@ impl TaskStore for PostgresStore {
                 client.query(&sql, &[&limit]).await
             }
         };
-        let rows = rows.map_err(storage("cannot list tasks"))?;
+        let rows = rows.map_err(storage(StorePart::Tasks, "cannot list tasks"))?;
         Ok(rows.iter().filter_map(|r| read(r).listed(&self.key)).collect())
     }
 
     async fn expire_tasks(&self, before_ms: u64) -> Result<u64, StoreError> {
         let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let delete = "DELETE FROM toolsmith_tasks WHERE state IN ('completed', 'failed', 'cancelled') AND updated_at_ms < $1";
-        client.execute(delete, &[&before]).await.map_err(storage("cannot expire tasks"))
+        client
+            .execute(delete, &[&before])
+            .await
+            .map_err(storage(StorePart::Tasks, "cannot expire tasks"))
     }
     async fn count_tasks(&self) -> Result<TaskCounts, StoreError> {
-        let client = self.client().await?;
+        let client = self.client(StorePart::Tasks).await?;
         let rows = client
             .query("SELECT state, count(*) FROM toolsmith_tasks GROUP BY state", &[])
             .await;
         let mut counts = TaskCounts::default();
-        for row in rows.map_err(storage("cannot count tasks"))? {
+        for row in rows.map_err(storage(StorePart::Tasks, "cannot count tasks"))? {
             let state: String = row.get(0);
             if let Some(state) = TaskState::parse(&state) {
                 counts.add(state, u64::try_from(row.get::<_, i64>(1)).unwrap_or(0));

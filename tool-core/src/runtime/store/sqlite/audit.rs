@@ -6,7 +6,7 @@ use rusqlite::types::Value as Sql;
 
 use super::{OrStorage, SqliteStore};
 use crate::runtime::audit::{AuditEntry, AuditFilter, AuditRecord};
-use crate::runtime::store::{AuditRow, AuditStore, StoreError};
+use crate::runtime::store::{AuditRow, AuditStore, StoreError, StorePart};
 
 /// The table (schema version 6 of the file). `seq` orders the rows and is not tagged; `tag`
 /// covers every other column.
@@ -43,7 +43,10 @@ impl AuditStore for SqliteStore {
             let row = AuditRow::of(&record, &db.key, DOMAIN)?;
             let sql = "INSERT INTO audit (id, at_ms, call_id, record_json, tag) VALUES (?1, ?2, ?3, ?4, ?5)";
             let values = params![row.id, row.at_ms, row.call_id, row.record_json, row.tag];
-            db.conn().execute(sql, values).map(drop).or_storage("cannot append an audit row")
+            db.conn()
+                .execute(sql, values)
+                .map(drop)
+                .or_storage(StorePart::Audit, "cannot append an audit row")
         })
         .await
     }
@@ -56,11 +59,13 @@ impl AuditStore for SqliteStore {
             let conn = db.conn();
             let sql = "SELECT id, at_ms, call_id, record_json, tag FROM audit \
                        WHERE (?1 IS NULL OR at_ms >= ?1) AND (?2 IS NULL OR call_id = ?2) ORDER BY seq";
-            let mut statement = conn.prepare(sql).or_storage(FAILED)?;
-            let rows = statement.query_map(params![since, filter.call_id], read).or_storage(FAILED)?;
+            let mut statement = conn.prepare(sql).or_storage(StorePart::Audit, FAILED)?;
+            let rows = statement
+                .query_map(params![since, filter.call_id], read)
+                .or_storage(StorePart::Audit, FAILED)?;
             let mut listed = Vec::new();
             for row in rows {
-                listed.push(row.or_storage(FAILED)?.entry(&db.key, DOMAIN));
+                listed.push(row.or_storage(StorePart::Audit, FAILED)?.entry(&db.key, DOMAIN));
             }
             Ok(listed)
         })
@@ -71,7 +76,7 @@ impl AuditStore for SqliteStore {
         let before = i64::try_from(before_ms).unwrap_or(i64::MAX);
         self.blocking(move |db| {
             let removed = db.conn().execute("DELETE FROM audit WHERE at_ms < ?1", [before]);
-            removed.or_storage("cannot expire audit rows").map(|n| n as u64)
+            removed.or_storage(StorePart::Audit, "cannot expire audit rows").map(|n| n as u64)
         })
         .await
     }

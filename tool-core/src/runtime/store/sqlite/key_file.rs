@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use crate::runtime::store::StoreError;
 use crate::runtime::store::integrity::Key;
+use crate::runtime::store::{StoreError, StorePart};
 
 /// The key file of the store at `db`: next to it, `.key` appended to its name.
 pub(super) fn key_path(db: &Path) -> PathBuf {
@@ -21,23 +21,24 @@ pub(super) fn key_path(db: &Path) -> PathBuf {
 /// random bytes from SQLite's generator, seeded by the OS, when missing).
 pub(super) fn load(db: &Path, conn: &Connection) -> Result<Key, StoreError> {
     if let Some(key) = Key::from_env() {
-        return key.map_err(StoreError::storage);
+        return key.map_err(|e| StoreError::storage_of(StorePart::Store, e));
     }
     let path = key_path(db);
     let shown = path.display();
-    let read = |e: std::io::Error| StoreError::storage_caused_by(format!("cannot read the store key {shown}: {e}"), e);
+    let read = |e: std::io::Error| StoreError::storage_caused_by(StorePart::Store, format!("cannot read the store key {shown}: {e}"), e);
     match std::fs::read(&path) {
-        Ok(bytes) => return Key::from_bytes(&bytes).map_err(|e| StoreError::storage(format!("{shown}: {e}"))),
+        Ok(bytes) => return Key::from_bytes(&bytes).map_err(|e| StoreError::storage_of(StorePart::Store, format!("{shown}: {e}"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(read(e)),
     }
     let random: Vec<u8> = conn
         .query_row("SELECT randomblob(32)", [], |r| r.get(0))
-        .map_err(|e| StoreError::storage_caused_by(format!("cannot make a store key: {e}"), e))?;
-    publish(&path, &random).map_err(|e| StoreError::storage_caused_by(format!("cannot create the store key {shown}: {e}"), e))?;
+        .map_err(|e| StoreError::storage_caused_by(StorePart::Store, format!("cannot make a store key: {e}"), e))?;
+    publish(&path, &random)
+        .map_err(|e| StoreError::storage_caused_by(StorePart::Store, format!("cannot create the store key {shown}: {e}"), e))?;
     // Another process may have published its key first: the file decides.
     let bytes = std::fs::read(&path).map_err(read)?;
-    Key::from_bytes(&bytes).map_err(|e| StoreError::storage(format!("{shown}: {e}")))
+    Key::from_bytes(&bytes).map_err(|e| StoreError::storage_of(StorePart::Store, format!("{shown}: {e}")))
 }
 
 /// Writes `bytes` to `path` at once, readable by the owner only, unless `path` exists: written

@@ -30,7 +30,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checks;
 use super::integrity::{self, Key};
-use super::{PendingStore, StoreError, interrupted};
+use super::{PendingStore, StoreError, StorePart, interrupted};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, StoredCall};
 use owner::process_stat;
@@ -68,12 +68,12 @@ struct Db {
 /// Turns a rusqlite error into [`StoreError::Storage`] saying what was being done. rusqlite's
 /// messages name columns and SQLite codes, never stored values.
 trait OrStorage<T> {
-    fn or_storage(self, what: &str) -> Result<T, StoreError>;
+    fn or_storage(self, part: StorePart, what: &str) -> Result<T, StoreError>;
 }
 
 impl<T> OrStorage<T> for rusqlite::Result<T> {
-    fn or_storage(self, what: &str) -> Result<T, StoreError> {
-        self.map_err(|e| StoreError::storage_caused_by(format!("{what}: {e}"), e))
+    fn or_storage(self, part: StorePart, what: &str) -> Result<T, StoreError> {
+        self.map_err(|e| StoreError::storage_caused_by(part, format!("{what}: {e}"), e))
     }
 }
 
@@ -227,22 +227,25 @@ impl SqliteStore {
     /// [`open`](Self::open) with the integrity key given by the program (kept wherever it
     /// keeps secrets) instead of the environment or a key file.
     pub fn open_with_key(path: impl AsRef<Path>, key: &[u8]) -> Result<Self, StoreError> {
-        let key = Key::from_bytes(key).map_err(StoreError::storage)?;
+        let key = Key::from_bytes(key).map_err(|e| StoreError::storage_of(StorePart::Store, e))?;
         Self::open_keyed(path.as_ref(), Some(key))
     }
 
     fn open_keyed(path: &Path, key: Option<Key>) -> Result<Self, StoreError> {
         let path = path.to_path_buf();
         let shown = path.display();
-        create_private_file(&path).map_err(|e| StoreError::storage(format!("cannot open {shown}: {e}")))?;
-        let mut conn = Connection::open(&path).or_storage(&format!("cannot open {shown}"))?;
+        create_private_file(&path).map_err(|e| StoreError::storage_of(StorePart::Store, format!("cannot open {shown}: {e}")))?;
+        let mut conn = Connection::open(&path).or_storage(StorePart::Store, &format!("cannot open {shown}"))?;
         let key = match key {
             Some(key) => key,
             None => key_file::load(&path, &conn)?,
         };
-        let (mode, version) = prepare(&mut conn, &key).or_storage(&format!("cannot set up {shown}"))?;
+        let (mode, version) = prepare(&mut conn, &key).or_storage(StorePart::Store, &format!("cannot set up {shown}"))?;
         if version > SCHEMA_VERSION {
-            return Err(StoreError::storage(format!("{shown} has a newer schema (version {version})")));
+            return Err(StoreError::storage_of(
+                StorePart::Store,
+                format!("{shown} has a newer schema (version {version})"),
+            ));
         }
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %shown, journal_mode = %mode, "the pending-call store could not use WAL");
@@ -263,7 +266,7 @@ impl SqliteStore {
     /// Opens the store at [`default_path`](Self::default_path), creating its directory (owner
     /// only) when missing: the one directory the store creates on demand.
     pub fn open_default() -> Result<Self, StoreError> {
-        let no_dir = || StoreError::storage("no data directory is known; set TOOLSMITH_DATA_DIR");
+        let no_dir = || StoreError::storage_of(StorePart::Store, "no data directory is known; set TOOLSMITH_DATA_DIR");
         let path = Self::default_path().ok_or_else(no_dir)?;
         if let Some(dir) = path.parent() {
             let mut builder = std::fs::DirBuilder::new();
@@ -271,7 +274,7 @@ impl SqliteStore {
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             let made = builder.create(dir);
-            made.map_err(|e| StoreError::storage(format!("cannot create the data directory {}: {e}", dir.display())))?;
+            made.map_err(|e| StoreError::storage_of(StorePart::Store, format!("cannot create the data directory {}: {e}", dir.display())))?;
         }
         Self::open(path)
     }
@@ -294,7 +297,7 @@ impl SqliteStore {
     {
         let db = self.db.clone();
         let done = tokio::task::spawn_blocking(move || work(&db)).await;
-        done.map_err(|e| StoreError::storage(format!("the store's worker thread failed: {e}")))?
+        done.map_err(|e| StoreError::storage_of(StorePart::Calls, format!("the store's worker thread failed: {e}")))?
     }
 }
 
@@ -307,8 +310,8 @@ impl Db {
     fn take(&self, tool_call_id: &str, again: bool) -> Result<Option<PendingCall>, StoreError> {
         const FAILED: &str = "cannot claim a call";
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else {
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Calls, FAILED)?;
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(StorePart::Calls, FAILED)? else {
             return Ok(None);
         };
         let (call, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
@@ -328,8 +331,8 @@ impl Db {
             claimed_at_ms: Some(now_ms()),
             ..row
         };
-        write_row(&tx, claimed, &self.key).or_storage(FAILED)?;
-        tx.commit().or_storage(FAILED)?;
+        write_row(&tx, claimed, &self.key).or_storage(StorePart::Calls, FAILED)?;
+        tx.commit().or_storage(StorePart::Calls, FAILED)?;
         Ok(Some(call))
     }
 }
@@ -347,7 +350,8 @@ impl fmt::Debug for SqliteStore {
 impl Db {
     fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         let id = &call.tool_call_id;
-        let encode_failed = |e: serde_json::Error| StoreError::storage(format!("cannot encode call `{id}` ({:?})", e.classify()));
+        let encode_failed =
+            |e: serde_json::Error| StoreError::storage_of(StorePart::Calls, format!("cannot encode call `{id}` ({:?})", e.classify()));
         let json = serde_json::to_string(call).map_err(encode_failed)?;
         let row = Row {
             id: id.clone(),
@@ -358,7 +362,7 @@ impl Db {
             state: Some("waiting".into()),
             ..Row::default()
         };
-        write_row(&self.conn(), row, &self.key).or_storage("cannot save a call")
+        write_row(&self.conn(), row, &self.key).or_storage(StorePart::Calls, "cannot save a call")
     }
 
     /// Puts a claimed call back to waiting; a row that fails its checks is left as it is (its
@@ -366,8 +370,8 @@ impl Db {
     fn release(&self, tool_call_id: &str) -> Result<(), StoreError> {
         const FAILED: &str = "cannot release a call";
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let Some(row) = read_row(&tx, tool_call_id).or_storage(FAILED)? else {
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Calls, FAILED)?;
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(StorePart::Calls, FAILED)? else {
             return Ok(());
         };
         row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
@@ -378,19 +382,19 @@ impl Db {
             claimed_at_ms: None,
             ..row
         };
-        write_row(&tx, waiting, &self.key).or_storage(FAILED)?;
-        tx.commit().or_storage(FAILED)
+        write_row(&tx, waiting, &self.key).or_storage(StorePart::Calls, FAILED)?;
+        tx.commit().or_storage(StorePart::Calls, FAILED)
     }
 
     fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
         let removed = self
             .conn()
             .execute("DELETE FROM pending_calls WHERE tool_call_id = ?1", [tool_call_id]);
-        removed.or_storage("cannot remove a call").map(drop)
+        removed.or_storage(StorePart::Calls, "cannot remove a call").map(drop)
     }
 
     fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        let row = read_row(&self.conn(), tool_call_id).or_storage("cannot read a call")?;
+        let row = read_row(&self.conn(), tool_call_id).or_storage(StorePart::Calls, "cannot read a call")?;
         let checked = row.map(|row| row.check(&self.key));
         checked
             .transpose()
@@ -406,8 +410,8 @@ impl Db {
         const FAILED: &str = "cannot expire calls";
         let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let rows = read_rows(&tx, &format!("WHERE created_at_ms < {cutoff}")).or_storage(FAILED)?;
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Calls, FAILED)?;
+        let rows = read_rows(&tx, &format!("WHERE created_at_ms < {cutoff}")).or_storage(StorePart::Calls, FAILED)?;
         let mut expired = Vec::new();
         for row in rows {
             let Ok((call, state)) = row.check(&self.key) else { continue };
@@ -415,15 +419,15 @@ impl Db {
                 continue;
             }
             tx.execute("DELETE FROM pending_calls WHERE tool_call_id = ?1", [&row.id])
-                .or_storage(FAILED)?;
+                .or_storage(StorePart::Calls, FAILED)?;
             expired.push(call);
         }
-        tx.commit().or_storage(FAILED)?;
+        tx.commit().or_storage(StorePart::Calls, FAILED)?;
         Ok(expired)
     }
 
     fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
-        let rows = read_rows(&self.conn(), "").or_storage("cannot list calls")?;
+        let rows = read_rows(&self.conn(), "").or_storage(StorePart::Calls, "cannot list calls")?;
         let entries = rows.into_iter().map(|row| {
             let checked = row.check(&self.key);
             checks::listed(checked, row.id, row.tool_name)
@@ -434,6 +438,9 @@ impl Db {
 
 #[async_trait::async_trait]
 impl PendingStore for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
     async fn save(&self, call: &PendingCall) -> Result<(), StoreError> {
         let call = call.clone();
         self.blocking(move |db| db.save(&call)).await

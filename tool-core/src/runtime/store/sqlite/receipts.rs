@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::owner::{owner_alive, process_stat};
 use super::{Db, OrStorage, SqliteStore, now_ms};
 use crate::idempotency::key_digest;
-use crate::runtime::store::StoreError;
 use crate::runtime::store::integrity::Key;
 use crate::runtime::store::receipts::{self, Began, ReceiptClaim, ReceiptEntry, ReceiptStore, RowView, Stored, check_row, damaged};
+use crate::runtime::store::{StoreError, StorePart};
 
 /// The table (schema version 3 of the file).
 pub(super) const SCHEMA_V3: &str = "CREATE TABLE IF NOT EXISTS receipts (
@@ -145,8 +145,8 @@ impl Db {
         const FAILED: &str = "cannot claim an idempotency key";
         let digest = key_digest(&c.key);
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let row = read(&tx, &digest).or_storage(FAILED)?;
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Receipts, FAILED)?;
+        let row = read(&tx, &digest).or_storage(StorePart::Receipts, FAILED)?;
         let began = match &row {
             None => Began::Run(None),
             Some(row) => {
@@ -168,8 +168,8 @@ impl Db {
             args_digest: Some(c.args_digest.clone()),
             ..Row::default()
         };
-        write(&tx, fresh.mine(), &self.key).or_storage(FAILED)?;
-        tx.commit().or_storage(FAILED)?;
+        write(&tx, fresh.mine(), &self.key).or_storage(StorePart::Receipts, FAILED)?;
+        tx.commit().or_storage(StorePart::Receipts, FAILED)?;
         Ok(began)
     }
 
@@ -178,8 +178,8 @@ impl Db {
         const FAILED: &str = "cannot record a receipt";
         let digest = key_digest(key);
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
-        let Some(row) = read(&tx, &digest).or_storage(FAILED)? else {
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Receipts, FAILED)?;
+        let Some(row) = read(&tx, &digest).or_storage(StorePart::Receipts, FAILED)? else {
             return Ok(());
         };
         row.check(&self.key).map_err(|reason| damaged(&digest, reason))?;
@@ -187,13 +187,13 @@ impl Db {
             return Ok(());
         }
         match change(row) {
-            Some(row) => write(&tx, row, &self.key).or_storage(FAILED)?,
+            Some(row) => write(&tx, row, &self.key).or_storage(StorePart::Receipts, FAILED)?,
             None => tx
                 .execute("DELETE FROM receipts WHERE key_digest = ?1", [&digest])
                 .map(drop)
-                .or_storage(FAILED)?,
+                .or_storage(StorePart::Receipts, FAILED)?,
         }
-        tx.commit().or_storage(FAILED)
+        tx.commit().or_storage(StorePart::Receipts, FAILED)
     }
 }
 
@@ -241,7 +241,7 @@ impl ReceiptStore for SqliteStore {
         let digest = digest.to_owned();
         self.blocking(move |db| {
             let removed = db.conn().execute("DELETE FROM receipts WHERE key_digest = ?1", [&digest]);
-            removed.or_storage("cannot remove a receipt").map(|n| n > 0)
+            removed.or_storage(StorePart::Receipts, "cannot remove a receipt").map(|n| n > 0)
         })
         .await
     }
@@ -251,11 +251,11 @@ impl ReceiptStore for SqliteStore {
             const FAILED: &str = "cannot list the receipts";
             let conn = db.conn();
             let sql = format!("SELECT {COLUMNS} FROM receipts ORDER BY COALESCE(claimed_at_ms, 0), key_digest");
-            let mut statement = conn.prepare(&sql).or_storage(FAILED)?;
-            let rows = statement.query_map([], Row::read).or_storage(FAILED)?;
+            let mut statement = conn.prepare(&sql).or_storage(StorePart::Receipts, FAILED)?;
+            let rows = statement.query_map([], Row::read).or_storage(StorePart::Receipts, FAILED)?;
             let mut listed = Vec::new();
             for row in rows {
-                let row = row.or_storage(FAILED)?;
+                let row = row.or_storage(StorePart::Receipts, FAILED)?;
                 let checked = row.check(&db.key);
                 let times = (row.claimed_at_ms, row.finished_at_ms);
                 listed.push(receipts::listed(&row.digest, row.tool_name.as_deref(), checked, times));
@@ -270,7 +270,7 @@ impl ReceiptStore for SqliteStore {
         self.blocking(move |db| {
             let delete = "DELETE FROM receipts WHERE state = 'done' AND finished_at_ms < ?1";
             let removed = db.conn().execute(delete, [before]);
-            removed.or_storage("cannot expire receipts").map(|n| n as u64)
+            removed.or_storage(StorePart::Receipts, "cannot expire receipts").map(|n| n as u64)
         })
         .await
     }

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::{Db, OrStorage, SqliteStore};
 use crate::context::BoxFuture;
 use crate::runtime::store::results::{ResultRow, now_ms};
-use crate::runtime::store::{KeptResult, ResultError, ResultLimits, ResultStore, StoreError};
+use crate::runtime::store::{KeptResult, ResultError, ResultLimits, ResultStore, StoreError, StorePart};
 
 /// The table of schema version 5.
 pub(super) const SCHEMA_V5: &str = "CREATE TABLE IF NOT EXISTS kept_results (
@@ -72,20 +72,20 @@ impl Db {
     fn put_result(&self, row: &ResultRow, now: i64, limits: &ResultLimits) -> Result<(), StoreError> {
         const FAILED: &str = "cannot keep a result";
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Results, FAILED)?;
         tx.execute(&format!("DELETE FROM kept_results WHERE {EXPIRED}"), [now])
-            .or_storage(FAILED)?;
-        write(&tx, row).or_storage(FAILED)?;
+            .or_storage(StorePart::Results, FAILED)?;
+        write(&tx, row).or_storage(StorePart::Results, FAILED)?;
         let max = i64::try_from(limits.max_count).unwrap_or(i64::MAX);
         let trim = "DELETE FROM kept_results WHERE rowid NOT IN (SELECT rowid FROM kept_results ORDER BY rowid DESC LIMIT ?1)";
-        tx.execute(trim, [max]).or_storage(FAILED)?;
-        tx.commit().or_storage(FAILED)
+        tx.execute(trim, [max]).or_storage(StorePart::Results, FAILED)?;
+        tx.commit().or_storage(StorePart::Results, FAILED)
     }
 
     fn get_result(&self, call_id: &str) -> Result<Option<ResultRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM kept_results WHERE call_id = ?1");
         let row = self.conn().query_row(&sql, [call_id], read).optional();
-        row.or_storage("cannot read a kept result")
+        row.or_storage(StorePart::Results, "cannot read a kept result")
     }
 }
 
@@ -119,7 +119,9 @@ impl ResultStore for SqliteResults {
         Box::pin(self.store.blocking(move |db| {
             let sql = format!("DELETE FROM kept_results WHERE {EXPIRED} OR created_at_ms IS NULL OR created_at_ms < ?2");
             let removed = db.conn().execute(&sql, [now_ms(), before]);
-            removed.or_storage("cannot expire kept results").map(|n| n as u64)
+            removed
+                .or_storage(StorePart::Results, "cannot expire kept results")
+                .map(|n| n as u64)
         }))
     }
 
@@ -127,7 +129,8 @@ impl ResultStore for SqliteResults {
         Box::pin(self.store.blocking(move |db| {
             let sql = "SELECT COUNT(*) FROM kept_results WHERE expires_at_ms > ?1";
             let n: rusqlite::Result<i64> = db.conn().query_row(sql, [now_ms()], |r| r.get(0));
-            n.or_storage("cannot count kept results").map(|n| n.max(0) as u64)
+            n.or_storage(StorePart::Results, "cannot count kept results")
+                .map(|n| n.max(0) as u64)
         }))
     }
 }

@@ -13,7 +13,7 @@ use super::{Db, OrStorage, SqliteStore, now_ms};
 use crate::error::ToolError;
 use crate::runtime::store::tasks::row::{TASK_COLUMNS, TaskRow, encode, outcome};
 use crate::runtime::store::tasks::{abandoned_error, cancelled_error, damaged_error};
-use crate::runtime::store::{ClaimedTask, NewTask, StoreError, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
+use crate::runtime::store::{ClaimedTask, NewTask, StoreError, StorePart, TaskCounts, TaskLease, TaskRecord, TaskState, TaskStore};
 use crate::tool::ToolOutput;
 
 /// The table of schema version 4.
@@ -82,7 +82,7 @@ fn end_failed(conn: &Connection, db: &Db, id: &str, error: &ToolError, lease: Op
 
 impl Db {
     fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(|e| StoreError::storage_of(StorePart::Tasks, e))?;
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
         let insert = "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, updated_at_ms) \
                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', 0, ?7)";
@@ -90,14 +90,14 @@ impl Db {
         match self.conn().execute(insert, values) {
             Ok(_) => Ok(()),
             Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Err(
-                StoreError::storage(format!("a task with the id `{}` is already stored", task.task_id)),
+                StoreError::storage_of(StorePart::Tasks, format!("a task with the id `{}` is already stored", task.task_id)),
             ),
-            Err(e) => Err(StoreError::storage(format!("cannot enqueue a task: {e}"))),
+            Err(e) => Err(StoreError::storage_of(StorePart::Tasks, format!("cannot enqueue a task: {e}"))),
         }
     }
 
     fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError> {
-        let (json, tag) = encode(task, &self.key).map_err(StoreError::storage)?;
+        let (json, tag) = encode(task, &self.key).map_err(|e| StoreError::storage_of(StorePart::Tasks, e))?;
         let (_, error_json, outcome_tag) = outcome(&task.task_id, state, None, Some(error), &self.key);
         let created = i64::try_from(task.created_at_ms).unwrap_or(i64::MAX);
         let insert = "INSERT INTO tasks (task_id, tool_name, task_json, created_at_ms, task_tag, max_retries, state, attempts, \
@@ -117,28 +117,31 @@ impl Db {
         match self.conn().execute(insert, values) {
             Ok(_) => Ok(()),
             Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Err(
-                StoreError::storage(format!("a task with the id `{}` is already stored", task.task_id)),
+                StoreError::storage_of(StorePart::Tasks, format!("a task with the id `{}` is already stored", task.task_id)),
             ),
-            Err(e) => Err(StoreError::storage(format!("cannot record an ended task: {e}"))),
+            Err(e) => Err(StoreError::storage_of(
+                StorePart::Tasks,
+                format!("cannot record an ended task: {e}"),
+            )),
         }
     }
 
     fn claim_task(&self, owner: &str, lease: Duration) -> Result<Option<ClaimedTask>, StoreError> {
         const FAILED: &str = "cannot claim a task";
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(Immediate).or_storage(FAILED)?;
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Tasks, FAILED)?;
         let now = now_ms();
         let abandoned: Vec<(String, Option<String>, i64, i64)> = {
             let select = "SELECT task_id, tool_name, attempts, max_retries FROM tasks \
                           WHERE state = 'running' AND lease_expires_at_ms < ?1 AND attempts > max_retries";
-            let mut stmt = tx.prepare(select).or_storage(FAILED)?;
+            let mut stmt = tx.prepare(select).or_storage(StorePart::Tasks, FAILED)?;
             let rows = stmt.query_map([now], |r| Ok((r.get(0)?, r.get(1).ok(), r.get(2)?, r.get(3)?)));
-            rows.and_then(Iterator::collect).or_storage(FAILED)?
+            rows.and_then(Iterator::collect).or_storage(StorePart::Tasks, FAILED)?
         };
         for (id, tool, attempts, max_retries) in abandoned {
             let count = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
             let error = abandoned_error(tool.as_deref().unwrap_or("?"), count(attempts), count(max_retries));
-            end_failed(&tx, self, &id, &error, None).or_storage(FAILED)?;
+            end_failed(&tx, self, &id, &error, None).or_storage(StorePart::Tasks, FAILED)?;
             tracing::warn!(task_id = %id, "a background task's process stopped renewing its lease and no retries are left; it failed");
         }
         let claim = format!(
@@ -152,7 +155,9 @@ impl Db {
         // A damaged row is ended (never run) and the next one claimed.
         for _ in 0..8 {
             let row = tx.query_row(&claim, params![owner, now, millis(lease)], read).optional();
-            let Some(row) = row.or_storage(FAILED)? else { break };
+            let Some(row) = row.or_storage(StorePart::Tasks, FAILED)? else {
+                break;
+            };
             let lease = row.lease(owner);
             match row.task(&self.key) {
                 Ok(task) => {
@@ -161,11 +166,11 @@ impl Db {
                 }
                 Err(reason) => {
                     tracing::warn!(task_id = %lease.task_id, %reason, "a stored background task is damaged; it was not run");
-                    end_failed(&tx, self, &lease.task_id, &damaged_error(&reason), Some(&lease)).or_storage(FAILED)?;
+                    end_failed(&tx, self, &lease.task_id, &damaged_error(&reason), Some(&lease)).or_storage(StorePart::Tasks, FAILED)?;
                 }
             }
         }
-        tx.commit().or_storage(FAILED)?;
+        tx.commit().or_storage(StorePart::Tasks, FAILED)?;
         Ok(claimed)
     }
 
@@ -173,7 +178,7 @@ impl Db {
         let sql = format!("UPDATE tasks SET lease_expires_at_ms = ?4 WHERE {LEASED}");
         let until = now_ms().saturating_add(millis(lease_for));
         let renewed = self.conn().execute(&sql, params![lease.task_id, lease.owner, lease.attempt, until]);
-        Ok(renewed.or_storage("cannot renew a task's lease")? == 1)
+        Ok(renewed.or_storage(StorePart::Tasks, "cannot renew a task's lease")? == 1)
     }
 
     fn complete_task(&self, lease: &TaskLease, output: &ToolOutput) -> Result<bool, StoreError> {
@@ -182,7 +187,11 @@ impl Db {
             "UPDATE tasks SET state = 'completed', output_json = ?4, error_json = NULL, outcome_tag = ?5, updated_at_ms = ?6 WHERE {LEASED}"
         );
         let values = params![lease.task_id, lease.owner, lease.attempt, output_json, tag, now_ms()];
-        Ok(self.conn().execute(&sql, values).or_storage("cannot record a task's output")? == 1)
+        Ok(self
+            .conn()
+            .execute(&sql, values)
+            .or_storage(StorePart::Tasks, "cannot record a task's output")?
+            == 1)
     }
 
     fn fail_task(&self, lease: &TaskLease, error: &ToolError, retry: bool) -> Result<Option<TaskState>, StoreError> {
@@ -194,11 +203,11 @@ impl Db {
                  WHERE {LEASED} AND attempts <= max_retries"
             );
             let requeued = conn.execute(&requeue, params![lease.task_id, lease.owner, lease.attempt, now_ms()]);
-            if requeued.or_storage(FAILED)? == 1 {
+            if requeued.or_storage(StorePart::Tasks, FAILED)? == 1 {
                 return Ok(Some(TaskState::Queued));
             }
         }
-        let failed = end_failed(&conn, self, &lease.task_id, error, Some(lease)).or_storage(FAILED)?;
+        let failed = end_failed(&conn, self, &lease.task_id, error, Some(lease)).or_storage(StorePart::Tasks, FAILED)?;
         Ok((failed == 1).then_some(TaskState::Failed))
     }
 
@@ -207,13 +216,13 @@ impl Db {
         let sql = "UPDATE tasks SET state = 'cancelled', output_json = NULL, error_json = ?2, outcome_tag = ?3, updated_at_ms = ?4 \
                    WHERE task_id = ?1 AND state IN ('queued', 'running')";
         let cancelled = self.conn().execute(sql, params![task_id, error_json, tag, now_ms()]);
-        Ok(cancelled.or_storage("cannot cancel a task")? == 1)
+        Ok(cancelled.or_storage(StorePart::Tasks, "cannot cancel a task")? == 1)
     }
 
     fn get_task(&self, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?1");
         let row = self.conn().query_row(&sql, [task_id], read).optional();
-        let Some(row) = row.or_storage("cannot read a task")? else {
+        let Some(row) = row.or_storage(StorePart::Tasks, "cannot read a task")? else {
             return Ok(None);
         };
         let record = row.record(&self.key).map_err(|reason| StoreError::Damaged {
@@ -229,9 +238,9 @@ impl Db {
         let conn = self.conn();
         let filter = if state.is_some() { "WHERE state = ?2" } else { "WHERE ?2 IS NULL" };
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks {filter} ORDER BY created_at_ms DESC, task_id DESC LIMIT ?1");
-        let mut stmt = conn.prepare(&sql).or_storage(FAILED)?;
+        let mut stmt = conn.prepare(&sql).or_storage(StorePart::Tasks, FAILED)?;
         let rows = stmt.query_map(params![limit, state.map(TaskState::as_str)], read);
-        let rows: Vec<TaskRow> = rows.and_then(Iterator::collect).or_storage(FAILED)?;
+        let rows: Vec<TaskRow> = rows.and_then(Iterator::collect).or_storage(StorePart::Tasks, FAILED)?;
         Ok(rows.iter().filter_map(|r| r.listed(&self.key)).collect())
     }
 
@@ -240,9 +249,9 @@ impl Db {
         let conn = self.conn();
         let mut stmt = conn
             .prepare("SELECT state, count(*) FROM tasks GROUP BY state")
-            .or_storage(FAILED)?;
+            .or_storage(StorePart::Tasks, FAILED)?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
-        let rows: Vec<(String, i64)> = rows.and_then(Iterator::collect).or_storage(FAILED)?;
+        let rows: Vec<(String, i64)> = rows.and_then(Iterator::collect).or_storage(StorePart::Tasks, FAILED)?;
         let mut counts = TaskCounts::default();
         for (state, n) in rows {
             if let Some(state) = TaskState::parse(&state) {
@@ -298,7 +307,7 @@ impl TaskStore for SqliteStore {
         self.blocking(move |db| {
             let delete = "DELETE FROM tasks WHERE state IN ('completed', 'failed', 'cancelled') AND updated_at_ms < ?1";
             let removed = db.conn().execute(delete, [before]);
-            removed.or_storage("cannot expire tasks").map(|n| n as u64)
+            removed.or_storage(StorePart::Tasks, "cannot expire tasks").map(|n| n as u64)
         })
         .await
     }
