@@ -81,6 +81,9 @@ impl PendingStore for LazyStore {
     async fn entries(&self) -> Result<Vec<StoredCall>, StoreError> {
         self.open().await?.entries().await
     }
+    async fn abandon(&self, id: &str, claim: &crate::runtime::backend::Claim) -> Result<bool, StoreError> {
+        self.open().await?.abandon(id, claim).await
+    }
 }
 
 /// The receipts of a [`LazyStore`]: the opened store's own (its file or database), opened on

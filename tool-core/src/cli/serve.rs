@@ -225,6 +225,9 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         })?;
     }
     let _expiry = retention.map(|r| runtime.keep_expiring(r));
+    // Claims of this process's that nothing here works on any more read interrupted, rather
+    // than refused as in progress for as long as the server lives.
+    let _reconciling = runtime.keep_reconciling(std::time::Duration::from_secs(60));
     runtime.registry().set_execution(execution.policy());
     if max_model_output.is_some() {
         runtime.registry().set_model_output_budget(max_model_output);

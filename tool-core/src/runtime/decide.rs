@@ -146,7 +146,10 @@ impl Runtime {
     /// under this live process, refusing every later decision.
     pub(super) async fn release(&self, id: &str) {
         let (store, owned) = (self.inner.store.clone(), id.to_owned());
+        // The claim stays this runtime's until the write went through (or was given up).
+        let held = Held(id.to_owned());
         super::settle::settle("release a claimed call", id, move || {
+            let _held = &held;
             let (store, id) = (store.clone(), owned.clone());
             async move { store.release(&id).await }
         })
@@ -165,6 +168,9 @@ impl Runtime {
     /// decided (`Take::Again`), or on its own when its tool is declared idempotent.
     async fn take(&self, id: &str, how: Take) -> Result<PendingCall, RuntimeError> {
         let store = &self.inner.store;
+        // Held from before the claim, so the reconciler never takes a claim being made for an
+        // orphan; kept on success until the write ending the claim (`release`, `forget`).
+        let hold = super::reconcile::active().hold(id);
         let taken = match how {
             Take::Again => store.claim_again(id).await,
             Take::Fresh => match store.claim(id).await {
@@ -176,7 +182,9 @@ impl Runtime {
                 other => other,
             },
         };
-        taken?.ok_or_else(|| RuntimeError::UnknownCall(id.to_owned()))
+        let call = taken?.ok_or_else(|| RuntimeError::UnknownCall(id.to_owned()))?;
+        hold.keep();
+        Ok(call)
     }
 
     /// Takes a call of the expected kind and re-validates it (and the data it continues with)
@@ -577,4 +585,14 @@ fn check_binding(call: &PendingCall, now: &ToolSpec, sent: Option<&Binding>, run
         )));
     }
     Ok(())
+}
+
+/// One hold of a claimed call, let go of when the write ending the claim is dropped (it went
+/// through, or was given up).
+pub(super) struct Held(pub(super) String);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        super::reconcile::active().let_go(&self.0);
+    }
 }

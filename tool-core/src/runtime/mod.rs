@@ -43,10 +43,14 @@ mod events;
 mod once;
 mod outcome;
 mod pending;
+mod reconcile;
 mod retention;
 mod run;
 pub(crate) mod settle;
-pub(crate) use settle::{kept_writes, name_store, store_name};
+#[cfg(feature = "mcp")]
+pub(crate) use settle::kept_writes;
+#[cfg(feature = "cli")]
+pub(crate) use settle::{name_store, store_name};
 mod state;
 pub(crate) mod store;
 mod stream;
@@ -67,6 +71,7 @@ pub use decide::ResumeOptions;
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
 pub use pending::{PendingCall, PendingKind};
+pub use reconcile::Reconciling;
 #[cfg(feature = "cli")]
 pub(crate) use retention::expire_stores;
 pub use retention::{Expired, Expiry, RetentionError, parse_retention};

@@ -248,7 +248,10 @@ impl Runtime {
     /// after it ended.
     pub(crate) async fn forget(&self, id: &str) {
         let (store, owned) = (self.inner.store.clone(), id.to_owned());
+        // A claim this runtime held stays its own until the removal went through (or was given up).
+        let held = super::decide::Held(id.to_owned());
         super::settle::settle("remove a resolved call", id, move || {
+            let _held = &held;
             let (store, id) = (store.clone(), owned.clone());
             async move { store.remove(&id).await }
         })

@@ -34,6 +34,15 @@ pub(crate) const QUIET: Duration = Duration::from_secs(10);
 /// hidden), named by every line logged about it; set once by the command line's `serve`.
 static STORE_NAME: OnceLock<String> = OnceLock::new();
 
+/// Woken whenever a write kept during an outage goes through, or a failing periodic operation
+/// works again: the store is back (the reconciler then looks at once).
+static BACK: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Resolves the next time the store is seen back (see [`BACK`]).
+pub(crate) async fn store_back() {
+    BACK.notified().await;
+}
+
 /// The writes kept in memory now, waiting for the store to take them.
 static KEPT: AtomicUsize = AtomicUsize::new(0);
 
@@ -141,6 +150,7 @@ pub(crate) fn outage(kind: &'static str, error: &dyn std::fmt::Display, failing:
 /// Says once (at `info`) that a periodic store operation of `kind` works again after failing.
 pub(crate) fn recovered(kind: &'static str, failing: &mut bool) {
     if std::mem::take(failing) {
+        BACK.notify_waiters();
         tracing::info!(
             operation = kind,
             store = shown_store(),
@@ -196,6 +206,7 @@ where
             tokio::time::sleep(pause).await;
             match write().await {
                 Ok(()) => {
+                    BACK.notify_waiters();
                     if let Some(folded) = should_log((kind, true), Instant::now()) {
                         tracing::info!(write = kind, tool_call_id = %id, store = shown_store(), also_through_since_last_line = folded, "a kept store write went through: the store is back");
                     }

@@ -103,10 +103,16 @@ pub(crate) struct Queue {
 impl Queue {
     pub(crate) fn new(store: Arc<dyn TaskStore>, options: TaskOptions) -> Queue {
         let random = crate::call::new_call_id();
+        let random = random.trim_start_matches("call_");
+        // `PREFIX/random`: the store tells from the prefix whether an expired lease's owner lives.
+        let owner = match store.owner_prefix() {
+            Some(prefix) => format!("{prefix}/{random}"),
+            None => format!("pid{}-{random}", std::process::id()),
+        };
         Queue {
             store,
             options,
-            owner: format!("pid{}-{}", std::process::id(), random.trim_start_matches("call_")),
+            owner,
             wake: Notify::new(),
             ended: Notify::new(),
             started: AtomicBool::new(false),

@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use super::{StoreError, StorePart};
+use super::StoreError;
 use crate::runtime::audit::{AuditEntry, AuditFilter, AuditRecord};
 
 /// Where audit rows are kept: appended, listed, expired by the retention; never edited or
@@ -101,8 +101,12 @@ impl DbRow {
     /// The row of `record`, tagged with `key` under `domain` (the backend's own, so a row
     /// cannot move from one kind of store to another).
     pub fn of(record: &AuditRecord, key: &super::integrity::Key, domain: &[u8]) -> Result<DbRow, StoreError> {
-        let json = serde_json::to_string(record)
-            .map_err(|e| StoreError::storage_of(StorePart::Audit, format!("cannot encode an audit row ({:?} error)", e.classify())))?;
+        let json = serde_json::to_string(record).map_err(|e| {
+            StoreError::storage_of(
+                super::StorePart::Audit,
+                format!("cannot encode an audit row ({:?} error)", e.classify()),
+            )
+        })?;
         let mut row = DbRow {
             id: record.id.clone(),
             at_ms: Some(i64::try_from(record.at_ms).unwrap_or(i64::MAX)),

@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use super::bus::Bus;
 use super::pending::PendingCall;
-use super::state::{CallState, Interruption, StoredCall};
+use super::state::{CallState, Claim, Interruption, StoredCall};
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use audit::DbRow as AuditRow;
@@ -251,6 +251,18 @@ pub trait PendingStore: Send + Sync + 'static {
     fn audit(&self) -> Option<Arc<dyn AuditStore>> {
         None
     }
+    /// Gives up this process's claim `claim` on a call that nothing in this process works on
+    /// any more (the runtime's reconciler found it: a claim whose follow-up writes were refused
+    /// for good): the call then reads *interrupted*, as if its process had died, so it runs
+    /// again only on an explicit decision (or on its own for a tool declared idempotent) instead
+    /// of being refused as "being continued by another process" for as long as this process
+    /// lives. `Ok(false)`: the call is not running under exactly that claim of this process's
+    /// (another process's or instance's, taken or given back since, or a store whose calls end
+    /// with their process, as in memory).
+    async fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let _ = (tool_call_id, claim);
+        Ok(false)
+    }
     /// Which backend this is, as `/healthz` shows it: `"memory"`, `"sqlite"`, `"postgres"`, or
     /// another implementation's own name (never where it is).
     fn backend(&self) -> &'static str {
@@ -322,6 +334,9 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     fn backend(&self) -> &'static str {
         (**self).backend()
     }
+    async fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        (**self).abandon(tool_call_id, claim).await
+    }
     async fn expire(&self, retention: std::time::Duration) -> Result<Vec<PendingCall>, StoreError> {
         (**self).expire(retention).await
     }
@@ -332,6 +347,9 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
 impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         (**self).enqueue_task(task).await
+    }
+    fn owner_prefix(&self) -> Option<String> {
+        (**self).owner_prefix()
     }
     async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &crate::error::ToolError) -> Result<(), StoreError> {
         (**self).enqueue_ended_task(task, state, error).await

@@ -222,9 +222,21 @@ pub trait TaskStore: Send + Sync + 'static {
     /// that handed out its id before the call ran keeps answering for it). Never claimed. An id
     /// already stored is refused.
     async fn enqueue_ended_task(&self, task: &NewTask, state: TaskState, error: &ToolError) -> Result<(), StoreError>;
+    /// What identifies this process (SQLite: its pid and start time) or instance (PostgreSQL:
+    /// its id) to other holders of the store, put before a task queue's owner name
+    /// (`PREFIX/random`), so [`claim_task`](Self::claim_task) can tell a lease whose owner is
+    /// alive but cut off from the store (its attempt may well have ended, its outcome kept in
+    /// memory until the store takes it) from one whose owner is gone. `None` (the default): the
+    /// owner of an expired lease is taken for gone.
+    fn owner_prefix(&self) -> Option<String> {
+        None
+    }
     /// Claims the oldest claimable task for `owner` with a lease of `lease`: a queued one, or a
-    /// running one whose lease expired (taken over: a new attempt). A running task whose lease
-    /// expired with no retries left ends failed instead. `None`: nothing to do.
+    /// running one whose lease expired and whose owner is gone (taken over: a new attempt). A
+    /// running task whose lease expired with no retries left, its owner gone, ends failed
+    /// instead. A lease that expired while its owner is alive (see
+    /// [`owner_prefix`](Self::owner_prefix)) is left to it: it records the attempt's end once it
+    /// reaches the store again, or its own liveness runs out. `None`: nothing to do.
     async fn claim_task(&self, owner: &str, lease: Duration) -> Result<Option<ClaimedTask>, StoreError>;
     /// Extends a lease by `lease` from now. `false`: the lease is no longer this attempt's
     /// (taken over, cancelled or ended): stop running it.

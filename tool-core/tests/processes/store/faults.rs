@@ -87,6 +87,10 @@ pub fn trials(suite: &str) -> Vec<libtest_mimic::Trial> {
                 a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back,
             ),
             (
+                "a_task_whose_instance_lost_the_store_is_left_to_it_and_completes_once_it_is_back",
+                a_task_whose_instance_lost_the_store_is_left_to_it_and_completes_once_it_is_back,
+            ),
+            (
                 "sqlite_an_approval_while_the_disk_is_full_is_refused_unrun_and_runs_once_it_is_freed",
                 sqlite_an_approval_while_the_disk_is_full_is_refused_unrun_and_runs_once_it_is_freed,
             ),
@@ -124,6 +128,11 @@ struct Setup {
 impl Setup {
     /// A server over PostgreSQL behind the proxy, on a fresh schema.
     async fn start(base: &str) -> Setup {
+        Setup::start_with(base, &[]).await
+    }
+
+    /// [`start`](Self::start), with more `serve` arguments.
+    async fn start_with(base: &str, extra: &[&str]) -> Setup {
         let schema = pg::fresh_schema(base).await.expect("a fresh schema");
         let direct = pg::url_in_schema(base, &schema);
         let proxy = PgProxy::start(&pg_proxy::host_port(base)).await;
@@ -135,25 +144,25 @@ impl Setup {
             base: base.to_owned(),
             schema,
         };
-        Setup::serve(fault, &through, direct)
+        Setup::serve(fault, &through, direct, extra)
     }
 
     /// A server over a SQLite file on a small file system the test can fill.
     fn start_sqlite() -> Setup {
-        let disk = SmallDisk::mount();
-        let file = disk.dir.join("store.sqlite3").display().to_string();
-        Setup::serve(Fault::Disk(disk), &file, file.clone())
+        Setup::start_sqlite_with(&[])
     }
 
-    fn serve(fault: Fault, store: &str, direct: String) -> Setup {
+    /// [`start_sqlite`](Self::start_sqlite), with more `serve` arguments.
+    fn start_sqlite_with(extra: &[&str]) -> Setup {
+        let disk = SmallDisk::mount();
+        let file = disk.dir.join("store.sqlite3").display().to_string();
+        Setup::serve(Fault::Disk(disk), &file, file.clone(), extra)
+    }
+
+    fn serve(fault: Fault, store: &str, direct: String, extra: &[&str]) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let ledger = dir.path().join("ledger.txt");
-        let args = ["--store", store, "serve", "--http", "127.0.0.1:0", "--stateless", "--json-response"];
-        let server = child_cli::ServedChild::start(
-            child_cli::toolsmith(&args)
-                .env("TOOLSMITH_STORE_KEY", STORE_KEY)
-                .env(LEDGER_ENV, &ledger),
-        );
+        let server = serve_on(store, &ledger, extra);
         Setup {
             fault,
             server,
@@ -203,25 +212,8 @@ impl Setup {
 
     /// A 2026-07-28 request (the client declares elicitation and the tasks extension): its
     /// result.
-    async fn request(&self, method: &str, name: &str, mut params: Value) -> Value {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
-        });
-        let r = reqwest::Client::new()
-            .post(&self.server.url)
-            .header("Accept", "application/json, text/event-stream")
-            .header("Content-Type", "application/json")
-            .header("MCP-Protocol-Version", MODERN)
-            .header("Mcp-Method", method)
-            .header("Mcp-Name", name)
-            .timeout(Duration::from_secs(60))
-            .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
-            .send()
-            .await
-            .expect("the server answers");
-        let body: Value = r.json().await.expect("a JSON answer");
-        body.get("result").cloned().unwrap_or_else(|| panic!("no result: {body}"))
+    async fn request(&self, method: &str, name: &str, params: Value) -> Value {
+        request_at(&self.server.url, method, name, params).await
     }
 
     fn payments(&self) -> Vec<String> {
@@ -318,6 +310,48 @@ impl Drop for SmallDisk {
     fn drop(&mut self) {
         let _ = std::process::Command::new("umount").arg("-l").arg(&self.dir).status();
     }
+}
+
+/// `toolsmith --store STORE serve --http … --stateless` with `extra` arguments, the ledger in
+/// its environment.
+fn serve_on(store: &str, ledger: &std::path::Path, extra: &[&str]) -> child_cli::ServedChild {
+    let mut args = vec!["--store", store, "serve", "--http", "127.0.0.1:0", "--stateless", "--json-response"];
+    args.extend_from_slice(extra);
+    child_cli::ServedChild::start(
+        child_cli::toolsmith(&args)
+            .env("TOOLSMITH_STORE_KEY", STORE_KEY)
+            .env(LEDGER_ENV, ledger),
+    )
+}
+
+/// A 2026-07-28 request to the server at `url` (the client declares elicitation and the tasks
+/// extension): its result.
+async fn request_at(url: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    let r = reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .timeout(Duration::from_secs(60))
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .expect("the server answers");
+    let body: Value = r.json().await.expect("a JSON answer");
+    body.get("result").cloned().unwrap_or_else(|| panic!("no result: {body}"))
+}
+
+/// `toolsmith --store STORE ARGS…` as the operator: its standard output as JSON (null when it
+/// failed or printed none).
+fn cli_json(store: &str, args: &[&str]) -> Value {
+    let ran = cli(store, args);
+    serde_json::from_str(&ran.stdout).unwrap_or(Value::Null)
 }
 
 /// `toolsmith --store STORE ARGS…` as the operator, to its end.
@@ -493,6 +527,77 @@ fn a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back(
     });
 }
 
+/// Transition C with a second instance: the first's attempt ends while its store is away, so
+/// neither the receipt nor the task's end can be recorded and its task lease runs out. The second
+/// instance does not take the task over (or fail it, with no retries left) while the first is
+/// alive — the first holds the attempt's end in memory — and once the first reaches the store
+/// again the task ends `completed` with that attempt's result. The tool ran exactly once.
+fn a_task_whose_instance_lost_the_store_is_left_to_it_and_completes_once_it_is_back() {
+    let Some(url) = postgres_url() else { return };
+    child_cli::block_on(async {
+        // Short task leases, so they run out during the outage; an instance lease long enough that
+        // the first instance is still alive meanwhile.
+        let leases = ["--task-lease", "1", "--instance-lease", "120"];
+        let setup = Setup::start_with(&url, &leases).await;
+        let handle = setup
+            .request(
+                "tools/call",
+                "fault-task",
+                json!({"name": "fault-task", "arguments": {"amount": 4}}),
+            )
+            .await;
+        let task = handle["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task handle: {handle}"))
+            .to_owned();
+        eventually("the first attempt runs", || {
+            let running = setup.marker("running").exists();
+            async move { running }
+        })
+        .await;
+        // The second instance, straight to the database, after the first took the task.
+        let second = serve_on(&setup.direct, &setup.ledger, &leases);
+        setup.proxy().cut();
+        std::fs::write(setup.marker("go"), "").unwrap();
+        let shown = || cli_json(&setup.direct, &["tasks", "get", &task, "--json"]);
+        eventually("the first attempt ran and its lease ran out", || {
+            let (paid, shown) = (setup.payments().len() == 1, shown());
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+            let expired = shown["lease_expires_at_ms"]
+                .as_u64()
+                .is_some_and(|at| u128::from(at) < now.as_millis());
+            async move { paid && expired }
+        })
+        .await;
+        // The second instance polls for tasks every half second: give it a few chances to take
+        // over (or fail) the task, which it must not.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let during = shown();
+        assert_eq!(
+            (&during["state"], &during["attempts"]),
+            (&json!("running"), &json!(1)),
+            "left to its live instance: {during}"
+        );
+        setup.proxy().restore();
+        eventually("the task ends completed", || {
+            let (url, task) = (second.url.clone(), task.clone());
+            async move {
+                let got = request_at(&url, "tasks/get", &task, json!({"taskId": task})).await;
+                let status = got["status"].as_str().unwrap_or_default().to_owned();
+                assert!(status != "cancelled" && status != "failed", "{got}");
+                status == "completed"
+            }
+        })
+        .await;
+        let got = setup.request("tasks/get", &task, json!({"taskId": task})).await;
+        assert!(got.to_string().contains("paid 4"), "the first attempt's result: {got}");
+        assert_eq!(shown()["attempts"], 1, "not taken over");
+        assert_eq!(setup.payments(), ["paid 4"], "the body ran once");
+        drop(second);
+        setup.cleanup().await;
+    });
+}
+
 /// SQLite, the disk full before the approval: the approval's claim cannot be written, so the
 /// client is told nothing ran; nothing is left claimed, and once the disk has room the same
 /// approval runs the call exactly once. The failure names the store that failed.
@@ -600,7 +705,9 @@ fn sqlite_a_run_that_ended_while_the_disk_was_full_is_recorded_once_it_is_freed(
 /// room the task ends `completed` with that attempt's result: not run again, not failed.
 fn sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_is_freed() {
     child_cli::block_on(async {
-        let setup = Setup::start_sqlite();
+        // A short task lease, so it runs out while the disk is full: the task is left to this
+        // process (alive, holding the attempt's end), not failed or run again by its own worker.
+        let setup = Setup::start_sqlite_with(&["--task-lease", "1"]);
         let handle = setup
             .request(
                 "tools/call",
@@ -628,6 +735,18 @@ fn sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_i
             setup.health().await["kept_writes"].as_u64() > Some(0)
         })
         .await;
+        let shown = || cli_json(&setup.direct, &["tasks", "get", &task, "--json"]);
+        eventually("its lease ran out", || {
+            let shown = shown();
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+            let expired = shown["lease_expires_at_ms"]
+                .as_u64()
+                .is_some_and(|at| u128::from(at) < now.as_millis());
+            async move { expired }
+        })
+        .await;
+        // The kept writes back off meanwhile, while the worker polls every half second.
+        tokio::time::sleep(Duration::from_secs(3)).await;
         setup.disk().free();
         eventually("the task ends completed", || {
             let (setup, task) = (&setup, task.clone());
@@ -642,6 +761,7 @@ fn sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_i
         let got = setup.request("tasks/get", &task, json!({"taskId": task})).await;
         assert!(got.to_string().contains("paid 3"), "its attempt's result: {got}");
         assert_eq!(setup.payments(), ["paid 3"], "not run again");
+        assert_eq!(shown()["attempts"], 1, "one attempt");
         setup.cleanup().await;
     });
 }

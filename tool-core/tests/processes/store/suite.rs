@@ -14,6 +14,7 @@
 use crate::support::child_cli;
 mod audit;
 mod instances;
+mod orphans;
 use crate::support::postgres as pg;
 mod pins;
 mod postgres_only;
@@ -375,7 +376,7 @@ pub fn trials(suite: &str) -> Vec<Trial> {
     let cases = cases.map(|c| (c, every_kind));
     // The cases of what only a database keeps (kept results, counted by `store status`; the
     // audit trail through the command line).
-    let store_cases = results::STORE_CASES.iter().chain(audit::STORE_CASES);
+    let store_cases = results::STORE_CASES.iter().chain(audit::STORE_CASES).chain(orphans::STORE_CASES);
     let cases = cases.chain(store_cases.map(|c| (c, &[Kind::Sqlite][..])));
     for (&(name, case), kinds) in cases {
         for &kind in kinds {

@@ -28,7 +28,7 @@ use super::checks;
 use super::integrity::Key;
 use super::{PendingStore, StoreError, StorePart, interrupted};
 use crate::runtime::pending::PendingCall;
-use crate::runtime::state::{CallState, StoredCall};
+use crate::runtime::state::{CallState, Claim, StoredCall};
 pub use migrate::Migrated;
 pub use pins::PostgresPins;
 use row::{COLUMNS, Row, State};
@@ -452,6 +452,27 @@ impl PendingStore for PostgresStore {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Gives up this instance's `claim`: the row keeps its claim but no owning instance, which
+    /// reads as interrupted (no live lease holds it).
+    async fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let client = self.client(StorePart::Calls).await?;
+        let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
+            return Ok(false);
+        };
+        let (_, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
+        let mine = row.state.owner_instance.as_deref() == Some(self.instance.as_str());
+        if !mine || state != CallState::Running(*claim) {
+            return Ok(false);
+        }
+        let from_tag = row.state_tag.clone().unwrap_or_default();
+        let abandoned = State {
+            owner_instance: None,
+            ..row.state.clone()
+        };
+        let changed = self.set_state(&client, tool_call_id, (&row.state, &from_tag), &abandoned).await?;
+        Ok(changed.is_some())
     }
 
     async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {

@@ -21,6 +21,14 @@ const NOW: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 /// The condition of a write by the current lease: `$1` id, `$2` owner, `$3` attempt.
 const LEASED: &str = "task_id = $1 AND state = 'running' AND lease_owner = $2 AND attempts = $3";
 
+/// A running task's lease ran out and its owner is gone: no live instance is the owner's
+/// (`INSTANCE/random`, see `TaskStore::owner_prefix`; an owner without an instance is gone).
+/// An instance cut off from the database stops renewing both its task leases and its own; until
+/// its own runs out too it may hold the attempt's end in memory, so the task is left to it.
+const ABANDONED: &str = "toolsmith_tasks.state = 'running' AND toolsmith_tasks.lease_expires_at_ms < (extract(epoch from clock_timestamp()) * 1000)::bigint \
+    AND NOT EXISTS (SELECT 1 FROM toolsmith_instances i WHERE i.id = split_part(toolsmith_tasks.lease_owner, '/', 1) \
+        AND strpos(toolsmith_tasks.lease_owner, '/') > 0 AND i.heartbeat_at + i.lease_ms * interval '1 millisecond' > now())";
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -54,10 +62,7 @@ impl PostgresStore {
         const WHAT: &str = "cannot end abandoned tasks";
         let mut client = self.client(StorePart::Tasks).await?;
         // Most claims find none: one read, and a transaction only when there are some.
-        let any = format!(
-            "SELECT EXISTS (SELECT 1 FROM toolsmith_tasks WHERE state = 'running' AND lease_expires_at_ms < {NOW} \
-             AND attempts > max_retries)"
-        );
+        let any = format!("SELECT EXISTS (SELECT 1 FROM toolsmith_tasks WHERE {ABANDONED} AND attempts > max_retries)");
         let any: bool = client.query_one(&any, &[]).await.map_err(storage(StorePart::Tasks, WHAT))?.get(0);
         if !any {
             return Ok(());
@@ -65,7 +70,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(storage(StorePart::Tasks, WHAT))?;
         let select = format!(
             "SELECT task_id, tool_name, attempts, max_retries FROM toolsmith_tasks \
-             WHERE state = 'running' AND lease_expires_at_ms < {NOW} AND attempts > max_retries \
+             WHERE {ABANDONED} AND attempts > max_retries \
              LIMIT 16 FOR UPDATE SKIP LOCKED"
         );
         let rows = tx.query(&select, &[]).await.map_err(storage(StorePart::Tasks, WHAT))?;
@@ -96,6 +101,10 @@ impl PostgresStore {
 
 #[async_trait::async_trait]
 impl TaskStore for PostgresStore {
+    fn owner_prefix(&self) -> Option<String> {
+        Some(self.instance_id().to_owned())
+    }
+
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         let (json, tag) = encode(task, &self.key).map_err(|e| StoreError::storage_of(StorePart::Tasks, e))?;
         let insert = format!(
@@ -152,7 +161,7 @@ impl TaskStore for PostgresStore {
         let returning: Vec<String> = TASK_COLUMNS.split(", ").map(|c| format!("t.{c}")).collect();
         let claim = format!(
             "WITH next AS (SELECT task_id FROM toolsmith_tasks \
-                 WHERE (state = 'queued' OR (state = 'running' AND lease_expires_at_ms < {NOW})) AND attempts <= max_retries \
+                 WHERE (state = 'queued' OR ({ABANDONED})) AND attempts <= max_retries \
                  ORDER BY created_at_ms, task_id LIMIT 1 FOR UPDATE SKIP LOCKED) \
              UPDATE toolsmith_tasks t SET state = 'running', attempts = t.attempts + 1, lease_owner = $1, \
                  lease_expires_at_ms = {NOW} + $2, updated_at_ms = {NOW} \

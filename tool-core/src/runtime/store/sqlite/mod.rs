@@ -32,7 +32,7 @@ use super::checks;
 use super::integrity::{self, Key};
 use super::{PendingStore, StoreError, StorePart, interrupted};
 use crate::runtime::pending::PendingCall;
-use crate::runtime::state::{CallState, StoredCall};
+use crate::runtime::state::{CallState, Claim, StoredCall};
 use owner::process_stat;
 use row::{COLUMNS, Row};
 
@@ -386,6 +386,30 @@ impl Db {
         tx.commit().or_storage(StorePart::Calls, FAILED)
     }
 
+    /// Gives up this process's `claim`: the row keeps its claim time but no owner, which reads
+    /// as interrupted (see [`owner::owner_alive`]).
+    fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        const FAILED: &str = "cannot give up a claim";
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Calls, FAILED)?;
+        let Some(row) = read_row(&tx, tool_call_id).or_storage(StorePart::Calls, FAILED)? else {
+            return Ok(false);
+        };
+        let (_, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
+        let mine = claim.owner_pid == Some(std::process::id());
+        if !mine || state != CallState::Running(*claim) {
+            return Ok(false);
+        }
+        let abandoned = Row {
+            owner_pid: None,
+            owner_start: None,
+            ..row
+        };
+        write_row(&tx, abandoned, &self.key).or_storage(StorePart::Calls, FAILED)?;
+        tx.commit().or_storage(StorePart::Calls, FAILED)?;
+        Ok(true)
+    }
+
     fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
         let removed = self
             .conn()
@@ -466,6 +490,11 @@ impl PendingStore for SqliteStore {
     async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
         let id = tool_call_id.to_owned();
         self.blocking(move |db| db.remove(&id)).await
+    }
+
+    async fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let (id, claim) = (tool_call_id.to_owned(), *claim);
+        self.blocking(move |db| db.abandon(&id, &claim)).await
     }
 
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {

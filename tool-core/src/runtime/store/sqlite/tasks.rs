@@ -131,14 +131,19 @@ impl Db {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(Immediate).or_storage(StorePart::Tasks, FAILED)?;
         let now = now_ms();
-        let abandoned: Vec<(String, Option<String>, i64, i64)> = {
-            let select = "SELECT task_id, tool_name, attempts, max_retries FROM tasks \
-                          WHERE state = 'running' AND lease_expires_at_ms < ?1 AND attempts > max_retries";
+        // Expired leases whose owner process still lives (cut off from the file: a full disk, a
+        // read-only mount) are left to it; see `TaskStore::owner_prefix`.
+        let expired: Vec<Expired> = {
+            let select = "SELECT task_id, tool_name, attempts, max_retries, lease_owner FROM tasks \
+                          WHERE state = 'running' AND lease_expires_at_ms < ?1";
             let mut stmt = tx.prepare(select).or_storage(StorePart::Tasks, FAILED)?;
-            let rows = stmt.query_map([now], |r| Ok((r.get(0)?, r.get(1).ok(), r.get(2)?, r.get(3)?)));
+            let rows = stmt.query_map([now], |r| Ok((r.get(0)?, r.get(1).ok(), r.get(2)?, r.get(3)?, r.get(4).ok())));
             rows.and_then(Iterator::collect).or_storage(StorePart::Tasks, FAILED)?
         };
-        for (id, tool, attempts, max_retries) in abandoned {
+        let (alive, gone): (Vec<_>, Vec<_>) = expired.into_iter().partition(|t| t.4.as_deref().is_some_and(owner_lives));
+        let alive: Vec<String> = alive.into_iter().map(|t| t.0).collect();
+        let abandoned = gone.into_iter().filter(|t| t.2 > t.3);
+        for (id, tool, attempts, max_retries, _) in abandoned {
             let count = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);
             let error = abandoned_error(tool.as_deref().unwrap_or("?"), count(attempts), count(max_retries));
             end_failed(&tx, self, &id, &error, None).or_storage(StorePart::Tasks, FAILED)?;
@@ -148,13 +153,17 @@ impl Db {
             "UPDATE tasks SET state = 'running', attempts = attempts + 1, lease_owner = ?1, lease_expires_at_ms = ?2 + ?3, updated_at_ms = ?2 \
              WHERE task_id = (SELECT task_id FROM tasks \
                  WHERE (state = 'queued' OR (state = 'running' AND lease_expires_at_ms < ?2)) AND attempts <= max_retries \
+                 AND task_id NOT IN (SELECT value FROM json_each(?4)) \
                  ORDER BY created_at_ms, task_id LIMIT 1) \
              RETURNING {TASK_COLUMNS}"
         );
+        let alive_json = serde_json::to_string(&alive).unwrap_or_else(|_| "[]".into());
         let mut claimed = None;
         // A damaged row is ended (never run) and the next one claimed.
         for _ in 0..8 {
-            let row = tx.query_row(&claim, params![owner, now, millis(lease)], read).optional();
+            let row = tx
+                .query_row(&claim, params![owner, now, millis(lease), alive_json], read)
+                .optional();
             let Some(row) = row.or_storage(StorePart::Tasks, FAILED)? else {
                 break;
             };
@@ -262,8 +271,34 @@ impl Db {
     }
 }
 
+/// A running task whose lease ran out: its id, tool, attempts, retries and lease owner.
+type Expired = (String, Option<String>, i64, i64, Option<String>);
+
+/// This process as a task lease's owner names it: `pid<PID>@<START>` (its start time tells it
+/// from a later process given the same pid).
+fn this_process() -> Option<String> {
+    let pid = std::process::id();
+    let (_, start) = super::owner::process_stat(pid)?;
+    Some(format!("pid{pid}@{start}"))
+}
+
+/// Whether the process named by a lease owner (`pid<PID>@<START>/random`) is alive. An owner
+/// in another form (an older build's, or a store without liveness) is taken for gone.
+fn owner_lives(owner: &str) -> bool {
+    let Some((prefix, _)) = owner.split_once('/') else { return false };
+    let Some((pid, start)) = prefix.strip_prefix("pid").and_then(|p| p.split_once('@')) else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<i64>() else { return false };
+    super::owner::owner_alive(Some(pid), Some(start))
+}
+
 #[async_trait::async_trait]
 impl TaskStore for SqliteStore {
+    fn owner_prefix(&self) -> Option<String> {
+        this_process()
+    }
+
     async fn enqueue_task(&self, task: &NewTask) -> Result<(), StoreError> {
         let task = task.clone();
         self.blocking(move |db| db.enqueue_task(&task)).await

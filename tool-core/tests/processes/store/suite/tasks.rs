@@ -473,7 +473,8 @@ async fn suite_task_effect(
     Ok("done".into())
 }
 
-/// `toolsmith serve --http` on the test's schema, holding task leases of one second.
+/// `toolsmith serve --http` on the test's schema, holding task leases of one second and an
+/// instance lease of two (a killed instance's task is taken over once both ran out).
 fn instance(store: &str) -> std::process::Child {
     let mut command = child_cli::toolsmith(&[
         "serve",
@@ -484,6 +485,8 @@ fn instance(store: &str) -> std::process::Child {
         store,
         "--task-lease",
         "1",
+        "--instance-lease",
+        "2",
     ]);
     command.env(tool_core::runtime::STORE_KEY_ENV, std::str::from_utf8(KEY).unwrap());
     command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
@@ -537,8 +540,16 @@ async fn killed_instance(url: String) -> Result<(), String> {
     assert_eq!(done.state, TaskState::Completed, "{done:?}");
     assert_eq!(done.attempts, 2, "A's attempt, then B's takeover");
     assert_eq!(done.output.map(|o| o.value()), Some(json!("done")));
+    // A lease's owner names its instance (`INSTANCE/random`): B's.
+    let b_instance: String = client
+        .query_one(&format!("SELECT id FROM {schema}.toolsmith_instances WHERE pid = $1"), &[&b_pid])
+        .await
+        .map_err(|e| e.to_string())?
+        .get(0);
     assert!(
-        done.lease_owner.as_deref().is_some_and(|o| o.starts_with(&format!("pid{b_pid}-"))),
+        done.lease_owner
+            .as_deref()
+            .is_some_and(|o| o.starts_with(&format!("{b_instance}/"))),
         "{:?}",
         done.lease_owner
     );
