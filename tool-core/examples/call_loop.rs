@@ -2,7 +2,10 @@
 //! runs it under valgrind twice and takes the difference): deterministic where a shared
 //! machine's clock is not. Modes: `baseline` (the hand-written `from_str` + call + `to_string`
 //! of `call_overhead`), `registry` (the same tool through the registry), `plain` (a tool whose
-//! output type the registry vouches for) and `noop` (a dynamic tool that does nothing).
+//! output type the registry vouches for), `noop` (a dynamic tool that does nothing) and `mcp`
+//! (the registry's tool as an MCP `tools/call`: a POST through the Streamable HTTP router,
+//! stateless with JSON answers, in-process — the HTTP guard, rmcp, the server's handler and
+//! the runtime, without the network).
 //!
 //! `cargo run --release -p tool-core --example call_loop -- registry 1000`
 
@@ -28,7 +31,7 @@ pub async fn plain(
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(mode), Some(n)) = (args.next(), args.next().and_then(|n| n.parse::<usize>().ok())) else {
-        eprintln!("usage: call_loop baseline|registry|plain|noop CALLS");
+        eprintln!("usage: call_loop baseline|registry|plain|noop|mcp CALLS");
         std::process::exit(2);
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -40,6 +43,7 @@ fn main() {
         .handler(|_, _| async { Ok(serde_json::Value::Null) })
         .expect("a tool");
     let small = Registry::from_iter([noop]);
+    let mcp = (mode == "mcp").then(|| mcp::router(Registry::from_iter([forecast::tool().expect("a tool")])));
     rt.block_on(async {
         for _ in 0..n {
             let done = match mode.as_str() {
@@ -67,6 +71,10 @@ fn main() {
                     .map(|o| {
                         std::hint::black_box(o);
                     }),
+                "mcp" => match &mcp {
+                    Some(router) => mcp::call(router).await.map_err(ToolError::new),
+                    None => unreachable!("built for the mcp mode"),
+                },
                 other => {
                     eprintln!("unknown mode `{other}`");
                     std::process::exit(2);
@@ -75,4 +83,45 @@ fn main() {
             done.expect("the call succeeds");
         }
     });
+}
+
+/// The `mcp` mode: one `tools/call` of `bench-forecast` through the HTTP router.
+mod mcp {
+    use axum::body::{Body, to_bytes};
+    use axum::http::{Request, StatusCode, header};
+    use tool_core::Registry;
+    use tool_core::mcp::http::{HttpOptions, router as http_router};
+    use tool_core::mcp::{McpConfig, McpServer};
+    use tool_core::runtime::Runtime;
+    use tower::ServiceExt;
+
+    const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench-forecast","arguments":{"city":"Lisbon","days":3,"metric":true}}}"#;
+
+    pub fn router(registry: Registry) -> axum::Router {
+        let server = McpServer::new(Runtime::new(registry), McpConfig::default());
+        let options = HttpOptions {
+            stateless: true,
+            json_response: true,
+            ..HttpOptions::default()
+        };
+        http_router(server, &options)
+    }
+
+    pub async fn call(router: &axum::Router) -> Result<(), String> {
+        let request = Request::post("/mcp")
+            .header(header::HOST, "localhost")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(Body::from(std::hint::black_box(BODY)))
+            .map_err(|e| e.to_string())?;
+        let response = router.clone().oneshot(request).await.map_err(|e| e.to_string())?;
+        let status = response.status();
+        let body = to_bytes(response.into_body(), 1 << 20).await.map_err(|e| e.to_string())?;
+        let failed = body.windows(14).any(|w| w == b"\"isError\":true");
+        match status == StatusCode::OK && !failed {
+            true => Ok(()),
+            false => Err(format!("{status}: {}", String::from_utf8_lossy(&body))),
+        }
+    }
 }
