@@ -55,6 +55,7 @@
 //! dev-dependencies; not in `default`).
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as tool_core;
 
@@ -63,8 +64,10 @@ pub mod call;
 mod caller;
 pub mod catalog;
 #[cfg(feature = "check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "check")))]
 pub mod check;
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod context;
 mod dialect;
@@ -77,9 +80,11 @@ pub mod isolate;
 #[doc(hidden)]
 pub mod json;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod model_output;
 #[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
 mod panic;
 pub mod partial_json;
@@ -88,11 +93,13 @@ pub mod provider;
 mod registry;
 mod respecified;
 #[cfg(feature = "runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub mod runtime;
 pub mod schema;
 pub mod spec;
 pub mod stream;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod tool;
 

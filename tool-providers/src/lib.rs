@@ -13,6 +13,8 @@
 //! its API key reach `Debug` output, errors or logs. [`cli`] is the `toolsmith` command line
 //! with `--import-mcp`: remote MCP servers' tools next to the linked ones.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod arcade;
 pub mod cli;
 pub mod composio;

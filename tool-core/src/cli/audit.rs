@@ -23,8 +23,9 @@ pub enum AuditCommand {
     /// cannot be edited through toolsmith, and a row edited in the database is listed as
     /// damaged, with why.
     List {
-        /// Only rows made since then: a duration ago (`7d`, `12h`, `30m`) or an RFC 3339 time
-        /// (`2026-01-31T09:00:00Z`).
+        /// Only rows made since then (`7d`, `12h`, or an RFC 3339 time).
+        ///
+        /// A duration ago (`7d`, `12h`, `30m`) or an RFC 3339 time (`2026-01-31T09:00:00Z`).
         #[arg(long, value_name = "DURATION_OR_RFC3339", value_parser = since_arg)]
         since: Option<u64>,
         /// Only rows about this call.

@@ -1,4 +1,5 @@
 pub mod commands;
+pub mod help;
 pub mod input_hygiene;
 pub mod isolation;
 pub mod logging;
