@@ -103,6 +103,37 @@ pub mod stream;
 pub mod testing;
 pub mod tool;
 
+/// The guide's chapters (`docs/src/`) and the README, as doc tests: `cargo test --doc` compiles
+/// and runs every Rust example in them (`.ci/guide-check` holds that every chapter with one is
+/// listed here, or in tool-providers for the providers chapter).
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../docs/src/getting-started.md")]
+    struct GettingStarted;
+    #[doc = include_str!("../../docs/src/attribute.md")]
+    struct Attribute;
+    #[doc = include_str!("../../docs/src/calls.md")]
+    struct Calls;
+    #[doc = include_str!("../../docs/src/catalogs.md")]
+    struct Catalogs;
+    #[doc = include_str!("../../docs/src/model-output.md")]
+    struct ModelOutput;
+    #[doc = include_str!("../../docs/src/hooks-and-streaming.md")]
+    struct HooksAndStreaming;
+    #[doc = include_str!("../../docs/src/runtime.md")]
+    struct Runtime;
+    #[doc = include_str!("../../docs/src/stores.md")]
+    struct Stores;
+    #[doc = include_str!("../../docs/src/mcp-server.md")]
+    struct McpServer;
+    #[doc = include_str!("../../docs/src/testing.md")]
+    struct Testing;
+    #[doc = include_str!("../../docs/src/observability.md")]
+    struct Observability;
+}
+
 /// What `#[tool]`'s generated code uses; the name carries the version (`__private_v{MAJOR}_{MINOR}`)
 /// so that only the `tool-macros` of the same version compiles against it.
 #[doc(hidden)]

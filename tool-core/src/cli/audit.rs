@@ -18,7 +18,7 @@ pub enum AuditCommand {
     /// List the audit trail, oldest first: every decision (approve, reject, edit, resume data
     /// supplied, a client-side result submitted, a token decision, a rerun, a task cancelled,
     /// a receipt cleared, a pin accepted, a call expired unanswered) with when, who (operator,
-    /// caller:<owner>, application), the call, tool or task, and what; never argument values
+    /// `caller:<owner>`, application), the call, tool or task, and what; never argument values
     /// (an edit shows the digests of the old and new arguments). Rows are append-only: they
     /// cannot be edited through toolsmith, and a row edited in the database is listed as
     /// damaged, with why.
