@@ -66,7 +66,11 @@ fn every_readme_command_runs() {
             let _ = child.wait();
             assert!(banner.starts_with("serving MCP on http://127.0.0.1:"), "{command}: {banner}");
         } else {
-            let out = Command::new("sh").args(["-c", &line]).env("TOOLSMITH_DATA_DIR", data.path()).output().unwrap();
+            let out = Command::new("sh")
+                .args(["-c", &line])
+                .env("TOOLSMITH_DATA_DIR", data.path())
+                .output()
+                .unwrap();
             assert!(
                 out.status.success(),
                 "{command} failed: {}{}",
