@@ -109,7 +109,7 @@ fn section(out: &mut String, command: &clap::Command, parents: &[&str]) {
     let mut headings: Vec<Option<&str>> = Vec::new();
     let own: Vec<&clap::Arg> = command
         .get_arguments()
-        .filter(|a| !a.is_positional() && !a.is_hide_set() && !(a.is_global_set() && !parents.is_empty()))
+        .filter(|a| !a.is_positional() && !a.is_hide_set() && (!a.is_global_set() || parents.is_empty()))
         .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
         .collect();
     for arg in &own {
