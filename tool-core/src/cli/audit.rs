@@ -15,6 +15,8 @@ use crate::runtime::{AuditAction, AuditEntry, AuditFilter, AuditRecord, StoreLoc
 /// The subcommands of `audit`.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
+    /// List the audit trail, oldest first.
+    ///
     /// List the audit trail, oldest first: every decision (approve, reject, edit, resume data
     /// supplied, a client-side result submitted, a token decision, a rerun, a task cancelled,
     /// a receipt cleared, a pin accepted, a call expired unanswered) with when, who (operator,

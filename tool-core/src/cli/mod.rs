@@ -111,6 +111,8 @@ pub enum Command {
     /// Export the tool catalog in a provider's format (warnings go to standard error).
     #[command(after_long_help = help::examples::CATALOG)]
     Catalog(CatalogCommand),
+    /// Call a tool, or decide, complete or replay a pending call.
+    ///
     /// Call a tool with JSON arguments and print its result; or approve or decline a pending
     /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or complete a
     /// client-side tool's call with its result (`call CALL_ID --result 'JSON'`); or replay a
@@ -120,6 +122,8 @@ pub enum Command {
     /// the store (see `pending`).
     #[command(after_long_help = help::examples::CALL)]
     Call(CallCommand),
+    /// Resume a suspended call with data matching its resume schema.
+    ///
     /// Resume a suspended call with data matching its resume schema (or answer an approval
     /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
     #[command(after_long_help = help::examples::RESUME)]
@@ -141,11 +145,15 @@ pub enum Command {
     /// Serve the tools over MCP: `--stdio`, or Streamable HTTP at `http://ADDR/mcp`.
     #[command(after_long_help = help::examples::SERVE)]
     Serve(ServeCommand),
+    /// Test every tool against its own schemas with generated inputs.
+    ///
     /// Test every tool (or the given ones) against its own schemas: generated valid inputs
     /// and deliberate mistakes, called through the registry; a failure is printed as a ready
     /// `toolsmith call` command.
     #[command(after_long_help = help::examples::CHECK)]
     Check(check::CheckCommand),
+    /// List the stored calls: waiting, running, interrupted, damaged.
+    ///
     /// List the stored calls of every caller: waiting (for approval, resume data or a
     /// client-side tool's result), running, interrupted
     /// (their process died mid-run: rerun or decline them explicitly), and damaged rows
@@ -163,21 +171,31 @@ pub enum Command {
         #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "900")]
         token: Option<u64>,
     },
-    /// Operate the store: `migrate` its schema, or show its `status` (counts by state, the
-    /// oldest waiting call).
+    /// Operate the store: migrate, status, expire.
+    ///
+    /// `migrate` its schema, show its `status` (counts by state, the oldest waiting call), or
+    /// `expire` what is older than a retention.
     #[command(subcommand, after_long_help = help::examples::STORE)]
     Store(store::StoreCommand),
+    /// List, read and cancel the store's durable background tasks.
+    ///
     /// The store's durable background tasks (queued by `serve --store`): `list`, `get ID`
     /// (its state, attempts, and its result or error, from any host), `cancel ID`.
     #[command(subcommand, after_long_help = help::examples::TASKS)]
     Tasks(tasks::TasksCommand),
+    /// Review pinned remote tools: list, diff, accept.
+    ///
     /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
     #[command(subcommand, after_long_help = help::examples::PINS)]
     Pins(pins::PinsCommand),
+    /// List and clear the receipts of idempotent tools.
+    ///
     /// The receipts of tools declared `idempotent`: `list` (key digest, tool, state, age),
     /// `clear KEY` (or `--digest D`) to let its call run once more.
     #[command(subcommand, after_long_help = help::examples::RECEIPTS)]
     Receipts(receipts::ReceiptsCommand),
+    /// List the audit trail of every decision.
+    ///
     /// The audit trail of every decision (approve, reject, edit, resume, result, token, rerun,
     /// task cancelled, receipt cleared, pin accepted, call expired): `list` with who, when,
     /// which call or tool, and what; never argument values. Rows cannot be edited.

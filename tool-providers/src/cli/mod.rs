@@ -75,6 +75,8 @@ pub struct ImportingCli {
 enum Top {
     #[command(flatten)]
     Core(Command),
+    /// Check the remote catalogs, list their tools, manage connections.
+    ///
     /// The remote catalogs: without a subcommand, each configured provider and whether it
     /// answers; `tools NAME` lists its tools; `connect`, `connections` and `revoke` manage a
     /// user's connections.
