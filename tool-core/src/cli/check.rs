@@ -74,7 +74,7 @@ pub(super) async fn check(registry: &Registry, command: CheckCommand, out: &mut 
     };
     let report = registry.check(&options).await;
     let text = if command.json {
-        pretty(&serde_json::to_value(&report)?)
+        super::help::as_run(&pretty(&serde_json::to_value(&report)?))
     } else {
         // Each failure's `repeat:` command names the binary as it is run.
         super::help::as_run(&render_table(&report))

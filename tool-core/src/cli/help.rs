@@ -29,13 +29,15 @@ pub(super) fn set_bin_name(argv0: Option<&std::ffi::OsStr>) {
     }
 }
 
-/// `text` with each command it names as `` `toolsmith … `` named as the binary is run instead.
+/// `text` with each command it names (`` `toolsmith …` ``, `check`'s `repeat: toolsmith call …`
+/// and the `"toolsmith call …"` of its JSON report) named as the binary is run instead.
 pub(super) fn as_run(text: &str) -> String {
     match bin_name() {
         "toolsmith" => text.to_owned(),
         name => text
             .replace("`toolsmith ", &format!("`{name} "))
-            .replace("repeat: toolsmith ", &format!("repeat: {name} ")),
+            .replace("repeat: toolsmith ", &format!("repeat: {name} "))
+            .replace("\"toolsmith call ", &format!("\"{name} call ")),
     }
 }
 
