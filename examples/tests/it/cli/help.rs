@@ -9,11 +9,13 @@ use tool_providers::cli::ImportingCli;
 
 use crate::support::{Run, toolsmith};
 
-/// The `toolsmith` binary copied under another name, as a user's own binary is named.
+/// The `toolsmith` binary under another name, as a user's own binary is named: a symbolic link
+/// (the name the process is run as), not a copy, whose file another test's child could still
+/// hold open for writing when it runs ("text file busy").
 fn renamed(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
-    std::fs::copy(env!("CARGO_BIN_EXE_toolsmith"), &path).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_toolsmith"), &path).unwrap();
     (dir, path)
 }
 
