@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one of the seed's provider snippets as a program (examples/src/bin/PROGRAM.rs) against
 # the fake that tests/providers/run.sh serves (FAKE_URL, FAKE_KEY), and compares its output
-# with tests/providers/expected/PROGRAM.txt (the output the README shows).
+# with tests/providers/expected/PROGRAM.txt (the output the guide's providers chapter shows).
 #
 #   FAKE_URL=… FAKE_KEY=… bash tests/providers/example.sh PROGRAM PROVIDER
 #

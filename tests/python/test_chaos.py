@@ -9,7 +9,7 @@ leave them; and queue background tasks (some fail on purpose) with `max_retries 
 Every effect is one row in a PostgreSQL table (the ledger), keyed by the call's key. After the
 kills stop, the instances settle: a decision whose answer was lost is sent again; a call left
 *interrupted* by a killed instance (claimed, its run cut short) gets the explicit decision the
-README asks for (`call ID --approve --rerun`, `resume ID DATA --rerun`, `call ID --decline`);
+the guide asks for (`call ID --approve --rerun`, `resume ID DATA --rerun`, `call ID --decline`);
 then:
 
 - every call reported as waiting and left undecided is still listed, waiting; the only other
@@ -299,7 +299,7 @@ def ledger_rows(context: str) -> list[dict[str, Any]]:
 
 
 def settle_interrupted(url: str, flow: Flow) -> None:
-    """The explicit decision a call interrupted by a killed instance needs (README: never run
+    """The explicit decision a call interrupted by a killed instance needs (the guide: never run
     again silently): approve or resume with `--rerun`, or decline."""
     if flow.decision == "approve":
         out = cli("--store", url, "call", flow.call_id, "--approve", "--rerun")

@@ -55,6 +55,7 @@
 //! dev-dependencies; not in `default`).
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as tool_core;
 
@@ -63,8 +64,10 @@ pub mod call;
 mod caller;
 pub mod catalog;
 #[cfg(feature = "check")]
+#[cfg_attr(docsrs, doc(cfg(feature = "check")))]
 pub mod check;
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod context;
 mod dialect;
@@ -77,9 +80,11 @@ pub mod isolate;
 #[doc(hidden)]
 pub mod json;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod model_output;
 #[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
 mod panic;
 pub mod partial_json;
@@ -88,13 +93,46 @@ pub mod provider;
 mod registry;
 mod respecified;
 #[cfg(feature = "runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub mod runtime;
 pub mod schema;
 pub mod spec;
 pub mod stream;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod tool;
+
+/// The guide's chapters (`docs/src/`) and the README, as doc tests: `cargo test --doc` compiles
+/// and runs every Rust example in them (`.ci/guide-check` holds that every chapter with one is
+/// listed here, or in tool-providers for the providers chapter).
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../docs/src/getting-started.md")]
+    struct GettingStarted;
+    #[doc = include_str!("../../docs/src/attribute.md")]
+    struct Attribute;
+    #[doc = include_str!("../../docs/src/calls.md")]
+    struct Calls;
+    #[doc = include_str!("../../docs/src/catalogs.md")]
+    struct Catalogs;
+    #[doc = include_str!("../../docs/src/model-output.md")]
+    struct ModelOutput;
+    #[doc = include_str!("../../docs/src/hooks-and-streaming.md")]
+    struct HooksAndStreaming;
+    #[doc = include_str!("../../docs/src/runtime.md")]
+    struct Runtime;
+    #[doc = include_str!("../../docs/src/stores.md")]
+    struct Stores;
+    #[doc = include_str!("../../docs/src/mcp-server.md")]
+    struct McpServer;
+    #[doc = include_str!("../../docs/src/testing.md")]
+    struct Testing;
+    #[doc = include_str!("../../docs/src/observability.md")]
+    struct Observability;
+}
 
 /// What `#[tool]`'s generated code uses; the name carries the version (`__private_v{MAJOR}_{MINOR}`)
 /// so that only the `tool-macros` of the same version compiles against it.

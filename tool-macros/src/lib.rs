@@ -7,6 +7,8 @@
 //! `ctxt::Ctxt` and reported at its own token; after one, the function and stubs of what
 //! other code names are emitted beside the errors, so one mistake is one error.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod ast;
 mod attr;
 mod ctxt;

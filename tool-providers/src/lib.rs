@@ -13,6 +13,14 @@
 //! its API key reach `Debug` output, errors or logs. [`cli`] is the `toolsmith` command line
 //! with `--import-mcp`: remote MCP servers' tools next to the linked ones.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The guide's providers chapter as doc tests: `cargo test --doc` compiles its examples (the
+/// other chapters are tool-core's; `.ci/guide-check` holds that each is included somewhere).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/src/providers.md")]
+struct GuideProviders;
+
 pub mod arcade;
 pub mod cli;
 pub mod composio;

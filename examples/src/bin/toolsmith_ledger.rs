@@ -16,7 +16,7 @@
 //!
 //! The three appending tools are `idempotent = "recover"`: they run once per call over a
 //! receipt, and a run that takes over an interrupted one (its process died between the insert
-//! and the receipt) looks its row up by key first, as the README's exactly-once section asks of
+//! and the receipt) looks its row up by key first, as the guide's exactly-once section asks of
 //! such a tool. The database and table come from the request context, never from the model.
 
 // Linking the library keeps its `#[tool]` registrations in the binary, like `toolsmith`'s.

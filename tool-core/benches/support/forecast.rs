@@ -28,7 +28,7 @@ pub struct Forecast {
 
 /// Forecast for a city (plain parameters: the input struct `#[tool]` generates is one whose
 /// decoding a registry trusts, so valid arguments skip the validator; a struct of the user's
-/// would validate, see the README's performance section)
+/// would validate, see the guide's performance chapter)
 #[tool(id = "bench-forecast")]
 pub async fn forecast(
     /// City name

@@ -15,16 +15,19 @@ use crate::runtime::{AuditAction, AuditEntry, AuditFilter, AuditRecord, StoreLoc
 /// The subcommands of `audit`.
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
+    /// List the audit trail, oldest first.
+    ///
     /// List the audit trail, oldest first: every decision (approve, reject, edit, resume data
     /// supplied, a client-side result submitted, a token decision, a rerun, a task cancelled,
     /// a receipt cleared, a pin accepted, a call expired unanswered) with when, who (operator,
-    /// caller:<owner>, application), the call, tool or task, and what; never argument values
+    /// `caller:<owner>`, application), the call, tool or task, and what; never argument values
     /// (an edit shows the digests of the old and new arguments). Rows are append-only: they
     /// cannot be edited through toolsmith, and a row edited in the database is listed as
     /// damaged, with why.
     List {
-        /// Only rows made since then: a duration ago (`7d`, `12h`, `30m`) or an RFC 3339 time
-        /// (`2026-01-31T09:00:00Z`).
+        /// Only rows made since then (`7d`, `12h`, or an RFC 3339 time).
+        ///
+        /// A duration ago (`7d`, `12h`, `30m`) or an RFC 3339 time (`2026-01-31T09:00:00Z`).
         #[arg(long, value_name = "DURATION_OR_RFC3339", value_parser = since_arg)]
         since: Option<u64>,
         /// Only rows about this call.

@@ -23,15 +23,19 @@ pub struct CheckCommand {
     /// The seed of the generated inputs (the same seed repeats them).
     #[arg(long, default_value_t = CheckOptions::default().seed)]
     seed: u64,
-    /// Run tools that need approval, are destructive or do not declare `read_only_hint` too
-    /// (give them a sandbox with --context).
+    /// Also run tools with side effects (give them a sandbox with --context).
+    ///
+    /// By default a tool runs only when it declares `read_only_hint` and is not destructive; with
+    /// this flag, tools that need approval, are destructive or declare no hint run too, with the
+    /// request context their schema requires given by --context (their sandbox), never a made-up
+    /// one.
     #[arg(long)]
     include_side_effects: bool,
     /// Seconds one call may take before it counts as hanging.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     timeout: u64,
     /// A JSON object merged over each generated request context.
-    #[arg(long)]
+    #[arg(value_name = "JSON", long)]
     context: Option<String>,
     /// Print the report as JSON (for CI).
     #[arg(long)]
@@ -43,7 +47,8 @@ pub struct CheckCommand {
 pub(super) async fn check(registry: &Registry, command: CheckCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
     if let Some(unknown) = command.ids.iter().find(|id| registry.get(id).is_none()) {
         return Err(CliError::NotFound(format!(
-            "no tool `{unknown}` is linked into this binary (see `toolsmith list`)"
+            "no tool `{unknown}` is linked into this binary (see `{} list`)",
+            super::bin_name()
         )));
     }
     let context = match &command.context {
@@ -69,9 +74,10 @@ pub(super) async fn check(registry: &Registry, command: CheckCommand, out: &mut 
     };
     let report = registry.check(&options).await;
     let text = if command.json {
-        pretty(&serde_json::to_value(&report)?)
+        super::help::as_run(&pretty(&serde_json::to_value(&report)?))
     } else {
-        render_table(&report)
+        // Each failure's `repeat:` command names the binary as it is run.
+        super::help::as_run(&render_table(&report))
     };
     writeln!(out, "{}", text.trim_end()).map_err(CliError::Output)?;
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

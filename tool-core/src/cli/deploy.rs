@@ -8,29 +8,36 @@ use crate::mcp::http::HttpOptions;
 
 /// How `serve --http` is deployed.
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "TLS and deployment")]
 pub(super) struct DeployArgs {
-    /// How long a 2026-07-28 client may treat a `tools/list` result as fresh (`ttlMs`), e.g.
-    /// `5m`, `30s`, `0` (immediately stale). Default: 0 when the tool set can change
-    /// (imported or provider tools), 10 minutes for the linked tools alone.
+    /// How long a client may treat `tools/list` as fresh (`5m`, `30s`, `0`).
+    ///
+    /// The `ttlMs` of a 2026-07-28 `tools/list` result; `0` is immediately stale. Default: 0 when
+    /// the tool set can change (imported or provider tools), 10 minutes for the linked tools alone.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     list_ttl: Option<Duration>,
-    /// HTTP: an SSE stream with nothing to send carries a keep-alive comment this often
-    /// (`15s`; `off` for never). Keep it below your proxy's read timeout.
+    /// Keep-alive comment interval on idle SSE streams (`15s`, `off`).
+    ///
+    /// An SSE stream with nothing to send carries a keep-alive comment this often; `off` for never.
+    /// Keep it below your proxy's read timeout.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = keep_alive, conflicts_with = "stdio")]
     sse_keep_alive: KeepAlive,
-    /// HTTP: on SIGTERM or Ctrl-C, how long the calls in flight get to finish (no new
-    /// connections are accepted meanwhile); then what still runs is cancelled and the server
+    /// Time calls in flight get to finish on SIGTERM or Ctrl-C.
+    ///
+    /// No new connections are accepted meanwhile; then what still runs is cancelled and the server
     /// exits. Calls waiting for approval or a resume stay in the store.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration, conflicts_with = "stdio")]
     shutdown_grace: Duration,
-    /// HTTP: serve HTTPS with this certificate chain (PEM, leaf first). Requires --tls-key.
+    /// Serve HTTPS with this certificate chain (PEM, leaf first). Requires --tls-key.
     #[arg(long, value_name = "FILE", requires = "tls_key", conflicts_with = "stdio")]
     tls_cert: Option<PathBuf>,
-    /// HTTP: the private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// HTTP: serve plain HTTP on an address other than loopback (a proxy in front
-    /// terminates TLS). Without it the server refuses to start there.
+    /// Allow plain HTTP on a non-loopback address (TLS ends at a proxy).
+    ///
+    /// Without it, plain HTTP on an address other than loopback is refused at start: MCP requires
+    /// HTTPS there.
     #[arg(long, conflicts_with = "tls_cert")]
     insecure_http: bool,
 }

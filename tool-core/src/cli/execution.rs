@@ -6,18 +6,23 @@ use crate::isolate::{BlockingTools, ExecutionPolicy, IsolateTools, ProcessLimits
 
 /// Where the served tools' bodies run (see `tool_core::isolate`).
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Tool execution")]
 pub(super) struct ExecutionArgs {
-    /// Which tools' bodies run on the bounded blocking pool instead of the async workers:
-    /// those marked `#[tool(blocking)]`, or all (then a tool that awaits network I/O holds a
-    /// pool thread while it waits: size the pool with --blocking-threads).
-    #[arg(long, value_enum, default_value_t = BlockingArg::Marked)]
+    /// Which tool bodies run on the bounded blocking pool.
+    ///
+    /// Instead of the async workers: those marked `#[tool(blocking)]`, or all (then a tool that
+    /// awaits network I/O holds a pool thread while it waits: size the pool with
+    /// --blocking-threads).
+    #[arg(value_name = "WHICH", long, value_enum, default_value_t = BlockingArg::Marked)]
     blocking_tools: BlockingArg,
     /// How many blocking bodies run at once (default: the machine's parallelism, at least 2).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     blocking_threads: Option<u32>,
-    /// Run every `#[tool]` in a child process of this binary (not only those marked
-    /// `isolate = "process"`): a crash, abort or out-of-memory fails only its call, and a
-    /// cancelled or timed-out call's process is killed.
+    /// Run every tool in a child process with resource limits.
+    ///
+    /// Every `#[tool]`, not only those marked `isolate = "process"`, runs in a child process of
+    /// this binary: a crash, abort or out-of-memory fails only its call, and a cancelled or
+    /// timed-out call's process is killed.
     #[arg(long)]
     isolate_tools: bool,
     /// Address space of an isolated tool's process, in MiB (0: no limit).

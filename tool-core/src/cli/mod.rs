@@ -10,6 +10,7 @@ mod commands;
 mod deploy;
 mod error;
 mod execution;
+mod help;
 mod lazy;
 mod log;
 mod pins;
@@ -20,6 +21,7 @@ mod store;
 mod tasks;
 
 pub use error::CliError;
+pub use help::{Shell, bin_name, reference};
 pub use log::LogFormat;
 
 use std::io::Write;
@@ -31,7 +33,7 @@ use std::sync::{Arc, OnceLock};
 use lazy::{LazyAudit, LazyReceipts, LazyStore};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::budget::OutputBudget;
@@ -64,44 +66,53 @@ pub struct Cli {
 /// [`Cli::new`].
 #[derive(Debug, Clone, clap::Args)]
 pub struct GlobalArgs {
-    /// Where calls waiting for approval or resume data are kept: `postgres://USER@HOST/DB` (a
-    /// PostgreSQL database shared by several instances; its schema migrated on first use; rows
-    /// tagged with the key in `$TOOLSMITH_STORE_KEY`, the same on every instance), or a SQLite
-    /// file (`FILE` or `sqlite:FILE`; its directory must exist; rows tagged with the key in
-    /// `$TOOLSMITH_STORE_KEY`, else in the file next to it with `.key` appended). Default:
-    /// `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
+    /// Store of waiting calls, tasks and receipts: a SQLite file or a postgres:// URL.
+    ///
+    /// `postgres://USER@HOST/DB`: a PostgreSQL database shared by several instances, its schema
+    /// migrated on first use, rows tagged with the key in `$TOOLSMITH_STORE_KEY` (the same on every
+    /// instance). Or a SQLite file (`FILE` or `sqlite:FILE`; its directory must exist; rows tagged
+    /// with the key in `$TOOLSMITH_STORE_KEY`, else in the file next to it with `.key` appended).
+    /// Default: `$TOOLSMITH_DATA_DIR/pending.sqlite3`, else `pending.sqlite3` in the user's data
     /// directory under `toolsmith/`, created on demand. Also read from `$TOOLSMITH_STORE`, so a
     /// password in the URL need not show in the process list.
-    #[arg(long, global = true, env = "TOOLSMITH_STORE", hide_env_values = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    #[arg(long, global = true, env = "TOOLSMITH_STORE", hide_env_values = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)), help_heading = "Storage")]
     store: Option<StoreLocation>,
-    /// Where imported remote tools (MCP servers, Composio, Arcade) are pinned: a SQLite file,
-    /// or a PostgreSQL URL (the `toolsmith_pins` table). Default: next to a SQLite `--store`
-    /// (`NAME.pins.sqlite3`), in a PostgreSQL `--store`'s database; without either, pins last
-    /// for the process only. A pinned tool whose definition changes is not called until `pins
-    /// accept`. Also read from `$TOOLSMITH_PINS`.
-    #[arg(long, global = true, env = "TOOLSMITH_PINS", hide_env_values = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)))]
+    /// Where imported remote tools are pinned: a SQLite file or a postgres:// URL.
+    ///
+    /// MCP servers, Composio and Arcade tools are pinned by their definition; a pinned tool whose
+    /// definition changes is not called until `pins accept`. A PostgreSQL URL keeps them in its
+    /// `toolsmith_pins` table. Default: next to a SQLite `--store` (`NAME.pins.sqlite3`), in a
+    /// PostgreSQL `--store`'s database; without either, pins last for the process only. Also read
+    /// from `$TOOLSMITH_PINS`.
+    #[arg(long, global = true, env = "TOOLSMITH_PINS", hide_env_values = true, value_name = "URL_OR_FILE", value_parser = |s: &str| Ok::<_, String>(StoreLocation::parse(s)), help_heading = "Storage")]
     pins: Option<StoreLocation>,
     /// How log lines (on standard error; what is logged follows `RUST_LOG`) are written.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    #[arg(value_name = "FORMAT", long, global = true, value_enum, default_value_t = LogFormat::Text, help_heading = "Logging")]
     log_format: LogFormat,
 }
 
-/// The commands (`list`, `schema`, `catalog`, `call`, `resume`, `serve`, `check`, `pending`).
+/// The commands (`list`, `schema`, `catalog`, `call`, `resume`, `serve`, `check`, `pending`, the
+/// store's, `completions`, `man`).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the tools: id, title, description.
+    #[command(after_long_help = help::examples::LIST)]
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// Print a tool's input and output schemas (and suspend, resume, context when set).
+    #[command(after_long_help = help::examples::SCHEMA)]
     Schema {
         /// The tool id.
         id: String,
     },
     /// Export the tool catalog in a provider's format (warnings go to standard error).
+    #[command(after_long_help = help::examples::CATALOG)]
     Catalog(CatalogCommand),
+    /// Call a tool, or decide, complete or replay a pending call.
+    ///
     /// Call a tool with JSON arguments and print its result; or approve or decline a pending
     /// call (`call CALL_ID --approve`, `call CALL_ID --decline REASON`); or complete a
     /// client-side tool's call with its result (`call CALL_ID --result 'JSON'`); or replay a
@@ -109,9 +120,13 @@ pub enum Command {
     ///
     /// A call that needs approval, suspends or is client-side prints its event and waits in
     /// the store (see `pending`).
+    #[command(after_long_help = help::examples::CALL)]
     Call(CallCommand),
+    /// Resume a suspended call with data matching its resume schema.
+    ///
     /// Resume a suspended call with data matching its resume schema (or answer an approval
     /// with `{"approved": true}` / `{"approved": false, "reason": "…"}`).
+    #[command(after_long_help = help::examples::RESUME)]
     Resume {
         /// The pending call's id.
         id: String,
@@ -120,52 +135,86 @@ pub enum Command {
         /// Print every event (display view) as JSON lines instead of the result.
         #[arg(long)]
         events: bool,
-        /// Resume it even if an earlier run of it was interrupted (its process died, so the
-        /// tool may already have had its effect): an explicit decision, logged.
+        /// Resume it even if an earlier run was interrupted.
+        ///
+        /// Its process died mid-run, so the tool may already have had its effect: resuming it is an
+        /// explicit decision, logged.
         #[arg(long)]
         rerun: bool,
     },
     /// Serve the tools over MCP: `--stdio`, or Streamable HTTP at `http://ADDR/mcp`.
+    #[command(after_long_help = help::examples::SERVE)]
     Serve(ServeCommand),
+    /// Test every tool against its own schemas with generated inputs.
+    ///
     /// Test every tool (or the given ones) against its own schemas: generated valid inputs
     /// and deliberate mistakes, called through the registry; a failure is printed as a ready
     /// `toolsmith call` command.
+    #[command(after_long_help = help::examples::CHECK)]
     Check(check::CheckCommand),
+    /// List the stored calls: waiting, running, interrupted, damaged.
+    ///
     /// List the stored calls of every caller: waiting (for approval, resume data or a
     /// client-side tool's result), running, interrupted
     /// (their process died mid-run: rerun or decline them explicitly), and damaged rows
     /// (skipped, with their id and why).
+    #[command(after_long_help = help::examples::PENDING)]
     Pending {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Also print, for each call waiting for approval, a signed token approving it (valid
-        /// SECONDS, default 900): `toolsmith call --token TOKEN` on any instance with the same
-        /// key, or an MCP client's `tools/call` of the tool with the token in
-        /// `_meta["io.toolsmith/decision"]`, applies it.
+        /// Also print a signed approve token for each waiting approval (valid SECONDS).
+        ///
+        /// Each token (valid SECONDS, default 900) decides its call on any instance with the same
+        /// key: `toolsmith call --token TOKEN`, or an MCP client's `tools/call` of the tool with
+        /// the token in `_meta["io.toolsmith/decision"]`.
         #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "900")]
         token: Option<u64>,
     },
-    /// Operate the store: `migrate` its schema, or show its `status` (counts by state, the
-    /// oldest waiting call).
-    #[command(subcommand)]
+    /// Operate the store: migrate, status, expire.
+    ///
+    /// `migrate` its schema, show its `status` (counts by state, the oldest waiting call), or
+    /// `expire` what is older than a retention.
+    #[command(subcommand, after_long_help = help::examples::STORE)]
     Store(store::StoreCommand),
+    /// List, read and cancel the store's durable background tasks.
+    ///
     /// The store's durable background tasks (queued by `serve --store`): `list`, `get ID`
     /// (its state, attempts, and its result or error, from any host), `cancel ID`.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = help::examples::TASKS)]
     Tasks(tasks::TasksCommand),
+    /// Review pinned remote tools: list, diff, accept.
+    ///
     /// Review pinned remote tools: `list`, `diff PROVIDER TOOL`, `accept PROVIDER TOOL`.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = help::examples::PINS)]
     Pins(pins::PinsCommand),
+    /// List and clear the receipts of idempotent tools.
+    ///
     /// The receipts of tools declared `idempotent`: `list` (key digest, tool, state, age),
     /// `clear KEY` (or `--digest D`) to let its call run once more.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = help::examples::RECEIPTS)]
     Receipts(receipts::ReceiptsCommand),
+    /// List the audit trail of every decision.
+    ///
     /// The audit trail of every decision (approve, reject, edit, resume, result, token, rerun,
     /// task cancelled, receipt cleared, pin accepted, call expired): `list` with who, when,
     /// which call or tool, and what; never argument values. Rows cannot be edited.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = help::examples::AUDIT)]
     Audit(audit::AuditCommand),
+    /// Print a shell completion script (bash, zsh or fish) for this binary.
+    ///
+    /// The script completes every command and option of this binary as it is run (its file
+    /// name), including the options a command line that extends this one adds. Write it where
+    /// the shell loads completions from.
+    #[command(after_long_help = help::examples::COMPLETIONS)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff) of this binary.
+    #[command(after_long_help = help::examples::MAN)]
+    Man,
 }
 
 /// The arguments of `catalog`.
@@ -206,31 +255,40 @@ pub struct CallCommand {
     /// Approve the pending call ID and run it.
     #[arg(long, conflicts_with_all = ["decline", "stream"])]
     approve: bool,
-    /// With --approve: run it even if an earlier run of it was interrupted (its process died,
-    /// so the tool may already have had its effect): an explicit decision, logged.
+    /// With --approve: run it even if an earlier run was interrupted.
+    ///
+    /// Its process died mid-run, so the tool may already have had its effect: running it again is
+    /// an explicit decision, logged.
     #[arg(long, requires = "approve")]
     rerun: bool,
     /// Decline the pending call ID with this reason (the tool never runs).
     #[arg(long, value_name = "REASON", conflicts_with = "stream")]
     decline: Option<String>,
-    /// Complete the pending call ID of a client-side tool (one without a body, whose calls
-    /// the application answers) with this result, as JSON text matching its output schema.
+    /// Complete a client-side tool's pending call ID with this result.
+    ///
+    /// A client-side tool has no body: the application answers its calls. The result is JSON text
+    /// matching its output schema.
     #[arg(long, value_name = "JSON", conflicts_with_all = ["approve", "decline", "stream"])]
     result: Option<String>,
-    /// Approve the pending call ID with these arguments instead of its own (JSON text,
-    /// validated like the model's): an edit.
+    /// Approve the pending call ID with these arguments instead (an edit).
+    ///
+    /// JSON text, validated like the model's arguments; the call runs with them.
     #[arg(long, value_name = "JSON", conflicts_with_all = ["approve", "decline", "result", "stream"])]
     edit: Option<String>,
-    /// With --approve, --decline or --edit: print a signed decision token bound to the call
-    /// (valid SECONDS, default 900) instead of deciding; `--token` applies it on any instance
-    /// with the same key (`TOOLSMITH_DECISION_KEY`, or derived from `TOOLSMITH_STORE_KEY`).
+    /// Print a signed decision token instead of deciding (valid SECONDS).
+    ///
+    /// With --approve, --decline or --edit. The token is bound to the call (valid SECONDS, default
+    /// 900); `--token` applies it on any instance with the same key (`TOOLSMITH_DECISION_KEY`, or
+    /// derived from `TOOLSMITH_STORE_KEY`).
     #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "900", conflicts_with_all = ["rerun", "stream"])]
     sign: Option<u64>,
     /// Decide a pending call with a signed decision token (from --sign).
     #[arg(long, value_name = "TOKEN", conflicts_with_all = ["approve", "decline", "result", "edit", "stream"])]
     token: Option<String>,
-    /// Replay a captured model response (server-sent events) through the tools' hooks and
-    /// run its calls, printing every display event as a JSON line.
+    /// Replay a captured model stream (server-sent events) and run its calls.
+    ///
+    /// The captured response goes through the tools' hooks; every display event is printed as a
+    /// JSON line.
     #[arg(long, value_name = "FILE.sse", requires = "format")]
     stream: Option<PathBuf>,
     /// The provider format of --stream.
@@ -240,17 +298,20 @@ pub struct CallCommand {
     #[arg(long)]
     events: bool,
     /// The request context, as a JSON object.
-    #[arg(long)]
+    #[arg(value_name = "JSON", long)]
     context: Option<String>,
     /// Print the model output (from `to_model_output`) alongside the raw value.
     #[arg(long)]
     model_output: bool,
-    /// Print the tool-result message a provider takes (errors included, as the model
-    /// would see them) instead of the raw value.
+    /// Print the tool-result message this provider takes.
+    ///
+    /// Instead of the raw value: errors included, as the model would see them.
     #[arg(long = "as", value_parser = DialectArg::parser(Dialect::supports_tool_results))]
     result_as: Option<DialectArg>,
-    /// The most the model sees of the result (`16KiB`, `64kB`, bytes) for tools that set
-    /// none: over it, --as and --model-output show its head and tail with a marker.
+    /// The most the model sees of a result (`16KiB`) for tools that set none.
+    ///
+    /// `16KiB`, `64kB` or bytes. Over it, --as and --model-output show the result's head and tail
+    /// with a marker.
     #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
     max_model_output: Option<OutputBudget>,
 }
@@ -264,59 +325,64 @@ fn budget_arg(text: &str) -> Result<OutputBudget, String> {
 #[derive(Debug, clap::Args)]
 pub struct ServeCommand {
     /// Serve on standard input and output.
-    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    #[arg(long, conflicts_with = "http", required_unless_present = "http", help_heading = "Server")]
     stdio: bool,
     /// Serve Streamable HTTP on this address (path `/mcp`), e.g. `127.0.0.1:8931`.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", help_heading = "Server")]
     http: Option<std::net::SocketAddr>,
     /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
-    #[arg(long, value_name = "VAR")]
+    #[arg(long, value_name = "VAR", help_heading = "Authorization")]
     auth_token_env: Option<String>,
     /// Accept this `Origin` too (local origins always are; `*` as the port matches any).
-    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    #[arg(long = "allow-origin", value_name = "ORIGIN", help_heading = "Authorization")]
     allow_origins: Vec<String>,
     /// Accept this `Host` name too (local names always are).
-    #[arg(long = "allow-host", value_name = "HOST")]
+    #[arg(long = "allow-host", value_name = "HOST", help_heading = "Authorization")]
     allow_hosts: Vec<String>,
-    /// Calls that may run at once per session (with `--stateless`, per request: no limit
-    /// across requests).
-    #[arg(long, default_value_t = 16)]
+    /// Calls that may run at once per session.
+    ///
+    /// With `--stateless`, per request: no limit across requests.
+    #[arg(value_name = "N", long, default_value_t = 16, help_heading = "Server")]
     max_concurrent_calls: usize,
     /// Tools per `tools/list` page.
-    #[arg(long, default_value_t = 100)]
+    #[arg(value_name = "N", long, default_value_t = 100, help_heading = "Server")]
     page_size: usize,
     /// Largest accepted HTTP request body, in bytes.
-    #[arg(long, default_value_t = 4 << 20)]
+    #[arg(value_name = "BYTES", long, default_value_t = 4 << 20, help_heading = "HTTP limits")]
     max_body_bytes: usize,
     /// The request context every call gets, as a JSON object.
-    #[arg(long)]
+    #[arg(value_name = "JSON", long, help_heading = "Server")]
     context: Option<String>,
-    /// Seconds a call whose tool asked the client something mid-call (MCP 2026-07-28)
-    /// waits for the client to come back with the answer.
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    /// Seconds a call that asked its client something waits for the answer.
+    ///
+    /// A tool that asks its client something mid-call (MCP 2026-07-28) waits this long for the
+    /// client to come back with the answer.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS", help_heading = "Server")]
     input_timeout: u64,
-    /// HTTP without sessions, for load-balanced or serverless deployments: no
-    /// `Mcp-Session-Id`, each request served on its own, no GET stream. Clients before
-    /// MCP 2026-07-28 then cannot be asked anything mid-call: approval and suspension
-    /// answer with the waiting call's id (`toolsmith pending`), and a tool's elicitation or
-    /// sampling fails.
-    #[arg(long, conflicts_with = "stdio")]
+    /// HTTP without sessions, for load-balanced or serverless deployments.
+    ///
+    /// No `Mcp-Session-Id`, each request served on its own, no GET stream. Clients before MCP
+    /// 2026-07-28 then cannot be asked anything mid-call: approval and suspension answer with the
+    /// waiting call's id (`toolsmith pending`), and a tool's elicitation or sampling fails.
+    #[arg(long, conflicts_with = "stdio", help_heading = "Server")]
     stateless: bool,
-    /// Answer a call whose first message is its result as `application/json` instead of
-    /// an SSE stream (one that reports progress or logs first still streams). Requires
-    /// `--stateless`.
-    #[arg(long, requires = "stateless")]
+    /// Answer single-message calls as `application/json` instead of SSE.
+    ///
+    /// A call that reports progress or logs first still streams. Requires `--stateless`.
+    #[arg(long, requires = "stateless", help_heading = "Server")]
     json_response: bool,
-    /// The most the model sees of one result (`16KiB`, `64kB`, bytes) for tools that set
-    /// none: over it, the content keeps its head and tail and links the full result
-    /// (`toolsmith://results/<call-id>`, readable by the calling session).
-    #[arg(long, value_name = "SIZE", value_parser = budget_arg)]
+    /// The most the model sees of a result (`16KiB`) for tools that set none.
+    ///
+    /// `16KiB`, `64kB` or bytes. Over it, the content keeps the result's head and tail and links
+    /// the full result (`toolsmith://results/<call-id>`, readable by the calling session).
+    #[arg(long, value_name = "SIZE", value_parser = budget_arg, help_heading = "Server")]
     max_model_output: Option<OutputBudget>,
-    /// Expire stored waiting calls, ended background tasks and recorded receipts older than
-    /// this (and kept results past their time to live), checked periodically: `7d`, `12h`,
-    /// `30m`. Expired calls are removed without running (each is logged); see `toolsmith store
-    /// expire`. Default: kept until resolved.
-    #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention)]
+    /// Expire stored calls, tasks and receipts older than this (`7d`, `12h`).
+    ///
+    /// Also kept results past their time to live; checked periodically. Expired calls are removed
+    /// without running (each is logged); see `toolsmith store expire`. Default: kept until
+    /// resolved.
+    #[arg(long, value_name = "DURATION", value_parser = crate::runtime::parse_retention, help_heading = "Storage")]
     retention: Option<std::time::Duration>,
     #[command(flatten)]
     limits: Box<serve::LimitArgs>,
@@ -423,12 +489,39 @@ where
     E: std::fmt::Display,
 {
     crate::isolate::worker_main();
-    let parsed = match C::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    help::set_bin_name(args.first().map(|a| a.as_os_str()));
+    let mut command = C::command();
+    let clap_failed = |e: clap::Error| {
+        let _ = e.print();
+        if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS }
+    };
+    let matches = match command.try_get_matches_from_mut(args) {
+        Ok(matches) => matches,
+        Err(e) => return clap_failed(e),
+    };
+    // Completions and the man page describe the whole command line `C`, with every option an
+    // extending command line adds; they need no runtime, store or registry.
+    let generated = match matches.subcommand() {
+        Some(("completions", sub)) => {
+            let shell = sub.get_one::<Shell>("shell").copied().unwrap_or(Shell::Bash);
+            Some(help::completions(shell, &mut command, &mut std::io::stdout()))
         }
+        Some(("man", _)) => Some(help::man(command.clone(), &mut std::io::stdout())),
+        _ => None,
+    };
+    if let Some(written) = generated {
+        return match written {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write the output: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let parsed = match C::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => return clap_failed(e.format(&mut command)),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -445,7 +538,7 @@ where
     match answer {
         Ok(code) => code,
         Err(message) => {
-            let _ = writeln!(std::io::stderr(), "error: {message}");
+            let _ = writeln!(std::io::stderr(), "error: {}", help::as_run(&message.to_string()));
             ExitCode::FAILURE
         }
     }
@@ -518,6 +611,15 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
         }
         Command::Receipts(command) => receipts::run(command, cli.global.store.as_ref(), out).await,
         Command::Audit(command) => audit::run(command, cli.global.store.as_ref(), out).await,
+        // What `run_parsed` answers for the whole command line; here, for this one's.
+        Command::Completions { shell } => {
+            help::completions(shell, &mut Cli::command(), out).map_err(CliError::Output)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            help::man(Cli::command(), out).map_err(CliError::Output)?;
+            Ok(ExitCode::SUCCESS)
+        }
     };
     // A store that failed while the command used it is named with the option that configured it.
     match (done, store_flag) {

@@ -17,6 +17,8 @@ use crate::runtime::{Actor, AuditAction, AuditRecord, PostgresStore, StoreLocati
 /// The arguments of `pins`.
 #[derive(Debug, clap::Subcommand)]
 pub enum PinsCommand {
+    /// List every pinned tool and whether it changed.
+    ///
     /// Every pinned tool: provider, connection, tool, fingerprint, and whether a changed
     /// definition waits for review.
     List {
@@ -24,6 +26,8 @@ pub enum PinsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show what a tool's changed definition changes.
+    ///
     /// What a tool's changed definition changes: the parts, then the pinned and the new
     /// definition as JSON.
     Diff(Named),

@@ -16,6 +16,8 @@ use crate::runtime::{Actor, AuditAction, AuditRecord, ReceiptEntry, ReceiptState
 /// The subcommands of `receipts`.
 #[derive(Debug, Subcommand)]
 pub enum ReceiptsCommand {
+    /// List the receipts, oldest first.
+    ///
     /// List the receipts, oldest first: the digest of each key, the tool, the state (running,
     /// interrupted, done, damaged) and its age.
     List {
@@ -23,6 +25,8 @@ pub enum ReceiptsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Forget one receipt, so its call may run once more.
+    ///
     /// Forget one receipt, whatever its state, so its call may run once more: check first that
     /// an interrupted run's effect did not happen.
     Clear {

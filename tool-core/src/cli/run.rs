@@ -190,6 +190,8 @@ fn conclude(
     out: &mut dyn Write,
 ) -> Result<ExitCode, CliError> {
     let io = CliError::Output;
+    // Hints name the binary as the user runs it (`my-agent call …` for a user's own binary).
+    let bin = super::bin_name();
     let waiting = |w: &Waiting, out: &mut dyn Write, hint: String| {
         let view = w.display().cloned().unwrap_or_else(|| w.event.raw.shown());
         writeln!(out, "{}", pretty(&serde_json::to_value(view).unwrap_or_default())).map_err(io)?;
@@ -204,13 +206,13 @@ fn conclude(
         Outcome::AwaitingApproval(w) => {
             let id = w.id();
             let hint = format!(
-                "waiting for approval: `toolsmith call {id} --approve` runs it, `--edit JSON` runs it with other arguments, `--decline REASON` refuses it"
+                "waiting for approval: `{bin} call {id} --approve` runs it, `--edit JSON` runs it with other arguments, `--decline REASON` refuses it"
             );
             return waiting(&w, out, hint);
         }
         Outcome::Suspended(w) => {
             let hint = format!(
-                "suspended: `toolsmith resume {} 'JSON'` continues it with data matching its resume schema",
+                "suspended: `{bin} resume {} 'JSON'` continues it with data matching its resume schema",
                 w.id()
             );
             return waiting(&w, out, hint);
@@ -218,7 +220,7 @@ fn conclude(
         Outcome::AwaitingResult(w) => {
             let id = w.id();
             let hint = format!(
-                "waiting for a result: this tool is answered by the application (listed by `toolsmith pending`); `toolsmith call {id} --result 'JSON'` completes it with a value matching its output schema"
+                "waiting for a result: this tool is answered by the application (listed by `{bin} pending`); `{bin} call {id} --result 'JSON'` completes it with a value matching its output schema"
             );
             return waiting(&w, out, hint);
         }

@@ -11,85 +11,103 @@ use crate::runtime::Runtime;
 /// The limits of `serve --http` (flattened into `serve`'s arguments); defaults are
 /// [`HttpLimits::default`]'s.
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "HTTP limits")]
 pub(super) struct LimitArgs {
-    /// HTTP: seconds a request head may take to arrive (on a kept-alive connection, counted
-    /// from the previous response); the connection is closed past it.
+    /// Seconds a request head may take to arrive.
+    ///
+    /// On a kept-alive connection, counted from the previous response; the connection is closed
+    /// past it.
     #[arg(long, value_name = "SECONDS", default_value_t = 15.0, value_parser = seconds)]
     header_read_timeout: f64,
-    /// HTTP: seconds a request body may take to arrive in full (408 past it).
+    /// Seconds a request body may take to arrive in full (408 past it).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = seconds)]
     body_read_timeout: f64,
-    /// HTTP: seconds a connection may stay open with no request in flight and nothing
-    /// arriving (between requests, the header read timeout runs too: the shorter applies).
+    /// Seconds an idle connection stays open.
+    ///
+    /// With no request in flight and nothing arriving; between requests the header read timeout
+    /// runs too, and the shorter applies.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = seconds)]
     idle_timeout: f64,
-    /// HTTP: connections served at once (one past it is answered 503 with Retry-After).
+    /// Connections served at once (one past it is answered 503 with Retry-After).
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
-    /// HTTP: live sessions at once (an initialize past it is answered 503); a session's slot
-    /// frees when it is deleted or expires.
+    /// Live sessions at once (503 past it).
+    ///
+    /// An `initialize` past it is answered 503; a session's slot frees when it is deleted or
+    /// expires.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     max_sessions: u32,
-    /// HTTP: seconds a session lives without a request before it expires.
+    /// Seconds a session lives without a request before it expires.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0, value_parser = seconds)]
     session_idle_timeout: f64,
-    /// HTTP: tools/call requests one caller may have running at once; one more is answered 429
-    /// with Retry-After (inside a session: a JSON-RPC error with the retry time). A caller is
-    /// its OAuth subject, or the static token's holders together, or without authorization its
-    /// IP address (an IPv6 address by its /64). Off by default: what is fair depends on the
-    /// tools' cost.
+    /// Calls one caller may have running at once (429 past it).
+    ///
+    /// One `tools/call` more is answered 429 with Retry-After (inside a session: a JSON-RPC error
+    /// with the retry time). A caller is its OAuth subject, or the static token's holders together,
+    /// or without authorization its IP address (an IPv6 address by its /64). Off by default: what
+    /// is fair depends on the tools' cost.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     caller_concurrency: Option<u32>,
-    /// HTTP: tools/call requests one caller may start per second (fractions allowed), past
-    /// which it is answered 429 with Retry-After; listing and the rest are not counted. Off
-    /// by default.
+    /// Calls one caller may start per second (429 past it).
+    ///
+    /// Fractions allowed; a `tools/call` past it is answered 429 with Retry-After; listing and the
+    /// rest are not counted. Off by default.
     #[arg(long, value_name = "PER_SECOND", value_parser = per_second)]
     caller_rate: Option<f64>,
-    /// HTTP: calls a caller may start at once after a quiet spell, within --caller-rate
-    /// (default: one second's worth of the rate, at least 1).
+    /// Calls a caller may start at once after a quiet spell.
+    ///
+    /// Within --caller-rate. Default: one second's worth of the rate, at least 1.
     #[arg(long, value_name = "N", requires = "caller_rate", value_parser = clap::value_parser!(u32).range(1..))]
     caller_burst: Option<u32>,
 }
 
 /// `serve --http` as an OAuth 2.1 resource server (flattened into `serve`'s arguments).
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Authorization")]
 pub(super) struct AuthArgs {
-    /// HTTP: accept access tokens (JWTs) of this OAuth authorization server (its issuer URL;
-    /// its keys are found through its RFC 8414 or OpenID metadata). Requires --auth-resource.
+    /// Accept JWT access tokens of this OAuth authorization server (issuer URL).
+    ///
+    /// Its keys are found through its RFC 8414 or OpenID metadata. Requires --auth-resource.
     #[arg(long, value_name = "URL", requires = "auth_resource", conflicts_with_all = ["auth_token_env", "stdio"])]
     auth_issuer: Option<String>,
-    /// HTTP: this server's canonical URI as clients reach it (e.g.
-    /// `https://mcp.example.com/mcp`): tokens must name it in `aud`, and its Protected
-    /// Resource Metadata names it.
+    /// This server's canonical URI, which tokens must name in `aud`.
+    ///
+    /// As clients reach it, e.g. `https://mcp.example.com/mcp`; the Protected Resource Metadata
+    /// names it too.
     #[arg(long, value_name = "URI", requires = "auth_issuer")]
     auth_resource: Option<String>,
-    /// HTTP: accept tokens whose `aud` is this too (repeatable), for an authorization server
-    /// that cannot use the resource URI as the audience.
+    /// Also accept tokens with this audience (repeatable).
+    ///
+    /// For an authorization server that cannot use the resource URI as the audience.
     #[arg(long, value_name = "AUD", requires = "auth_issuer")]
     auth_audience: Vec<String>,
-    /// HTTP: a scope every request's token must grant (repeatable).
+    /// A scope every request's token must grant (repeatable).
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     required_scope: Vec<String>,
-    /// HTTP: a token claim that reaches tools (as their caller's claims, `cx.caller()`), e.g.
-    /// `email` (repeatable).
+    /// A token claim passed to tools as their caller's (repeatable).
+    ///
+    /// Tools read it with `cx.caller()`, e.g. `email`.
     #[arg(long, value_name = "CLAIM", requires = "auth_issuer")]
     auth_claim: Vec<String>,
-    /// HTTP: the JWKS URI, when the authorization server publishes no metadata.
+    /// The JWKS URI, when the authorization server publishes no metadata.
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     auth_jwks_uri: Option<String>,
-    /// HTTP: the shortest time between two fetches of the authorization server's keys (a
-    /// token naming an unknown key refetches them at most this often).
+    /// Shortest time between two fetches of the authorization server's keys.
+    ///
+    /// A token naming an unknown key refetches them at most this often.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = seconds, requires = "auth_issuer")]
     auth_key_refresh_interval: f64,
-    /// HTTP: `tools/list` shows a caller only the tools its token's scopes allow it to call.
+    /// `tools/list` shows a caller only the tools its token's scopes allow it to call.
     #[arg(long, requires = "auth_issuer")]
     hide_unauthorized_tools: bool,
-    /// HTTP: calling tool ID needs these scopes too (repeatable), e.g. `--tool-scope
-    /// GMAIL_SEND_EMAIL=mail.send`: for tools whose source sets none (imported, provider tools).
+    /// Scopes calling tool ID needs (repeatable), e.g. `GMAIL_SEND_EMAIL=mail.send`.
+    ///
+    /// For tools whose source sets none (imported and provider tools), on top of the tool's own.
     #[arg(long, value_name = "ID=SCOPE[,SCOPE…]", requires = "auth_issuer")]
     tool_scope: Vec<String>,
-    /// HTTP: accept opaque (non-JWT) access tokens by asking this RFC 7662 introspection
-    /// endpoint, as the client whose id and secret are in TOOLSMITH_OAUTH_CLIENT_ID and
+    /// Accept opaque access tokens through this RFC 7662 introspection endpoint.
+    ///
+    /// As the client whose id and secret are in TOOLSMITH_OAUTH_CLIENT_ID and
     /// TOOLSMITH_OAUTH_CLIENT_SECRET; valid answers are reused for up to a minute.
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     oauth_introspection: Option<String>,

@@ -16,11 +16,15 @@ use crate::runtime::{
 /// The subcommands of `store`.
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
+    /// Apply the schema migrations the store lacks.
+    ///
     /// Apply the schema migrations the store lacks (a re-run changes nothing; a database
     /// whose schema is newer than this build is refused). A SQLite file is migrated whenever
     /// it is opened; PostgreSQL on each instance's start too, so this is for migrating ahead
     /// of a rollout.
     Migrate,
+    /// Count what the store holds, by state.
+    ///
     /// Count the stored calls by state (waiting, running, interrupted, damaged), show the
     /// oldest waiting call, count the background tasks and the receipts of idempotent calls by
     /// state, and the full results of cut calls kept for their callers.
@@ -29,6 +33,8 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Remove what is older than a retention, without running it.
+    ///
     /// Expire what is older than a retention: waiting and interrupted calls created before
     /// it (removed without running), background tasks that ended before it (with their
     /// results), receipts of idempotent calls recorded before it, kept results past their time

@@ -45,15 +45,18 @@ pub enum TasksCommand {
 
 /// The options of `serve` for background tasks (flattened into its arguments).
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Background tasks")]
 pub(super) struct TaskArgs {
-    /// Seconds a background task claimed by this instance stays its without a renewal (renewed
-    /// every third of it); a task whose instance died is taken over by another this long after.
-    /// Background tasks are durable when `--store` is given.
+    /// Seconds a claimed background task stays this instance's without renewal.
+    ///
+    /// Renewed every third of it; a task whose instance died is taken over by another this long
+    /// after. Background tasks are durable when `--store` is given.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = super::serve::seconds)]
     task_lease: f64,
-    /// PostgreSQL: seconds this instance's lease outlives its last heartbeat (renewed every
-    /// third of it): a call or receipt it was running shows as interrupted this long after it
-    /// died.
+    /// PostgreSQL: seconds this instance's lease outlives its last heartbeat.
+    ///
+    /// Renewed every third of it: a call or receipt a dead instance was running shows as
+    /// interrupted this long after it died.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = super::serve::seconds)]
     instance_lease: f64,
 }

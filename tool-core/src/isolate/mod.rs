@@ -74,6 +74,7 @@ pub(crate) use parent::run_in_child;
 #[cfg(feature = "runtime")]
 pub(crate) use pool::run_on_pool;
 #[cfg(feature = "isolate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "isolate")))]
 pub use worker::worker_main;
 
 /// The argument that makes a binary a tool worker (see [`worker_main`]).

@@ -72,6 +72,7 @@ pub struct HttpOptions {
     /// Protected Resource Metadata is served at `/.well-known/oauth-protected-resource` (and
     /// with the resource URI's path appended).
     #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub oauth: Option<Arc<super::oauth::ResourceServer>>,
     /// Largest accepted request body (default 4 MiB).
     pub max_body_bytes: usize,
@@ -96,6 +97,7 @@ pub struct HttpOptions {
     pub shutdown_grace: Duration,
     /// Serve HTTPS with this certificate and key (feature `tls`).
     #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub tls: Option<super::tls::TlsFiles>,
     /// Serve plain HTTP on an address other than loopback (behind a proxy that terminates
     /// TLS). Off by default: [`serve`] refuses it, since MCP requires HTTPS off the machine.

@@ -58,6 +58,7 @@ mod identity;
 mod listen;
 mod listing;
 #[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
 mod parked;
 mod relay;
@@ -69,6 +70,7 @@ mod shared_service;
 pub mod stdio;
 mod tasks;
 #[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 
 use rmcp::model::{

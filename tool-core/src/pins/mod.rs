@@ -240,6 +240,8 @@ mod sqlite;
 pub use pinned::pinned;
 // The PostgreSQL pins share the PostgreSQL store's pool and key, so they are defined beside it.
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use crate::runtime::store::PostgresPins;
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqlitePins;

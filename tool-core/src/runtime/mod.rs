@@ -76,13 +76,16 @@ pub use reconcile::Reconciling;
 pub(crate) use retention::expire_stores;
 pub use retention::{Expired, Expiry, RetentionError, parse_retention};
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use store::SqliteStore;
 #[cfg(feature = "sqlite")]
 pub(crate) use store::create_private_file;
 pub use store::{MemoryStore, OpenedStore, StoreError, StoreLocation, StorePart};
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use store::{PostgresOptions, PostgresStore};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub use store::{STORE_KEY_ENV, open_store, open_stores};
 pub use stream::StreamRun;
 pub use tasks::TaskOptions;
@@ -100,6 +103,7 @@ pub mod backend {
     pub use super::bus::{Bus, BusMessage, MemoryBus};
     pub use super::state::{CallState, Claim, Interruption, StoredCall};
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use super::store::Migrated;
     pub use super::store::{AuditStore, MemoryAudit};
     pub use super::store::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};

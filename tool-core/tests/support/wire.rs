@@ -1,7 +1,7 @@
 //! The documented wire shape of run events, read back from what `RunEvent` serialises to.
 //!
 //! Tests that assert on event payloads go through this flat mirror, so they also hold the
-//! serialised shape (`{"type", "tool_call_id", "tool_name", …payload}`) to what the README and
+//! serialised shape (`{"type", "tool_call_id", "tool_name", …payload}`) to what the guide and
 //! the CLI's `--events` promise: a field renamed or moved in `RunEvent` fails here.
 
 #![allow(dead_code)]

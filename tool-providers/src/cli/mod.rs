@@ -44,16 +44,23 @@ use crate::mcp::McpToolProvider;
     version
 )]
 pub struct ImportingCli {
-    /// Import every tool of an MCP server as `NAME_<tool>`: `NAME=COMMAND [ARGS…]` starts the
-    /// command as a child process speaking MCP on its stdio (split like a shell would, not run
-    /// by one); `NAME=http://…` or `NAME=https://…` connects over Streamable HTTP. NAME is
-    /// letters, digits, `_` and `-`. Repeat for several servers.
-    #[arg(long = "import-mcp", value_name = "NAME=TARGET", global = true)]
+    /// Import every tool of an MCP server as `NAME_<tool>` (repeatable).
+    ///
+    /// `NAME=COMMAND [ARGS…]` starts the command as a child process speaking MCP on its stdio
+    /// (split like a shell would, not run by one); `NAME=http://…` or `NAME=https://…` connects
+    /// over Streamable HTTP. NAME is letters, digits, `_` and `-`.
+    #[arg(long = "import-mcp", value_name = "NAME=TARGET", global = true, help_heading = "MCP imports")]
     import_mcp: Vec<String>,
-    /// Send `Authorization: Bearer <token>` to the imported HTTP server NAME, the token read
-    /// from the environment variable VAR (never from the command line, where other users of
-    /// the machine could read it). Repeat for several servers.
-    #[arg(long = "import-mcp-token-env", value_name = "NAME=VAR", global = true)]
+    /// Bearer token for imported HTTP server NAME, read from variable VAR.
+    ///
+    /// Sent as `Authorization: Bearer <token>`; the token is never taken from the command line,
+    /// where other users of the machine could read it. Repeat for several servers.
+    #[arg(
+        long = "import-mcp-token-env",
+        value_name = "NAME=VAR",
+        global = true,
+        help_heading = "MCP imports"
+    )]
     import_mcp_token_env: Vec<String>,
     #[command(flatten)]
     providers: remote::ProviderArgs,
@@ -68,11 +75,22 @@ pub struct ImportingCli {
 enum Top {
     #[command(flatten)]
     Core(Command),
+    /// Check the remote catalogs, list their tools, manage connections.
+    ///
     /// The remote catalogs: without a subcommand, each configured provider and whether it
     /// answers; `tools NAME` lists its tools; `connect`, `connections` and `revoke` manage a
     /// user's connections.
+    #[command(after_long_help = PROVIDERS_EXAMPLES)]
     Providers(providers::ProvidersCommand),
 }
+
+/// The examples at the end of `toolsmith providers --help`.
+const PROVIDERS_EXAMPLES: &str = "Examples:
+  COMPOSIO_API_KEY=… toolsmith providers
+  toolsmith providers tools composio --toolkit gmail --search send
+  toolsmith providers connect composio gmail --user user-1 --wait 120
+  toolsmith providers connections composio gmail --user user-1
+  toolsmith providers revoke composio ca_123";
 
 /// One `--import-mcp` value, understood.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -42,6 +42,8 @@ enum Action {
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
         per_page: u32,
     },
+    /// Start connecting a user's account of TOOLKIT: print the link.
+    ///
     /// Start connecting a user's account of TOOLKIT: prints the authorization link; with
     /// `--wait SECONDS`, waits for the user to finish.
     Connect {

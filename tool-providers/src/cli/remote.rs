@@ -20,24 +20,30 @@ use crate::{ArcadeToolProvider, ComposioToolProvider};
 
 /// The remote-catalog flags (global: they go before or after the command).
 #[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Providers")]
 pub struct ProviderArgs {
-    /// Use a remote catalog: `composio` (key in COMPOSIO_API_KEY) or `arcade` (key in
-    /// ARCADE_API_KEY). Repeat for both.
+    /// Use a remote catalog: `composio` or `arcade` (repeatable).
+    ///
+    /// The API keys come from the environment only: COMPOSIO_API_KEY, ARCADE_API_KEY.
     #[arg(id = "provider", long = "provider", value_name = "NAME", global = true, value_parser = ["composio", "arcade"])]
     pub provider: Vec<String>,
     /// The API base URL of provider NAME (a self-hosted or test server).
     #[arg(id = "provider_base_url", long = "provider-base-url", value_name = "NAME=URL", global = true)]
     pub base_url: Vec<String>,
-    /// The user id provider NAME's calls run as when the request context names no resource id
-    /// (the author's connections).
+    /// The user id provider NAME's calls run as by default.
+    ///
+    /// When the request context names no resource id: the author's connections.
     #[arg(id = "provider_user", long = "provider-user", value_name = "NAME=USER", global = true)]
     pub user: Vec<String>,
-    /// Whose connections Composio's calls use: `per-author` (default: --provider-user) or
-    /// `caller-supplied` (the caller's resource id; a call without one is refused).
+    /// Whose connections Composio's calls use: `per-author` or `caller-supplied`.
+    ///
+    /// `per-author` (the default: --provider-user's) or `caller-supplied` (the caller's resource
+    /// id; a call without one is refused).
     #[arg(id = "provider_scope", long = "provider-scope", value_name = "NAME=SCOPE", global = true)]
     pub scope: Vec<String>,
-    /// Let calls of provider NAME without any user id run as the shared `default` user (off
-    /// unless asked: a shared id is for integrations meant to be shared).
+    /// Let provider NAME's calls without a user id run as the shared `default` user.
+    ///
+    /// Off unless asked: a shared id is for integrations meant to be shared.
     #[arg(id = "provider_shared_user", long = "provider-shared-user", value_name = "NAME", global = true)]
     pub shared_user: Vec<String>,
     /// Allow only these toolkits of provider NAME (exact, or ending in `*`).
@@ -46,8 +52,9 @@ pub struct ProviderArgs {
     /// Allow only these tools of one toolkit of provider NAME (exact, or ending in `*`).
     #[arg(id = "allow_tools", long = "allow-tools", value_name = "NAME:TOOLKIT=SLUG,…", global = true)]
     pub allow_tools: Vec<String>,
-    /// The remote tools of provider NAME to use, by slug (`GITHUB_CREATE_ISSUE`,
-    /// `Github.GetRepository`): they join the linked tools for every command.
+    /// The remote tools of provider NAME to use, by slug.
+    ///
+    /// `GITHUB_CREATE_ISSUE`, `Github.GetRepository`: they join the linked tools for every command.
     #[arg(id = "provider_tools", long = "provider-tools", value_name = "NAME=SLUG,…", global = true)]
     pub tools: Vec<String>,
 }

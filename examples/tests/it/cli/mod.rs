@@ -1,5 +1,7 @@
 pub mod commands;
+pub mod help;
 pub mod input_hygiene;
 pub mod isolation;
 pub mod logging;
+pub mod readme;
 pub mod serve_limits;

@@ -46,10 +46,12 @@ pub(crate) use audit::DbRow as AuditRow;
 pub use audit::{AuditStore, MemoryAudit};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
 pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
 pub use results::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::create_private_file;
@@ -59,6 +61,7 @@ pub use tasks::{ClaimedTask, NewTask, TaskCounts, TaskLease, TaskRecord, TaskSta
 /// more random characters). Every instance sharing one PostgreSQL database must be given the
 /// same key; the SQLite store falls back to a key file next to its database.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub const STORE_KEY_ENV: &str = integrity::KEY_ENV;
 
 /// Why a store could not do what was asked.
@@ -522,12 +525,14 @@ pub(crate) fn hide_password(url: &str) -> String {
 /// Opens the store at `location`: a SQLite file (opened on the blocking pool) or a PostgreSQL
 /// database (connected, its schema migrated; the integrity key from [`STORE_KEY_ENV`]).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub async fn open_store(location: &StoreLocation) -> Result<Arc<dyn PendingStore>, StoreError> {
     Ok(open_stores(location).await?.pending)
 }
 
 /// [`open_store`], as both of the store's faces: its waiting calls and its background tasks.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub async fn open_stores(location: &StoreLocation) -> Result<OpenedStore, StoreError> {
     fn both<S: PendingStore + TaskStore>(store: Arc<S>) -> OpenedStore {
         OpenedStore {

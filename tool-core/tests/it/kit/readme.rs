@@ -1,4 +1,6 @@
-//! The README's "Testing your tools" example (the part above the marker, verbatim).
+//! The guide's "Testing your tools" example: the guide includes this file between the anchors
+//! (mdBook's `{{#include}}`), so what it shows is what runs here.
+// ANCHOR: example
 use std::time::Duration;
 
 use tool_core::ErrorKind;
@@ -67,20 +69,4 @@ fn the_schema_is_snapshotted() {
     tool_core::assert_tool_schema_snapshot!(weather::tool());
 }
 
-// --- end of the README example ---
-
-/// The README shows this file down to the marker above, so it cannot go stale.
-#[test]
-fn the_readme_shows_this_example() {
-    let this = include_str!("readme.rs");
-    let example = &this[..this.find("// --- end of the README example ---").unwrap()];
-    let readme = include_str!("../../../../README.md");
-    let section = &readme[readme.find("## Testing your tools").expect("the README has the section")..];
-    let start = section.find("```rust\n").unwrap() + "```rust\n".len();
-    let block = &section[start..start + section[start..].find("```\n").unwrap()];
-    assert_eq!(
-        block.trim_end(),
-        example.trim_end(),
-        "the README's example differs from tool-core/tests/it/kit/readme.rs"
-    );
-}
+// ANCHOR_END: example
