@@ -37,17 +37,11 @@ cargo test --workspace --no-run -q
 bin=${CARGO_TARGET_DIR:-target}/debug/examples/call_loop
 [ -x "$bin" ] || { echo "guard: $bin is missing" >&2; exit 1; }
 
-refs() { # mode calls
-  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
-    awk '/I *refs/ { gsub(",", "", $NF); print $NF }'
-}
-
+source bench/per_call.sh
 declare -A now
 for mode in baseline registry noop mcp; do
-  a=$(refs "$mode" 100)
-  b=$(refs "$mode" 600)
-  [ -n "$a" ] && [ -n "$b" ] || { echo "guard: valgrind gave no count for $mode" >&2; exit 1; }
-  now[$mode]=$(( (b - a) / 500 ))
+  now[$mode]=$(per_call "$bin" "$mode" 100 600)
+  [ -n "${now[$mode]}" ] || { echo "guard: valgrind gave no count for $mode" >&2; exit 1; }
 done
 
 if $update; then

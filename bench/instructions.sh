@@ -12,15 +12,10 @@ cd "$root"
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
 cargo build -q --release -p tool-core --example call_loop
 bin=$root/target/release/examples/call_loop
-refs() { # mode calls
-  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
-    awk '/I *refs/ { gsub(",", "", $NF); print $NF }'
-}
+source "$root/bench/per_call.sh"
 declare -A per_call
 for mode in baseline registry plain noop; do
-  a=$(refs "$mode" 2000)
-  b=$(refs "$mode" 12000)
-  per_call[$mode]=$(( (b - a) / 10000 ))
+  per_call[$mode]=$(per_call "$bin" "$mode" 2000 12000)
   printf '%-9s %8d instructions per call\n' "$mode" "${per_call[$mode]}"
 done
 awk -v r="${per_call[registry]}" -v p="${per_call[plain]}" -v b="${per_call[baseline]}" \

@@ -193,6 +193,80 @@ impl Setup {
         PathBuf::from(format!("{}.{suffix}", self.ledger.display()))
     }
 
+    /// Sends the approval of `fault-pay` for `amount` (its request state `state`) until it
+    /// runs; the distinct answers seen on the way.
+    async fn approve_until_paid(&self, amount: u32, state: &str) -> Vec<String> {
+        let (mut answers, paid) = (Vec::new(), format!("paid {amount}"));
+        let until = Instant::now() + DEADLINE;
+        loop {
+            let answer = text(&self.pay(amount, Some(state)).await);
+            if !answers.contains(&answer) {
+                answers.push(answer.clone());
+            }
+            if answer == paid {
+                return answers;
+            }
+            assert!(Instant::now() < until, "the call did not run once the store was back: {answers:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// The server's log has a line naming the receipt store as what failed, and `store` (the
+    /// option that configured it) — never the whole log in the failure message.
+    fn log_names_the_receipt_store(&self, store: &str) {
+        let logs = self.server.logs.lock().unwrap().clone();
+        let named = logs.lines().any(|l| l.contains("receipt store failed") && l.contains(store));
+        assert!(named, "the log names the receipt store and {store}:\n{}", tail(&logs));
+    }
+
+    /// Waits until the one receipt reads done and no call is listed any more.
+    async fn receipt_done_and_call_gone(&self) {
+        eventually("the receipt is recorded done", || {
+            let receipts = self.receipts();
+            async move { receipts.len() == 1 && receipts[0]["state"] == "done" }
+        })
+        .await;
+        eventually("the call is no longer listed", || {
+            let pending = self.pending();
+            async move { pending.is_empty() }
+        })
+        .await;
+    }
+
+    /// Starts `fault-task` for `amount` as a durable task; returns its id once its attempt runs.
+    async fn start_task(&self, amount: u32) -> String {
+        let params = json!({"name": "fault-task", "arguments": {"amount": amount}});
+        let handle = self.request("tools/call", "fault-task", params).await;
+        let task = handle["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task handle: {handle}"))
+            .to_owned();
+        eventually("the attempt runs", || {
+            let running = self.marker("running").exists();
+            async move { running }
+        })
+        .await;
+        task
+    }
+
+    /// `toolsmith tasks get TASK --json`, read directly.
+    fn task(&self, task: &str) -> Value {
+        cli_json(&self.direct, &["tasks", "get", task, "--json"])
+    }
+
+    /// Waits until `task`'s lease ran out, as the store shows it.
+    async fn lease_runs_out(&self, task: &str) {
+        eventually("the task's lease runs out", || {
+            let shown = self.task(task);
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+            let expired = shown["lease_expires_at_ms"]
+                .as_u64()
+                .is_some_and(|at| u128::from(at) < now.as_millis());
+            async move { expired }
+        })
+        .await;
+    }
+
     /// `GET /healthz` of the server: its JSON body.
     async fn health(&self) -> Value {
         let url = self.server.url.replace("/mcp", "/healthz");
@@ -405,19 +479,7 @@ fn an_approval_cut_before_its_receipt_is_released_and_runs_once_the_store_is_bac
         assert_eq!(refused["isError"], true, "{refused}");
         assert!(setup.payments().is_empty(), "nothing ran while the store was away");
         setup.proxy().restore();
-        let mut answers = Vec::new();
-        let until = Instant::now() + DEADLINE;
-        loop {
-            let answer = text(&setup.pay(1, Some(&state)).await);
-            if !answers.contains(&answer) {
-                answers.push(answer.clone());
-            }
-            if answer == "paid 1" {
-                break;
-            }
-            assert!(Instant::now() < until, "the call did not run once the store was back: {answers:?}");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        let answers = setup.approve_until_paid(1, &state).await;
         assert_eq!(setup.payments(), ["paid 1"], "exactly once");
         assert!(
             answers.iter().all(|a| a == "paid 1" || a.contains("already being continued")),
@@ -451,22 +513,9 @@ fn a_run_that_ended_during_an_outage_is_recorded_once_the_store_is_back() {
             (&json!("unavailable"), &json!("postgres")),
             "{health}"
         );
-        let logs = setup.server.logs.lock().unwrap().clone();
-        let named = logs
-            .lines()
-            .any(|l| l.contains("receipt store failed") && l.contains("--store postgres://"));
-        assert!(named, "the log names the receipt store and --store:\n{}", tail(&logs));
+        setup.log_names_the_receipt_store("--store postgres://");
         setup.proxy().restore();
-        eventually("the receipt is recorded done", || {
-            let receipts = setup.receipts();
-            async move { receipts.len() == 1 && receipts[0]["state"] == "done" }
-        })
-        .await;
-        eventually("the call is no longer listed", || {
-            let pending = setup.pending();
-            async move { pending.is_empty() }
-        })
-        .await;
+        setup.receipt_done_and_call_gone().await;
         let again = setup.pay(2, Some(&state)).await;
         assert_eq!(again["isError"], true, "resolved: {again}");
         assert_eq!(setup.payments(), ["paid 2"], "exactly once");
@@ -481,23 +530,8 @@ fn a_task_that_completed_during_an_outage_ends_completed_once_the_store_is_back(
     let Some(url) = postgres_url() else { return };
     child_cli::block_on(async {
         let setup = Setup::start(&url).await;
-        let handle = setup
-            .request(
-                "tools/call",
-                "fault-task",
-                json!({"name": "fault-task", "arguments": {"amount": 3}}),
-            )
-            .await;
-        let task = handle["taskId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no task handle: {handle}"))
-            .to_owned();
+        let task = setup.start_task(3).await;
         let marker = |suffix: &str| setup.marker(suffix);
-        eventually("the attempt runs", || {
-            let running = marker("running").exists();
-            async move { running }
-        })
-        .await;
         // The first write after the body ran: its receipt's finish; the task's completion fails
         // after it, the store being away.
         setup.proxy().cut_when("UPDATE toolsmith_receipts");
@@ -539,36 +573,18 @@ fn a_task_whose_instance_lost_the_store_is_left_to_it_and_completes_once_it_is_b
         // the first instance is still alive meanwhile.
         let leases = ["--task-lease", "1", "--instance-lease", "120"];
         let setup = Setup::start_with(&url, &leases).await;
-        let handle = setup
-            .request(
-                "tools/call",
-                "fault-task",
-                json!({"name": "fault-task", "arguments": {"amount": 4}}),
-            )
-            .await;
-        let task = handle["taskId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no task handle: {handle}"))
-            .to_owned();
-        eventually("the first attempt runs", || {
-            let running = setup.marker("running").exists();
-            async move { running }
-        })
-        .await;
+        let task = setup.start_task(4).await;
         // The second instance, straight to the database, after the first took the task.
         let second = serve_on(&setup.direct, &setup.ledger, &leases);
         setup.proxy().cut();
         std::fs::write(setup.marker("go"), "").unwrap();
-        let shown = || cli_json(&setup.direct, &["tasks", "get", &task, "--json"]);
-        eventually("the first attempt ran and its lease ran out", || {
-            let (paid, shown) = (setup.payments().len() == 1, shown());
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
-            let expired = shown["lease_expires_at_ms"]
-                .as_u64()
-                .is_some_and(|at| u128::from(at) < now.as_millis());
-            async move { paid && expired }
+        let shown = || setup.task(&task);
+        eventually("the first attempt ran", || {
+            let paid = setup.payments().len() == 1;
+            async move { paid }
         })
         .await;
+        setup.lease_runs_out(&task).await;
         // The second instance polls for tasks every half second: give it a few chances to take
         // over (or fail) the task, which it must not.
         tokio::time::sleep(Duration::from_secs(3)).await;
@@ -619,19 +635,7 @@ fn sqlite_an_approval_while_the_disk_is_full_is_refused_unrun_and_runs_once_it_i
         let expected = format!("--store {}: the pending-call store failed: ", setup.direct);
         assert!(declined.stderr.contains(&expected), "{expected:?} in: {}", declined.stderr);
         setup.disk().free();
-        let mut answers = Vec::new();
-        let until = Instant::now() + DEADLINE;
-        loop {
-            let answer = text(&setup.pay(1, Some(&state)).await);
-            if !answers.contains(&answer) {
-                answers.push(answer.clone());
-            }
-            if answer == "paid 1" {
-                break;
-            }
-            assert!(Instant::now() < until, "the call did not run once the disk was freed: {answers:?}");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        setup.approve_until_paid(1, &state).await;
         assert_eq!(setup.payments(), ["paid 1"], "exactly once");
         assert!(setup.pending().is_empty(), "{:?}", setup.pending());
         setup.cleanup().await;
@@ -676,20 +680,9 @@ fn sqlite_a_run_that_ended_while_the_disk_was_full_is_recorded_once_it_is_freed(
             health["kept_writes"].as_u64() > Some(0),
             "the writes kept for later are counted: {health}"
         );
-        let logs = setup.server.logs.lock().unwrap().clone();
-        let named = logs.lines().any(|l| l.contains("receipt store failed") && l.contains("--store"));
-        assert!(named, "the log names the receipt store and --store:\n{}", tail(&logs));
+        setup.log_names_the_receipt_store("--store /");
         setup.disk().free();
-        eventually("the receipt is recorded done", || {
-            let receipts = setup.receipts();
-            async move { receipts.len() == 1 && receipts[0]["state"] == "done" }
-        })
-        .await;
-        eventually("the call is no longer listed", || {
-            let pending = setup.pending();
-            async move { pending.is_empty() }
-        })
-        .await;
+        setup.receipt_done_and_call_gone().await;
         eventually("no write is kept any longer", || async { setup.health().await["kept_writes"] == 0 }).await;
         let mut again = json!({"name": "fault-slow-pay", "arguments": {"amount": 2}});
         again["requestState"] = json!(state);
@@ -708,22 +701,7 @@ fn sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_i
         // A short task lease, so it runs out while the disk is full: the task is left to this
         // process (alive, holding the attempt's end), not failed or run again by its own worker.
         let setup = Setup::start_sqlite_with(&["--task-lease", "1"]);
-        let handle = setup
-            .request(
-                "tools/call",
-                "fault-task",
-                json!({"name": "fault-task", "arguments": {"amount": 3}}),
-            )
-            .await;
-        let task = handle["taskId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no task handle: {handle}"))
-            .to_owned();
-        eventually("the attempt runs", || {
-            let running = setup.marker("running").exists();
-            async move { running }
-        })
-        .await;
+        let task = setup.start_task(3).await;
         setup.disk().fill();
         std::fs::write(setup.marker("go"), "").unwrap();
         eventually("the attempt ran", || {
@@ -735,16 +713,8 @@ fn sqlite_a_task_that_completed_while_the_disk_was_full_ends_completed_once_it_i
             setup.health().await["kept_writes"].as_u64() > Some(0)
         })
         .await;
-        let shown = || cli_json(&setup.direct, &["tasks", "get", &task, "--json"]);
-        eventually("its lease ran out", || {
-            let shown = shown();
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
-            let expired = shown["lease_expires_at_ms"]
-                .as_u64()
-                .is_some_and(|at| u128::from(at) < now.as_millis());
-            async move { expired }
-        })
-        .await;
+        let shown = || setup.task(&task);
+        setup.lease_runs_out(&task).await;
         // The kept writes back off meanwhile, while the worker polls every half second.
         tokio::time::sleep(Duration::from_secs(3)).await;
         setup.disk().free();
