@@ -307,6 +307,15 @@ pub struct McpSpec {
     /// Arbitrary metadata passed to MCP clients as is.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+    /// Where the tool's icons are (`#[tool(icon = "…")]`): `https:` URLs or `data:` URIs, listed
+    /// as MCP `icons` (SEP-973).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<String>,
+    /// The client capabilities a call needs (`mcp(requires = ["sampling"])`: `elicitation`,
+    /// `roots`, `sampling`); a client that did not declare one is refused before the tool runs
+    /// (`-32021`, missing required client capability).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
 }
 
 impl McpSpec {
@@ -315,6 +324,8 @@ impl McpSpec {
         let mut v = serde_json::to_value(self).ok()?;
         let obj = v.as_object_mut()?;
         obj.remove("_meta");
+        obj.remove("icons");
+        obj.remove("requires");
         (!obj.is_empty()).then_some(v)
     }
 }

@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Icon, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations,
+};
 use serde_json::Value;
 
 use super::results::result_uri;
@@ -53,6 +55,7 @@ pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> 
     tool.title = spec.title.clone().or_else(|| spec.presentation.mcp.title.clone());
     tool.output_schema = output;
     tool.annotations = annotations(spec);
+    tool.icons = icons(&spec.presentation.mcp.icons);
     tool.meta = match spec.mcp_meta() {
         None => None,
         Some(Value::Object(meta)) => Some(MetaObject(meta)),
@@ -83,6 +86,38 @@ fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError>
             rule: "the schema must be a JSON object".into(),
         }),
     }
+}
+
+/// The tool's icons as MCP lists them (SEP-973), each with the media type its address names (a
+/// `data:` URI's, or a file extension's), `None` when it has none.
+fn icons(srcs: &[String]) -> Option<Vec<Icon>> {
+    (!srcs.is_empty()).then(|| {
+        srcs.iter()
+            .map(|src| {
+                let mut icon = Icon::new(src.clone());
+                icon.mime_type = icon_media_type(src).map(str::to_owned);
+                icon
+            })
+            .collect()
+    })
+}
+
+/// The media type of an icon's address: a `data:` URI's own, else its path's extension's.
+fn icon_media_type(src: &str) -> Option<&str> {
+    if let Some(data) = src.strip_prefix("data:") {
+        return data.split([';', ',']).next().filter(|t| t.contains('/'));
+    }
+    let path = src.split(['?', '#']).next().unwrap_or(src);
+    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    Some(match extension.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "svg" => "image/svg+xml",
+        "webp" => "image/webp",
+        "gif" => "image/gif",
+        "ico" => "image/x-icon",
+        _ => return None,
+    })
 }
 
 /// The hints the author set (`mcp(...)`), or `None` when none is.
