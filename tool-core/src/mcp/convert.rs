@@ -88,35 +88,17 @@ fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError>
     }
 }
 
-/// The tool's icons as MCP lists them (SEP-973), each with the media type its address names (a
-/// `data:` URI's, or a file extension's), `None` when it has none.
+/// The tool's icons as MCP lists them (SEP-973), each with the media type its address names
+/// ([`crate::spec::icon_media_type`]), `None` when it has none.
 fn icons(srcs: &[String]) -> Option<Vec<Icon>> {
     (!srcs.is_empty()).then(|| {
         srcs.iter()
             .map(|src| {
                 let mut icon = Icon::new(src.clone());
-                icon.mime_type = icon_media_type(src).map(str::to_owned);
+                icon.mime_type = crate::spec::icon_media_type(src).map(str::to_owned);
                 icon
             })
             .collect()
-    })
-}
-
-/// The media type of an icon's address: a `data:` URI's own, else its path's extension's.
-fn icon_media_type(src: &str) -> Option<&str> {
-    if let Some(data) = src.strip_prefix("data:") {
-        return data.split([';', ',']).next().filter(|t| t.contains('/'));
-    }
-    let path = src.split(['?', '#']).next().unwrap_or(src);
-    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
-    Some(match extension.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "svg" => "image/svg+xml",
-        "webp" => "image/webp",
-        "gif" => "image/gif",
-        "ico" => "image/x-icon",
-        _ => return None,
     })
 }
 
@@ -321,6 +303,7 @@ mod tests {
                     destructive_hint: Some(true),
                     idempotent_hint: Some(true),
                     meta: Some(json!({"ui": {"icon": "trash"}})),
+                    icons: vec!["https://example.com/trash.svg".into(), "data:image/png;base64,AAAA".into()],
                     ..McpSpec::default()
                 };
                 // Not an object: not an MCP output schema.
