@@ -36,7 +36,7 @@ STATEFUL_ONLY=(tools-call-with-logging tools-call-sampling tools-call-elicitatio
     elicitation-sep1330-enums server-sse-multiple-streams server-sse-polling)
 mode="${1:-both}"
 case $mode in
-    both) modes=(stateful stateless) ;;
+    both | all) modes=(stateful stateless) ;; # `all`: what the suite's 0.1 runs were called
     stateful | stateless) modes=("$mode") ;;
     *) echo "usage: run.sh [both|stateful|stateless]" >&2; exit 2 ;;
 esac
