@@ -15,6 +15,8 @@ mod client_side;
 mod ctx_inferred;
 #[path = "context/pass_ctx_param.rs"]
 mod ctx_param;
+#[path = "header/pass_header.rs"]
+mod header;
 #[path = "hooks/pass_hooks.rs"]
 mod hooks;
 #[path = "idempotent/pass_idempotent.rs"]
@@ -66,6 +68,7 @@ fn main() {
     let (first, second) = weather.expect("the shared id `weather` is reported");
     assert_ne!(first.module_path, second.module_path);
     require_approval::main();
+    header::main();
     background::main();
     client_side::main();
     ctx_inferred::main();

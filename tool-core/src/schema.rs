@@ -1,7 +1,9 @@
 //! JSON Schemas derived from Rust types.
 //!
 //! Owns the schemars settings (JSON Schema 2020-12; the deserialize contract for what a tool
-//! receives, the serialize contract for what it returns) and the input-root rule: a tool's
+//! receives, the serialize contract for what it returns; integer widths as `minimum`/`maximum`,
+//! and what drops the `format`s outside the JSON Schema vocabulary from what is sent:
+//! [`without_foreign_formats`]) and the input-root rule: a tool's
 //! input schema is always an object. Provider-specific rewrites (strict, Gemini, …) are
 //! catalog passes and do not belong here.
 
@@ -45,6 +47,78 @@ fn untitled(mut schema: Value) -> Value {
     reflow_descriptions(&mut schema);
     bound_integer_formats(&mut schema);
     schema
+}
+
+/// The `format`s of the JSON Schema 2020-12 format vocabulary (§7.3); validators know them.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without the `format`s outside the JSON Schema vocabulary, or `None` when it has
+/// none. schemars names Rust's numeric types (`uint`, `uint32`, `int64`, `double`, …) and a few
+/// others (`partial-date-time`, `ip`) that no JSON Schema validator knows (Ajv warns `unknown
+/// format "uint" ignored`, strict mode refuses the schema); the canonical schema keeps them
+/// (they tell the runtime which integer type decodes a value), and what is sent to MCP clients
+/// and model providers drops them (the catalog passes call this). What they say about a number
+/// is in `minimum`/`maximum`, which stay. A `format` that is a property's name stays.
+///
+/// ```
+/// let s = serde_json::json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint32", "minimum": 0}}});
+/// let sent = tool_core::schema::without_foreign_formats(&s).unwrap();
+/// assert_eq!(sent["properties"]["n"], serde_json::json!({"type": "integer", "minimum": 0}));
+/// ```
+pub fn without_foreign_formats(schema: &Value) -> Option<Value> {
+    let mut out = schema.clone();
+    drop_foreign_formats(&mut out).then_some(out)
+}
+
+/// Drops the foreign `format`s of `schema` in place; whether there was one.
+pub(crate) fn drop_foreign_formats(schema: &mut Value) -> bool {
+    match schema {
+        Value::Object(obj) => {
+            let foreign = obj
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f));
+            if foreign {
+                obj.remove("format");
+            }
+            let mut dropped = foreign;
+            for (key, value) in obj.iter_mut() {
+                dropped |= match key.as_str() {
+                    // Maps from names to schemas: a member named `format` is a name there.
+                    "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas" => match value {
+                        Value::Object(members) => members.values_mut().fold(false, |d, m| drop_foreign_formats(m) | d),
+                        _ => false,
+                    },
+                    // Values, not schemas.
+                    "enum" | "const" | "default" | "examples" => false,
+                    _ => drop_foreign_formats(value),
+                };
+            }
+            dropped
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |d, item| drop_foreign_formats(item) | d),
+        _ => false,
+    }
 }
 
 /// Gives every integer schema with a format narrower than 64 bits (`uint32`, `int8`, …) the
@@ -209,6 +283,46 @@ pub fn without_meta(schema: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Numbers {
+        count: u32,
+        big: u64,
+        signed: i64,
+        ratio: f64,
+        small: Option<u8>,
+        format: String,
+        addresses: Vec<std::net::IpAddr>,
+    }
+
+    #[test]
+    fn sent_schemas_name_no_format_outside_the_json_schema_vocabulary() {
+        let canonical = receive_schema::<Numbers>();
+        // The canonical schema keeps schemars' formats (the runtime reads integer types there).
+        assert_eq!(canonical["properties"]["count"]["format"], "uint32");
+        let s = without_foreign_formats(&canonical).unwrap();
+        let text = s.to_string();
+        for foreign in ["uint", "uint32", "uint64", "uint8", "int64", "double", "ip"] {
+            assert!(!text.contains(&format!("\"format\":\"{foreign}\"")), "{foreign} in {text}");
+        }
+        // What the formats said about the numbers stays in their bounds.
+        assert_eq!(s["properties"]["count"]["minimum"], 0);
+        assert_eq!(s["properties"]["count"]["maximum"], u32::MAX);
+        assert_eq!(s["properties"]["big"]["minimum"], 0);
+        assert_eq!(s["properties"]["small"]["maximum"], 255);
+        // A property named `format` is a name, not the keyword.
+        assert_eq!(s["properties"]["format"]["type"], "string");
+        assert!(without_foreign_formats(&s).is_none(), "nothing left to drop");
+    }
+
+    #[test]
+    fn standard_formats_stay() {
+        let mut s = json!({"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}, "n": {"type": "integer", "format": "int64"}}});
+        assert!(drop_foreign_formats(&mut s));
+        assert_eq!(s["properties"]["at"]["format"], "date-time");
+        assert!(s["properties"]["n"].get("format").is_none());
+    }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]

@@ -307,14 +307,62 @@ pub struct McpSpec {
     /// Arbitrary metadata passed to MCP clients as is.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+    /// Where the tool's icons are (`#[tool(icon = "…")]`): `https:` URLs or `data:` URIs, listed
+    /// as MCP `icons` (SEP-973).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<String>,
+    /// The client capabilities a call needs (`mcp(requires = ["sampling"])`: `elicitation`,
+    /// `roots`, `sampling`); a client that did not declare one is refused before the tool runs
+    /// (`-32021`, missing required client capability).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
+}
+
+/// The media type of an icon's address: a `data:` URI's own, else its path's extension's
+/// (`png`, `jpg`/`jpeg`, `svg`, `webp`, `gif`, `ico`); `None` when it names none.
+///
+/// ```
+/// use tool_core::spec::icon_media_type;
+/// assert_eq!(icon_media_type("https://example.com/i.svg?v=2"), Some("image/svg+xml"));
+/// assert_eq!(icon_media_type("data:image/png;base64,AAAA"), Some("image/png"));
+/// assert_eq!(icon_media_type("https://example.com/icon"), None);
+/// ```
+pub fn icon_media_type(src: &str) -> Option<&str> {
+    if let Some(data) = src.strip_prefix("data:") {
+        return data.split([';', ',']).next().filter(|t| t.contains('/'));
+    }
+    let path = src.split(['?', '#']).next().unwrap_or(src);
+    let (_, extension) = path.rsplit_once('.')?;
+    Some(match extension.to_ascii_lowercase().as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "svg" => "image/svg+xml",
+        "webp" => "image/webp",
+        "gif" => "image/gif",
+        "ico" => "image/x-icon",
+        _ => return None,
+    })
 }
 
 impl McpSpec {
+    /// The MCP `icons` of the tool (`[{src, mimeType}]`, SEP-973), or `None` when it has none.
+    pub fn icons_json(&self) -> Option<Value> {
+        (!self.icons.is_empty()).then(|| {
+            let icons = self.icons.iter().map(|src| match icon_media_type(src) {
+                Some(media_type) => serde_json::json!({"src": src, "mimeType": media_type}),
+                None => serde_json::json!({"src": src}),
+            });
+            Value::Array(icons.collect())
+        })
+    }
+
     /// The MCP `annotations` object with only the fields the author set, or `None` if none.
     pub fn annotations(&self) -> Option<Value> {
         let mut v = serde_json::to_value(self).ok()?;
         let obj = v.as_object_mut()?;
         obj.remove("_meta");
+        obj.remove("icons");
+        obj.remove("requires");
         (!obj.is_empty()).then_some(v)
     }
 }

@@ -17,6 +17,8 @@ pub struct Field {
     pub ident: Ident,
     pub ty: Type,
     pub docs: Vec<Attribute>,
+    /// Its `#[tool(header = "...")]`: the HTTP header an MCP client mirrors it into.
+    pub header: Option<syn::LitStr>,
 }
 
 /// The only input parameter, unmarked: one field if its type is a plain value (a scalar, a
@@ -29,6 +31,8 @@ pub struct Single {
     /// Where its name or pattern is.
     pub pat_span: Span,
     pub docs: Vec<Attribute>,
+    /// Its `#[tool(header = "...")]` (see [`Field::header`]).
+    pub header: Option<syn::LitStr>,
 }
 
 /// How the function receives its input.
@@ -188,6 +192,7 @@ struct Raw {
     whole: Option<Attribute>,
     /// Whether it is marked `#[field]`.
     field: bool,
+    header: Option<syn::LitStr>,
 }
 
 /// A parameter's tool-only attributes, taken off it: at most one marker, and its docs.
@@ -197,6 +202,8 @@ struct Marks {
     input: Option<Attribute>,
     field: Option<Attribute>,
     docs: Vec<Attribute>,
+    /// `#[tool(header = "...")]`.
+    header: Option<syn::LitStr>,
 }
 
 struct Reader<'a> {
@@ -215,6 +222,9 @@ impl Reader<'_> {
     fn param(&mut self, pt: &mut PatType, inputs: &mut Vec<Raw>, params: &mut Vec<Param>) {
         let marks = self.marks(pt);
         if let Some(mark) = &marks.ctx {
+            if let Some(header) = &marks.header {
+                self.error(header, "the `#[ctx]` parameter is not part of the input: it travels in no header");
+            }
             self.context(mark, &marks.docs, &pt.ty, params);
             return;
         }
@@ -226,6 +236,7 @@ impl Reader<'_> {
                 docs: marks.docs,
                 whole: marks.input,
                 field: marks.field.is_some(),
+                header: marks.header,
             });
         }
     }
@@ -238,6 +249,10 @@ impl Reader<'_> {
             let path = attr.path();
             if path.is_ident("doc") {
                 marks.docs.push(attr);
+                continue;
+            }
+            if path.is_ident("tool") {
+                self.param_options(&attr, &mut marks);
                 continue;
             }
             if !["ctx", "input", "field"].iter().any(|m| path.is_ident(m)) {
@@ -263,6 +278,28 @@ impl Reader<'_> {
             }
         }
         marks
+    }
+
+    /// `#[tool(header = "Name")]` on a parameter: the one option a parameter takes.
+    fn param_options(&mut self, attr: &Attribute, marks: &mut Marks) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if !meta.path.is_ident("header") {
+                return Err(meta.error("a parameter's `#[tool(...)]` takes `header = \"Name\"` only"));
+            }
+            let value: syn::LitStr = meta.value()?.parse()?;
+            if marks.header.is_some() {
+                return Err(syn::Error::new(value.span(), "`header` is given twice: keep one"));
+            }
+            if let Some(why) = crate::valid::header_name_problem(&value.value()) {
+                return Err(syn::Error::new(value.span(), why));
+            }
+            marks.header = Some(value);
+            Ok(())
+        });
+        if let Err(e) = parsed {
+            self.sound = false;
+            self.cx.syn_error(e);
+        }
     }
 
     /// The `#[ctx]` parameter.
@@ -318,7 +355,14 @@ impl Reader<'_> {
                 pat_span: p.pat.span(),
                 ty: p.ty,
                 docs: p.docs,
+                header: p.header,
             });
+        }
+        if let Some(header) = &p.header {
+            self.error(
+                header,
+                "this parameter is the whole input (`#[input]`): put the header on a field of its type, `#[schemars(extend(\"x-mcp-header\" = \"Name\"))]`",
+            );
         }
         if let Some(doc) = p.docs.first() {
             let ty = type_text(&p.ty);
@@ -347,6 +391,7 @@ impl Reader<'_> {
                     ident,
                     ty: p.ty,
                     docs: p.docs,
+                    header: p.header,
                 }),
                 None => self.error(
                     &p.pat,

@@ -43,6 +43,9 @@ fn plain_parameters_with_docs_and_context() {
                 a: f64,
                 /// The second addend
                 b: Option<f64>,
+                /// Where the sum is wanted (sent as the HTTP header `Mcp-Param-Region` too)
+                #[tool(header = "Region")]
+                region: String,
                 #[ctx] cx: ToolContext<Tenant>,
             ) -> f64 {
                 a + b.unwrap_or_default()
@@ -69,6 +72,7 @@ fn every_option() {
     insta::assert_snapshot!(expand(
         quote!(
             title = "Customer",
+            icon = "https://example.com/customer.png",
             blocking,
             isolate = "process",
             max_model_output = "16KiB",
@@ -78,7 +82,12 @@ fn every_option() {
             transform(display(input = show_in, error = show_err), transcript(output = show_out)),
             suspend = Pause,
             resume = Resume,
-            mcp(title = "Lookup", read_only_hint = true, meta = json!({"v": 1})),
+            mcp(
+                title = "Lookup",
+                read_only_hint = true,
+                meta = json!({"v": 1}),
+                requires = ["elicitation"]
+            ),
             provider_options(anthropic = json!({"cache_control": {"type": "ephemeral"}})),
             input_examples = [Lookup { id: "c1".into() }],
             background(timeout_ms = 1000, max_retries = 2),

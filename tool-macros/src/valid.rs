@@ -28,6 +28,20 @@ fn id_problem(id: &str) -> Option<String> {
         .map(|c| format!("it contains `{c}`"))
 }
 
+/// Why a parameter's `header` is not an MCP header name (SEP-2243: an RFC 9110 token, ASCII
+/// letters, digits and `!#$%&'*+-.^_`|~`, sent as `Mcp-Param-{name}`), worded as a fix.
+pub fn header_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("the header name is empty: name it, e.g. `header = \"Region\"` (sent as `Mcp-Param-Region`)".into());
+    }
+    let bad = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)))?;
+    Some(format!(
+        "`{bad}` cannot be in an HTTP header name: use ASCII letters, digits and `-` (the header is sent as `Mcp-Param-{name}`)"
+    ))
+}
+
 pub fn check(cx: &mut Ctxt, attrs: &ToolAttrs, f: &ToolFn) -> Names {
     signature(cx, &f.item.sig, f.client_side.is_none());
     if f.client_side.is_some() {

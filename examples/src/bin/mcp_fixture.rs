@@ -9,7 +9,14 @@
 //!
 //! The tools are ordinary `#[tool]` functions served from an explicit registry (not
 //! `Registry::global()`, so the examples library's tools stay out): the suite's fixture tools
-//! (`test_*` and `json_schema_2020_12_tool`) and a few more for our own client tests: `echo`
+//! (`test_*`, `json_schema_2020_12_tool`, whose schema carries `allOf`, `if`/`then`/`else` and an
+//! `$anchor`; the 2026-07-28 diagnostic tools: `test_input_required_result_*`, which ask under
+//! keys of their own, `test_missing_capability` (`mcp(requires = ["sampling"])`),
+//! `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`,
+//! `test_custom_headers` (a `#[tool(header = "Region")]` parameter); the tasks extension's:
+//! `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`), each bounded
+//! (sleeps of at most 120 s, echoes of at most 200 characters), and a few more for our own
+//! client tests: `echo`
 //! (the benchmark tool), `slow` (runs until cancelled; with `MCP_FIXTURE_CANCEL_LOG` set it
 //! appends `cancelled <tool_call_id>` to that file when it sees the cancellation;
 //! `MCP_FIXTURE_INPUT_TIMEOUT_MS` shortens how long a mid-call question waits for its answer),
@@ -28,9 +35,10 @@ use std::time::Duration;
 
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt, PromptArgument,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource, ResourceContents,
-    ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    Implementation, InputRequests, InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext as McpRequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -60,6 +68,11 @@ fn mcp_block(block: Value) -> ContentPart {
     ContentPart::Custom {
         provider_options: json!({ "mcp": block }),
     }
+}
+
+/// At most the first 200 characters of a text a client sent (what the tools echo stays small).
+fn bounded(text: &str) -> &str {
+    text.char_indices().nth(200).map_or(text, |(end, _)| &text[..end])
 }
 
 /// The MCP client of a call, or an error saying the tool needs one.
@@ -263,7 +276,7 @@ async fn elicit(cx: &ToolContext, message: String, schema: Value) -> Result<Stri
 /// A street address.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(rename = "address")]
+#[schemars(rename = "address", extend("$anchor" = "addressDef"))]
 pub struct Address {
     /// Street and number
     pub street: Option<String>,
@@ -271,24 +284,51 @@ pub struct Address {
     pub city: Option<String>,
 }
 
-/// A name and an optional address.
+/// How to reach a person.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ContactMethod {
+    /// By phone
+    Phone,
+    /// By email
+    Email,
+}
+
+/// A name, an optional address and a way to reach the person: a phone number or an email
+/// address (`allOf`/`anyOf`), the one `contactMethod` names (`if`/`then`/`else`). The JSON
+/// Schema 2020-12 keywords a derive does not write are the struct's `extend`s; the MCP listing
+/// keeps every one of them.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend(
+    "allOf" = [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if" = {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then" = {"required": ["phone"]},
+    "else" = {"required": ["email"]}
+))]
 pub struct PersonInput {
     /// The person's name
     pub name: Option<String>,
     /// Where the person lives
     pub address: Option<Address>,
+    /// How to reach the person
+    pub contact_method: Option<ContactMethod>,
+    /// Phone number
+    pub phone: Option<String>,
+    /// Email address
+    pub email: Option<String>,
 }
 
 /// Tool with JSON Schema 2020-12 features
 #[tool(id = "json_schema_2020_12_tool")]
 pub async fn json_schema_2020_12_tool(input: PersonInput) -> String {
     let city = input.address.and_then(|a| a.city);
+    let contact = input.phone.or(input.email);
     format!(
-        "name: {}, city: {}",
+        "name: {}, city: {}, contact: {}",
         input.name.as_deref().unwrap_or("-"),
-        city.as_deref().unwrap_or("-")
+        city.as_deref().unwrap_or("-"),
+        contact.as_deref().unwrap_or("-")
     )
 }
 
@@ -300,6 +340,266 @@ pub async fn json_schema_2020_12_tool(input: PersonInput) -> String {
 #[tool(id = "test_reconnection")]
 pub async fn test_reconnection() -> String {
     "Reconnection test completed successfully".into()
+}
+
+/// Answers `Hello, {name}!` at once (the tasks scenarios' tool that never runs as a task)
+#[tool(id = "greet", icon = "https://modelcontextprotocol.io/favicon.png")]
+pub async fn greet(
+    /// Who to greet (the first 200 characters are echoed)
+    name: String,
+) -> String {
+    format!("Hello, {}!", bounded(&name))
+}
+
+/// Sleeps `seconds` (at most 120), then answers; a durable task, to a client that declared the
+/// tasks extension, that ends cancelled when the task is cancelled
+#[tool(id = "slow_compute", background(enabled = true))]
+pub async fn slow_compute(
+    /// How long to compute, in seconds (0 answers at once; at most 120)
+    seconds: f64,
+    /// A label echoed in the answer (its first 200 characters)
+    label: Option<String>,
+    #[ctx] cx: ToolContext,
+) -> Result<String, ToolError> {
+    let seconds = seconds.clamp(0.0, 120.0);
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_secs_f64(seconds)) => {}
+        _ = cx.cancellation().cancelled() => return Err(ToolError::new("The computation was cancelled.")),
+    }
+    Ok(format!("computed {} in {seconds} s", bounded(label.as_deref().unwrap_or("result"))))
+}
+
+/// Fails with a tool error after a second (a task that completes with `isError`)
+#[tool(id = "failing_job", background(enabled = true))]
+pub async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new("The job failed, as it always does."))
+}
+
+/// Panics: a protocol-level failure, not a tool error (a task that ends `failed`)
+#[tool(id = "protocol_error_job", background(enabled = true))]
+pub async fn protocol_error_job() -> String {
+    panic!("protocol_error_job always panics")
+}
+
+/// Deletes nothing, once the user approved: as a task, it waits for the approval
+/// (`input_required`, the form in `inputRequests`) and answers `tasks/update`
+#[tool(id = "confirm_delete", require_approval, background(enabled = true))]
+pub async fn confirm_delete(
+    /// The file to delete (nothing is deleted; the first 200 characters are echoed)
+    filename: Option<String>,
+) -> String {
+    format!("deleted {} (not really)", filename.as_deref().map_or("the file", bounded))
+}
+
+/// Asks the user for input mid-call: a form on the call's response stream (an input-required
+/// result on 2026-07-28, never a request of the server's own)
+#[tool(id = "test_streaming_elicitation")]
+pub async fn test_streaming_elicitation(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]});
+    elicit(&cx, "Please answer".into(), schema).await
+}
+
+/// Logs one message at each of three levels; a client that asked for no log level hears none
+#[tool(id = "test_logging_tool")]
+pub async fn test_logging_tool(#[ctx] cx: ToolContext) -> String {
+    cx.observe().log(LogLevel::Debug, "debug from test_logging_tool", None);
+    cx.observe().log(LogLevel::Info, "info from test_logging_tool", None);
+    cx.observe().log(LogLevel::Warn, "warning from test_logging_tool", None);
+    "logged three messages".into()
+}
+
+/// Adds `dynamic_echo` when it is not served, removes it when it is (subscribers hear
+/// `tools/list_changed` either way)
+#[tool(id = "test_trigger_tool_change")]
+pub async fn test_trigger_tool_change() -> Result<String, ToolError> {
+    if served()?.get(DYNAMIC).is_some() {
+        remove_tool().await
+    } else {
+        add_tool().await
+    }
+}
+
+/// Routes by region: `region` travels as the HTTP header `Mcp-Param-Region` too (SEP-2243),
+/// and the server refuses a request whose header and argument differ
+#[tool(id = "test_custom_headers")]
+pub async fn test_custom_headers(
+    /// The region (the first 200 characters are echoed)
+    #[tool(header = "Region")]
+    region: String,
+    /// A note echoed back (its first 200 characters)
+    note: Option<String>,
+) -> String {
+    let note = note.as_deref().map(|n| format!(": {}", bounded(n))).unwrap_or_default();
+    format!("region {}{note}", bounded(&region))
+}
+
+/// Samples the client's model; it requires the sampling capability, so a client that did not
+/// declare it is refused before the tool runs (`-32021`)
+#[tool(id = "test_missing_capability", mcp(requires = ["sampling"]))]
+pub async fn test_missing_capability(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answer = client(&cx)?
+        .sample(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}], "maxTokens": 20}))
+        .await?;
+    Ok(format!("The model said: {}", sampled(&answer)))
+}
+
+// ---- input-required results (SEP-2322): questions asked under keys the tool chooses ----
+
+/// An `elicitation/create` request for one required field.
+fn form_request(message: &str, field: &str, kind: &str) -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": {
+            "message": message,
+            "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}
+        }
+    })
+}
+
+/// A `sampling/createMessage` request for one user message.
+fn sampling_request(text: &str, max_tokens: u32) -> Value {
+    json!({
+        "method": "sampling/createMessage",
+        "params": {"messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": max_tokens}
+    })
+}
+
+/// A `roots/list` request.
+fn roots_request() -> Value {
+    json!({"method": "roots/list", "params": {}})
+}
+
+/// Asks the client the questions of `requests` (an object of key → request) at once.
+async fn ask(cx: &ToolContext, requests: Value) -> Result<serde_json::Map<String, Value>, ToolError> {
+    let Value::Object(requests) = requests else {
+        return Err(ToolError::new("the questions are an object of key → request"));
+    };
+    client(cx)?.ask(requests).await
+}
+
+/// A field of an accepted form (at most 200 characters of it), or `-`.
+fn accepted<'a>(answer: &'a Value, field: &str) -> &'a str {
+    match answer["action"].as_str() {
+        Some("accept") => answer["content"][field].as_str().map_or("-", bounded),
+        _ => "-",
+    }
+}
+
+/// The text of a sampling result (its first 200 characters).
+fn sampled(answer: &Value) -> String {
+    let blocks = match &answer["content"] {
+        Value::Array(items) => items.clone(),
+        one => vec![one.clone()],
+    };
+    let text: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+    bounded(&text.join("\n")).to_owned()
+}
+
+/// The root URIs of a `roots/list` result (at most 20).
+fn root_uris(answer: &Value) -> Vec<&str> {
+    answer["roots"]
+        .as_array()
+        .map(|roots| roots.iter().take(20).filter_map(|r| r["uri"].as_str()).map(bounded).collect())
+        .unwrap_or_default()
+}
+
+/// Asks the user's name (`user_name`) and greets them
+#[tool(id = "test_input_required_result_elicitation")]
+pub async fn test_input_required_result_elicitation(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answers = ask(&cx, json!({"user_name": form_request("What is your name?", "name", "string")})).await?;
+    Ok(format!("Hello, {}!", accepted(&answers["user_name"], "name")))
+}
+
+/// Asks the client's model a question (`capital_question`) and answers with its reply
+#[tool(id = "test_input_required_result_sampling")]
+pub async fn test_input_required_result_sampling(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answers = ask(
+        &cx,
+        json!({"capital_question": sampling_request("What is the capital of France?", 100)}),
+    )
+    .await?;
+    Ok(format!("The model answered: {}", sampled(&answers["capital_question"])))
+}
+
+/// Asks the client for its roots (`client_roots`) and lists them
+#[tool(id = "test_input_required_result_list_roots")]
+pub async fn test_input_required_result_list_roots(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answers = ask(&cx, json!({"client_roots": roots_request()})).await?;
+    Ok(format!("The client's roots: {}", root_uris(&answers["client_roots"]).join(", ")))
+}
+
+/// Asks for a confirmation (`confirm`); the answer comes back with the request state the server
+/// sealed, which it verifies before the call goes on
+#[tool(id = "test_input_required_result_request_state")]
+pub async fn test_input_required_result_request_state(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answers = ask(&cx, json!({"confirm": form_request("Please confirm", "ok", "boolean")})).await?;
+    let ok = answers["confirm"]["content"]["ok"] == json!(true);
+    Ok(format!("state-ok: the request state verified; confirmed: {ok}"))
+}
+
+/// Asks three things at once: the user's name, a greeting from the client's model, the
+/// client's roots
+#[tool(id = "test_input_required_result_multiple_inputs")]
+pub async fn test_input_required_result_multiple_inputs(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answers = ask(
+        &cx,
+        json!({
+            "user_name": form_request("What is your name?", "name", "string"),
+            "greeting": sampling_request("Generate a greeting", 50),
+            "client_roots": roots_request()
+        }),
+    )
+    .await?;
+    Ok(format!(
+        "name: {}; greeting: {}; roots: {}",
+        accepted(&answers["user_name"], "name"),
+        sampled(&answers["greeting"]),
+        root_uris(&answers["client_roots"]).join(", ")
+    ))
+}
+
+/// Asks two questions in two rounds (`step1`, then `step2`), each with a request state of its own
+#[tool(id = "test_input_required_result_multi_round")]
+pub async fn test_input_required_result_multi_round(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let first = ask(&cx, json!({"step1": form_request("Step 1: What is your name?", "name", "string")})).await?;
+    let second = ask(
+        &cx,
+        json!({"step2": form_request("Step 2: What is your favorite color?", "color", "string")}),
+    )
+    .await?;
+    Ok(format!(
+        "{} likes {}",
+        accepted(&first["step1"], "name"),
+        accepted(&second["step2"], "color")
+    ))
+}
+
+/// Asks for a confirmation under a sealed request state: a state edited on its way back is refused
+#[tool(id = "test_input_required_result_tampered_state")]
+pub async fn test_input_required_result_tampered_state(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let answers = ask(&cx, json!({"confirm": form_request("Please confirm", "ok", "boolean")})).await?;
+    Ok(format!("confirmed: {}", answers["confirm"]["content"]["ok"] == json!(true)))
+}
+
+/// Asks only what the client declared it can answer: the user (elicitation), its model
+/// (sampling)
+#[tool(id = "test_input_required_result_capabilities")]
+pub async fn test_input_required_result_capabilities(#[ctx] cx: ToolContext) -> Result<String, ToolError> {
+    let mcp = client(&cx)?;
+    let mut requests = serde_json::Map::new();
+    if mcp.supports("elicitation/create") {
+        requests.insert("user_name".into(), form_request("What is your name?", "name", "string"));
+    }
+    if mcp.supports("sampling/createMessage") {
+        requests.insert("greeting".into(), sampling_request("Generate a greeting", 50));
+    }
+    if requests.is_empty() {
+        return Ok("The client declared neither elicitation nor sampling: nothing was asked.".into());
+    }
+    let asked: Vec<String> = requests.keys().cloned().collect();
+    mcp.ask(requests).await?;
+    Ok(format!("asked: {}", asked.join(", ")))
 }
 
 // ---- our own client tests ----
@@ -462,6 +762,31 @@ fn template_id(uri: &str) -> Option<&str> {
         .filter(|id| !id.is_empty() && !id.contains('/'))
 }
 
+/// `test_input_required_result_prompt`: asks for the user's context (`user_context`) until the
+/// client brings it back, then answers the prompt with it. Nothing is kept between the rounds.
+fn context_prompt(responses: Option<&InputResponses>) -> GetPromptResponse {
+    let context = responses
+        .and_then(|r| r.get("user_context"))
+        .filter(|answer| answer["action"] == "accept")
+        .map(|answer| answer["content"]["context"].as_str().map_or("-", bounded).to_owned());
+    match context {
+        Some(context) => GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Answer in this context: {context}"),
+        )])
+        .into(),
+        None => {
+            let Ok(request) = serde_json::from_value(form_request("What context should the prompt use?", "context", "string")) else {
+                return GetPromptResult::new(vec![]).into();
+            };
+            GetPromptResponse::InputRequired(InputRequiredResult::new(
+                Some(InputRequests::from([("user_context".to_owned(), request)])),
+                None,
+            ))
+        }
+    }
+}
+
 impl ServerHandler for FixtureExtras {
     fn get_info(&self) -> ServerConfig {
         let caps = ServerCapabilities::builder()
@@ -494,6 +819,11 @@ impl ServerHandler for FixtureExtras {
                 Some(vec![argument("resourceUri", "URI of the resource to embed")]),
             ),
             Prompt::new("test_prompt_with_image", Some("A prompt with an image"), None),
+            Prompt::new(
+                "test_input_required_result_prompt",
+                Some("A prompt that asks the user for its context first (an input-required result)"),
+                None,
+            ),
         ]))
     }
 
@@ -502,6 +832,9 @@ impl ServerHandler for FixtureExtras {
         request: GetPromptRequestParams,
         _ctx: McpRequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            return Ok(context_prompt(request.input_responses.as_ref()));
+        }
         let args = request.arguments.unwrap_or_default();
         let arg = |name: &str| -> Result<String, ErrorData> {
             args.get(name)
@@ -580,7 +913,12 @@ impl ServerHandler for FixtureExtras {
                     let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
                     ResourceContents::text(data.to_string(), uri).with_mime_type("application/json")
                 }
-                None => return Err(ErrorData::resource_not_found(format!("there is no resource `{uri}`"), None)),
+                None => {
+                    return Err(ErrorData::resource_not_found(
+                        format!("there is no resource `{uri}`"),
+                        Some(json!({"uri": uri})),
+                    ));
+                }
             },
         };
         Ok(ReadResourceResult::new(vec![contents]).into())
@@ -678,6 +1016,24 @@ fn registry() -> Registry {
         test_elicitation_sep1330_enums::tool(),
         json_schema_2020_12_tool::tool(),
         test_reconnection::tool(),
+        greet::tool(),
+        slow_compute::tool(),
+        failing_job::tool(),
+        protocol_error_job::tool(),
+        confirm_delete::tool(),
+        test_streaming_elicitation::tool(),
+        test_logging_tool::tool(),
+        test_trigger_tool_change::tool(),
+        test_custom_headers::tool(),
+        test_missing_capability::tool(),
+        test_input_required_result_elicitation::tool(),
+        test_input_required_result_sampling::tool(),
+        test_input_required_result_list_roots::tool(),
+        test_input_required_result_request_state::tool(),
+        test_input_required_result_multiple_inputs::tool(),
+        test_input_required_result_multi_round::tool(),
+        test_input_required_result_tampered_state::tool(),
+        test_input_required_result_capabilities::tool(),
         echo::tool(),
         long_log::tool(),
         overflow::tool(),

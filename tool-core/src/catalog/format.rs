@@ -320,6 +320,7 @@ fn mcp<'a>(
         .with_if(annotations.is_some(), "annotations", || {
             Field::Json(annotations.unwrap_or(&Value::Null))
         })
+        .with_optional("icons", spec.presentation.mcp.icons_json().map(Field::Owned))
         .with_optional("_meta", spec.mcp_meta().map(Field::Owned))
 }
 

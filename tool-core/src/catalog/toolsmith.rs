@@ -235,7 +235,17 @@ fn mcp_from(v: &Value) -> McpSpec {
         idempotent_hint: b("idempotentHint"),
         open_world_hint: b("openWorldHint"),
         meta: v.get("_meta").cloned(),
+        icons: words(v, "icons"),
+        requires: words(v, "requires"),
     }
+}
+
+/// A list of strings under `key` (none when absent).
+fn words(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
 }
 
 fn background_from(v: &Value) -> BackgroundSpec {

@@ -154,6 +154,25 @@ pub trait McpHandle: Send + Sync + 'static {
         let _ = request;
         Box::pin(std::future::ready(Err(ToolError::new("This MCP client cannot sample a model."))))
     }
+    /// Asks the client several things at once, each under a key the tool chooses: `requests`
+    /// maps a key to an MCP request, `{"method": "elicitation/create" | "sampling/createMessage"
+    /// | "roots/list", "params": {…}}`. On MCP 2026-07-28 they travel together in one
+    /// input-required result (a client that leaves one out is asked again for it); on earlier
+    /// revisions each is a request of the server's own. Returns each answer (the client's
+    /// result, as JSON) under its key.
+    fn ask(&self, requests: serde_json::Map<String, Value>) -> BoxFuture<'_, Result<serde_json::Map<String, Value>, ToolError>> {
+        let _ = requests;
+        Box::pin(std::future::ready(Err(ToolError::new(
+            "This MCP client cannot be asked for input.",
+        ))))
+    }
+    /// Whether the client declared the capability that a request `method` of [`Self::ask`]
+    /// needs (`elicitation/create`: elicitation, `sampling/createMessage`: sampling,
+    /// `roots/list`: roots). A tool asks only what its client can answer.
+    fn supports(&self, method: &str) -> bool {
+        let _ = method;
+        false
+    }
 }
 
 impl fmt::Debug for dyn McpHandle {

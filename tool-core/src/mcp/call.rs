@@ -11,7 +11,9 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ReadResourceResult, ResourceContents};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputResponses, ReadResourceResult, ResourceContents,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
@@ -65,6 +67,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 return Ok(error_result(identity::missing_text(&name, &missing)));
             }
         }
+        if let Some(refused) = self.missing_capability(&id, ctx) {
+            return Err(refused);
+        }
         let tool = ToolRef { name, id };
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
         let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
@@ -78,14 +83,50 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let trace_context = trace_context.map(|m| (m.get_traceparent(), m.get_tracestate()));
         if let (Some(state), Some(responses)) = (&request.request_state, &request.input_responses) {
             let continued = Box::pin(self.continue_call(&tool, state, responses, ctx));
-            return Ok(match self.continued_span(&tool, state, trace_context) {
+            return match self.continued_span(&tool, state, trace_context) {
                 Some(span) => continued.instrument(span).await,
                 None => continued.await,
-            });
+            };
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let key = asked.idempotency_key.map(|key| scoped_key(&key, caller));
-        Ok(self.run_call(&tool, (args, key), ctx, trace_context).await)
+        // Answers brought without a request state are the tool's to find when it asks (SEP-2322).
+        let given = request.input_responses.filter(|_| modern(ctx)).unwrap_or_default();
+        Ok(self.run_call(&tool, (args, key, given), ctx, trace_context).await)
+    }
+
+    /// The refusal of a call whose tool requires a client capability (`mcp(requires = [...])`)
+    /// this request's client did not declare: a missing required client capability (`-32021`,
+    /// SEP-2575; HTTP 400 on 2026-07-28), naming them in `requiredCapabilities`, before the tool
+    /// runs.
+    fn missing_capability(&self, id: &str, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
+        let tool = self.registry().get(id)?;
+        let requires = &tool.spec().presentation.mcp.requires;
+        if requires.is_empty() {
+            return None;
+        }
+        let declared = ctx.client_capabilities();
+        let has = |capability: &str| {
+            declared.as_ref().is_some_and(|c| match capability {
+                "elicitation" => c.elicitation.is_some(),
+                "sampling" => c.sampling.is_some(),
+                "roots" => c.roots.is_some(),
+                _ => false,
+            })
+        };
+        let missing: serde_json::Map<String, Value> = requires.iter().filter(|c| !has(c)).map(|c| (c.clone(), json!({}))).collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+        Some(ErrorData::new(
+            rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            format!(
+                "The tool `{id}` needs the client capabilities {}, which this client did not declare.",
+                names.join(", ")
+            ),
+            Some(json!({"requiredCapabilities": missing})),
+        ))
     }
 
     /// The span of a call continued by a 2026-07-28 follow-up request that carries W3C trace
@@ -111,7 +152,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     async fn run_call(
         &self,
         tool: &ToolRef,
-        (args, idempotency_key): (Value, Option<String>),
+        (args, idempotency_key, given): (Value, Option<String>, InputResponses),
         ctx: &RequestContext<RoleServer>,
         trace_context: Option<(Option<&str>, Option<&str>)>,
     ) -> CallToolResponse {
@@ -119,6 +160,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
+        if !given.is_empty() {
+            slot.handle.answered_in_advance(given);
+        }
         // Read once: the identified caller, else the static token's holder (who has no subject).
         let caller = identity::caller_of(ctx);
         // From a CSPRNG (rand's thread-local ChaCha, seeded from the OS): on 2026-07-28 the id

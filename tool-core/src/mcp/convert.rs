@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Icon, JsonObject, MetaObject, Resource, ResourceContents, Tool as McpTool, ToolAnnotations,
+};
 use serde_json::Value;
 
 use super::results::result_uri;
@@ -35,6 +37,16 @@ pub(super) enum NotListable {
         /// The meta given.
         found: String,
     },
+    /// An `x-mcp-header` annotation clients would refuse the tool for (SEP-2243).
+    #[error("tool `{tool}`: the `x-mcp-header` of `{property}` {rule}")]
+    Header {
+        /// The tool id.
+        tool: String,
+        /// The annotated property's path (`a.b`).
+        property: String,
+        /// What is wrong, worded as a fix.
+        rule: String,
+    },
 }
 
 /// The `tools/list` entry of a tool listed under `name`: its schemas as the tool declares them
@@ -42,6 +54,7 @@ pub(super) enum NotListable {
 /// `structuredContent` is one), its title, annotations and `_meta`.
 pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> {
     let input = schema(spec, &spec.schemas.input)?;
+    check_headers(spec, &input)?;
     let output = spec
         .schemas
         .output
@@ -53,6 +66,7 @@ pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> 
     tool.title = spec.title.clone().or_else(|| spec.presentation.mcp.title.clone());
     tool.output_schema = output;
     tool.annotations = annotations(spec);
+    tool.icons = icons(&spec.presentation.mcp.icons);
     tool.meta = match spec.mcp_meta() {
         None => None,
         Some(Value::Object(meta)) => Some(MetaObject(meta)),
@@ -64,6 +78,60 @@ pub(super) fn tool(spec: &ToolSpec, name: &str) -> Result<McpTool, NotListable> 
         }
     };
     Ok(tool)
+}
+
+/// The `x-mcp-header` annotations of an input schema as SEP-2243 has them (what MCP clients
+/// check before they call, refusing the whole tool otherwise): on properties reached from the
+/// root through `properties` alone, each an HTTP token unique without regard to case, on a
+/// `string`, `integer` or `boolean` property (one type, so not an `Option`: an absent argument
+/// has no header to send).
+fn check_headers(spec: &ToolSpec, input: &JsonObject) -> Result<(), NotListable> {
+    let mut seen = Vec::new();
+    let mut path = Vec::new();
+    headers_under(spec, input.get("properties"), &mut path, &mut seen)
+}
+
+fn headers_under<'a>(
+    spec: &ToolSpec,
+    properties: Option<&'a Value>,
+    path: &mut Vec<&'a str>,
+    seen: &mut Vec<String>,
+) -> Result<(), NotListable> {
+    let Some(Value::Object(properties)) = properties else {
+        return Ok(());
+    };
+    for (name, property) in properties {
+        path.push(name);
+        if let Some(header) = property.get("x-mcp-header") {
+            let refuse = |rule: String| NotListable::Header {
+                tool: spec.id.clone(),
+                property: path.join("."),
+                rule,
+            };
+            let header = header.as_str().filter(|h| !h.is_empty() && h.chars().all(is_token_char));
+            let Some(header) = header else {
+                return Err(refuse("must be a non-empty HTTP token (ASCII letters, digits, `-`, …)".into()));
+            };
+            if seen.contains(&header.to_ascii_lowercase()) {
+                return Err(refuse(format!("`{header}` names the header of another property too")));
+            }
+            seen.push(header.to_ascii_lowercase());
+            if !matches!(property.get("type").and_then(Value::as_str), Some("string" | "integer" | "boolean")) {
+                return Err(refuse(format!(
+                    "needs a `string`, `integer` or `boolean` property (not optional), found type {}",
+                    property.get("type").map_or_else(|| "none".to_owned(), Value::to_string)
+                )));
+            }
+        }
+        headers_under(spec, property.get("properties"), path, seen)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+/// RFC 9110 §5.6.2 `tchar`.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
 /// A schema as MCP takes it: checked by the MCP pass (an object root), kept verbatim (MCP
@@ -83,6 +151,20 @@ fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError>
             rule: "the schema must be a JSON object".into(),
         }),
     }
+}
+
+/// The tool's icons as MCP lists them (SEP-973), each with the media type its address names
+/// ([`crate::spec::icon_media_type`]), `None` when it has none.
+fn icons(srcs: &[String]) -> Option<Vec<Icon>> {
+    (!srcs.is_empty()).then(|| {
+        srcs.iter()
+            .map(|src| {
+                let mut icon = Icon::new(src.clone());
+                icon.mime_type = crate::spec::icon_media_type(src).map(str::to_owned);
+                icon
+            })
+            .collect()
+    })
 }
 
 /// The hints the author set (`mcp(...)`), or `None` when none is.
@@ -286,6 +368,7 @@ mod tests {
                     destructive_hint: Some(true),
                     idempotent_hint: Some(true),
                     meta: Some(json!({"ui": {"icon": "trash"}})),
+                    icons: vec!["https://example.com/trash.svg".into(), "data:image/png;base64,AAAA".into()],
                     ..McpSpec::default()
                 };
                 // Not an object: not an MCP output schema.
@@ -311,6 +394,33 @@ mod tests {
             .collect();
         assert_eq!(typed, exported);
         assert_eq!(serde_json::to_value(&typed).unwrap(), serde_json::to_value(&exported).unwrap());
+    }
+
+    #[test]
+    fn header_annotations_clients_would_refuse_make_a_tool_unlistable() {
+        let with = |props: Value| {
+            let mut spec = tool_with("route", |_| {}).spec().clone();
+            spec.schemas.input = json!({"type": "object", "properties": props});
+            tool(&spec, "route")
+        };
+        let fine = with(json!({"region": {"type": "string", "x-mcp-header": "Region"}, "n": {"type": "integer", "x-mcp-header": "N"}}));
+        assert!(fine.is_ok(), "{fine:?}");
+        for (props, says) in [
+            (json!({"r": {"type": ["string", "null"], "x-mcp-header": "Region"}}), "not optional"),
+            (json!({"r": {"type": "number", "x-mcp-header": "Region"}}), "found type \"number\""),
+            (json!({"r": {"type": "string", "x-mcp-header": "Ré gion"}}), "HTTP token"),
+            (json!({"r": {"type": "string", "x-mcp-header": ""}}), "HTTP token"),
+            (
+                json!({"a": {"type": "string", "x-mcp-header": "Region"}, "b": {"type": "string", "x-mcp-header": "region"}}),
+                "another property",
+            ),
+        ] {
+            let err = with(props.clone()).unwrap_err();
+            assert!(
+                matches!(&err, NotListable::Header { .. }) && err.to_string().contains(says),
+                "{props}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Owns [`Guard::admit`]: `Host` or `Origin` twice (400, before anything else), authorization
 //! (`gate`), a session of another subject (404), the body's size (413) and how long it takes to
 //! arrive (408), that every POST is one JSON-RPC message (400 with a `-32700`/`-32600` error)
-//! and that an `initialize` carries valid params (400 with `-32602`), the OAuth scopes of a
+//! and that an `initialize` carries valid params (400 with `-32602`; on 2026-07-28, which has no
+//! `initialize`, 404 with `-32601`), the OAuth scopes of a
 //! call, each caller's `tools/call` limits (429 with `Retry-After`: `fairness`), and the cap on
 //! live sessions (503). Every refusal is logged at warn with its reason.
 //! The guard runs in two places, the same code: as a layer of the router an application mounts
@@ -115,6 +116,15 @@ pub(crate) fn invalid_params(m: &Message<'_>) -> Option<(Value, String)> {
     ))
 }
 
+/// The request names a protocol revision without `initialize` (2026-07-28 or later) in its
+/// `MCP-Protocol-Version` header: dated revisions compare as text.
+fn removed_initialize(headers: &HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() >= "2026-07-28")
+}
+
 /// The guard as a layer of the router (`http::router`).
 pub(super) async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     g.admit(request, |request| next.run(request)).await
@@ -192,6 +202,10 @@ impl Guard {
                 -32600,
                 format!("Invalid request: {why}"),
             );
+        }
+        if message.is("initialize") && removed_initialize(&parts.headers) {
+            let why = "`initialize` is not a method of MCP 2026-07-28: each request carries its own `_meta`".to_owned();
+            return refuse("initialize on 2026-07-28", StatusCode::NOT_FOUND, message.id(), -32601, why);
         }
         if let Some((id, why)) = invalid_params(&message) {
             return refuse("invalid initialize params", StatusCode::BAD_REQUEST, id, -32602, why);

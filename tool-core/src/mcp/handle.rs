@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion,
+    ElicitationSchema, InputRequest, InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
@@ -67,12 +67,16 @@ struct Target {
     min_level: Option<LoggingLevel>,
 }
 
-/// A question a tool asks the client mid-call on 2026-07-28: the server answers the call with
-/// it and sends the client's answer (the raw input response) back through `reply`.
+/// Questions a tool asks the client mid-call on 2026-07-28, each under its key: the server
+/// answers the call with them and sends the client's answers (the raw input responses, by key)
+/// back through `reply` once every key has one.
 pub(crate) struct Ask {
-    pub(crate) request: InputRequest,
-    pub(crate) reply: oneshot::Sender<Value>,
+    pub(crate) requests: InputRequests,
+    pub(crate) reply: oneshot::Sender<InputResponses>,
 }
+
+/// The key of a question asked alone (`elicit`, `sample`).
+const ALONE: &str = "input";
 
 /// The MCP client of one call.
 pub(crate) struct PeerHandle {
@@ -80,6 +84,7 @@ pub(crate) struct PeerHandle {
     /// The client can answer elicitations.
     can_elicit: bool,
     can_sample: bool,
+    can_list_roots: bool,
     /// 2026-07-28: questions go through `asks`, not as requests of the server's own.
     modern: bool,
     /// The request has no session (stateless HTTP, before 2026-07-28): nothing can be asked.
@@ -90,6 +95,9 @@ pub(crate) struct PeerHandle {
     flush: Flush,
     runtime: tokio::runtime::Handle,
     asks: Option<mpsc::UnboundedSender<Ask>>,
+    /// Answers the request brought without a request state (SEP-2322's ephemeral flow: the
+    /// client calls again with its answers and the tool, run anew, finds them), by key.
+    given: Mutex<InputResponses>,
 }
 
 /// The task sending a call's notifications, once one was sent: await it (every handle
@@ -150,14 +158,22 @@ impl PeerHandle {
             }),
             can_elicit: capabilities.as_ref().is_some_and(|c| c.elicitation.is_some()),
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            can_list_roots: capabilities.as_ref().is_some_and(|c| c.roots.is_some()),
             modern,
             sessionless,
             queue: OnceLock::new(),
             flush: flush.clone(),
             runtime: tokio::runtime::Handle::current(),
             asks,
+            given: Mutex::default(),
         };
         (Arc::new(handle), flush, questions)
+    }
+
+    /// Answers the request brought with no request state (2026-07-28): a question the tool
+    /// asks under one of their keys is answered by it at once.
+    pub(crate) fn answered_in_advance(&self, responses: InputResponses) {
+        *self.given.lock().unwrap_or_else(|p| p.into_inner()) = responses;
     }
 
     /// From now on the call reports to this request (the one that brought an answer back).
@@ -194,19 +210,87 @@ impl PeerHandle {
         self.target.read().unwrap_or_else(|p| p.into_inner()).peer.clone()
     }
 
-    /// Asks the client through the call's result (2026-07-28) and waits for its answer.
-    async fn ask(&self, request: InputRequest) -> Result<Value, ToolError> {
+    /// Asks the client through the call's result (2026-07-28) and waits for every answer.
+    async fn ask_through_result(&self, mut requests: InputRequests) -> Result<InputResponses, ToolError> {
+        // What the request brought answers first; only the rest is asked.
+        let mut answers = InputResponses::new();
+        {
+            let mut given = self.given.lock().unwrap_or_else(|p| p.into_inner());
+            requests.retain(|key, request| match given.remove(key) {
+                Some(answer) if answers_request(request, &answer) => {
+                    answers.insert(key.clone(), answer);
+                    false
+                }
+                _ => true,
+            });
+        }
+        if requests.is_empty() {
+            return Ok(answers);
+        }
         let Some(asks) = &self.asks else {
             return Err(ToolError::new("This MCP client cannot be asked mid-call."));
         };
         let (reply, answer) = oneshot::channel();
-        asks.send(Ask { request, reply })
+        asks.send(Ask { requests, reply })
             .map_err(|_| ToolError::new("The MCP request that carried this call is gone; the client cannot be asked."))?;
-        answer
+        let asked = answer
             .await
-            .map_err(|_| ToolError::new("The MCP client did not answer the question (it never called again, or the wait expired)."))
+            .map_err(|_| ToolError::new("The MCP client did not answer the question (it never called again, or the wait expired)."))?;
+        answers.extend(asked);
+        Ok(answers)
+    }
+
+    /// One question through the call's result (2026-07-28), and its answer.
+    async fn ask_alone(&self, request: InputRequest) -> Result<Value, ToolError> {
+        let mut answers = self.ask_through_result(InputRequests::from([(ALONE.to_owned(), request)])).await?;
+        answers
+            .remove(ALONE)
+            .ok_or_else(|| ToolError::new("The MCP client's answer is missing."))
+    }
+
+    /// Why the client cannot be sent this question, if it cannot.
+    fn refusal(&self, request: &InputRequest) -> Option<ToolError> {
+        if self.sessionless {
+            return Some(ToolError::new(format!("The MCP client cannot be asked: {}.", super::SESSIONLESS)));
+        }
+        let (declared, what, capability) = match request {
+            InputRequest::Elicitation(_) => (self.can_elicit, "ask its user for input", "elicitation"),
+            InputRequest::CreateMessage(_) => (self.can_sample, "sample a model", "sampling"),
+            InputRequest::ListRoots(_) => (self.can_list_roots, "list its roots", "roots"),
+            _ => (false, "answer this request", "its"),
+        };
+        (!declared).then(|| unsupported(what, &format!("it did not declare the {capability} capability")))
+    }
+
+    /// One question as a request of the server's own (revisions up to 2025-11-25): the
+    /// client's result as JSON.
+    async fn request(&self, request: InputRequest) -> Result<Value, ToolError> {
+        let failed = |e: rmcp::service::ServiceError| ToolError::new(format!("The MCP client did not answer: {e}"));
+        let peer = self.peer();
+        let result = match request {
+            InputRequest::Elicitation(r) => serde_json::to_value(peer.create_elicitation(r.params).await.map_err(failed)?),
+            InputRequest::CreateMessage(r) => serde_json::to_value(peer.create_message(r.params).await.map_err(failed)?),
+            InputRequest::ListRoots(_) => serde_json::to_value(peer.list_roots().await.map_err(failed)?),
+            _ => return Err(ToolError::new("The MCP client cannot be sent this request.")),
+        };
+        result.map_err(|e| ToolError::new(format!("The MCP client's answer could not be read: {e}")))
     }
 }
+
+/// Whether `answer` is a result of the kind `request` asks for (an elicitation result, a
+/// sampling result, a roots list): anything else is no answer, and the question is asked again.
+pub(crate) fn answers_request(request: &InputRequest, answer: &Value) -> bool {
+    let answer = answer.clone();
+    match request {
+        InputRequest::Elicitation(_) => serde_json::from_value::<ElicitResult>(answer).is_ok(),
+        InputRequest::CreateMessage(_) => serde_json::from_value::<rmcp::model::CreateMessageResult>(answer).is_ok(),
+        InputRequest::ListRoots(_) => serde_json::from_value::<rmcp::model::ListRootsResult>(answer).is_ok(),
+        _ => false,
+    }
+}
+
+/// The MCP request method of each question a tool may ask.
+const ASKABLE: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
 
 fn unsupported(what: &str, why: &str) -> ToolError {
     ToolError::new(format!("This MCP client cannot {what}: {why}."))
@@ -235,7 +319,7 @@ impl McpHandle for PeerHandle {
                 requested_schema,
             };
             let answer = if self.modern {
-                let raw = self.ask(InputRequest::Elicitation(ElicitRequest::new(params))).await?;
+                let raw = self.ask_alone(InputRequest::Elicitation(ElicitRequest::new(params))).await?;
                 serde_json::from_value::<ElicitResult>(raw)
                     .map_err(|e| ToolError::new(format!("The MCP client's answer is not an elicitation result: {e}")))?
             } else {
@@ -278,6 +362,47 @@ impl McpHandle for PeerHandle {
         self.send(Note::Progress(target.peer.clone(), p));
     }
 
+    fn ask(&self, requests: serde_json::Map<String, Value>) -> BoxFuture<'_, Result<serde_json::Map<String, Value>, ToolError>> {
+        Box::pin(async move {
+            let mut asked = InputRequests::new();
+            for (key, request) in requests {
+                let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+                if !ASKABLE.contains(&method.as_str()) {
+                    return Err(ToolError::new(format!(
+                        "`{key}` asks `{method}`: a tool can ask `elicitation/create`, `sampling/createMessage` or `roots/list`."
+                    )));
+                }
+                let request: InputRequest = serde_json::from_value(request)
+                    .map_err(|e| ToolError::new(format!("`{key}` is not a valid `{method}` request: {e}")))?;
+                if let Some(refused) = self.refusal(&request) {
+                    return Err(refused);
+                }
+                asked.insert(key, request);
+            }
+            if asked.is_empty() {
+                return Ok(serde_json::Map::new());
+            }
+            if self.modern {
+                return Ok(self.ask_through_result(asked).await?.into_iter().collect());
+            }
+            let mut answers = serde_json::Map::new();
+            for (key, request) in asked {
+                answers.insert(key, self.request(request).await?);
+            }
+            Ok(answers)
+        })
+    }
+
+    fn supports(&self, method: &str) -> bool {
+        !self.sessionless
+            && match method {
+                "elicitation/create" => self.can_elicit,
+                "sampling/createMessage" => self.can_sample,
+                "roots/list" => self.can_list_roots,
+                _ => false,
+            }
+    }
+
     fn sample(&self, request: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async move {
             if self.sessionless {
@@ -289,7 +414,7 @@ impl McpHandle for PeerHandle {
             let params: CreateMessageRequestParams =
                 serde_json::from_value(request).map_err(|e| ToolError::new(format!("The sampling request is not valid: {e}")))?;
             if self.modern {
-                return self.ask(InputRequest::CreateMessage(CreateMessageRequest::new(params))).await;
+                return self.ask_alone(InputRequest::CreateMessage(CreateMessageRequest::new(params))).await;
             }
             let result = self
                 .peer()

@@ -107,6 +107,27 @@ const STANDARD_METHODS: [&str; 15] = [
     "subscriptions/listen",
 ];
 
+/// Methods 2026-07-28 removed (SEP-2575: the handshake and the session's state are gone, each
+/// request carries its own `_meta`): a 2026-07-28 request for one is answered as for any
+/// method the server does not have (-32601, which the HTTP transport sends as 404), while
+/// peers of earlier revisions keep them.
+const REMOVED_IN_2026: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The error of a method this request's revision does not have.
+fn method_not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("`{method}` is not a method of MCP 2026-07-28."),
+        None,
+    )
+}
+
 impl<E: ServerHandler + Clone> McpServer<E> {
     /// The server's name, version, instructions and capabilities: the tools' and logging's,
     /// the extras' prompts, resources and completion, and tasks when the runtime keeps them.
@@ -180,7 +201,10 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         Box::pin(self.cancel_task(&request.task_id, &ctx)).await
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn set_level(&self, request: SetLevelRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        if server::modern(&ctx) {
+            return Err(method_not_found("logging/setLevel"));
+        }
         self.session.set_level(request.level);
         Ok(())
     }
@@ -204,6 +228,9 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     async fn on_custom_request(&self, request: CustomRequest, ctx: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData> {
         // rmcp hands a standard request whose params do not parse here, as a custom one; its
         // default would call the method unknown (-32601).
+        if server::modern(&ctx) && REMOVED_IN_2026.contains(&request.method.as_str()) {
+            return Err(method_not_found(&request.method));
+        }
         if STANDARD_METHODS.contains(&request.method.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!("The params of `{}` are missing or not valid.", request.method),
@@ -257,10 +284,16 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
     }
 
     async fn subscribe(&self, request: SubscribeRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        if server::modern(&ctx) {
+            return Err(method_not_found("resources/subscribe"));
+        }
         self.extras.subscribe(request, ctx).await
     }
 
     async fn unsubscribe(&self, request: UnsubscribeRequestParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        if server::modern(&ctx) {
+            return Err(method_not_found("resources/unsubscribe"));
+        }
         self.extras.unsubscribe(request, ctx).await
     }
 }

@@ -14,22 +14,25 @@
 //! the owner (`waiting_state`), so a call id seen elsewhere (a listing, a log) cannot be answered
 //! over MCP, nor a state carried to another tool or by another caller.
 //!
-//! Every state that names nothing this caller may answer — forged, edited, expired, answered,
-//! another tool's or another caller's — is told the same words ([`no_waiting_call`]): a stranger
-//! learns nothing about other callers' calls. It does not ask the user about the runtime's
+//! A state whose seal does not verify — forged, edited, another tool's or another caller's — is
+//! refused as invalid params (JSON-RPC `-32602`, SEP-2322: a server rejects request state that
+//! fails its integrity check), all in the same words ([`tampered`]); a genuine state that names
+//! nothing to answer (expired, answered) is told so in an error result ([`no_waiting_call`]).
+//! Either way a stranger learns nothing about other callers' calls: their states fail the seal
+//! like any forged one. It does not ask the user about the runtime's
 //! waiting calls (`ask`), and it does not run or answer calls (`call`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{CallToolResponse, InputRequests, InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::call::{ToolRef, error_result};
-use super::handle::Ask;
+use super::handle::{Ask, answers_request};
 use super::identity::{owner_of, refused_as_unknown, sealed_owner};
 use super::server::McpServer;
 use super::session::Slot;
@@ -42,7 +45,12 @@ pub(super) struct Parked {
     owner: Option<String>,
     events: EventStream,
     slot: Slot,
-    reply: oneshot::Sender<Value>,
+    /// The questions, by key, and the answers the client gave so far.
+    asked: InputRequests,
+    answers: InputResponses,
+    reply: oneshot::Sender<InputResponses>,
+    /// The request state the client brings back (to ask again for what it left out).
+    client_state: String,
     round: u32,
     /// The request that parked it: a run resumed for another instance reports as it did.
     ctx: RequestContext<RoleServer>,
@@ -66,6 +74,17 @@ pub(super) fn no_waiting_call(state: &str, tool: &ToolRef) -> CallToolResponse {
         "No call of `{name}` waits for an answer as `{state}` (it was already answered, or its wait for an answer expired); call `{name}` again.",
         name = tool.name
     ))
+}
+
+/// The refusal of a request state whose seal does not verify for this tool and caller.
+pub(super) fn tampered(tool: &ToolRef) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "The request state is not one this server issued for `{}` and this caller (it was edited, forged, or belongs to another call); call the tool again.",
+            tool.name
+        ),
+        None,
+    )
 }
 
 /// A state this server did not issue for this tool and caller: forged, edited, or brought by
@@ -134,14 +153,16 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let owner = owner_of(ctx);
         let tag = bus.seal(&[&key, instance, &tool.id, sealed_owner(owner.as_deref())]);
         let client_state = format!("{key}.{instance}.{tag}");
-        let mut requests = InputRequests::new();
-        requests.insert("input".to_owned(), ask.request);
+        let requests = ask.requests.clone();
         let parked = Parked {
             tool: tool.clone(),
             owner,
             events,
             slot,
+            asked: ask.requests,
+            answers: InputResponses::new(),
             reply: ask.reply,
+            client_state: client_state.clone(),
             round,
             ctx: ctx.clone(),
         };
@@ -165,29 +186,29 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         state: &str,
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, ErrorData> {
         let owner = owner_of(ctx);
         let not_issued = || {
-            tracing::warn!(tool = %tool.name, "a request state that this server did not issue for the tool and caller; answered as unknown");
-            no_waiting_call(state, tool)
+            tracing::warn!(tool = %tool.name, "a request state that this server did not issue for the tool and caller; refused");
+            Err(tampered(tool))
         };
         let parked = match read_state(self.shared.bus.as_ref(), state, tool, owner.as_deref()) {
             Ok(Some(parked)) => parked,
             Ok(None) => {
                 return match self.waiting_id(state, tool, owner.as_deref()) {
-                    Ok(id) => self.answer_waiting(tool, id, responses, ctx).await,
+                    Ok(id) => Ok(self.answer_waiting(tool, id, responses, ctx).await),
                     Err(NotIssued) => not_issued(),
                 };
             }
             Err(NotIssued) => return not_issued(),
         };
         if parked.instance != self.shared.bus.instance_id() {
-            return self.relay_answer(tool, (state, &parked), owner.as_deref(), responses, ctx).await;
+            return Ok(self.relay_answer(tool, (state, &parked), owner.as_deref(), responses, ctx).await);
         }
-        match self.take_parked(parked.key, &tool.id, owner.as_deref()) {
+        Ok(match self.take_parked(parked.key, &tool.id, owner.as_deref()) {
             Ok(run) => self.resume_parked(tool, parked.key, run, responses, ctx).await,
             Err(NotIssued) => no_waiting_call(state, tool),
-        }
+        })
     }
 
     /// The request state of the runtime's waiting call `id` of `tool`, made by the caller
@@ -256,17 +277,29 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         responses: &InputResponses,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let answer = responses.get("input").or_else(|| responses.values().next()).cloned();
-        let same_tool = parked.tool.id == tool.id;
-        let (true, Some(answer)) = (same_tool, answer) else {
-            let why = if same_tool {
-                "the answer to its question is missing"
-            } else {
-                "it is not a call of this tool"
-            };
+        if parked.tool.id != tool.id {
             self.shared.parked.put(state.to_owned(), parked);
-            return error_result(format!("The waiting call `{state}` cannot go on: {why}."));
-        };
+            return error_result(format!("The waiting call `{state}` cannot go on: it is not a call of this tool."));
+        }
+        // The answers to what was asked (other keys, and answers of the wrong kind, are
+        // ignored); what is still unanswered is asked again, under the same request state.
+        for (key, request) in &parked.asked {
+            if let Some(answer) = responses.get(key).filter(|a| answers_request(request, a)) {
+                parked.answers.insert(key.clone(), answer.clone());
+            }
+        }
+        let missing: InputRequests = parked
+            .asked
+            .iter()
+            .filter(|(key, _)| !parked.answers.contains_key(*key))
+            .map(|(key, request)| (key.clone(), request.clone()))
+            .collect();
+        if !missing.is_empty() {
+            let client_state = parked.client_state.clone();
+            self.shared.parked.put(state.to_owned(), parked);
+            return InputRequiredResult::new(Some(missing), Some(client_state)).into();
+        }
+        let answer = std::mem::take(&mut parked.answers);
         parked.slot.link(ctx);
         parked
             .slot

@@ -15,6 +15,7 @@
 //! | waiting for approval (the runtime's pending store) | `input_required`, the approval form as `inputRequests.approval` |
 //! | queued or running (the task store) | `working` |
 //! | completed, or failed (a tool error; a declined approval) | `completed`, the `CallToolResult` (`isError` for a failure) |
+//! | failed by a panic of the tool (a protocol-level failure) | `failed`, a JSON-RPC error |
 //! | cancelled (running, queued or waiting) | `cancelled` |
 //!
 //! A task belongs to who started it (the token's subject, else the bearer token, else the
@@ -238,6 +239,16 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 };
                 DetailedTask::new(base(TaskStatus::Completed), TaskPayload::Completed { result })
             }
+            // A tool that panicked did not report an error, it broke: a protocol-level failure
+            // (`failed`, with a JSON-RPC error); any other failure is the tool's error result.
+            TaskState::Failed if record.error.as_ref().is_some_and(|e| e.kind() == crate::error::ErrorKind::Panic) => {
+                let message = record.error.as_ref().map_or("", |e| e.message());
+                let error = match serde_json::to_value(ErrorData::internal_error(format!("The tool failed: {message}"), None)) {
+                    Ok(Value::Object(error)) => error,
+                    _ => JsonObject::new(),
+                };
+                DetailedTask::new(base(TaskStatus::Failed), TaskPayload::Failed { error })
+            }
             TaskState::Failed => {
                 let text = record
                     .error
@@ -262,11 +273,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let answer = responses
             .get(APPROVAL)
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        // Responses to nothing this task asked are ignored (SEP-2322): the task still waits.
         let Some(answer) = answer else {
-            return Err(ErrorData::invalid_params(
-                format!("The answer for task `{id}` is missing: `inputResponses.{APPROVAL}` must be an elicitation result."),
-                None,
-            ));
+            if responses.contains_key(APPROVAL) {
+                return Err(ErrorData::invalid_params(
+                    format!("The answer for task `{id}` is not an elicitation result: `inputResponses.{APPROVAL}` must be one."),
+                    None,
+                ));
+            }
+            return Ok(());
         };
         if let Some(reason) = ask::declined(&answer).filter(|_| call.kind == PendingKind::Approval) {
             // The task ends as the declined call's answer: a tool error saying so.
@@ -296,13 +311,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     }
 
     /// `tasks/cancel`: a queued or running task ends cancelled (a running one is stopped); a
-    /// task waiting for approval ends cancelled, its call declined.
+    /// task waiting for approval ends cancelled, its call declined; a task that already ended
+    /// is acknowledged as it is (cancelling is idempotent, SEP-2663: only an unknown task id is
+    /// an error).
     pub(super) async fn cancel_task(&self, id: &str, ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
         match self.find(id, ctx).await? {
-            Found::Stored(record) if record.state.is_final() => Err(ErrorData::invalid_params(
-                format!("The task `{id}` already ended ({}); it cannot be cancelled.", record.state),
-                None,
-            )),
+            Found::Stored(record) if record.state.is_final() => Ok(()),
             Found::Stored(_) => {
                 let options = self.options(ctx, CallEnv::default());
                 self.shared

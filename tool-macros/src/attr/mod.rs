@@ -48,6 +48,8 @@ impl Transforms {
 #[derive(Default)]
 pub struct Mcp {
     pub title: Option<LitStr>,
+    /// `requires = ["sampling"]`: the client capabilities a call needs.
+    pub requires: Option<Vec<LitStr>>,
     pub read_only_hint: Option<LitBool>,
     pub destructive_hint: Option<LitBool>,
     pub idempotent_hint: Option<LitBool>,
@@ -80,6 +82,8 @@ pub struct ToolAttrs {
     pub resume: Option<Type>,
     pub context: Option<Type>,
     pub mcp: Option<Mcp>,
+    /// `icon = "https://…/icon.png"`: the tool's icon for MCP clients (SEP-973).
+    pub icon: Option<LitStr>,
     pub provider_options: Option<Vec<(Ident, Expr)>>,
     pub tags: Option<Vec<LitStr>>,
     /// `scopes = [...]`: the OAuth scopes a caller's access token must grant.
@@ -101,7 +105,7 @@ pub struct ToolAttrs {
     pub idempotent: Option<(Span, bool)>,
 }
 
-const TOP_KEYS: &str = "id, description, title, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, icon, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -113,6 +117,17 @@ pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
     attrs
 }
 
+/// Why an `icon` is not an icon's address: an `https:`, `http:` or `data:` URI.
+fn icon_problem(src: &str) -> Option<String> {
+    let scheme = src.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("https" | "http" | "data") if !src.chars().any(char::is_whitespace) => None,
+        _ => Some(format!(
+            "`{src}` is not an icon's address: write an `https:` URL (or a `data:` URI), e.g. `icon = \"https://example.com/icon.png\"`"
+        )),
+    }
+}
+
 /// One top-level key and its value.
 fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Result<()> {
     let Some(key) = meta.path.get_ident().map(Ident::to_string) else {
@@ -122,6 +137,13 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
         "id" => set(cx, &meta, &mut a.id, meta.value()?.parse()?),
         "description" => set(cx, &meta, &mut a.description, meta.value()?.parse()?),
         "title" => set(cx, &meta, &mut a.title, meta.value()?.parse()?),
+        "icon" => {
+            let v: LitStr = meta.value()?.parse()?;
+            if let Some(why) = icon_problem(&v.value()) {
+                cx.error_spanned_by(&v, why);
+            }
+            set(cx, &meta, &mut a.icon, v)
+        }
         "suspend" => set(cx, &meta, &mut a.suspend, meta.value()?.parse()?),
         "resume" => set(cx, &meta, &mut a.resume, meta.value()?.parse()?),
         "context" => set(cx, &meta, &mut a.context, meta.value()?.parse()?),

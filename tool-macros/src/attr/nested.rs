@@ -9,7 +9,9 @@ use super::{Background, Mcp, ToolAttrs, Transforms};
 use crate::ctxt::Ctxt;
 
 const PHASES: &str = "input, input_delta, output, error, approval, suspend, resume";
-const MCP_KEYS: &str = "title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, meta";
+const MCP_KEYS: &str = "title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, meta, requires";
+/// The client capabilities a tool may require (`mcp(requires = [...])`).
+const CAPABILITIES: [&str; 3] = ["elicitation", "roots", "sampling"];
 const BACKGROUND_KEYS: &str = "enabled, timeout_ms, max_retries, wait_timeout_ms";
 
 /// `transform(display(phase = f, ...), transcript(...))`.
@@ -70,6 +72,25 @@ fn parse_mcp(cx: &mut Ctxt, m: &mut Mcp, meta: ParseNestedMeta) -> syn::Result<(
         "meta" => {
             let v = meta.value()?.parse()?;
             set(cx, &meta, &mut m.meta, v)
+        }
+        "requires" => {
+            let words = Words {
+                key: "capability",
+                example: "requires = [\"sampling\"]",
+                allowed: |c| c.is_ascii_lowercase(),
+                rule: "one of `elicitation`, `roots`, `sampling`",
+            };
+            let caps = strings(cx, &meta, &words)?;
+            for cap in caps.iter().filter(|c| !CAPABILITIES.contains(&c.value().as_str())) {
+                cx.error_spanned_by(
+                    cap,
+                    format!(
+                        "`{}` is not a client capability a tool can require: use `elicitation`, `roots` or `sampling`",
+                        cap.value()
+                    ),
+                );
+            }
+            set(cx, &meta, &mut m.requires, caps)
         }
         "read_only_hint" | "destructive_hint" | "idempotent_hint" | "open_world_hint" => {
             let v = parse_bool(cx, &meta, &key)?;

@@ -128,6 +128,7 @@ fn single(t: &Tool, s: &Single) -> Input {
         return input;
     };
     let (vis, derives, docs) = (t.vis(), derives(t), &s.docs);
+    let header = header_attr(s.header.as_ref());
     let flat = pr.to_string().replace(' ', "");
     let absent = format!("{flat}::PlainValue::is_absent");
     let bound = format!("__T: {flat}::serde::Serialize + {flat}::PlainValue");
@@ -141,6 +142,7 @@ fn single(t: &Tool, s: &Single) -> Input {
             #derives
             #vis struct __ToolInput<__T> {
                 #(#docs)*
+                #header
                 #[serde(skip_serializing_if = #absent, bound(serialize = #bound))]
                 pub #ident: __T,
             }
@@ -159,6 +161,13 @@ fn single(t: &Tool, s: &Single) -> Input {
     }
 }
 
+/// A parameter's `#[tool(header = "Name")]` as the schema keyword MCP reads (`x-mcp-header`,
+/// SEP-2243) on its field: one place, the tool's input schema, that the MCP server's header
+/// check and every catalog read.
+fn header_attr(header: Option<&syn::LitStr>) -> Option<TokenStream> {
+    header.map(|name| quote_spanned!(name.span()=> #[schemars(extend("x-mcp-header" = #name))]))
+}
+
 /// What a single parameter's shape rules out, checked once its type is known: the whole input
 /// keeps no doc comment of its own (its fields carry them), one field needs a name. Each is a
 /// constant that fails to evaluate, reported at the doc comment or at the pattern.
@@ -172,7 +181,11 @@ fn single_checks(pr: &TokenStream, s: &Single) -> TokenStream {
         let message = format!("this parameter is one field of the input, as `{ty}` is a plain value (not a struct), so it needs a name: write `name: {ty}` instead of a pattern");
         respan(quote!(const _: () = #pr::assert!(!__TOOLSMITH_PLAIN, #message);), s.pat_span)
     });
-    quote!(#doc #name)
+    let header = s.header.as_ref().map(|header| {
+        let message = format!("this parameter is the whole input, as `{ty}` is not a plain value, and travels in no header: put the header on a field of `{ty}` (`#[schemars(extend(\"x-mcp-header\" = \"Name\"))]`), or mark the parameter `#[field]`");
+        respan(quote!(const _: () = #pr::assert!(__TOOLSMITH_PLAIN, #message);), header.span())
+    });
+    quote!(#doc #name #header)
 }
 
 /// Several parameters: a generated struct with one field each, taken apart for the call.
@@ -183,7 +196,8 @@ fn fields(t: &Tool, fields: &[Field]) -> Input {
         let (id, ty, docs) = (&fl.ident, &fl.ty, &fl.docs);
         // Examples leave an absent optional parameter out rather than write `null`.
         let absent = format!("{flat}::Probe::<{}>::is_absent", ast::type_text(ty));
-        quote_spanned!(ty.span()=> #(#docs)* #[serde(skip_serializing_if = #absent)] pub #id: #ty)
+        let header = header_attr(fl.header.as_ref());
+        quote_spanned!(ty.span()=> #(#docs)* #header #[serde(skip_serializing_if = #absent)] pub #id: #ty)
     });
     let plain = fields.iter().map(|fl| {
         let ty = &fl.ty;

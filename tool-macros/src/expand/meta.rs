@@ -89,15 +89,24 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &T
 /// `McpSpec`: only the hints the author set.
 fn mcp(t: &Tool) -> TokenStream {
     let pr = &t.pr;
+    let icons = t.attrs.icon.iter();
+    let icons = quote!(#pr::vec![#(#pr::String::from(#icons)),*]);
     let Some(m) = &t.attrs.mcp else {
-        return quote!(#pr::Default::default());
+        if t.attrs.icon.is_none() {
+            return quote!(#pr::Default::default());
+        }
+        return quote!(#pr::McpSpec { icons: #icons, ..#pr::Default::default() });
     };
     let title = opt(&m.title.as_ref().map(|t| quote!(#pr::String::from(#t))), pr);
     let (r, d) = (opt(&m.read_only_hint, pr), opt(&m.destructive_hint, pr));
     let (i, o) = (opt(&m.idempotent_hint, pr), opt(&m.open_world_hint, pr));
     let meta = opt(&m.meta.as_ref().map(|e| quote_spanned!(e.span()=> #pr::to_json(#e))), pr);
+    let requires = m.requires.iter().flatten();
     quote! {
-        #pr::McpSpec { title: #title, read_only_hint: #r, destructive_hint: #d, idempotent_hint: #i, open_world_hint: #o, meta: #meta }
+        #pr::McpSpec {
+            title: #title, read_only_hint: #r, destructive_hint: #d, idempotent_hint: #i, open_world_hint: #o, meta: #meta,
+            icons: #icons, requires: #pr::vec![#(#pr::String::from(#requires)),*],
+        }
     }
 }
 

@@ -614,10 +614,12 @@ fn imported_mcp_tools_sit_next_to_the_linked_ones() {
     let imported = toolsmith(&["call", "me_convert-units", args, "--import-mcp", &me]).json();
     assert_eq!(imported, local);
 
-    // Its schema came over the wire; bad arguments are refused before the server is called.
+    // Its schema came over the wire, as MCP lists it (without schemars' own `format`s, such as
+    // `double`); bad arguments are refused before the server is called.
     let schema = toolsmith(&["--import-mcp", &me, "schema", "me_convert-units"]).json();
     let linked = toolsmith(&["schema", "convert-units"]).json();
-    assert_eq!(schema["input"]["properties"], linked["input"]["properties"]);
+    let sent = tool_core::schema::without_foreign_formats(&linked["input"]).expect("`value` is a `double`");
+    assert_eq!(schema["input"]["properties"], sent["properties"]);
     let refused = toolsmith(&["--import-mcp", &me, "call", "me_convert-units", r#"{"value": "hot"}"#]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("/value"), "{}", refused.stderr);

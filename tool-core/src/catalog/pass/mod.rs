@@ -52,8 +52,13 @@
 //!   `multipleOf`, `uniqueItems` removed with a warning; `title`, `default` kept; `examples` →
 //!   `example`. No root rule (it also serves `response` schemas).
 //! - **Gemini JSON Schema** (`parametersJsonSchema`): only `$schema` dropped; no root rule.
-//! - **MCP**: the schema as it is, `$schema` included (MCP schemas are JSON Schema 2020-12 and
-//!   keep the JSON Schema dialect they name, SEP-1613); the root must be an object.
+//! - **MCP**: the schema as it is, `$schema` and every 2020-12 keyword included (MCP schemas are
+//!   JSON Schema 2020-12 and keep the JSON Schema dialect they name, SEP-1613, SEP-2106); the
+//!   root must be an object.
+//!
+//! Every dialect but Gemini OpenAPI drops the `format`s outside the JSON Schema vocabulary
+//! (schemars' `uint32`, `double`, …; validators reject or warn about them), keeping the
+//! `minimum`/`maximum` that say the same.
 //!
 //! `strict` only matters for the OpenAI and Anthropic dialects.
 //!
@@ -161,6 +166,7 @@ pub fn rewrite(dialect: Dialect, strict: bool, tool: &str, schema: &Value) -> Re
         Dialect::GeminiOpenApi => Rewritten::New(pass.gemini(schema, "", &mut Vec::new())?),
         Dialect::GeminiJsonSchema => Rewritten::Unchanged,
     };
+    let rewritten = without_foreign_formats(dialect, schema, rewritten);
     let mut warnings = Vec::with_capacity(pass.warnings.len());
     for w in pass.warnings {
         if !warnings.contains(&w) {
@@ -168,6 +174,27 @@ pub fn rewrite(dialect: Dialect, strict: bool, tool: &str, schema: &Value) -> Re
         }
     }
     Ok((rewritten, warnings))
+}
+
+/// What a pass made of a schema, without the `format`s outside the JSON Schema vocabulary
+/// (schemars' `uint32`, `double`, …: [`crate::schema::without_foreign_formats`]), for every
+/// JSON Schema dialect; Gemini's OpenAPI `parameters` has a format vocabulary of its own, which
+/// its pass writes. A schema without one stays [`Rewritten::Unchanged`] (no copy).
+fn without_foreign_formats(dialect: Dialect, schema: &Value, rewritten: Rewritten) -> Rewritten {
+    if dialect == Dialect::GeminiOpenApi {
+        return rewritten;
+    }
+    match rewritten {
+        Rewritten::Unchanged => match crate::schema::without_foreign_formats(schema) {
+            Some(Value::Object(m)) if dialect != Dialect::Mcp => Rewritten::New(Value::Object(without(&m, &["$schema"]))),
+            Some(v) => Rewritten::New(v),
+            None => Rewritten::Unchanged,
+        },
+        Rewritten::New(mut v) => {
+            crate::schema::drop_foreign_formats(&mut v);
+            Rewritten::New(v)
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -338,12 +365,22 @@ mod tests {
     }
 
     #[test]
-    fn non_strict_openai_and_mcp_keep_the_schema() {
+    fn non_strict_openai_and_mcp_keep_the_schema_but_foreign_formats() {
         let s = json!({
             "$schema": "x", "type": "object", "$defs": {"P": {"type": "object"}},
-            "properties": {"p": {"$ref": "#/$defs/P"}, "m": {"type": "object", "additionalProperties": {"type": "integer", "format": "uint8"}}}
+            "properties": {
+                "p": {"$ref": "#/$defs/P"},
+                "m": {"type": "object", "additionalProperties": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}},
+                "at": {"type": "string", "format": "date-time"}
+            }
         });
-        let mut expected = s.clone();
+        // schemars' `uint8` is no JSON Schema format: dropped everywhere, its bounds kept.
+        let mut mcp = s.clone();
+        mcp["properties"]["m"]["additionalProperties"]
+            .as_object_mut()
+            .unwrap()
+            .remove("format");
+        let mut expected = mcp.clone();
         expected.as_object_mut().unwrap().remove("$schema");
         for t in [
             Dialect::OpenAiChat,
@@ -352,10 +389,12 @@ mod tests {
             Dialect::GeminiJsonSchema,
         ] {
             let out = run(t, false, s.clone());
-            assert_eq!(&out.schema, if t == Dialect::Mcp { &s } else { &expected }, "{t:?}");
+            assert_eq!(&out.schema, if t == Dialect::Mcp { &mcp } else { &expected }, "{t:?}");
             assert!(out.warnings.is_empty());
         }
-        assert_eq!(run(Dialect::Anthropic, false, s).schema, expected);
+        assert_eq!(run(Dialect::Anthropic, false, s.clone()).schema, expected);
+        // A schema without a foreign format is taken as it is (no copy).
+        assert!(matches!(rewrite(Dialect::Mcp, false, "t", &mcp), Ok((Rewritten::Unchanged, _))));
     }
 
     #[test]

@@ -1,4 +1,5 @@
 pub mod health;
 pub mod http_defense;
+pub mod modern;
 pub mod server;
 pub mod waiting;
