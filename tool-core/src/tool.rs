@@ -41,7 +41,8 @@ pub use output::{OutputBound, ToolOutput};
 /// result (a plain [`Registry::call`](crate::Registry::call), `toolsmith check`, a child process).
 pub(crate) fn client_side_error(id: &str) -> ToolError {
     ToolError::new(format!(
-        "Tool `{id}` has no body: its calls are answered by the application, so it was not run. Call it through a runtime, where the call waits for its result (`Runtime::submit_result`, `toolsmith call CALL_ID --result 'JSON'`)."
+        "Tool `{id}` has no body: its calls are answered by the application, so it was not run. Call it through a runtime, where the call waits for its result (`Runtime::submit_result`, `{cmd} call CALL_ID --result 'JSON'`).",
+        cmd = crate::call::operator(),
     ))
     .for_tool(id)
 }

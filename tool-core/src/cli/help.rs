@@ -4,18 +4,14 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::sync::OnceLock;
 
 use clap::ValueEnum;
-
-/// The name the binary was run as (argv\[0\]'s file name), set once by [`super::run_parsed`].
-static BIN_NAME: OnceLock<String> = OnceLock::new();
 
 /// The name hints give the command line: the file name the binary was run as (`my-agent` for a
 /// user's own binary), `toolsmith` when it is not known (a command line driven through
 /// [`super::execute`] alone).
 pub fn bin_name() -> &'static str {
-    BIN_NAME.get().map(String::as_str).unwrap_or("toolsmith")
+    crate::call::operator()
 }
 
 /// Records the name the process was run as, from its first argument (kept when already set).
@@ -25,7 +21,7 @@ pub(super) fn set_bin_name(argv0: Option<&std::ffi::OsStr>) {
         .and_then(|s| s.to_str())
         .filter(|s| !s.is_empty());
     if let Some(name) = name {
-        let _ = BIN_NAME.set(name.to_owned());
+        crate::call::set_operator(name.to_owned());
     }
 }
 

@@ -153,7 +153,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let form = approval_form(input_schema.as_ref());
         let not_asked = |why: &str| {
             error_result(format!(
-                "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `toolsmith call {id} --approve` or decline it with `toolsmith call {id} --decline REASON` (`toolsmith pending` lists waiting calls; `toolsmith pending --token` prints a signed approval a client sends back in a call of this tool as `_meta[\"{DECISION_META}\"]`)."
+                "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `{cmd} call {id} --approve` or decline it with `{cmd} call {id} --decline REASON` (`{cmd} pending` lists waiting calls; `{cmd} pending --token` prints a signed approval a client sends back in a call of this tool as `_meta[\"{DECISION_META}\"]`).",
+                cmd = crate::call::operator(),
             ))
         };
         // Cancelling the request (or ending its session) while the user is asked declines the
@@ -196,7 +197,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         let waiting = |why: &str| {
             let text = format!(
-                "Tool `{name}` is waiting for input ({why}): {payload}. The call waits as `{id}`; continue it with `toolsmith resume {id} 'JSON'` (data matching its resume schema)."
+                "Tool `{name}` is waiting for input ({why}): {payload}. The call waits as `{id}`; continue it with `{cmd} resume {id} 'JSON'` (data matching its resume schema).",
+                cmd = crate::call::operator(),
             );
             CallToolResult::success(vec![ContentBlock::text(text)]).into()
         };

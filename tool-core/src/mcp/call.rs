@@ -278,9 +278,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Some(Outcome::Suspended(waiting)) => Box::pin(self.ask_resume(tool, &waiting, ctx, round, continuation)).await,
             // An MCP client cannot answer a server's tool: the call waits for the application.
             Some(Outcome::AwaitingResult(waiting)) => error_result(format!(
-                "Tool `{}` is answered by the application, not by this server: its call `{}` waits for the application's result (`toolsmith call {} --result 'JSON'`, or `Runtime::submit_result`), and this request cannot give it.",
+                "Tool `{}` is answered by the application, not by this server: its call `{}` waits for the application's result (`{} call {} --result 'JSON'`, or `Runtime::submit_result`), and this request cannot give it.",
                 tool.name,
                 waiting.id(),
+                crate::call::operator(),
                 waiting.id()
             )),
             Some(Outcome::Backgrounded(_)) | None => error_result(format!("Tool `{}` ended without a result.", tool.name)),

@@ -193,8 +193,9 @@ pub async fn check(store: &dyn PinStore, provider: &str, connection: &str, spec:
     let changed: Vec<&str> = changes.into_iter().map(Change::as_str).collect();
     Err(ToolError::with_details(
         format!(
-            "Tool `{id}` of `{provider}` was not called: its definition changed since it was pinned ({}). The new definition must be reviewed and accepted first (`toolsmith pins diff {provider} {id}`, then `toolsmith pins accept {provider} {id}`).",
+            "Tool `{id}` of `{provider}` was not called: its definition changed since it was pinned ({}). The new definition must be reviewed and accepted first (`{cmd} pins diff {provider} {id}`, then `{cmd} pins accept {provider} {id}`).",
             changed.join(", "),
+            cmd = crate::call::operator(),
         ),
         serde_json::json!({"pinned": pin.pinned.fingerprint, "now": spec.fingerprint(), "changed": changed}),
     )

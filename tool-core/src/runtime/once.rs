@@ -220,8 +220,9 @@ fn interrupted(name: &str, claim: &crate::runtime::Claim) -> ToolError {
     ToolError::new(format!(
         "Tool `{name}` runs once per call, and an earlier run of this same call was interrupted ({claim}) before its \
          result was recorded: its effect may or may not have happened, so it was not run again. Check whether it \
-         happened; to run the call once more, clear its receipt (`toolsmith receipts list` shows it as interrupted; \
-         `toolsmith receipts clear KEY` or `--digest DIGEST`; in Rust `ReceiptStore::remove` with the call's idempotency key)."
+         happened; to run the call once more, clear its receipt (`{cmd} receipts list` shows it as interrupted; \
+         `{cmd} receipts clear KEY` or `--digest DIGEST`; in Rust `ReceiptStore::remove` with the call's idempotency key).",
+        cmd = crate::call::operator(),
     ))
     .for_tool(name)
 }

@@ -100,8 +100,9 @@ impl std::fmt::Display for Interruption {
             f,
             "call `{id}` of tool `{tool_name}` was interrupted: {claim} was running it and ended before it finished, \
              so the tool may already have had its effect. It is not run again on its own: run it again explicitly \
-             (`toolsmith call {id} --approve --rerun`, or `toolsmith resume {id} DATA --rerun` for a suspended call) \
-             or decline it (`toolsmith call {id} --decline REASON`)"
+             (`{cmd} call {id} --approve --rerun`, or `{cmd} resume {id} DATA --rerun` for a suspended call) \
+             or decline it (`{cmd} call {id} --decline REASON`)",
+            cmd = crate::call::operator(),
         )
     }
 }

@@ -28,6 +28,40 @@ fn run(program: &std::path::Path, data: &std::path::Path, args: &[&str]) -> Run 
     }
 }
 
+/// `PROGRAM serve --stdio`, asked by a client that declares no elicitation to call `write-file`
+/// (which needs approval): the text of its answer.
+fn served_approval_answer(program: &std::path::Path, data: &std::path::Path, context: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(program)
+        .env("TOOLSMITH_DATA_DIR", data)
+        .args(["serve", "--stdio", "--context", context])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: serde_json::Value| writeln!(stdin, "{message}").unwrap();
+    let mut answer_to = |id: u64| loop {
+        let line = lines.next().expect("the server answers").unwrap();
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "help-test", "version": "1"}}}));
+    answer_to(1);
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "write-file", "arguments": {"path": "b.txt", "content": "x", "overwrite": true}}}));
+    let answer = answer_to(2);
+    let _ = child.kill();
+    let _ = child.wait();
+    answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
 /// Every command, depth first, with its path (`toolsmith store status`).
 fn commands(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
     out.push((path.to_owned(), command.clone()));
@@ -184,6 +218,13 @@ fn hints_name_the_binary_as_it_is_run() {
         "{}",
         &completions.stdout[..200]
     );
+    // So does what it serves: an MCP client that cannot be asked is told which command decides.
+    let answer = served_approval_answer(&agent, dir.path(), &context);
+    assert!(
+        answer.contains("`my-agent call call_") || answer.contains("`my-agent call mcp_"),
+        "{answer}"
+    );
+    assert!(answer.contains("--approve`") && !answer.contains("`toolsmith "), "{answer}");
     // The same binary under its own name says `toolsmith`.
     let (dir, own) = renamed("toolsmith");
     let unknown = run(&own, dir.path(), &["check", "no-such-tool"]);

@@ -208,7 +208,8 @@ pub(crate) async fn check(client: &Client) -> Result<(), StoreError> {
             StorePart::Store,
             format!(
                 "the database's toolsmith schema is version {f}, older than this build's version {LATEST}: \
-             run `toolsmith store migrate --store URL` first"
+             run `{cmd} store migrate --store URL` first",
+                cmd = crate::call::operator(),
             ),
         )),
         _ => Ok(()),
