@@ -238,3 +238,19 @@ where
         ToolError::new(message)
     }
 }
+
+/// The command an operator runs, as the hints in answers and errors name it (`` `toolsmith call
+/// ID --approve` ``): the name the command line was run as once the command line runs in this
+/// process (`my-agent` for a user's own binary), else `toolsmith`.
+static OPERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// See [`OPERATOR`].
+pub(crate) fn operator() -> &'static str {
+    OPERATOR.get().map(String::as_str).unwrap_or("toolsmith")
+}
+
+/// Names the operator's command (kept when already set).
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn set_operator(name: String) {
+    let _ = OPERATOR.set(name);
+}

@@ -42,7 +42,7 @@ pub use output::{OutputBound, ToolOutput};
 pub(crate) fn client_side_error(id: &str) -> ToolError {
     ToolError::new(format!(
         "Tool `{id}` has no body: its calls are answered by the application, so it was not run. Call it through a runtime, where the call waits for its result (`Runtime::submit_result`, `{cmd} call CALL_ID --result 'JSON'`).",
-        cmd = crate::call::operator(),
+        cmd = crate::error::operator(),
     ))
     .for_tool(id)
 }

@@ -212,22 +212,6 @@ fn empty_context() -> Arc<Map<String, Value>> {
 static CALL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh call id: a per-process random prefix and a counter (`call_<16 hex>`).
-/// The command an operator runs, as the hints in answers and errors name it (`` `toolsmith call
-/// ID --approve` ``): the name the command line was run as once [`crate::cli`] runs in this
-/// process (`my-agent` for a user's own binary), else `toolsmith`.
-static OPERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// See [`OPERATOR`].
-pub(crate) fn operator() -> &'static str {
-    OPERATOR.get().map(String::as_str).unwrap_or("toolsmith")
-}
-
-/// Names the operator's command (kept when already set).
-#[cfg_attr(not(feature = "cli"), allow(dead_code))]
-pub(crate) fn set_operator(name: String) {
-    let _ = OPERATOR.set(name);
-}
-
 pub(crate) fn new_call_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();

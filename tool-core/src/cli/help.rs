@@ -11,7 +11,7 @@ use clap::ValueEnum;
 /// user's own binary), `toolsmith` when it is not known (a command line driven through
 /// [`super::execute`] alone).
 pub fn bin_name() -> &'static str {
-    crate::call::operator()
+    crate::error::operator()
 }
 
 /// Records the name the process was run as, from its first argument (kept when already set).
@@ -21,7 +21,7 @@ pub(super) fn set_bin_name(argv0: Option<&std::ffi::OsStr>) {
         .and_then(|s| s.to_str())
         .filter(|s| !s.is_empty());
     if let Some(name) = name {
-        crate::call::set_operator(name.to_owned());
+        crate::error::set_operator(name.to_owned());
     }
 }
 

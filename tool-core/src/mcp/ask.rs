@@ -154,7 +154,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let not_asked = |why: &str| {
             error_result(format!(
                 "Tool `{name}` requires approval before it runs; it was not run ({why}). The call waits as `{id}`: a person can approve it with `{cmd} call {id} --approve` or decline it with `{cmd} call {id} --decline REASON` (`{cmd} pending` lists waiting calls; `{cmd} pending --token` prints a signed approval a client sends back in a call of this tool as `_meta[\"{DECISION_META}\"]`).",
-                cmd = crate::call::operator(),
+                cmd = crate::error::operator(),
             ))
         };
         // Cancelling the request (or ending its session) while the user is asked declines the
@@ -198,7 +198,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let waiting = |why: &str| {
             let text = format!(
                 "Tool `{name}` is waiting for input ({why}): {payload}. The call waits as `{id}`; continue it with `{cmd} resume {id} 'JSON'` (data matching its resume schema).",
-                cmd = crate::call::operator(),
+                cmd = crate::error::operator(),
             );
             CallToolResult::success(vec![ContentBlock::text(text)]).into()
         };

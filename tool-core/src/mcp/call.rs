@@ -281,7 +281,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 "Tool `{}` is answered by the application, not by this server: its call `{}` waits for the application's result (`{} call {} --result 'JSON'`, or `Runtime::submit_result`), and this request cannot give it.",
                 tool.name,
                 waiting.id(),
-                crate::call::operator(),
+                crate::error::operator(),
                 waiting.id()
             )),
             Some(Outcome::Backgrounded(_)) | None => error_result(format!("Tool `{}` ended without a result.", tool.name)),

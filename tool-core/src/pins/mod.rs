@@ -195,7 +195,7 @@ pub async fn check(store: &dyn PinStore, provider: &str, connection: &str, spec:
         format!(
             "Tool `{id}` of `{provider}` was not called: its definition changed since it was pinned ({}). The new definition must be reviewed and accepted first (`{cmd} pins diff {provider} {id}`, then `{cmd} pins accept {provider} {id}`).",
             changed.join(", "),
-            cmd = crate::call::operator(),
+            cmd = crate::error::operator(),
         ),
         serde_json::json!({"pinned": pin.pinned.fingerprint, "now": spec.fingerprint(), "changed": changed}),
     )

@@ -222,7 +222,7 @@ fn interrupted(name: &str, claim: &crate::runtime::Claim) -> ToolError {
          result was recorded: its effect may or may not have happened, so it was not run again. Check whether it \
          happened; to run the call once more, clear its receipt (`{cmd} receipts list` shows it as interrupted; \
          `{cmd} receipts clear KEY` or `--digest DIGEST`; in Rust `ReceiptStore::remove` with the call's idempotency key).",
-        cmd = crate::call::operator(),
+        cmd = crate::error::operator(),
     ))
     .for_tool(name)
 }

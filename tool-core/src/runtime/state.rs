@@ -102,7 +102,7 @@ impl std::fmt::Display for Interruption {
              so the tool may already have had its effect. It is not run again on its own: run it again explicitly \
              (`{cmd} call {id} --approve --rerun`, or `{cmd} resume {id} DATA --rerun` for a suspended call) \
              or decline it (`{cmd} call {id} --decline REASON`)",
-            cmd = crate::call::operator(),
+            cmd = crate::error::operator(),
         )
     }
 }

@@ -209,7 +209,7 @@ pub(crate) async fn check(client: &Client) -> Result<(), StoreError> {
             format!(
                 "the database's toolsmith schema is version {f}, older than this build's version {LATEST}: \
              run `{cmd} store migrate --store URL` first",
-                cmd = crate::call::operator(),
+                cmd = crate::error::operator(),
             ),
         )),
         _ => Ok(()),
