@@ -9,6 +9,8 @@
 //! [--caller-concurrency N] [--caller-rate PER_SECOND] [--caller-burst N]`; prints
 //! `serving MCP on http://ADDR/mcp` on stderr once it listens.
 
+mod serve;
+
 use std::num::NonZeroU32;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -16,9 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tool_core::mcp::http::{CallRate, HttpOptions};
-use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
-use tool_core::runtime::Runtime;
 
 /// The backend's connections, shared by every call.
 static BACKEND: OnceLock<Arc<Semaphore>> = OnceLock::new();
@@ -69,30 +69,11 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     BACKEND.get_or_init(|| Arc::new(Semaphore::new(backend)));
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("mcp-toolsmith-fair: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let served = runtime.block_on(async move {
-        let registry = Arc::new(Registry::from_iter([work::tool()]));
-        let config = McpConfig {
-            name: "toolsmith-fair".into(),
-            ..McpConfig::default()
-        };
-        let server = McpServer::new(Runtime::builder(registry).build(), config);
-        tool_core::mcp::http::serve(server, addr, options, Default::default(), |bound| {
-            eprintln!("serving MCP on http://{bound}/mcp")
-        })
-        .await
-    });
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-toolsmith-fair: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    serve::serve(
+        "mcp-toolsmith-fair",
+        "toolsmith-fair",
+        Registry::from_iter([work::tool()]),
+        addr,
+        options,
+    )
 }

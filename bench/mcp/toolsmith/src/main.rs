@@ -8,13 +8,12 @@
 //! `serving MCP on http://ADDR/mcp` on stderr once it listens (TCP_NODELAY, as every server of
 //! the bench).
 
+mod serve;
+
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use tool_core::mcp::http::HttpOptions;
-use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
-use tool_core::runtime::Runtime;
 
 /// Returns the text it is given
 #[tool(id = "echo", mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
@@ -44,31 +43,11 @@ fn main() -> ExitCode {
             }
         }
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("mcp-toolsmith-echo: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let served = runtime.block_on(async move {
-        let registry = Arc::new(Registry::from_iter([echo::tool()]));
-        let config = McpConfig {
-            name: "toolsmith-echo".into(),
-            ..McpConfig::default()
-        };
-        let server = McpServer::new(Runtime::builder(registry).build(), config);
-        // Never cancelled: the server runs until the process is stopped.
-        tool_core::mcp::http::serve(server, addr, options, Default::default(), |bound| {
-            eprintln!("serving MCP on http://{bound}/mcp")
-        })
-        .await
-    });
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-toolsmith-echo: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    serve::serve(
+        "mcp-toolsmith-echo",
+        "toolsmith-echo",
+        Registry::from_iter([echo::tool()]),
+        addr,
+        options,
+    )
 }
