@@ -18,5 +18,7 @@ for mode in baseline registry plain noop; do
   per_call[$mode]=$(per_call "$bin" "$mode" 2000 12000)
   printf '%-9s %8d instructions per call\n' "$mode" "${per_call[$mode]}"
 done
+# Registering one generated dynamic tool (its schemas checked and compiled): start-up's share per tool.
+printf '%-9s %8d instructions per registered tool\n' register "$(per_call "$bin" register 100 600)"
 awk -v r="${per_call[registry]}" -v p="${per_call[plain]}" -v b="${per_call[baseline]}" \
   'BEGIN { printf "registry/baseline %.2fx, plain/baseline %.2fx\n", r / b, p / b }'

@@ -5,7 +5,10 @@
 //! output type the registry vouches for), `noop` (a dynamic tool that does nothing) and `mcp`
 //! (the registry's tool as an MCP `tools/call`: a POST through the Streamable HTTP router,
 //! stateless with JSON answers, in-process — the HTTP guard, rmcp, the server's handler and
-//! the runtime, without the network).
+//! the runtime, without the network). `register` is not a call: it registers CALLS generated
+//! dynamic tools (a three-parameter schema each, as a remote catalog brings them), so the
+//! difference of two runs is what registering one tool costs (start-up, the performance
+//! issue's goal 3).
 //!
 //! `cargo run --release -p tool-core --example call_loop -- registry 1000`
 
@@ -31,9 +34,13 @@ pub async fn plain(
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(mode), Some(n)) = (args.next(), args.next().and_then(|n| n.parse::<usize>().ok())) else {
-        eprintln!("usage: call_loop baseline|registry|plain|noop|mcp CALLS");
+        eprintln!("usage: call_loop baseline|registry|plain|noop|mcp|register CALLS");
         std::process::exit(2);
     };
+    if mode == "register" {
+        std::hint::black_box(register(n));
+        return;
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -83,6 +90,29 @@ fn main() {
             done.expect("the call succeeds");
         }
     });
+}
+
+/// The `register` mode: a registry of `n` generated tools.
+fn register(n: usize) -> Registry {
+    let registry = Registry::from_iter(std::iter::empty::<DynamicTool>());
+    for i in 0..n {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": format!("The id of record {i}"), "maxLength": 200},
+                "limit": {"type": "integer", "description": "How many fields to return", "minimum": 1, "maximum": 100},
+                "archived": {"type": "boolean", "description": "Whether archived entries count"}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        });
+        let tool = DynamicTool::builder(format!("tool_{i:05}"), format!("Looks up record {i} and returns its fields"))
+            .input_schema(schema)
+            .handler(|args, _| async move { Ok(args) })
+            .expect("a tool");
+        registry.insert(tool).expect("a new id");
+    }
+    registry
 }
 
 /// The `mcp` mode: one `tools/call` of `bench-forecast` through the HTTP router.

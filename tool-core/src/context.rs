@@ -114,7 +114,26 @@ impl CallData {
     /// (the common direct call) shares one empty value rather than allocating its own.
     pub fn shared(self) -> Arc<CallData> {
         static EMPTY: std::sync::OnceLock<Arc<CallData>> = std::sync::OnceLock::new();
-        if self == CallData::default() {
+        // Field by field, without building a default to compare with.
+        let CallData {
+            tool_call_id,
+            thread_id,
+            resource_id,
+            caller,
+            messages,
+            context,
+            background,
+            idempotency_key,
+        } = &self;
+        let empty = tool_call_id.is_none()
+            && thread_id.is_none()
+            && resource_id.is_none()
+            && caller.is_none()
+            && messages.is_empty()
+            && context.is_none()
+            && background.is_none()
+            && idempotency_key.is_none();
+        if empty {
             EMPTY.get_or_init(Default::default).clone()
         } else {
             Arc::new(self)

@@ -410,3 +410,18 @@ async fn watch(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn call_ids_are_call_and_sixteen_hex_digits_and_never_repeat() {
+        let ids: Vec<String> = (0..1000).map(|_| super::new_call_id()).collect();
+        for id in &ids {
+            let hex = id.strip_prefix("call_").unwrap_or_else(|| panic!("{id}"));
+            assert_eq!(hex.len(), 16, "{id}");
+            assert!(hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{id}");
+        }
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
+    }
+}

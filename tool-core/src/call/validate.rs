@@ -20,7 +20,11 @@ use crate::json::{Borrowed, DuplicateKey, Node, bounded, locate_duplicate, parse
 use crate::schema::SchemaError;
 use crate::tool::{Decoded, Tool, ToolInput};
 
-/// The validators of one tool, compiled once when it enters a registry.
+/// The validators of one tool. Each schema is compiled once when the tool enters a registry
+/// (a schema that does not compile is refused then, before any call); where a schema has two
+/// validators (over `serde_json::Value`, and over the borrowed tree of text as sent), the
+/// second is compiled the first time a call needs it: registering a thousand tools compiles a
+/// thousand schemas, not three thousand (the start-up goal of the performance issue).
 pub(crate) struct Compiled {
     /// Whether the tool's own input type enforces everything its input schema says, decided
     /// here, once: the tool answers `decodes` (only a `#[tool]` whose generated input struct
@@ -33,10 +37,8 @@ pub(crate) struct Compiled {
     /// type, its schema the derived one) and the schema's keywords say nothing more. Its body's
     /// outputs are then not checked again (a result the application submits always is).
     output_implied: bool,
-    input: Validator,
-    input_fast: Validator<Borrowed>,
-    output: Option<Validator>,
-    output_fast: Option<Validator<Borrowed>>,
+    input: Pair,
+    output: Option<Pair>,
     context: Option<Validator>,
     suspend: Option<Validator>,
     // Compiled for every tool (a resume schema that does not compile is refused when the tool
@@ -45,16 +47,50 @@ pub(crate) struct Compiled {
     resume: Option<Validator>,
 }
 
+/// One schema's two validators: over the borrowed tree (`fast`: compiled when the tool enters
+/// a registry, so the schema is known to compile) and over `serde_json::Value` (`value`:
+/// compiled when first needed: arguments given as a value, a repair, an error's issues).
+struct Pair {
+    tool: String,
+    what: &'static str,
+    schema: Value,
+    fast: Validator<Borrowed>,
+    value: std::sync::OnceLock<Validator>,
+}
+
+impl Pair {
+    fn new(tool: &str, what: &'static str, schema: Value) -> Result<Self, SchemaError> {
+        let fast = jsonschema::options_for::<Borrowed>()
+            .build(&schema)
+            .map_err(|e| SchemaError(format!("tool `{tool}`: the {what} schema does not compile: {e}")))?;
+        Ok(Pair {
+            tool: tool.to_owned(),
+            what,
+            schema,
+            fast,
+            value: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The validator over values, compiled now if no call needed it before. The schema
+    /// compiled when the tool was registered, so this cannot fail but in a bug of the
+    /// compiler; that is reported as the call's error, never a panic.
+    fn value(&self) -> Result<&Validator, ToolError> {
+        if let Some(validator) = self.value.get() {
+            return Ok(validator);
+        }
+        let compiled = jsonschema::validator_for(&self.schema).map_err(|e| {
+            ToolError::new(format!("Tool `{}`: its {} schema does not compile: {e}", self.tool, self.what)).for_tool(&self.tool)
+        })?;
+        Ok(self.value.get_or_init(|| compiled))
+    }
+}
+
 impl Compiled {
     pub(crate) fn new(tool: &dyn Tool) -> Result<Self, SchemaError> {
         let spec = tool.spec();
         let compile = |what: &str, schema: &Value| {
             jsonschema::validator_for(schema)
-                .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
-        };
-        let fast = |what: &str, schema: &Value| {
-            jsonschema::options_for::<Borrowed>()
-                .build(schema)
                 .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
         };
         let input = accepted_input(spec);
@@ -66,10 +102,13 @@ impl Compiled {
         Ok(Compiled {
             input_implied,
             output_implied,
-            input: compile("input", &input)?,
-            input_fast: fast("input", &input)?,
-            output: spec.schemas.output.as_ref().map(|s| compile("output", s)).transpose()?,
-            output_fast: spec.schemas.output.as_ref().map(|s| fast("output", s)).transpose()?,
+            input: Pair::new(&spec.id, "input", input.into_owned())?,
+            output: spec
+                .schemas
+                .output
+                .as_ref()
+                .map(|s| Pair::new(&spec.id, "output", s.clone()))
+                .transpose()?,
             context: spec
                 .schemas
                 .request_context
@@ -169,7 +208,7 @@ pub(crate) fn validate_args<'a>(
             }
             let tool = id;
             match Node::parse(text) {
-                Ok(tree) if compiled.input_fast.is_valid(&tree) => return Ok(Validated::Text(text)),
+                Ok(tree) if compiled.input.fast.is_valid(&tree) => return Ok(Validated::Text(text)),
                 Ok(_) => {}
                 Err(_) => {
                     if let Some(duplicate) = locate_duplicate(text.as_bytes()) {
@@ -319,24 +358,25 @@ pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) 
     if value.is_null() {
         value = Value::Object(Map::new());
     }
-    if compiled.input.is_valid(&value) {
+    let input = compiled.input.value()?;
+    if input.is_valid(&value) {
         return Ok(value);
     }
-    let original = issues_of(&compiled.input, &value);
+    let original = issues_of(input, &value);
     let provided = quote(&value);
     let mut repaired = value;
     for _ in 0..4 {
-        if !forgive(&mut repaired, &compiled.input) {
+        if !forgive(&mut repaired, input) {
             break;
         }
-        if compiled.input.is_valid(&repaired) {
+        if input.is_valid(&repaired) {
             return Ok(repaired);
         }
     }
     // A failure inside a union (`anyOf` of an optional struct) reports the union's path, not
     // the field's: as a last resort, repair the whole document and keep it only if it is valid.
     for deep in [drop_nulls as fn(&mut Value) -> bool, parse_json_strings] {
-        if deep(&mut repaired) && compiled.input.is_valid(&repaired) {
+        if deep(&mut repaired) && input.is_valid(&repaired) {
             return Ok(repaired);
         }
     }
@@ -450,18 +490,18 @@ pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> 
 /// Checks a tool's output against its output schema: on `tree` when the tool serialised its
 /// output into one ([`crate::json::to_tree`]: equal to the text's), else on the text parsed.
 pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue, tree: Option<&Node<'_>>) -> Result<(), ToolError> {
-    let (Some(fast), Some(validator)) = (&compiled.output_fast, &compiled.output) else {
+    let Some(pair) = &compiled.output else {
         return Ok(());
     };
     let valid = match tree {
-        Some(tree) => fast.is_valid(tree),
-        None => Node::parse(output.get()).is_ok_and(|tree| fast.is_valid(&tree)),
+        Some(tree) => pair.fast.is_valid(tree),
+        None => Node::parse(output.get()).is_ok_and(|tree| pair.fast.is_valid(&tree)),
     };
     if valid {
         return Ok(());
     }
     let value: Value = serde_json::from_str(output.get()).unwrap_or(Value::Null);
-    let issues = issues_of(validator, &value);
+    let issues = issues_of(pair.value()?, &value);
     if issues.is_empty() {
         // The tree refuses a repeated key; an output is the tool's own serialisation (a
         // flattened map may repeat a field), judged as `serde_json` reads it, as before.

@@ -236,11 +236,13 @@ impl DynamicToolBuilder {
             ("context", &self.spec.schemas.request_context),
         ] {
             if let Some(s) = s {
-                jsonschema::validator_for(s)
+                jsonschema::meta::validate(s)
                     .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema is not valid JSON Schema: {e}", self.spec.id)))?;
             }
         }
-        jsonschema::validator_for(&self.spec.schemas.input)
+        // Checked against the meta-schema here (a clear error where the tool is defined); the
+        // registry compiles it when the tool enters one, and refuses it if that fails.
+        jsonschema::meta::validate(&self.spec.schemas.input)
             .map_err(|e| SchemaError(format!("tool `{}`: the input schema is not valid JSON Schema: {e}", self.spec.id)))?;
         Ok(())
     }

@@ -4,15 +4,19 @@
 //! in `bench/mcp/run.sh`; it has none of Toolsmith's guards (limits, validation, runtime).
 //!
 //! `mcp-bare-rmcp ADDR [--stateless] [--json-response]`; prints `serving MCP on http://ADDR/mcp`
-//! on stderr once it listens. TCP_NODELAY, like the other servers of the bench.
+//! on stderr once it listens. TCP_NODELAY, like the other servers of the bench. `TOOLS=N` adds
+//! the N generated tools of the start-up bench (`../shared/generated.rs`) as dynamic routes.
 
 use axum::serve::ListenerExt;
-use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig, Tool};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+
+#[path = "../../shared/generated.rs"]
+mod generated;
 
 #[derive(Debug, Clone)]
 struct Echo {
@@ -28,8 +32,17 @@ struct EchoInput {
 
 #[tool_router]
 impl Echo {
-    fn new() -> Self {
-        Echo { tool_router: Self::tool_router() }
+    /// `echo` and the generated tools, built once: every session gets a clone of the router.
+    fn router() -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        for i in 0..generated::count() {
+            let (name, description, schema) = generated::tool(i);
+            router.add_route(ToolRoute::new_dyn(Tool::new(name, description, schema), |cx| {
+                let id = cx.arguments.as_ref().and_then(|a| a.get("id")).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+                Box::pin(async move { Ok(CallToolResult::success(vec![ContentBlock::text(id)]).into()) })
+            }));
+        }
+        router
     }
 
     #[tool(description = "Returns its text")]
@@ -55,7 +68,12 @@ async fn main() -> std::io::Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
         .with_json_response(json_response);
-    let service = StreamableHttpService::new(|| Ok(Echo::new()), LocalSessionManager::default().into(), config);
+    let router = Echo::router();
+    let service = StreamableHttpService::new(
+        move || Ok(Echo { tool_router: router.clone() }),
+        LocalSessionManager::default().into(),
+        config,
+    );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("serving MCP on http://{}/mcp", listener.local_addr()?);

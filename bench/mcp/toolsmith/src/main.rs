@@ -6,8 +6,11 @@
 //!
 //! `mcp-toolsmith-echo ADDR [--stateless] [--json-response]`; prints
 //! `serving MCP on http://ADDR/mcp` on stderr once it listens (TCP_NODELAY, as every server of
-//! the bench).
+//! the bench). `TOOLS=N` adds the N generated tools of the start-up bench
+//! (`../shared/generated.rs`) as dynamic tools.
 
+#[path = "../../shared/generated.rs"]
+mod generated;
 mod serve;
 
 use std::process::ExitCode;
@@ -22,6 +25,25 @@ pub async fn echo(
     text: String,
 ) -> String {
     text
+}
+
+/// `echo` and the generated tools (each returns its `id` argument).
+fn registry() -> Registry {
+    let registry = Registry::from_iter([echo::tool()]);
+    for i in 0..generated::count() {
+        let (name, description, schema) = generated::tool(i);
+        let tool = DynamicTool::builder(name, description)
+            .input_schema(schema.into())
+            .handler(|args, _| async move { Ok(args.get("id").cloned().unwrap_or_default()) });
+        if let Err(e) = tool
+            .map_err(|e| e.to_string())
+            .and_then(|t| registry.insert(t).map_err(|e| e.to_string()))
+        {
+            eprintln!("mcp-toolsmith-echo: generated tool {i}: {e}");
+            std::process::exit(1);
+        }
+    }
+    registry
 }
 
 const USAGE: &str = "usage: mcp-toolsmith-echo ADDR [--stateless] [--json-response]";
@@ -43,11 +65,5 @@ fn main() -> ExitCode {
             }
         }
     }
-    serve::serve(
-        "mcp-toolsmith-echo",
-        "toolsmith-echo",
-        Registry::from_iter([echo::tool()]),
-        addr,
-        options,
-    )
+    serve::serve("mcp-toolsmith-echo", "toolsmith-echo", registry(), addr, options)
 }

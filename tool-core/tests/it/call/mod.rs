@@ -3,6 +3,7 @@ pub mod content_parts;
 pub mod from_module;
 pub mod input_hygiene;
 pub mod layers;
+pub mod lazy_validators;
 pub mod observe;
 pub mod rejection_results;
 pub mod spans;
