@@ -647,6 +647,11 @@ fn title_of(spec: &crate::ToolSpec) -> &str {
 }
 
 impl GlobalArgs {
+    /// Where `--store` (or `TOOLSMITH_STORE`) puts the store; `None` for the default store.
+    pub fn store_location(&self) -> Option<&StoreLocation> {
+        self.store.as_ref()
+    }
+
     /// The pin file: a SQLite `--pins`, else the one next to a SQLite `--store`; `None`
     /// otherwise (see [`pin_location`](Self::pin_location) for PostgreSQL).
     pub fn pin_file(&self) -> Option<PathBuf> {

@@ -68,6 +68,9 @@ pub enum ImportingCliError {
     /// time.
     #[error("{0}")]
     Authorization(String),
+    /// An OAuth login, or the use of a stored one, failed (`mcp login`, `--import-mcp`).
+    #[error(transparent)]
+    OAuth(#[from] crate::mcp::oauth::OAuthError),
     /// Writing to the output failed.
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),

@@ -35,6 +35,11 @@ mod results;
 mod sqlite;
 mod tasks;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use integrity::Key;
+#[cfg(feature = "sqlite")]
+pub(crate) use sqlite::key_file::load as sqlite_key;
+
 use std::sync::Arc;
 
 use super::bus::Bus;
