@@ -33,7 +33,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use tool_core::Registry;
 use tool_core::cli::{Cli, Command, GlobalArgs, execute};
-use tool_core::credentials::CredentialStore;
+use tool_core::credentials::{CredentialStore, MemoryCredentials};
 use tool_core::pins::{MemoryPins, PinStore};
 
 use crate::mcp::McpToolProvider;
@@ -227,8 +227,9 @@ pub async fn execute_importing_with_env(
         )));
     }
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
+    // Without a credential file, an empty store: a 401 still names the login command.
     let logins = match imports.iter().any(|i| matches!(i, Import::Http { .. })) {
-        true => login::credential_store(&parsed.global, false)?,
+        true => Some(login::credential_store(&parsed.global, false)?.unwrap_or_else(|| Arc::new(MemoryCredentials::default()))),
         false => None,
     };
     let registry = Arc::new(error::linked_registry()?);
