@@ -43,12 +43,14 @@ enum McpAction {
     },
 }
 
-const LOGIN_EXAMPLES: &str = "Examples:
+/// The examples at the end of `mcp --help` and `mcp login --help`.
+pub(super) const LOGIN_EXAMPLES: &str = "Examples:
   toolsmith mcp login linear https://mcp.linear.app/mcp
   toolsmith mcp login crm https://crm.internal.example/mcp --no-browser
   CRM_SECRET=… toolsmith mcp login crm https://crm.internal.example/mcp --client-credentials \\
       --client-id toolsmith-ci --client-secret-env CRM_SECRET
-  toolsmith --import-mcp crm=https://crm.internal.example/mcp list";
+  toolsmith --import-mcp crm=https://crm.internal.example/mcp list
+  toolsmith mcp logout crm";
 
 #[derive(Debug, Args)]
 struct LoginArgs {

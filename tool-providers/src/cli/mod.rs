@@ -85,6 +85,7 @@ enum Top {
     #[command(after_long_help = PROVIDERS_EXAMPLES)]
     Providers(providers::ProvidersCommand),
     /// Log in to OAuth-protected MCP servers for `--import-mcp`, or log out.
+    #[command(after_long_help = login::LOGIN_EXAMPLES)]
     Mcp(login::McpCommand),
 }
 
