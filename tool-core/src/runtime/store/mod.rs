@@ -35,7 +35,7 @@ mod results;
 mod sqlite;
 mod tasks;
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(feature = "sqlite")]
 pub(crate) use integrity::Key;
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::key_file::load as sqlite_key;
