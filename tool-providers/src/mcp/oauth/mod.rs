@@ -11,8 +11,8 @@
 //! refresh of a token close to its expiry, and client credentials for machines.
 //!
 //! This module keeps what a login obtained in a [`CredentialStore`] under the import's name
-//! ([`Saved`]: the server URL, the tokens, the client and, for a machine client, its secret) and
-//! builds the authorized HTTP client a connection uses ([`authorized`]); `login` runs the
+//! (`Saved`: the server URL, the tokens, the client and, for a machine client, its secret) and
+//! builds the authorized HTTP client a connection uses (`authorized`); [`login`] runs the
 //! logins. Tokens and secrets are never logged nor put in errors.
 
 use std::sync::Arc;
