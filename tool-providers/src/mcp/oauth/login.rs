@@ -99,14 +99,21 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
     } = login;
     let http = tls::oauth_clients(&name, &url, &[], timeout).map_err(|e| OAuthError::Login(e.to_string()))?;
     let challenge = challenge(&http.stop, &url).await;
-    let mut template = Saved {
+    let template = Saved {
         url: url.clone(),
         redirect_uri: None,
         client_secret: None,
         machine: None,
         credentials: None,
     };
-    let follower = http.follow.clone();
+    let start = Start {
+        store,
+        name,
+        url,
+        http,
+        challenge,
+        template,
+    };
     match method {
         LoginMethod::ClientCredentials { client_id, client_secret } => {
             let machine = Machine {
@@ -114,26 +121,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_secret,
                 scopes,
             };
-            template.machine = Some(machine.clone());
-            let adapter = StoreAdapter { store, name, template };
-            let mut manager = manager(&url, http, adapter).await?;
-            let resolution = manager
-                .resolve_metadata_from_challenge(challenge.as_deref())
-                .await
-                .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
-            manager.set_metadata(resolution.metadata);
-            let config = machine.config(&url);
-            manager
-                .configure_client_credentials(&config)
-                .map_err(OAuthError::auth("the client-credentials client"))?;
-            let token = manager
-                .exchange_client_credentials(&config)
-                .await
-                .map_err(OAuthError::auth("the client-credentials grant"))?;
-            Ok(Logged {
-                scopes: manager.get_current_scopes().await,
-                refreshable: token.refresh_token().is_some(),
-            })
+            machine_login(start, machine).await
         }
         LoginMethod::Browser {
             port,
@@ -143,64 +131,149 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
             client_secret,
             client_metadata_url,
         } => {
-            let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|source| OAuthError::Io {
-                what: format!("cannot listen on 127.0.0.1:{port} for the authorization callback"),
-                source,
-            })?;
-            let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
-            let redirect = format!("http://127.0.0.1:{port}/callback");
-            template.redirect_uri = Some(redirect.clone());
-            template.client_secret = client_secret.clone();
-            let adapter = StoreAdapter { store, name, template };
-            let mut manager = manager(&url, http, adapter).await?;
-            let resolution = manager
-                .resolve_metadata_from_challenge(challenge.as_deref())
-                .await
-                .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
-            manager.set_metadata(resolution.metadata);
-            let mut request = AuthorizationRequest::new(redirect).with_client_name("Toolsmith");
-            request = match scopes.is_empty() {
-                true => request.with_initial_scope_selection(),
-                false => request.with_scopes(scopes),
+            let mut request = |redirect: String| {
+                let mut request = AuthorizationRequest::new(redirect).with_client_name("Toolsmith");
+                request = match scopes.is_empty() {
+                    true => request.with_initial_scope_selection(),
+                    false => request.with_scopes(scopes.clone()),
+                };
+                if let Some(id) = client_id.clone() {
+                    request = request.with_preregistered_client(id);
+                }
+                if let Some(secret) = client_secret.clone() {
+                    request = request.with_client_secret(secret);
+                }
+                if let Some(document) = client_metadata_url.clone() {
+                    request = request.with_client_metadata_url(document);
+                }
+                request
             };
-            if let Some(id) = client_id {
-                request = request.with_preregistered_client(id);
-            }
-            if let Some(secret) = client_secret {
-                request = request.with_client_secret(secret);
-            }
-            if let Some(document) = client_metadata_url {
-                request = request.with_client_metadata_url(document);
-            }
-            let session = AuthorizationSession::new(manager, request)
-                .await
-                .map_err(|(_, e)| OAuthError::auth("starting the authorization")(e))?;
-            let auth_url = session.get_authorization_url().to_owned();
-            show_url(&auth_url);
-            if open_browser {
-                open_in_browser(&auth_url);
-            }
-            if follow {
-                // The authorization server redirects to the listener below, which gets the code.
-                tokio::spawn(async move {
-                    if let Err(e) = follower.get(&auth_url).send().await {
-                        tracing::warn!(error = %e, "following the authorization URL failed");
-                    }
-                });
-            }
-            let callback = tokio::time::timeout(timeout, callback(&listener, port))
-                .await
-                .map_err(|_| OAuthError::Login(format!("no authorization arrived within {timeout:?}")))??;
-            let token = session
-                .handle_callback_url(&callback)
-                .await
-                .map_err(OAuthError::auth("exchanging the authorization code"))?;
-            Ok(Logged {
-                scopes: session.auth_manager.get_current_scopes().await,
-                refreshable: token.refresh_token().is_some(),
-            })
+            let browser = Browser {
+                port,
+                open_browser,
+                follow,
+                timeout,
+                client_secret: client_secret.clone(),
+            };
+            browser_login(start, browser, &mut request, show_url).await
         }
     }
+}
+
+/// What both logins start from.
+struct Start {
+    store: Arc<dyn CredentialStore>,
+    name: String,
+    url: String,
+    http: super::Http,
+    /// The server's 401 challenge, when it gave one.
+    challenge: Option<String>,
+    /// What is stored with the tokens.
+    template: Saved,
+}
+
+impl Start {
+    /// The authorization manager, its metadata discovered (from the challenge first).
+    async fn discovered(self) -> Result<(rmcp::transport::auth::AuthorizationManager, String), OAuthError> {
+        let Start {
+            store,
+            name,
+            url,
+            http,
+            challenge,
+            template,
+        } = self;
+        let adapter = StoreAdapter { store, name, template };
+        let mut manager = manager(&url, http, adapter).await?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge.as_deref())
+            .await
+            .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
+        manager.set_metadata(resolution.metadata);
+        Ok((manager, url))
+    }
+}
+
+/// The client-credentials grant.
+async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAuthError> {
+    start.template.machine = Some(machine.clone());
+    let (mut manager, url) = start.discovered().await?;
+    let config = machine.config(&url);
+    manager
+        .configure_client_credentials(&config)
+        .map_err(OAuthError::auth("the client-credentials client"))?;
+    let token = manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(OAuthError::auth("the client-credentials grant"))?;
+    Ok(Logged {
+        scopes: manager.get_current_scopes().await,
+        refreshable: token.refresh_token().is_some(),
+    })
+}
+
+/// How a browser login runs.
+struct Browser {
+    port: u16,
+    open_browser: bool,
+    follow: bool,
+    timeout: Duration,
+    client_secret: Option<String>,
+}
+
+/// The authorization code flow: the loopback listener, the authorization URL shown (opened,
+/// followed), the callback awaited, the code exchanged. `request` builds the authorization
+/// request for a redirect URI.
+async fn browser_login(
+    mut start: Start,
+    browser: Browser,
+    request: &mut dyn FnMut(String) -> AuthorizationRequest,
+    show_url: &mut dyn FnMut(&str),
+) -> Result<Logged, OAuthError> {
+    let Browser {
+        port,
+        open_browser,
+        follow,
+        timeout,
+        client_secret,
+    } = browser;
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|source| OAuthError::Io {
+        what: format!("cannot listen on 127.0.0.1:{port} for the authorization callback"),
+        source,
+    })?;
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    start.template.redirect_uri = Some(redirect.clone());
+    start.template.client_secret = client_secret;
+    let follower = start.http.follow.clone();
+    let (manager, _) = start.discovered().await?;
+    let session = AuthorizationSession::new(manager, request(redirect))
+        .await
+        .map_err(|(_, e)| OAuthError::auth("starting the authorization")(e))?;
+    let auth_url = session.get_authorization_url().to_owned();
+    show_url(&auth_url);
+    if open_browser {
+        open_in_browser(&auth_url);
+    }
+    if follow {
+        // The authorization server redirects to the listener below, which gets the code.
+        tokio::spawn(async move {
+            if let Err(e) = follower.get(&auth_url).send().await {
+                tracing::warn!(error = %e, "following the authorization URL failed");
+            }
+        });
+    }
+    let callback = tokio::time::timeout(timeout, callback(&listener, port))
+        .await
+        .map_err(|_| OAuthError::Login(format!("no authorization arrived within {timeout:?}")))??;
+    let token = session
+        .handle_callback_url(&callback)
+        .await
+        .map_err(OAuthError::auth("exchanging the authorization code"))?;
+    Ok(Logged {
+        scopes: session.auth_manager.get_current_scopes().await,
+        refreshable: token.refresh_token().is_some(),
+    })
 }
 
 /// The `WWW-Authenticate` of the server's answer to an unauthenticated `initialize`, when it is
