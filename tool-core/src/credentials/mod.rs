@@ -4,7 +4,8 @@
 //!
 //! Owns [`CredentialStore`] (the small async trait a store implements) and its stores
 //! ([`MemoryCredentials`] here, [`SqliteCredentials`] in `sqlite`: a file next to the SQLite
-//! store, owner-only, every row integrity-tagged with the store's key). What the bytes mean is
+//! store, owner-only, every row integrity-tagged with the store's key; `PostgresCredentials`
+//! beside the PostgreSQL store's other tables: `PostgresStore::credentials`). What the bytes mean is
 //! the provider's (`tool-providers`' MCP client keeps a JSON document); this module never
 //! looks inside them, never logs them, and its `Debug` output shows only names.
 
@@ -13,6 +14,9 @@ use std::sync::Mutex;
 
 use crate::tool::BoxFuture;
 
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use crate::runtime::store::PostgresCredentials;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]

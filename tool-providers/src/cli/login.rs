@@ -1,6 +1,7 @@
 //! `toolsmith mcp login NAME URL` and `toolsmith mcp logout NAME`: OAuth logins to MCP servers
 //! that `--import-mcp NAME=URL` then uses, kept in the credential file next to the SQLite store
-//! (owner-only, integrity-tagged; see [`tool_core::credentials`]).
+//! (owner-only, integrity-tagged) or in a PostgreSQL store's database (see
+//! [`tool_core::credentials`]).
 //!
 //! Owns the `mcp` subcommand, where the credential store is, and the command that logs in
 //! again (named as the binary is run). The logins themselves are [`crate::mcp::oauth`]'s.
@@ -14,7 +15,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use tool_core::cli::GlobalArgs;
 use tool_core::credentials::{CredentialStore, SqliteCredentials};
-use tool_core::runtime::{SqliteStore, StoreLocation};
+use tool_core::runtime::{PostgresStore, SqliteStore, StoreLocation};
 
 use super::ImportingCliError;
 use crate::mcp::oauth::{self, Login, LoginMethod};
@@ -99,17 +100,17 @@ pub(crate) fn login_command(name: &str, url: &str) -> String {
     format!("{} mcp login {name} {url}", tool_core::cli::bin_name())
 }
 
-/// The credential store for `global`'s store; `create`: made when missing (a login), else
-/// `None` when there is none (an import without a login) or the store is PostgreSQL.
-pub(crate) fn credential_store(global: &GlobalArgs, create: bool) -> Result<Option<Arc<dyn CredentialStore>>, ImportingCliError> {
+/// The credential store for `global`'s store: the file next to a SQLite store (`create`: made
+/// when missing, for a login; else `None` when there is none), or a PostgreSQL store's table.
+pub(crate) async fn credential_store(global: &GlobalArgs, create: bool) -> Result<Option<Arc<dyn CredentialStore>>, ImportingCliError> {
     let store = match global.store_location() {
         Some(StoreLocation::Sqlite(file)) => file.clone(),
-        Some(StoreLocation::Postgres(_)) if create => {
-            return Err(ImportingCliError::Usage(
-                "`mcp login` keeps logins next to a SQLite store; a PostgreSQL --store keeps none yet: pass a SQLite --store".into(),
-            ));
+        Some(StoreLocation::Postgres(url)) => {
+            let store = PostgresStore::connect(url)
+                .await
+                .map_err(|e| ImportingCliError::Core(tool_core::cli::CliError::Store(e)))?;
+            return Ok(Some(Arc::new(store.credentials())));
         }
-        Some(StoreLocation::Postgres(_)) => return Ok(None),
         None => match SqliteStore::default_path() {
             Some(path) => path,
             None if create => {
@@ -169,7 +170,9 @@ pub(super) async fn run(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<ExitCode, ImportingCliError> {
-    let store = credential_store(global, true)?.ok_or_else(|| ImportingCliError::Usage("no credential store".into()))?;
+    let store = credential_store(global, true)
+        .await?
+        .ok_or_else(|| ImportingCliError::Usage("no credential store".into()))?;
     let args = match command.action {
         McpAction::Logout { name } => {
             let removed = oauth::logout(&*store, &name).await?;

@@ -230,7 +230,11 @@ pub async fn execute_importing_with_env(
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
     // Without a credential file, an empty store: a 401 still names the login command.
     let logins = match imports.iter().any(|i| matches!(i, Import::Http { .. })) {
-        true => Some(login::credential_store(&parsed.global, false)?.unwrap_or_else(|| Arc::new(MemoryCredentials::default()))),
+        true => Some(
+            login::credential_store(&parsed.global, false)
+                .await?
+                .unwrap_or_else(|| Arc::new(MemoryCredentials::default())),
+        ),
         false => None,
     };
     let registry = Arc::new(error::linked_registry()?);

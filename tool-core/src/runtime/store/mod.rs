@@ -52,7 +52,7 @@ pub use audit::{AuditStore, MemoryAudit};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
+pub use postgres::{Migrated, PostgresCredentials, PostgresOptions, PostgresPins, PostgresStore};
 pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
 pub use results::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 #[cfg(feature = "sqlite")]
