@@ -33,7 +33,8 @@ enum McpAction {
     ///
     /// Prints the authorization URL (and opens it in a browser unless `--no-browser`), waits for
     /// the authorization server to redirect to `http://127.0.0.1:PORT/callback`, and stores the
-    /// tokens next to the SQLite store, where `--import-mcp NAME=URL` finds and refreshes them.
+    /// tokens with the store (next to a SQLite file, in a PostgreSQL database), where
+    /// `--import-mcp NAME=URL` finds and refreshes them.
     /// `--client-credentials` logs a machine in without a browser.
     #[command(after_long_help = LOGIN_EXAMPLES)]
     Login(LoginArgs),
