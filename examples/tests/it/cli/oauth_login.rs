@@ -85,10 +85,10 @@ async fn metadata(State(auth): State<Auth>) -> Json<Value> {
         "introspection_endpoint": at("/introspect"),
         "jwks_uri": at("/jwks"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
         "scopes_supported": ["mcp", "offline_access"],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
         "authorization_response_iss_parameter_supported": true,
     }))
 }
@@ -166,6 +166,18 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
             }
             Json(auth.tokens(3600)).into_response()
         }
+        Some("client_credentials") => {
+            let (id, secret) = (
+                form.get("client_id").map(String::as_str),
+                form.get("client_secret").map(String::as_str),
+            );
+            if id != Some("machine") || secret != Some("machine-secret-CANARY") || form.get("resource") != Some(&auth.resource) {
+                return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_client"}))).into_response();
+            }
+            let access = auth.fresh("at");
+            auth.state.lock().unwrap().access.insert(access.clone(), now() + 3600);
+            Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": "mcp"})).into_response()
+        }
         _ => refused("unsupported_grant_type"),
     }
 }
@@ -239,8 +251,16 @@ fn run(args: &[&str], data: &std::path::Path) -> (bool, String, String) {
     )
 }
 
-#[test]
-fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret() {
+/// The authorization server, and `toolsmith serve --http` as its protected resource.
+struct Setup {
+    rt: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+    auth: Auth,
+    url: String,
+    _served: Served,
+}
+
+fn setup() -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
@@ -248,25 +268,23 @@ fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret()
     let auth = start_auth(&rt, url.clone());
     let server_store = dir.path().join("server.sqlite3");
     let introspection = format!("{}/introspect", auth.issuer);
-    let mut server = toolsmith(
-        &[
-            "--store",
-            server_store.to_str().unwrap(),
-            "serve",
-            "--http",
-            &format!("127.0.0.1:{port}"),
-            "--auth-issuer",
-            &auth.issuer,
-            "--auth-resource",
-            &url,
-            "--oauth-introspection",
-            &introspection,
-        ],
-        dir.path(),
-    );
+    let bind = format!("127.0.0.1:{port}");
+    let flags = [
+        "--store",
+        server_store.to_str().unwrap(),
+        "serve",
+        "--http",
+        &bind,
+        "--auth-issuer",
+        &auth.issuer,
+        "--auth-resource",
+        &url,
+        "--oauth-introspection",
+        &introspection,
+    ];
     let server_secret = "rs-secret-CANARY";
     auth.state.lock().unwrap().secrets.push(server_secret.into());
-    let mut child = server
+    let mut child = toolsmith(&flags, dir.path())
         .env("TOOLSMITH_OAUTH_CLIENT_ID", "resource-server")
         .env("TOOLSMITH_OAUTH_CLIENT_SECRET", server_secret)
         .env("RUST_LOG", "info")
@@ -276,9 +294,40 @@ fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret()
         .unwrap();
     let mut banner = String::new();
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut banner).unwrap();
-    let _served = Served(child);
-    assert!(banner.contains(&format!("127.0.0.1:{port}")), "{banner}");
+    let served = Served(child);
+    assert!(banner.contains(&bind), "{banner}");
+    Setup {
+        rt,
+        dir,
+        auth,
+        url,
+        _served: served,
+    }
+}
 
+/// Fails naming the output when it shows one of the secrets the authorization server gave out.
+fn assert_no_secret(auth: &Auth, outputs: &[String]) {
+    let secrets = auth.state.lock().unwrap().secrets.clone();
+    for (n, output) in outputs.iter().enumerate() {
+        for secret in &secrets {
+            assert!(
+                !output.contains(secret.as_str()),
+                "output #{n} shows a secret ({} bytes long)",
+                secret.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret() {
+    let Setup {
+        rt,
+        dir,
+        auth,
+        url,
+        _served,
+    } = setup();
     let store = dir.path().join("client.sqlite3");
     let store = store.to_str().unwrap();
     let mut outputs = Vec::new();
@@ -358,15 +407,64 @@ fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret()
     assert!(!ok && stderr.contains(&format!("toolsmith mcp login demo {url}")), "{stderr}");
     outputs.push(stderr);
 
-    let secrets = auth.state.lock().unwrap().secrets.clone();
-    assert!(secrets.len() >= 4, "{} secrets", secrets.len());
-    for (n, output) in outputs.iter().enumerate() {
-        for secret in &secrets {
-            assert!(
-                !output.contains(secret.as_str()),
-                "output #{n} shows a secret ({} bytes long)",
-                secret.len()
-            );
-        }
-    }
+    assert!(auth.state.lock().unwrap().secrets.len() >= 4);
+    assert_no_secret(&auth, &outputs);
+}
+
+#[test]
+fn a_machine_logs_in_with_client_credentials_and_its_secret_is_never_shown() {
+    // The runtime serves the authorization server: kept until the end.
+    let Setup {
+        rt: _rt,
+        dir,
+        auth,
+        url,
+        _served,
+    } = setup();
+    let store = dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let secret = "machine-secret-CANARY";
+    auth.state.lock().unwrap().secrets.push(secret.into());
+    let login = [
+        "--store",
+        store,
+        "mcp",
+        "login",
+        "ci",
+        &url,
+        "--client-credentials",
+        "--client-id",
+        "machine",
+    ];
+    let mut with_env = login.to_vec();
+    with_env.extend(["--client-secret-env", "CI_SECRET"]);
+    let out = toolsmith(&with_env, dir.path()).env("CI_SECRET", secret).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success() && stdout.contains("Logged in to `ci`"), "{stdout}\n{stderr}");
+    let mut outputs = vec![stdout, stderr];
+    // A wrong secret is refused by the authorization server.
+    let out = toolsmith(&with_env, dir.path()).env("CI_SECRET", "wrong").output().unwrap();
+    assert!(!out.status.success());
+    outputs.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    // Without a secret: refused before anything is sent.
+    let (ok, _, stderr) = run(&login, dir.path());
+    assert!(!ok && stderr.contains("--client-secret-env"), "{stderr}");
+
+    let import = format!("ci={url}");
+    let call = [
+        "--store",
+        store,
+        "--import-mcp",
+        &import,
+        "call",
+        "ci_convert-units",
+        r#"{"value": 100, "from": "C", "to": "F"}"#,
+    ];
+    let (ok, stdout, stderr) = run(&call, dir.path());
+    assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    outputs.extend([stdout, stderr]);
+    assert_no_secret(&auth, &outputs);
 }

@@ -47,10 +47,12 @@ pub enum OAuthError {
         login: String,
     },
     /// An OAuth exchange failed (discovery, registration, authorization, token).
-    #[error("{step}: {source}")]
+    #[error("{step}: {detail}")]
     Auth {
         /// What was being done.
         step: String,
+        /// The error's words and those of its causes (an HTTP failure's reason included).
+        detail: String,
         /// `rmcp`'s error.
         #[source]
         source: AuthError,
@@ -72,7 +74,18 @@ pub enum OAuthError {
 impl OAuthError {
     fn auth(step: impl Into<String>) -> impl FnOnce(AuthError) -> OAuthError {
         let step = step.into();
-        move |source| OAuthError::Auth { step, source }
+        move |source| {
+            let mut detail = source.to_string();
+            let mut next = std::error::Error::source(&source);
+            while let Some(cause) = next {
+                let words = cause.to_string();
+                if !words.is_empty() && !detail.contains(&words) {
+                    detail = format!("{detail}: {words}");
+                }
+                next = cause.source();
+            }
+            OAuthError::Auth { step, detail, source }
+        }
     }
 }
 
