@@ -213,6 +213,9 @@ pub async fn execute_importing_with_env(
             flags.provider.push(name);
         }
     }
+    // Logs from the start: connecting the imported servers and logging in log too.
+    let serving = matches!(parsed.command, Top::Core(Command::Serve(_)));
+    let _log = parsed.global.init_logging(serving);
     let selected = flags.build(env)?;
     let command = match parsed.command {
         Top::Providers(p) => return providers::run(p, &selected, out).await,
