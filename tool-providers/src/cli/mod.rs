@@ -19,6 +19,7 @@
 //! Remote catalogs (`--provider composio|arcade`, [`remote`]) join the same way.
 
 mod error;
+pub mod login;
 pub mod providers;
 pub mod remote;
 
@@ -32,6 +33,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use tool_core::Registry;
 use tool_core::cli::{Cli, Command, GlobalArgs, execute};
+use tool_core::credentials::{CredentialStore, MemoryCredentials};
 use tool_core::pins::{MemoryPins, PinStore};
 
 use crate::mcp::McpToolProvider;
@@ -82,6 +84,9 @@ enum Top {
     /// user's connections.
     #[command(after_long_help = PROVIDERS_EXAMPLES)]
     Providers(providers::ProvidersCommand),
+    /// Log in to OAuth-protected MCP servers for `--import-mcp`, or log out.
+    #[command(after_long_help = login::LOGIN_EXAMPLES)]
+    Mcp(login::McpCommand),
 }
 
 /// The examples at the end of `toolsmith providers --help`.
@@ -151,15 +156,17 @@ impl Import {
         }
     }
 
-    /// The provider for it, its tools named `NAME_<tool>` and mirrored into `registry`.
-    fn provider(&self, registry: &Arc<Registry>, token: Option<String>) -> McpToolProvider {
+    /// The provider for it, its tools named `NAME_<tool>` and mirrored into `registry`; an HTTP
+    /// server uses `token`, or the login stored in `logins` for it.
+    fn provider(&self, registry: &Arc<Registry>, token: Option<String>, logins: Option<&Arc<dyn CredentialStore>>) -> McpToolProvider {
         let provider = match self {
             Import::Stdio { name, program, args } => McpToolProvider::stdio(name.clone(), program.clone(), args.clone()),
             Import::Http { name, url } => {
                 let provider = McpToolProvider::http(name.clone(), url.clone());
-                match token {
-                    Some(token) => provider.bearer_token(token),
-                    None => provider,
+                match (token, logins) {
+                    (Some(token), _) => provider.bearer_token(token),
+                    (None, Some(store)) => provider.oauth(store.clone(), login::login_command(name, url)),
+                    (None, None) => provider,
                 }
             }
         };
@@ -206,10 +213,15 @@ pub async fn execute_importing_with_env(
             flags.provider.push(name);
         }
     }
+    // Logs from the start: connecting the imported servers and logging in log too.
+    let serving = matches!(parsed.command, Top::Core(Command::Serve(_)));
+    let _log = parsed.global.init_logging(serving);
     let selected = flags.build(env)?;
-    if let Top::Providers(p) = parsed.command {
-        return providers::run(p, &selected, out).await;
-    }
+    let command = match parsed.command {
+        Top::Providers(p) => return providers::run(p, &selected, out).await,
+        Top::Mcp(m) => return login::run(m, &parsed.global, env, out).await,
+        Top::Core(command) => command,
+    };
     let imports = parsed.import_mcp.iter().map(|v| Import::parse(v)).collect::<Result<Vec<_>, _>>()?;
     let mut names = std::collections::BTreeSet::new();
     if let Some(twice) = imports.iter().find(|i| !names.insert(i.name().to_ascii_lowercase())) {
@@ -219,6 +231,15 @@ pub async fn execute_importing_with_env(
         )));
     }
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
+    // Without a credential file, an empty store: a 401 still names the login command.
+    let logins = match imports.iter().any(|i| matches!(i, Import::Http { .. })) {
+        true => Some(
+            login::credential_store(&parsed.global, false)
+                .await?
+                .unwrap_or_else(|| Arc::new(MemoryCredentials::default())),
+        ),
+        false => None,
+    };
     let registry = Arc::new(error::linked_registry()?);
     let pins: Arc<dyn PinStore> = match parsed.global.pin_store().await? {
         Some(store) => store,
@@ -230,7 +251,7 @@ pub async fn execute_importing_with_env(
     for import in &imports {
         let taken: std::collections::BTreeSet<String> = registry.ids().into_iter().collect();
         let provider = import
-            .provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()))
+            .provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()), logins.as_ref())
             .pin_in(pins.clone());
         if let Err(source) = provider.connect().await {
             outcome = Err(ImportingCliError::ProviderAt {
@@ -256,11 +277,7 @@ pub async fn execute_importing_with_env(
         }
     }
     let result = match outcome {
-        Ok(()) => match parsed.command {
-            Top::Core(command) => Ok(execute(Cli::new(parsed.global, command), registry, out).await?),
-            // Answered above, before any server was connected.
-            Top::Providers(_) => Ok(ExitCode::SUCCESS),
-        },
+        Ok(()) => Ok(execute(Cli::new(parsed.global, command), registry, out).await?),
         Err(e) => Err(e),
     };
     for provider in providers {

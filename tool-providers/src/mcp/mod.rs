@@ -53,6 +53,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
 use tool_core::Registry;
+use tool_core::credentials::CredentialStore;
 use tool_core::pins::PinStore;
 use tool_core::provider::{
     Health, ListResult, ListToolsOptions, Pagination, ProviderError, ProviderInfo, ResolveOptions, ResolvedTools, ToolInfo, ToolProvider,
@@ -64,6 +65,7 @@ use session::{Notifier, Shared, refresh, transport_error};
 use tools::build_tool;
 
 mod content;
+pub mod oauth;
 mod session;
 mod tls;
 mod tools;
@@ -95,6 +97,8 @@ enum Endpoint {
         connect_timeout: Duration,
         /// Idle keep-alive connections kept for reuse.
         idle_connections: usize,
+        /// Where an OAuth login for this server may be stored, and the command that logs in.
+        oauth: Option<(Arc<dyn CredentialStore>, String)>,
     },
 }
 
@@ -108,6 +112,7 @@ impl std::fmt::Debug for Endpoint {
                 root_pems,
                 connect_timeout,
                 idle_connections,
+                oauth,
             } => f
                 .debug_struct("Http")
                 .field("url", url)
@@ -115,6 +120,7 @@ impl std::fmt::Debug for Endpoint {
                 .field("extra_root_certificates", &root_pems.len())
                 .field("connect_timeout", connect_timeout)
                 .field("pool_max_idle_per_host", idle_connections)
+                .field("oauth", &oauth.as_ref().map(|(store, _)| store))
                 .finish(),
         }
     }
@@ -178,6 +184,7 @@ impl McpToolProvider {
                 root_pems: Vec::new(),
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
                 idle_connections: DEFAULT_IDLE_CONNECTIONS,
+                oauth: None,
             },
         )
     }
@@ -224,6 +231,19 @@ impl McpToolProvider {
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         if let Endpoint::Http { bearer, .. } = &mut self.endpoint {
             *bearer = Some(token.into());
+        }
+        self
+    }
+
+    /// Uses the OAuth login stored in `store` under this provider's id ([`oauth::login`],
+    /// `toolsmith mcp login ID URL`), when there is one for this URL: its access token is sent,
+    /// refreshed before it expires (a machine client fetches a new one), and a login that can no
+    /// longer be refreshed fails [`connect`](Self::connect) with an error naming `login_command`
+    /// (the command that logs in again). Without a stored login the server is reached without a
+    /// token (or with [`bearer_token`](Self::bearer_token)'s). HTTP only.
+    pub fn oauth(mut self, store: Arc<dyn CredentialStore>, login_command: impl Into<String>) -> Self {
+        if let Endpoint::Http { oauth, .. } = &mut self.endpoint {
+            *oauth = Some((store, login_command.into()));
         }
         self
     }
@@ -287,35 +307,70 @@ impl McpToolProvider {
                     .map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")).caused_by(e))?;
                 handler.serve(transport).await.map_err(|e| transport_error(id, &e).caused_by(e))?
             }
-            Endpoint::Http {
-                url,
-                bearer,
-                root_pems,
-                connect_timeout,
-                idle_connections,
-            } => {
-                let client = tls::http_client(id, url, root_pems, *connect_timeout, *idle_connections)?;
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                if let Some(token) = bearer {
-                    config = config.auth_header(token.as_str());
-                }
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
-                    Ok(running) => running.map_err(|e| transport_error(id, tls::initialize_error(&e)).caused_by(e))?,
-                    Err(_) => {
-                        return Err(transport_error(
-                            id,
-                            format!("no MCP session with {url} within {connect_timeout:?} (see `connect_timeout`)"),
-                        ));
-                    }
-                }
-            }
+            Endpoint::Http { .. } => self.connect_http(handler).await?,
         };
         let peer = running.peer().clone();
         *self.shared.peer.write().unwrap_or_else(|e| e.into_inner()) = Some(peer.clone());
         *service = Some(running);
         drop(service);
         refresh(&self.shared, &peer).await
+    }
+
+    /// Opens the Streamable HTTP session, with the stored OAuth login when there is one.
+    async fn connect_http(&self, handler: Notifier) -> Result<RunningService<RoleClient, Notifier>, ProviderError> {
+        let Endpoint::Http {
+            url,
+            bearer,
+            root_pems,
+            connect_timeout,
+            idle_connections,
+            oauth,
+        } = &self.endpoint
+        else {
+            return Err(ProviderError::Config(format!(
+                "the MCP provider `{}` is not an HTTP endpoint",
+                self.info.id
+            )));
+        };
+        let id = &self.info.id;
+        let client = tls::http_client(id, url, root_pems, *connect_timeout, *idle_connections)?;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+        let authorized = match oauth {
+            Some((store, login)) => {
+                let http = tls::oauth_clients(id, url, root_pems, *connect_timeout)?;
+                oauth::authorized(id, url, store.clone(), http, client.clone(), login)
+                    .await
+                    .map_err(|e| transport_error(id, &e).caused_by(e))?
+            }
+            None => None,
+        };
+        let login = oauth.as_ref().map(|(_, login)| login.as_str());
+        let failed = |e: rmcp::service::ClientInitializeError| transport_error(id, tls::initialize_error(&e, login)).caused_by(e);
+        let timed_out = || {
+            transport_error(
+                id,
+                format!("no MCP session with {url} within {connect_timeout:?} (see `connect_timeout`)"),
+            )
+        };
+        match authorized {
+            Some(auth) => {
+                let transport = StreamableHttpClientTransport::with_client(auth, config);
+                match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
+                    Ok(running) => running.map_err(failed),
+                    Err(_) => Err(timed_out()),
+                }
+            }
+            None => {
+                if let Some(token) = bearer {
+                    config = config.auth_header(token.as_str());
+                }
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
+                    Ok(running) => running.map_err(failed),
+                    Err(_) => Err(timed_out()),
+                }
+            }
+        }
     }
 
     /// Reads the tool list again (a `list_changed` notification does this by itself).

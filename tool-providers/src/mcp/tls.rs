@@ -40,15 +40,26 @@ fn append_sources(message: &mut String, error: &dyn std::error::Error) {
 
 /// A failed HTTP `initialize`, with the HTTP client's own error chain (rmcp keeps it out of
 /// `source()`, and it holds the reason: refused connection, certificate not trusted, ...).
-pub(super) fn initialize_error(error: &rmcp::service::ClientInitializeError) -> String {
+/// `login` is the command that logs in, when the server may use an OAuth login.
+pub(super) fn initialize_error(error: &rmcp::service::ClientInitializeError, login: Option<&str>) -> String {
     let mut message = error_chain(error);
     if let rmcp::service::ClientInitializeError::TransportError { error, .. } = error {
         let http = error.error.downcast_ref::<StreamableHttpError<reqwest13::Error>>();
         match http {
             Some(StreamableHttpError::Client(client)) => append_sources(&mut message, client),
             Some(StreamableHttpError::AuthRequired(_)) => {
-                return "the server refused the request as unauthorized (HTTP 401): set or correct its bearer token (`bearer_token`)"
-                    .to_owned();
+                return match login {
+                    Some(login) => format!("the server refused the request as unauthorized (HTTP 401): log in with `{login}`"),
+                    None => "the server refused the request as unauthorized (HTTP 401): set or correct its bearer token (`bearer_token`)"
+                        .to_owned(),
+                };
+            }
+            Some(StreamableHttpError::InsufficientScope(e)) => {
+                let scope = e.get_required_scope().unwrap_or("a scope the login lacks");
+                let again = login
+                    .map(|l| format!(": log in again with `{l} --scope '{scope}'`"))
+                    .unwrap_or_default();
+                return format!("the server needs the scope `{scope}` (HTTP 403 insufficient_scope){again}");
             }
             _ => {}
         }
@@ -140,6 +151,31 @@ pub(super) fn http_client(
                 error_chain(&e)
             ))
         })
+}
+
+/// The clients of the OAuth exchanges with the server at `url` and its authorization server:
+/// the same TLS settings as the session, one following redirects (at most [`MAX_REDIRECTS`]),
+/// one stopping at them; each request bounded by `timeout`.
+pub(super) fn oauth_clients(id: &str, url: &str, root_pems: &[Vec<u8>], timeout: Duration) -> Result<super::oauth::Http, ProviderError> {
+    let roots = extra_roots(id, root_pems)?;
+    let build = |redirect: reqwest13::redirect::Policy| {
+        reqwest13::Client::builder()
+            .tls_backend_preconfigured(tls_config(id, url, roots.clone())?)
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .redirect(redirect)
+            .build()
+            .map_err(|e| {
+                ProviderError::Config(format!(
+                    "the MCP provider `{id}`: could not build the OAuth client: {}",
+                    error_chain(&e)
+                ))
+            })
+    };
+    Ok(super::oauth::Http {
+        follow: build(reqwest13::redirect::Policy::limited(MAX_REDIRECTS))?,
+        stop: build(reqwest13::redirect::Policy::none())?,
+    })
 }
 
 /// Follows only 307/308 redirects (which keep the method and body) to the same origin (so the

@@ -35,6 +35,11 @@ mod results;
 mod sqlite;
 mod tasks;
 
+#[cfg(feature = "sqlite")]
+pub(crate) use integrity::Key;
+#[cfg(feature = "sqlite")]
+pub(crate) use sqlite::key_file::load as sqlite_key;
+
 use std::sync::Arc;
 
 use super::bus::Bus;
@@ -47,7 +52,7 @@ pub use audit::{AuditStore, MemoryAudit};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{Migrated, PostgresOptions, PostgresPins, PostgresStore};
+pub use postgres::{Migrated, PostgresCredentials, PostgresOptions, PostgresPins, PostgresStore};
 pub use receipts::{Began, MemoryReceipts, ReceiptClaim, ReceiptCounts, ReceiptEntry, ReceiptState, ReceiptStore};
 pub use results::{KeptResult, MemoryResults, ResultError, ResultLimits, ResultStore};
 #[cfg(feature = "sqlite")]

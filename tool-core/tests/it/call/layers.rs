@@ -12,7 +12,7 @@ fn layer(module: &str) -> Option<u8> {
         "spec" | "schema" | "error" | "model_output" | "json" | "panic" | "fingerprint" | "budget" | "caller" => 0,
         "tool" | "context" | "call" | "registry" | "isolate" | "respecified" | "idempotency" => 1,
         "dialect" | "catalog" | "stream" | "partial_json" | "check" => 2,
-        "runtime" | "pins" | "otel" => 3,
+        "runtime" | "pins" | "credentials" | "otel" => 3,
         "mcp" | "cli" | "provider" => 4,
         // The test kit drives every part, edges included; nothing imports it.
         "testing" => 5,

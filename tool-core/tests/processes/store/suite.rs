@@ -16,6 +16,7 @@ mod audit;
 mod instances;
 mod orphans;
 use crate::support::postgres as pg;
+mod credentials;
 mod pins;
 mod postgres_only;
 mod results;
@@ -416,6 +417,7 @@ pub fn trials(suite: &str) -> Vec<Trial> {
         .chain(instances::TESTS)
         .chain(tasks::POSTGRES_TESTS)
         .chain(pins::POSTGRES_TESTS)
+        .chain(credentials::POSTGRES_TESTS)
     {
         trials.push(postgres_trial(format!("{suite}::postgres::{name}"), &postgres, test));
     }

@@ -109,6 +109,12 @@ const MIGRATIONS: &[&str] = &[
         tag BYTEA);
      CREATE INDEX toolsmith_audit_by_time ON toolsmith_audit (at_ms);
      CREATE INDEX toolsmith_audit_by_call ON toolsmith_audit (call_id);",
+    // 8: the credentials of imported servers (`credentials`: `toolsmith mcp login`), one row per
+    // name, the secret opaque bytes, `tag` over the name and the secret.
+    "CREATE TABLE toolsmith_credentials (
+        name TEXT PRIMARY KEY,
+        secret BYTEA NOT NULL,
+        tag BYTEA NOT NULL);",
 ];
 
 /// The schema version this build writes.

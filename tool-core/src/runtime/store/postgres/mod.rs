@@ -10,6 +10,7 @@
 
 mod audit;
 mod bus;
+mod credentials;
 mod instance;
 mod migrate;
 mod pins;
@@ -29,6 +30,7 @@ use super::integrity::Key;
 use super::{PendingStore, StoreError, StorePart, interrupted};
 use crate::runtime::pending::PendingCall;
 use crate::runtime::state::{CallState, Claim, StoredCall};
+pub use credentials::PostgresCredentials;
 pub use migrate::Migrated;
 pub use pins::PostgresPins;
 use row::{COLUMNS, Row, State};
@@ -275,6 +277,12 @@ impl PostgresStore {
     /// pins, and `toolsmith --store postgres://… pins` reviews them.
     pub fn pins(&self) -> PostgresPins {
         PostgresPins::new(self.pool.clone(), self.key.clone())
+    }
+
+    /// The credentials of imported servers kept in this database (`toolsmith_credentials`:
+    /// `toolsmith --store postgres://… mcp login`), over the same connections and integrity key.
+    pub fn credentials(&self) -> crate::credentials::PostgresCredentials {
+        credentials::PostgresCredentials::new(self.pool.clone(), self.key.clone())
     }
 
     /// This instance's id (recorded as the owner of the calls it claims).

@@ -19,7 +19,7 @@ pub(super) fn key_path(db: &Path) -> PathBuf {
 
 /// The key of the store at `db`: `TOOLSMITH_STORE_KEY`, else its key file (created with 32
 /// random bytes from SQLite's generator, seeded by the OS, when missing).
-pub(super) fn load(db: &Path, conn: &Connection) -> Result<Key, StoreError> {
+pub(crate) fn load(db: &Path, conn: &Connection) -> Result<Key, StoreError> {
     if let Some(key) = Key::from_env() {
         return key.map_err(|e| StoreError::storage_of(StorePart::Store, e));
     }

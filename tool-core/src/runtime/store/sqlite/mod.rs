@@ -13,7 +13,7 @@
 //! tags them, with a warning, and from then on a row without a tag is damaged.
 
 mod audit;
-mod key_file;
+pub(super) mod key_file;
 mod owner;
 mod receipts;
 mod results;

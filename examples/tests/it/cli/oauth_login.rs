@@ -1,0 +1,486 @@
+//! `toolsmith mcp login`, then `--import-mcp NAME=URL` with the stored tokens, end to end: a
+//! local OAuth authorization server written for this test (RFC 8414 metadata, RFC 7591
+//! registration, RFC 6749 code and refresh grants with PKCE S256, RFC 7662 introspection, the
+//! RFC 9207 `iss` on the redirect), our own `toolsmith serve --http` as the protected resource,
+//! and this test playing the browser (it GETs the printed URL and follows it to the loopback
+//! callback). Then: an import call survives the access token's expiry through a refresh, the
+//! credential file is owner-only, `mcp logout` ends it with an error naming the login command,
+//! and no token, refresh token or client secret shows in any output at `RUST_LOG=trace,rmcp=trace`
+//! (`rmcp`'s own debug lines included).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Form, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine;
+use serde_json::{Value, json};
+use sha2::Digest;
+
+/// What the authorization server gave out and saw.
+#[derive(Default)]
+struct Issued {
+    /// Registered clients: id → redirect URIs.
+    clients: HashMap<String, Vec<String>>,
+    /// Codes: code → (client, PKCE challenge, redirect URI).
+    codes: HashMap<String, (String, String, String)>,
+    /// Access tokens: token → expiry (Unix seconds).
+    access: HashMap<String, u64>,
+    /// Live refresh tokens.
+    refresh: Vec<String>,
+    /// Every secret handed out (tokens, refresh tokens, client secrets): none may be printed.
+    secrets: Vec<String>,
+    /// Refresh grants answered.
+    refreshes: usize,
+    counter: u64,
+}
+
+#[derive(Clone)]
+struct Auth {
+    issuer: String,
+    /// The audience introspection answers name: the resource server's URL.
+    resource: String,
+    state: Arc<Mutex<Issued>>,
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+impl Auth {
+    fn fresh(&self, prefix: &str) -> String {
+        let mut s = self.state.lock().unwrap();
+        s.counter += 1;
+        let value = format!("{prefix}-CANARY-{}-{}", s.counter, std::process::id());
+        s.secrets.push(value.clone());
+        value
+    }
+
+    /// A token answer: the first one already expired (so its use needs a refresh), later ones
+    /// valid for an hour.
+    fn tokens(&self, expires_in: u64) -> Value {
+        let access = self.fresh("at");
+        let refresh = self.fresh("rt");
+        let mut s = self.state.lock().unwrap();
+        s.access.insert(access.clone(), now() + expires_in);
+        s.refresh.push(refresh.clone());
+        json!({"access_token": access, "token_type": "Bearer", "expires_in": expires_in, "refresh_token": refresh, "scope": "mcp offline_access"})
+    }
+}
+
+async fn metadata(State(auth): State<Auth>) -> Json<Value> {
+    let at = |path: &str| format!("{}{path}", auth.issuer);
+    Json(json!({
+        "issuer": auth.issuer,
+        "authorization_endpoint": at("/authorize"),
+        "token_endpoint": at("/token"),
+        "registration_endpoint": at("/register"),
+        "introspection_endpoint": at("/introspect"),
+        "jwks_uri": at("/jwks"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "code_challenge_methods_supported": ["S256"],
+        "scopes_supported": ["mcp", "offline_access"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
+        "authorization_response_iss_parameter_supported": true,
+    }))
+}
+
+async fn register(State(auth): State<Auth>, Json(body): Json<Value>) -> Response {
+    let redirects: Vec<String> = serde_json::from_value(body["redirect_uris"].clone()).unwrap_or_default();
+    let id = format!("client-{}", auth.state.lock().unwrap().clients.len() + 1);
+    auth.state.lock().unwrap().clients.insert(id.clone(), redirects.clone());
+    let answer = json!({"client_id": id, "redirect_uris": redirects, "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]});
+    (StatusCode::CREATED, Json(answer)).into_response()
+}
+
+/// Approves at once (the person who would click is this test), as RFC 6749 §4.1.2 answers.
+async fn authorize(State(auth): State<Auth>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let client = q.get("client_id").cloned().unwrap_or_default();
+    let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
+    let known = auth
+        .state
+        .lock()
+        .unwrap()
+        .clients
+        .get(&client)
+        .is_some_and(|r| r.contains(&redirect));
+    if !known
+        || q.get("code_challenge_method").map(String::as_str) != Some("S256")
+        || q.get("response_type").map(String::as_str) != Some("code")
+    {
+        return (StatusCode::BAD_REQUEST, "bad authorization request").into_response();
+    }
+    let code = auth.fresh("code");
+    let challenge = q.get("code_challenge").cloned().unwrap_or_default();
+    auth.state
+        .lock()
+        .unwrap()
+        .codes
+        .insert(code.clone(), (client, challenge, redirect.clone()));
+    let state = q.get("state").cloned().unwrap_or_default();
+    let issuer: String = url_encode(&auth.issuer);
+    Redirect::to(&format!("{redirect}?code={code}&state={}&iss={issuer}", url_encode(&state))).into_response()
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String>>) -> Response {
+    let refused = |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"error": why}))).into_response();
+    match form.get("grant_type").map(String::as_str) {
+        Some("authorization_code") => {
+            let code = form.get("code").cloned().unwrap_or_default();
+            let Some((client, challenge, redirect)) = auth.state.lock().unwrap().codes.remove(&code) else {
+                return refused("invalid_grant");
+            };
+            let verifier = form.get("code_verifier").cloned().unwrap_or_default();
+            let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()));
+            if computed != challenge || form.get("client_id") != Some(&client) || form.get("redirect_uri") != Some(&redirect) {
+                return refused("invalid_grant");
+            }
+            Json(auth.tokens(0)).into_response()
+        }
+        Some("refresh_token") => {
+            let presented = form.get("refresh_token").cloned().unwrap_or_default();
+            {
+                let mut s = auth.state.lock().unwrap();
+                let Some(at) = s.refresh.iter().position(|r| *r == presented) else {
+                    return refused("invalid_grant");
+                };
+                s.refresh.remove(at);
+                s.refreshes += 1;
+            }
+            Json(auth.tokens(3600)).into_response()
+        }
+        Some("client_credentials") => {
+            let (id, secret) = (
+                form.get("client_id").map(String::as_str),
+                form.get("client_secret").map(String::as_str),
+            );
+            if id != Some("machine") || secret != Some("machine-secret-CANARY") || form.get("resource") != Some(&auth.resource) {
+                return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_client"}))).into_response();
+            }
+            let access = auth.fresh("at");
+            auth.state.lock().unwrap().access.insert(access.clone(), now() + 3600);
+            Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": "mcp"})).into_response()
+        }
+        _ => refused("unsupported_grant_type"),
+    }
+}
+
+/// RFC 7662, for the resource server: active while not expired.
+async fn introspect(State(auth): State<Auth>, _headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Json<Value> {
+    let token = form.get("token").cloned().unwrap_or_default();
+    let expiry = auth.state.lock().unwrap().access.get(&token).copied();
+    match expiry {
+        Some(exp) if exp > now() => Json(json!({
+            "active": true, "sub": "olivia", "scope": "mcp offline_access", "client_id": "client-1",
+            "iss": auth.issuer, "aud": auth.resource, "exp": exp
+        })),
+        _ => Json(json!({"active": false})),
+    }
+}
+
+/// Starts the authorization server on a thread of its own; `resource` is the audience its
+/// introspection answers name.
+fn start_auth(rt: &tokio::runtime::Runtime, resource: String) -> Auth {
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let auth = Auth {
+        issuer,
+        resource,
+        state: Arc::default(),
+    };
+    let app = Router::new()
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/register", post(register))
+        .route("/authorize", get(authorize))
+        .route("/token", post(token))
+        .route("/introspect", post(introspect))
+        .route("/jwks", get(|| async { Json(json!({"keys": []})) }))
+        .with_state(auth.clone());
+    rt.spawn(async move { axum::serve(listener, app).await.unwrap() });
+    auth
+}
+
+/// A free loopback port (the resource server must know its own URL before it starts).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn toolsmith(args: &[&str], data: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
+    command
+        .env("TOOLSMITH_DATA_DIR", data)
+        .env("RUST_LOG", "trace,rmcp=trace")
+        .env_remove("TOOLSMITH_STORE_KEY")
+        .args(args);
+    command
+}
+
+/// Runs to the end: (success, stdout, stderr).
+fn run(args: &[&str], data: &std::path::Path) -> (bool, String, String) {
+    let out = toolsmith(args, data).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The authorization server, and `toolsmith serve --http` as its protected resource.
+struct Setup {
+    rt: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+    auth: Auth,
+    url: String,
+    _served: Served,
+}
+
+fn setup() -> Setup {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let auth = start_auth(&rt, url.clone());
+    let server_store = dir.path().join("server.sqlite3");
+    let introspection = format!("{}/introspect", auth.issuer);
+    let bind = format!("127.0.0.1:{port}");
+    let flags = [
+        "--store",
+        server_store.to_str().unwrap(),
+        "serve",
+        "--http",
+        &bind,
+        "--auth-issuer",
+        &auth.issuer,
+        "--auth-resource",
+        &url,
+        "--oauth-introspection",
+        &introspection,
+    ];
+    let server_secret = "rs-secret-CANARY";
+    auth.state.lock().unwrap().secrets.push(server_secret.into());
+    let mut child = toolsmith(&flags, dir.path())
+        .env("TOOLSMITH_OAUTH_CLIENT_ID", "resource-server")
+        .env("TOOLSMITH_OAUTH_CLIENT_SECRET", server_secret)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut banner).unwrap();
+    let served = Served(child);
+    assert!(banner.contains(&bind), "{banner}");
+    Setup {
+        rt,
+        dir,
+        auth,
+        url,
+        _served: served,
+    }
+}
+
+/// Fails naming the output (and the line, the secret masked) when it shows one of the secrets
+/// the authorization server gave out or the test gave the client.
+///
+/// Authorization codes are left out: `rmcp` logs the code it exchanges at debug, which
+/// `RUST_LOG=rmcp=debug` (asked for here) shows; a code is single-use and worthless without the
+/// PKCE verifier, which is never logged.
+fn assert_no_secret(auth: &Auth, outputs: &[String]) {
+    let secrets: Vec<String> = auth
+        .state
+        .lock()
+        .unwrap()
+        .secrets
+        .iter()
+        .filter(|s| !s.starts_with("code-"))
+        .cloned()
+        .collect();
+    for (n, output) in outputs.iter().enumerate() {
+        for secret in &secrets {
+            // The line, the secret masked and cut short: what logged it.
+            let line = output
+                .lines()
+                .find(|l| l.contains(secret.as_str()))
+                .map(|l| l.replace(secret.as_str(), "***"));
+            let line: Option<String> = line.map(|l| l.chars().take(300).collect());
+            assert!(line.is_none(), "output #{n} shows a secret: {line:?}");
+        }
+    }
+}
+
+#[test]
+fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret() {
+    let Setup {
+        rt,
+        dir,
+        auth,
+        url,
+        _served,
+    } = setup();
+    let store = dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let mut outputs = Vec::new();
+
+    // Without a login: refused, with the command that logs in.
+    let import = format!("demo={url}");
+    let call = [
+        "--store",
+        store,
+        "--import-mcp",
+        &import,
+        "call",
+        "demo_convert-units",
+        r#"{"value": 100, "from": "C", "to": "F"}"#,
+    ];
+    let (ok, _, stderr) = run(&call, dir.path());
+    assert!(!ok && stderr.contains(&format!("toolsmith mcp login demo {url}")), "{stderr}");
+
+    // The login: the test is the browser.
+    let mut login = toolsmith(
+        &["--store", store, "mcp", "login", "demo", &url, "--no-browser", "--timeout", "60"],
+        dir.path(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdout = BufReader::new(login.stdout.take().unwrap());
+    let mut printed = String::new();
+    let auth_url = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no authorization URL printed: {printed}");
+        printed.push_str(&line);
+        if line.starts_with("http") {
+            break line.trim().to_owned();
+        }
+    };
+    let landed = rt.block_on(async { reqwest::get(&auth_url).await.unwrap() });
+    assert_eq!(landed.status(), 200, "the callback answered");
+    std::io::Read::read_to_string(&mut stdout, &mut printed).unwrap();
+    let finished = login.wait_with_output().unwrap();
+    let login_err = String::from_utf8_lossy(&finished.stderr).into_owned();
+    assert!(finished.status.success(), "{printed}\n{login_err}");
+    assert!(
+        printed.contains("Logged in to `demo`") && printed.contains("refreshable"),
+        "{printed}"
+    );
+    outputs.extend([printed, login_err]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let file = dir.path().join("client.credentials.sqlite3");
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // The stored access token has expired already: the import refreshes it and the call runs.
+    assert_eq!(auth.state.lock().unwrap().refreshes, 0);
+    let (ok, stdout, stderr) = run(&call, dir.path());
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("212"), "{stdout}");
+    assert_eq!(auth.state.lock().unwrap().refreshes, 1, "one refresh");
+    outputs.extend([stdout, stderr]);
+    // The refreshed token is stored: the next run uses it as it is.
+    let (ok, stdout, stderr) = run(&call, dir.path());
+    assert!(ok, "{stderr}");
+    assert_eq!(auth.state.lock().unwrap().refreshes, 1, "the stored refreshed token was used");
+    outputs.extend([stdout, stderr]);
+    let (_, stdout, stderr) = run(&["--store", store, "pending"], dir.path());
+    outputs.extend([stdout, stderr]);
+    let (_, stdout, stderr) = run(&["--store", store, "tasks", "list"], dir.path());
+    outputs.extend([stdout, stderr]);
+
+    // Logged out: refused again, naming the login command.
+    let (ok, stdout, _) = run(&["--store", store, "mcp", "logout", "demo"], dir.path());
+    assert!(ok && stdout.contains("Logged out of `demo`"), "{stdout}");
+    let (ok, _, stderr) = run(&call, dir.path());
+    assert!(!ok && stderr.contains(&format!("toolsmith mcp login demo {url}")), "{stderr}");
+    outputs.push(stderr);
+
+    assert!(auth.state.lock().unwrap().secrets.len() >= 4);
+    assert_no_secret(&auth, &outputs);
+}
+
+#[test]
+fn a_machine_logs_in_with_client_credentials_and_its_secret_is_never_shown() {
+    // The runtime serves the authorization server: kept until the end.
+    let Setup {
+        rt: _rt,
+        dir,
+        auth,
+        url,
+        _served,
+    } = setup();
+    let store = dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let secret = "machine-secret-CANARY";
+    auth.state.lock().unwrap().secrets.push(secret.into());
+    let login = [
+        "--store",
+        store,
+        "mcp",
+        "login",
+        "ci",
+        &url,
+        "--client-credentials",
+        "--client-id",
+        "machine",
+    ];
+    let mut with_env = login.to_vec();
+    with_env.extend(["--client-secret-env", "CI_SECRET"]);
+    let out = toolsmith(&with_env, dir.path()).env("CI_SECRET", secret).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success() && stdout.contains("Logged in to `ci`"), "{stdout}\n{stderr}");
+    let mut outputs = vec![stdout, stderr];
+    // A wrong secret is refused by the authorization server.
+    let out = toolsmith(&with_env, dir.path()).env("CI_SECRET", "wrong").output().unwrap();
+    assert!(!out.status.success());
+    outputs.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    // Without a secret: refused before anything is sent.
+    let (ok, _, stderr) = run(&login, dir.path());
+    assert!(!ok && stderr.contains("--client-secret-env"), "{stderr}");
+
+    let import = format!("ci={url}");
+    let call = [
+        "--store",
+        store,
+        "--import-mcp",
+        &import,
+        "call",
+        "ci_convert-units",
+        r#"{"value": 100, "from": "C", "to": "F"}"#,
+    ];
+    let (ok, stdout, stderr) = run(&call, dir.path());
+    assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    outputs.extend([stdout, stderr]);
+    assert_no_secret(&auth, &outputs);
+}

@@ -1,0 +1,230 @@
+//! `toolsmith mcp login NAME URL` and `toolsmith mcp logout NAME`: OAuth logins to MCP servers
+//! that `--import-mcp NAME=URL` then uses, kept in the credential file next to the SQLite store
+//! (owner-only, integrity-tagged) or in a PostgreSQL store's database (see
+//! [`tool_core::credentials`]).
+//!
+//! Owns the `mcp` subcommand, where the credential store is, and the command that logs in
+//! again (named as the binary is run). The logins themselves are [`crate::mcp::oauth`]'s.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use tool_core::cli::GlobalArgs;
+use tool_core::credentials::{CredentialStore, SqliteCredentials};
+use tool_core::runtime::{PostgresStore, SqliteStore, StoreLocation};
+
+use super::ImportingCliError;
+use crate::mcp::oauth::{self, Login, LoginMethod};
+
+/// The arguments of `mcp`.
+#[derive(Debug, Args)]
+pub struct McpCommand {
+    #[command(subcommand)]
+    action: McpAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum McpAction {
+    /// Log in to an OAuth-protected MCP server for `--import-mcp NAME=URL`.
+    ///
+    /// Prints the authorization URL (and opens it in a browser unless `--no-browser`), waits for
+    /// the authorization server to redirect to `http://127.0.0.1:PORT/callback`, and stores the
+    /// tokens with the store (next to a SQLite file, in a PostgreSQL database), where
+    /// `--import-mcp NAME=URL` finds and refreshes them.
+    /// `--client-credentials` logs a machine in without a browser.
+    #[command(after_long_help = LOGIN_EXAMPLES)]
+    Login(LoginArgs),
+    /// Remove the stored login of NAME.
+    Logout {
+        /// The import's name.
+        name: String,
+    },
+}
+
+/// The examples at the end of `mcp --help` and `mcp login --help`.
+pub(super) const LOGIN_EXAMPLES: &str = "Examples:
+  toolsmith mcp login linear https://mcp.linear.app/mcp
+  toolsmith mcp login crm https://crm.internal.example/mcp --no-browser
+  CRM_SECRET=… toolsmith mcp login crm https://crm.internal.example/mcp --client-credentials \\
+      --client-id toolsmith-ci --client-secret-env CRM_SECRET
+  toolsmith --import-mcp crm=https://crm.internal.example/mcp list
+  toolsmith mcp logout crm";
+
+#[derive(Debug, Args)]
+struct LoginArgs {
+    /// The import's name (as in `--import-mcp NAME=URL`).
+    name: String,
+    /// The MCP server's Streamable HTTP endpoint.
+    url: String,
+    /// Print the authorization URL and wait, without opening a browser.
+    #[arg(long)]
+    no_browser: bool,
+    /// Fetch the authorization URL itself and follow it (for servers that approve unattended).
+    ///
+    /// For authorization servers that approve without a person (test and conformance setups):
+    /// the URL is fetched and its redirects followed to the loopback callback, as a browser
+    /// would.
+    #[arg(long, conflicts_with = "client_credentials")]
+    follow_authorization_url: bool,
+    /// The loopback port of the redirect (default: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// A scope to ask for (repeatable; default: as the server asks).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    scopes: Vec<String>,
+    /// The client id registered beforehand (default: metadata document or registration).
+    #[arg(long, value_name = "ID")]
+    client_id: Option<String>,
+    /// Read the client secret from variable VAR (never from the command line).
+    #[arg(long, value_name = "VAR", conflicts_with = "client_secret_file")]
+    client_secret_env: Option<String>,
+    /// Read the client secret from FILE (its first line).
+    #[arg(long, value_name = "FILE")]
+    client_secret_file: Option<PathBuf>,
+    /// HTTPS URL of this client's metadata document (used where the server accepts one).
+    #[arg(long, value_name = "URL")]
+    client_metadata_url: Option<String>,
+    /// Log in as a machine with the client-credentials grant (needs --client-id and a secret).
+    #[arg(long, requires = "client_id")]
+    client_credentials: bool,
+    /// How long to wait for the authorization, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    timeout: u64,
+}
+
+/// The command that logs in to `url` as `name`, as the binary is run.
+pub(crate) fn login_command(name: &str, url: &str) -> String {
+    format!("{} mcp login {name} {url}", tool_core::cli::bin_name())
+}
+
+/// The credential store for `global`'s store: the file next to a SQLite store (`create`: made
+/// when missing, for a login; else `None` when there is none), or a PostgreSQL store's table.
+pub(crate) async fn credential_store(global: &GlobalArgs, create: bool) -> Result<Option<Arc<dyn CredentialStore>>, ImportingCliError> {
+    let store = match global.store_location() {
+        Some(StoreLocation::Sqlite(file)) => file.clone(),
+        Some(StoreLocation::Postgres(url)) => {
+            let store = PostgresStore::connect(url)
+                .await
+                .map_err(|e| ImportingCliError::Core(tool_core::cli::CliError::Store(e)))?;
+            return Ok(Some(Arc::new(store.credentials())));
+        }
+        None => match SqliteStore::default_path() {
+            Some(path) => path,
+            None if create => {
+                return Err(ImportingCliError::Usage(
+                    "no data directory is known: set TOOLSMITH_DATA_DIR or pass --store".into(),
+                ));
+            }
+            None => return Ok(None),
+        },
+    };
+    if !create && !SqliteCredentials::path_next_to(&store).exists() {
+        return Ok(None);
+    }
+    if create
+        && global.store_location().is_none()
+        && let Some(dir) = store.parent()
+    {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| ImportingCliError::Usage(format!("cannot create the data directory {}: {e}", dir.display())))?;
+    }
+    let opened = SqliteCredentials::open_next_to(&store).map_err(oauth::OAuthError::from)?;
+    Ok(Some(Arc::new(opened)))
+}
+
+/// The client secret from `--client-secret-env` or `--client-secret-file`.
+fn secret(args: &LoginArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>, ImportingCliError> {
+    if let Some(var) = &args.client_secret_env {
+        let value = env(var).filter(|v| !v.trim().is_empty());
+        return value
+            .map(|v| Some(v.trim().to_owned()))
+            .ok_or_else(|| ImportingCliError::Usage(format!("`--client-secret-env {var}`: the variable is not set (or empty)")));
+    }
+    if let Some(file) = &args.client_secret_file {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ImportingCliError::Usage(format!("`--client-secret-file {}`: {e}", file.display())))?;
+        let line = text.lines().next().unwrap_or_default().trim().to_owned();
+        if line.is_empty() {
+            return Err(ImportingCliError::Usage(format!(
+                "`--client-secret-file {}` is empty",
+                file.display()
+            )));
+        }
+        return Ok(Some(line));
+    }
+    Ok(None)
+}
+
+/// Runs `mcp login` or `mcp logout`.
+pub(super) async fn run(
+    command: McpCommand,
+    global: &GlobalArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<ExitCode, ImportingCliError> {
+    let store = credential_store(global, true)
+        .await?
+        .ok_or_else(|| ImportingCliError::Usage("no credential store".into()))?;
+    let args = match command.action {
+        McpAction::Logout { name } => {
+            let removed = oauth::logout(&*store, &name).await?;
+            let said = match removed {
+                true => format!("Logged out of `{name}`.\n"),
+                false => format!("No login of `{name}` was stored.\n"),
+            };
+            out.write_all(said.as_bytes()).map_err(ImportingCliError::Output)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        McpAction::Login(args) => args,
+    };
+    crate::cli::Import::parse(&format!("{}={}", args.name, args.url))?;
+    let secret = secret(&args, env)?;
+    let method = match (args.client_credentials, secret) {
+        (true, None) => {
+            return Err(ImportingCliError::Usage(
+                "`--client-credentials` needs the secret: `--client-secret-env VAR` or `--client-secret-file FILE`".into(),
+            ));
+        }
+        (true, Some(client_secret)) => LoginMethod::ClientCredentials {
+            client_id: args.client_id.clone().unwrap_or_default(),
+            client_secret,
+        },
+        (false, client_secret) => LoginMethod::Browser {
+            port: args.port,
+            open_browser: !args.no_browser && !args.follow_authorization_url,
+            follow: args.follow_authorization_url,
+            client_id: args.client_id.clone(),
+            client_secret,
+            client_metadata_url: args.client_metadata_url.clone(),
+        },
+    };
+    let login = Login {
+        name: args.name.clone(),
+        url: args.url.clone(),
+        scopes: args.scopes.clone(),
+        method,
+        timeout: Duration::from_secs(args.timeout.max(1)),
+    };
+    let mut shown = Ok(());
+    let logged = oauth::login(login, store, &mut |url| {
+        shown = writeln!(out, "Open this URL to authorize `{}`:\n{url}", args.name).and_then(|()| out.flush());
+    })
+    .await?;
+    shown.map_err(ImportingCliError::Output)?;
+    let scopes = match logged.scopes.is_empty() {
+        true => "no scope".to_owned(),
+        false => logged.scopes.join(" "),
+    };
+    let refresh = if logged.refreshable { ", refreshable" } else { "" };
+    writeln!(out, "Logged in to `{}` ({scopes}{refresh}).", args.name).map_err(ImportingCliError::Output)?;
+    Ok(ExitCode::SUCCESS)
+}

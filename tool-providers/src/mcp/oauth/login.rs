@@ -1,0 +1,370 @@
+//! The logins: the authorization code flow with PKCE through a browser and a loopback redirect
+//! (`http://127.0.0.1:PORT/callback`), and the client-credentials grant for machines. Both
+//! discover the server's authorization server from its 401 challenge, and store what they
+//! obtain under the import's name.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oauth2::TokenResponse;
+use rmcp::transport::auth::{AuthorizationRequest, AuthorizationSession};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tool_core::credentials::CredentialStore;
+
+use super::{Machine, OAuthError, Saved, StoreAdapter, manager};
+use crate::mcp::tls;
+
+/// How [`login`] obtains tokens.
+#[derive(Clone)]
+pub enum LoginMethod {
+    /// The authorization code flow with PKCE: the user approves in a browser, which the
+    /// authorization server sends back to a loopback listener.
+    Browser {
+        /// The loopback port (`0`: any free one).
+        port: u16,
+        /// Opens the authorization URL in the user's browser (besides printing it).
+        open_browser: bool,
+        /// Follows the authorization URL itself (GET, then its redirects to the callback), for
+        /// authorization servers that approve without a person (tests, conformance suites).
+        follow: bool,
+        /// A client registered with the authorization server beforehand (else a client ID
+        /// metadata document, else dynamic registration).
+        client_id: Option<String>,
+        /// The secret of that client, when it is confidential.
+        client_secret: Option<String>,
+        /// The HTTPS URL of this client's metadata document, used when the authorization server
+        /// accepts client ID metadata documents.
+        client_metadata_url: Option<String>,
+    },
+    /// The client-credentials grant (machine to machine).
+    ClientCredentials {
+        /// The client's id.
+        client_id: String,
+        /// Its secret (sent as `client_secret_basic` when that is the only method the
+        /// authorization server offers, else `client_secret_post`).
+        client_secret: String,
+    },
+}
+
+impl std::fmt::Debug for LoginMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoginMethod::Browser { port, client_id, .. } => f
+                .debug_struct("Browser")
+                .field("port", port)
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            LoginMethod::ClientCredentials { client_id, .. } => f
+                .debug_struct("ClientCredentials")
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// One login: to the MCP server at `url`, stored under `name`.
+#[derive(Debug, Clone)]
+pub struct Login {
+    /// The import's name (`--import-mcp NAME=URL`).
+    pub name: String,
+    /// The MCP server's Streamable HTTP endpoint.
+    pub url: String,
+    /// The scopes to ask for (empty: as the server's challenge and metadata say).
+    pub scopes: Vec<String>,
+    /// How.
+    pub method: LoginMethod,
+    /// How long the user has to approve, and the bound on each HTTP request.
+    pub timeout: Duration,
+}
+
+/// What a login obtained (no token: those are only in the store).
+#[derive(Debug, Clone)]
+pub struct Logged {
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+    /// Whether a refresh token came with the access token.
+    pub refreshable: bool,
+}
+
+/// Logs in to `login.url` and stores the tokens in `store` under `login.name`; `show_url` is
+/// given the authorization URL to show the user (browser logins).
+pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut dyn FnMut(&str)) -> Result<Logged, OAuthError> {
+    let Login {
+        name,
+        url,
+        scopes,
+        method,
+        timeout,
+    } = login;
+    let http = tls::oauth_clients(&name, &url, &[], timeout).map_err(|e| OAuthError::Login(e.to_string()))?;
+    let challenge = challenge(&http.stop, &url).await;
+    let template = Saved {
+        url: url.clone(),
+        redirect_uri: None,
+        client_secret: None,
+        machine: None,
+        credentials: None,
+    };
+    let start = Start {
+        store,
+        name,
+        url,
+        http,
+        challenge,
+        template,
+    };
+    match method {
+        LoginMethod::ClientCredentials { client_id, client_secret } => {
+            let machine = Machine {
+                client_id,
+                client_secret,
+                scopes,
+            };
+            machine_login(start, machine).await
+        }
+        LoginMethod::Browser {
+            port,
+            open_browser,
+            follow,
+            client_id,
+            client_secret,
+            client_metadata_url,
+        } => {
+            let mut request = |redirect: String| {
+                let mut request = AuthorizationRequest::new(redirect).with_client_name("Toolsmith");
+                request = match scopes.is_empty() {
+                    true => request.with_initial_scope_selection(),
+                    false => request.with_scopes(scopes.clone()),
+                };
+                if let Some(id) = client_id.clone() {
+                    request = request.with_preregistered_client(id);
+                }
+                if let Some(secret) = client_secret.clone() {
+                    request = request.with_client_secret(secret);
+                }
+                if let Some(document) = client_metadata_url.clone() {
+                    request = request.with_client_metadata_url(document);
+                }
+                request
+            };
+            let browser = Browser {
+                port,
+                open_browser,
+                follow,
+                timeout,
+                client_secret: client_secret.clone(),
+            };
+            browser_login(start, browser, &mut request, show_url).await
+        }
+    }
+}
+
+/// What both logins start from.
+struct Start {
+    store: Arc<dyn CredentialStore>,
+    name: String,
+    url: String,
+    http: super::Http,
+    /// The server's 401 challenge, when it gave one.
+    challenge: Option<String>,
+    /// What is stored with the tokens.
+    template: Saved,
+}
+
+impl Start {
+    /// The authorization manager, its metadata discovered (from the challenge first).
+    async fn discovered(self) -> Result<(rmcp::transport::auth::AuthorizationManager, String), OAuthError> {
+        let Start {
+            store,
+            name,
+            url,
+            http,
+            challenge,
+            template,
+        } = self;
+        let adapter = StoreAdapter { store, name, template };
+        let mut manager = manager(&url, http, adapter).await?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge.as_deref())
+            .await
+            .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
+        manager.set_metadata(resolution.metadata);
+        Ok((manager, url))
+    }
+}
+
+/// The client-credentials grant.
+async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAuthError> {
+    start.template.machine = Some(machine.clone());
+    let (mut manager, url) = start.discovered().await?;
+    let config = machine.config(&url);
+    manager
+        .configure_client_credentials(&config)
+        .map_err(OAuthError::auth("the client-credentials client"))?;
+    let token = manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(OAuthError::auth("the client-credentials grant"))?;
+    Ok(Logged {
+        scopes: manager.get_current_scopes().await,
+        refreshable: token.refresh_token().is_some(),
+    })
+}
+
+/// How a browser login runs.
+struct Browser {
+    port: u16,
+    open_browser: bool,
+    follow: bool,
+    timeout: Duration,
+    client_secret: Option<String>,
+}
+
+/// The authorization code flow: the loopback listener, the authorization URL shown (opened,
+/// followed), the callback awaited, the code exchanged. `request` builds the authorization
+/// request for a redirect URI.
+async fn browser_login(
+    mut start: Start,
+    browser: Browser,
+    request: &mut dyn FnMut(String) -> AuthorizationRequest,
+    show_url: &mut dyn FnMut(&str),
+) -> Result<Logged, OAuthError> {
+    let Browser {
+        port,
+        open_browser,
+        follow,
+        timeout,
+        client_secret,
+    } = browser;
+    let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|source| OAuthError::Io {
+        what: format!("cannot listen on 127.0.0.1:{port} for the authorization callback"),
+        source,
+    })?;
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    start.template.redirect_uri = Some(redirect.clone());
+    start.template.client_secret = client_secret;
+    let follower = start.http.follow.clone();
+    let (manager, _) = start.discovered().await?;
+    let session = AuthorizationSession::new(manager, request(redirect))
+        .await
+        .map_err(|(_, e)| OAuthError::auth("starting the authorization")(e))?;
+    let auth_url = session.get_authorization_url().to_owned();
+    show_url(&auth_url);
+    if open_browser {
+        open_in_browser(&auth_url);
+    }
+    if follow {
+        // The authorization server redirects to the listener below, which gets the code.
+        tokio::spawn(async move {
+            if let Err(e) = follower.get(&auth_url).send().await {
+                tracing::warn!(error = %e, "following the authorization URL failed");
+            }
+        });
+    }
+    let callback = tokio::time::timeout(timeout, callback(&listener, port))
+        .await
+        .map_err(|_| OAuthError::Login(format!("no authorization arrived within {timeout:?}")))??;
+    let token = session
+        .handle_callback_url(&callback)
+        .await
+        .map_err(OAuthError::auth("exchanging the authorization code"))?;
+    Ok(Logged {
+        scopes: session.auth_manager.get_current_scopes().await,
+        refreshable: token.refresh_token().is_some(),
+    })
+}
+
+/// The `WWW-Authenticate` of the server's answer to an unauthenticated `initialize`, when it is
+/// a 401 (where its `resource_metadata` and `scope` start discovery).
+async fn challenge(client: &reqwest13::Client, url: &str) -> Option<String> {
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let response = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(initialize.to_string())
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest13::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Waits for the browser's request to `/callback` on `listener`, answers it, and returns its
+/// URL; an `error` in it fails the login with the authorization server's words.
+async fn callback(listener: &TcpListener, port: u16) -> Result<String, OAuthError> {
+    loop {
+        let (mut stream, _) = listener.accept().await.map_err(|source| OAuthError::Io {
+            what: "the authorization callback listener failed".into(),
+            source,
+        })?;
+        let mut head = Vec::new();
+        let mut buf = [0u8; 2048];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_owned();
+        let target = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+        if !target.starts_with("/callback?") {
+            let _ = stream.write_all(answer(404, "Not the authorization callback.").as_bytes()).await;
+            continue;
+        }
+        let url = format!("http://127.0.0.1:{port}{target}");
+        let query: Vec<(String, String)> = reqwest13::Url::parse(&url)
+            .map(|u| u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+            .unwrap_or_default();
+        let get = |key: &str| query.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        if let Some(error) = get("error") {
+            let _ = stream
+                .write_all(answer(400, "The authorization failed; see the terminal.").as_bytes())
+                .await;
+            let described = get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+            return Err(OAuthError::Login(format!("the authorization server refused: {error}{described}")));
+        }
+        let _ = stream
+            .write_all(answer(200, "Logged in. You can close this window.").as_bytes())
+            .await;
+        return Ok(url);
+    }
+}
+
+/// A small HTTP/1.1 answer with a text body.
+fn answer(status: u16, text: &str) -> String {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        _ => "Not Found",
+    };
+    format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    )
+}
+
+/// Asks the desktop to open `url` (nothing happens where there is none: the URL is printed).
+fn open_in_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        tracing::debug!(error = %e, "no browser could be opened; the URL is printed");
+    }
+}
