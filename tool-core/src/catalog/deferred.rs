@@ -1,0 +1,326 @@
+//! Deferred loading: a catalog's tool list when some tools wait to be found by tool search, and
+//! the answers to the generated search tool.
+//!
+//! Owns [`ToolSearchMode`], [`LoadedTools`] (the conversation's loaded set) and, on
+//! [`Catalog`], `export_deferred`, `answer_search` and `dispatch_deferred`. Native where the
+//! provider has tool search — OpenAI Responses: `defer_loading` on functions, `namespace`
+//! groups and a `{type: "tool_search"}` tool the API runs; Anthropic: `defer_loading` and the
+//! `tool_search_tool_bm25_20251119` server tool — and generated everywhere else (Chat
+//! Completions, Gemini, MCP): a [`SEARCH_TOOL`] tool whose calls the catalog answers, loading
+//! the tools it finds into the conversation's [`LoadedTools`], which the next request's list
+//! then carries. Must not hold the loaded set itself: it is conversation state, passed in.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::export::{Export, Item};
+use super::pass::PassError;
+use super::{Catalog, CatalogError, Strictness};
+use crate::call::{CallArgs, CallOptions};
+use crate::dialect::Dialect;
+use crate::error::{ErrorKind, ToolError};
+use crate::spec::ToolSpec;
+use crate::tool::ToolOutput;
+
+/// The name of the generated search tool.
+pub const SEARCH_TOOL: &str = "search_tools";
+
+/// How many tools one search loads when the model does not say.
+const DEFAULT_LIMIT: usize = 5;
+/// The most tools one search loads.
+const MAX_LIMIT: usize = 20;
+/// The longest arguments text of a search call read.
+const MAX_SEARCH_ARGS: usize = 16 * 1024;
+/// How many tool names a namespace's generated description lists.
+const NAMES_IN_DESCRIPTION: usize = 8;
+
+/// Which tool search a deferred export uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolSearchMode {
+    /// The provider's own where it has one (OpenAI Responses: `tool_search` run by OpenAI;
+    /// Anthropic: the BM25 search server tool), the generated [`SEARCH_TOOL`] elsewhere.
+    #[default]
+    Native,
+    /// The generated [`SEARCH_TOOL`] in every dialect, answered by
+    /// [`Catalog::answer_search`] over the catalog's own index.
+    Generated,
+}
+
+/// The tools a conversation loaded through search: part of the conversation's state, kept with
+/// it (serialisable) so it survives approvals, suspension and resumption elsewhere.
+///
+/// ```
+/// use tool_core::catalog::LoadedTools;
+/// let mut loaded = LoadedTools::default();
+/// loaded.extend(["crm_find", "crm_update"]);
+/// let stored = serde_json::to_string(&loaded).unwrap();
+/// assert_eq!(stored, r#"["crm_find","crm_update"]"#);
+/// assert!(serde_json::from_str::<LoadedTools>(&stored).unwrap().contains("crm_find"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct LoadedTools(BTreeSet<String>);
+
+impl LoadedTools {
+    /// Whether the tool with this id is loaded.
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
+
+    /// Loads the tools with these ids.
+    pub fn extend<S: Into<String>>(&mut self, ids: impl IntoIterator<Item = S>) {
+        self.0.extend(ids.into_iter().map(Into::into));
+    }
+
+    /// The loaded ids, ordered.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
+    /// How many tools are loaded.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Loads what a [`SEARCH_TOOL`] result loaded (its `loaded` ids): the loaded set can be
+    /// rebuilt from a conversation's tool results, wherever the conversation is resumed.
+    pub fn record(&mut self, search_result: &Value) {
+        let ids = search_result.get("loaded").and_then(Value::as_array).into_iter().flatten();
+        self.0.extend(ids.filter_map(Value::as_str).map(str::to_owned));
+    }
+}
+
+/// Whether `dialect` has its own tool search (used in [`ToolSearchMode::Native`]).
+fn native(dialect: Dialect, mode: ToolSearchMode) -> bool {
+    mode == ToolSearchMode::Native && matches!(dialect, Dialect::OpenAiResponses | Dialect::Anthropic)
+}
+
+/// The generated search tool's spec.
+fn search_spec() -> ToolSpec {
+    ToolSpec::new(
+        SEARCH_TOOL,
+        "Search the tools that are not loaded yet by what they do, and load the best matches: they can be called from the next turn on. Search again with other words when none fits.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the tool should do, in a few words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "How many tools to load (default 5)"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+impl Catalog {
+    /// The tool list in `dialect` for a request of a conversation that uses tool search: the
+    /// tools loaded up front (see [`Catalog::placement`]), the deferred ones as the format
+    /// carries them, and a tool search tool.
+    ///
+    /// - OpenAI Responses (native): every tool, deferred ones with `defer_loading: true`,
+    ///   namespaced ones inside `{type: "namespace", name, description, tools}` groups, and
+    ///   `{type: "tool_search"}` (OpenAI runs the search and keeps the loaded tools in the
+    ///   conversation).
+    /// - Anthropic (native): every tool, deferred ones with `defer_loading: true`, and
+    ///   `{type: "tool_search_tool_bm25_20251119", name: "tool_search_tool_bm25"}`. Anthropic has
+    ///   no namespaces: a namespace is reported in the warnings.
+    /// - Everywhere else, and in [`ToolSearchMode::Generated`]: the tools loaded up front and
+    ///   those in `loaded`, plus the generated [`SEARCH_TOOL`], whose calls
+    ///   [`Catalog::answer_search`] answers.
+    ///
+    /// With no deferred tool, it is [`Catalog::export`].
+    pub fn export_deferred(&self, dialect: Dialect, mode: ToolSearchMode, loaded: &LoadedTools) -> Result<Export, CatalogError> {
+        let mut export = self.export_with(dialect, Strictness::AsDeclared)?;
+        if !self.placements.iter().any(|p| p.deferred) {
+            return Ok(export);
+        }
+        if self.resolve(dialect, SEARCH_TOOL).is_some() && !native(dialect, mode) {
+            return Err(CatalogError(vec![PassError {
+                tool: SEARCH_TOOL.to_owned(),
+                dialect,
+                path: String::new(),
+                rule: format!("a tool of the catalog is named `{SEARCH_TOOL}`, the generated search tool's name: rename it"),
+            }]));
+        }
+        let entries = std::mem::take(&mut export.items);
+        export.items = if native(dialect, mode) {
+            self.native_items(dialect, entries, &mut export.warnings)
+        } else {
+            let mut items: Vec<Item> = entries
+                .into_iter()
+                .zip(&self.placements)
+                .zip(&self.tools)
+                .filter(|((_, p), t)| !p.deferred || loaded.contains(&t.spec().id))
+                .map(|((item, _), _)| item)
+                .collect();
+            items.push(self.search_item(dialect)?);
+            items
+        };
+        Ok(export)
+    }
+
+    /// The native items: entries (deferred ones marked), grouped by namespace for OpenAI
+    /// Responses, and the provider's search tool.
+    fn native_items(&self, dialect: Dialect, entries: Vec<Item>, warnings: &mut Vec<String>) -> Vec<Item> {
+        let mut top: Vec<Item> = Vec::new();
+        let mut groups: Vec<(String, Vec<Item>, Vec<&str>)> = Vec::new();
+        for ((item, placement), tool) in entries.into_iter().zip(&self.placements).zip(&self.tools) {
+            let item = match item {
+                Item::Entry(e) if placement.deferred => Item::Deferred(e),
+                other => other,
+            };
+            match (&placement.namespace, dialect) {
+                (Some(ns), Dialect::OpenAiResponses) => {
+                    let name = self.provider_name(dialect, &tool.spec().id).unwrap_or(&tool.spec().id);
+                    match groups.iter_mut().find(|(n, _, _)| n == ns) {
+                        Some((_, items, names)) => {
+                            items.push(item);
+                            names.push(name);
+                        }
+                        None => groups.push((ns.clone(), vec![item], vec![name])),
+                    }
+                }
+                (Some(ns), _) => {
+                    warnings.push(format!(
+                        "tool `{}`: {dialect} has no namespaces, so namespace `{ns}` is not sent",
+                        tool.spec().id
+                    ));
+                    top.push(item);
+                }
+                (None, _) => top.push(item),
+            }
+        }
+        for (name, items, names) in groups {
+            let description = self
+                .overrides
+                .description(&name)
+                .map_or_else(|| describe(&name, &names), str::to_owned);
+            top.push(Item::Namespace { name, description, items });
+        }
+        let search = match dialect {
+            Dialect::Anthropic => r#"{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}"#,
+            _ => r#"{"type":"tool_search"}"#,
+        };
+        if let Ok(raw) = RawValue::from_string(search.to_owned()) {
+            top.push(Item::Value(Arc::from(raw)));
+        }
+        top
+    }
+
+    /// The generated search tool's entry in `dialect`.
+    fn search_item(&self, dialect: Dialect) -> Result<Item, CatalogError> {
+        let spec = search_spec();
+        let texts = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        let entry = super::format::entry(dialect, &spec, SEARCH_TOOL, false, &texts).map_err(|e| CatalogError(vec![e]))?;
+        Ok(Item::Value(Arc::from(entry.json)))
+    }
+
+    /// Answers a call of the generated [`SEARCH_TOOL`] (`{"query": "...", "limit": 5}`):
+    /// searches the deferred tools, loads the best matches into `loaded` (several in one call)
+    /// and tells the model which tools it can now call, by the names they have in `dialect`.
+    pub fn answer_search(&self, dialect: Dialect, args: &Value, loaded: &mut LoadedTools) -> Result<Value, ToolError> {
+        let Some(query) = args.get("query").and_then(Value::as_str) else {
+            return Err(
+                ToolError::new(format!("`{SEARCH_TOOL}` needs a `query`: what the tool should do, in a few words"))
+                    .with_kind_of(ErrorKind::InvalidInput),
+            );
+        };
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_LIMIT, |l| usize::try_from(l).unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT));
+        let deferred = |id: &str| self.placement(id).is_some_and(|p| p.deferred);
+        let hits = self.search_where(query, limit, deferred);
+        let tools: Vec<Value> = hits
+            .iter()
+            .filter_map(|h| {
+                let tool = self.tools.iter().find(|t| t.spec().id == h.id)?;
+                let name = self.provider_name(dialect, &h.id).unwrap_or(&h.id);
+                Some(json!({"name": name, "description": tool.spec().description}))
+            })
+            .collect();
+        let ids: Vec<String> = hits.into_iter().map(|h| h.id).collect();
+        loaded.extend(ids.iter().cloned());
+        let note = if tools.is_empty() {
+            "No tool matched: search again with other words."
+        } else {
+            "These tools are loaded: call them from the next turn on."
+        };
+        Ok(json!({"tools": tools, "note": note, "loaded": ids}))
+    }
+
+    /// The generated [`SEARCH_TOOL`] as an ordinary tool, answering with
+    /// [`Catalog::answer_search`] for `dialect`: register it where a runtime runs the model's
+    /// calls (the catalog's own registry will do: the search never returns it), and fold each of
+    /// its results into the conversation's loaded set with [`LoadedTools::record`]. It holds
+    /// the catalog weakly: once the catalog is dropped, its calls fail.
+    pub fn search_tool(self: &Arc<Self>, dialect: Dialect) -> crate::tool::DynamicTool {
+        let catalog = Arc::downgrade(self);
+        let spec = search_spec();
+        crate::tool::DynamicTool::builder(SEARCH_TOOL, spec.description)
+            .input_schema(spec.schemas.input)
+            .handler(move |input, _| {
+                let answer = match catalog.upgrade() {
+                    Some(catalog) => catalog.answer_search(dialect, &input, &mut LoadedTools::default()),
+                    None => Err(ToolError::new("Tool search is no longer available in this conversation")),
+                };
+                async move { answer }
+            })
+            .expect("the search tool's own spec is valid")
+    }
+
+    /// [`Catalog::dispatch`] for a conversation that uses the generated tool search: a call of
+    /// [`SEARCH_TOOL`] is answered ([`Catalog::answer_search`]) and loads tools into `loaded`;
+    /// a deferred tool that is not loaded is refused as unknown (the model has not seen it);
+    /// any other call runs as [`Catalog::dispatch`] runs it.
+    pub async fn dispatch_deferred<'a>(
+        &self,
+        dialect: Dialect,
+        name: &str,
+        args: impl Into<CallArgs<'a>>,
+        options: CallOptions,
+        loaded: &mut LoadedTools,
+    ) -> Result<ToolOutput, ToolError> {
+        if name == SEARCH_TOOL && self.resolve(dialect, name).is_none() {
+            let args = match args.into() {
+                CallArgs::Value(v) => v,
+                CallArgs::Text(t) if t.len() <= MAX_SEARCH_ARGS => serde_json::from_str(&t).map_err(|e| {
+                    ToolError::new(format!("The arguments of `{SEARCH_TOOL}` are not JSON: {e}")).with_kind_of(ErrorKind::InvalidInput)
+                })?,
+                CallArgs::Text(_) => {
+                    return Err(
+                        ToolError::new(format!("The arguments of `{SEARCH_TOOL}` are too long")).with_kind_of(ErrorKind::InvalidInput)
+                    );
+                }
+            };
+            return self.answer_search(dialect, &args, loaded).map(ToolOutput::new);
+        }
+        if let Some(id) = self.resolve(dialect, name)
+            && self.placement(id).is_some_and(|p| p.deferred)
+            && !loaded.contains(id)
+        {
+            return Err(
+                ToolError::new(format!("The tool `{name}` is not loaded: find it with `{SEARCH_TOOL}` first"))
+                    .with_kind_of(ErrorKind::UnknownTool),
+            );
+        }
+        self.dispatch(dialect, name, args, options).await
+    }
+}
+
+/// A namespace's description when none is set: the tools it holds.
+fn describe(namespace: &str, names: &[&str]) -> String {
+    let shown: Vec<&str> = names.iter().take(NAMES_IN_DESCRIPTION).copied().collect();
+    let more = names.len().saturating_sub(shown.len());
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("The {namespace} tools: {}{more}.", shown.join(", "))
+}
