@@ -13,7 +13,6 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::export::{Export, Item};
@@ -45,6 +44,12 @@ pub enum ToolSearchMode {
     /// Anthropic: the BM25 search server tool), the generated [`SEARCH_TOOL`] elsewhere.
     #[default]
     Native,
+    /// The provider's format for deferred tools with the search run here, over the catalog's
+    /// index: OpenAI Responses sends `{type: "tool_search", execution: "client", ...}`, whose
+    /// calls [`Catalog::tool_search_output`] answers; Anthropic a [`SEARCH_TOOL`] tool of its
+    /// own, whose calls [`Catalog::tool_references`] answers with `tool_reference` blocks. The
+    /// generated [`SEARCH_TOOL`] elsewhere.
+    Client,
     /// The generated [`SEARCH_TOOL`] in every dialect, answered by
     /// [`Catalog::answer_search`] over the catalog's own index.
     Generated,
@@ -101,7 +106,12 @@ impl LoadedTools {
 
 /// Whether `dialect` has its own tool search (used in [`ToolSearchMode::Native`]).
 fn native(dialect: Dialect, mode: ToolSearchMode) -> bool {
-    mode == ToolSearchMode::Native && matches!(dialect, Dialect::OpenAiResponses | Dialect::Anthropic)
+    mode != ToolSearchMode::Generated && matches!(dialect, Dialect::OpenAiResponses | Dialect::Anthropic)
+}
+
+/// Whether the export carries a tool named [`SEARCH_TOOL`].
+fn named_search_tool(dialect: Dialect, mode: ToolSearchMode) -> bool {
+    !native(dialect, mode) || (dialect == Dialect::Anthropic && mode == ToolSearchMode::Client)
 }
 
 /// The generated search tool's spec.
@@ -143,7 +153,7 @@ impl Catalog {
         if !self.placements.iter().any(|p| p.deferred) {
             return Ok(export);
         }
-        if self.resolve(dialect, SEARCH_TOOL).is_some() && !native(dialect, mode) {
+        if self.resolve(dialect, SEARCH_TOOL).is_some() && named_search_tool(dialect, mode) {
             return Err(CatalogError(vec![PassError {
                 tool: SEARCH_TOOL.to_owned(),
                 dialect,
@@ -153,7 +163,9 @@ impl Catalog {
         }
         let entries = std::mem::take(&mut export.items);
         export.items = if native(dialect, mode) {
-            self.native_items(dialect, entries, &mut export.warnings)
+            let mut items = self.native_items(dialect, entries, &mut export.warnings);
+            items.push(self.native_search_item(dialect, mode)?);
+            items
         } else {
             let mut items: Vec<Item> = entries
                 .into_iter()
@@ -206,14 +218,29 @@ impl Catalog {
                 .map_or_else(|| describe(&name, &names), str::to_owned);
             top.push(Item::Namespace { name, description, items });
         }
-        let search = match dialect {
-            Dialect::Anthropic => r#"{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}"#,
-            _ => r#"{"type":"tool_search"}"#,
-        };
-        if let Ok(raw) = RawValue::from_string(search.to_owned()) {
-            top.push(Item::Value(Arc::from(raw)));
-        }
         top
+    }
+
+    /// The provider's search tool: run by the provider ([`ToolSearchMode::Native`]) or here.
+    fn native_search_item(&self, dialect: Dialect, mode: ToolSearchMode) -> Result<Item, CatalogError> {
+        let value = match (dialect, mode) {
+            (Dialect::Anthropic, ToolSearchMode::Client) => return self.search_item(dialect),
+            (Dialect::Anthropic, _) => json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
+            (_, ToolSearchMode::Client) => {
+                let spec = search_spec();
+                json!({"type": "tool_search", "execution": "client", "description": spec.description, "parameters": spec.schemas.input})
+            }
+            _ => json!({"type": "tool_search"}),
+        };
+        let raw = serde_json::value::to_raw_value(&value).map_err(|e| {
+            CatalogError(vec![PassError {
+                tool: SEARCH_TOOL.to_owned(),
+                dialect,
+                path: String::new(),
+                rule: format!("the search tool could not be serialised: {e}"),
+            }])
+        })?;
+        Ok(Item::Value(Arc::from(raw)))
     }
 
     /// The generated search tool's entry in `dialect`.
@@ -228,6 +255,28 @@ impl Catalog {
     /// searches the deferred tools, loads the best matches into `loaded` (several in one call)
     /// and tells the model which tools it can now call, by the names they have in `dialect`.
     pub fn answer_search(&self, dialect: Dialect, args: &Value, loaded: &mut LoadedTools) -> Result<Value, ToolError> {
+        let hits = self.find(args)?;
+        let tools: Vec<Value> = hits
+            .iter()
+            .filter_map(|h| {
+                let tool = self.tools.iter().find(|t| t.spec().id == **h)?;
+                let name = self.provider_name(dialect, h).unwrap_or(h);
+                Some(json!({"name": name, "description": tool.spec().description}))
+            })
+            .collect();
+        loaded.extend(hits.iter().cloned());
+        let ids = hits;
+        let note = if tools.is_empty() {
+            "No tool matched: search again with other words."
+        } else {
+            "These tools are loaded: call them from the next turn on."
+        };
+        Ok(json!({"tools": tools, "note": note, "loaded": ids}))
+    }
+
+    /// The ids of the deferred tools that best match a search call's arguments
+    /// (`{"query": "...", "limit": 5}`).
+    fn find(&self, args: &Value) -> Result<Vec<String>, ToolError> {
         let Some(query) = args.get("query").and_then(Value::as_str) else {
             return Err(
                 ToolError::new(format!("`{SEARCH_TOOL}` needs a `query`: what the tool should do, in a few words"))
@@ -239,23 +288,67 @@ impl Catalog {
             .and_then(Value::as_u64)
             .map_or(DEFAULT_LIMIT, |l| usize::try_from(l).unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT));
         let deferred = |id: &str| self.placement(id).is_some_and(|p| p.deferred);
-        let hits = self.search_where(query, limit, deferred);
-        let tools: Vec<Value> = hits
+        Ok(self.search_where(query, limit, deferred).into_iter().map(|h| h.id).collect())
+    }
+
+    /// Answers a client-executed OpenAI Responses `tool_search_call` (its `call_id` and
+    /// `arguments`, see [`ToolSearchMode::Client`]): the `tool_search_output` input item with
+    /// the found tools' definitions; they are also loaded into `loaded`.
+    pub fn tool_search_output(&self, call_id: &str, args: &Value, loaded: &mut LoadedTools) -> Result<Value, ToolError> {
+        let hits = self.find(args)?;
+        let mut tools = Vec::with_capacity(hits.len());
+        for id in &hits {
+            let Ok(i) = self.tools.binary_search_by(|t| t.spec().id.as_str().cmp(id)) else {
+                continue;
+            };
+            let strict = self.tools[i].spec().policy.strict;
+            if let Ok(entry) = self.entry(i, Dialect::OpenAiResponses, strict) {
+                tools.push(serde_json::from_str::<Value>(entry.json.get()).unwrap_or(Value::Null));
+            }
+        }
+        loaded.extend(hits);
+        Ok(json!({"type": "tool_search_output", "call_id": call_id, "execution": "client", "status": "completed", "tools": tools}))
+    }
+
+    /// Answers a call of Anthropic's client-side [`SEARCH_TOOL`] ([`ToolSearchMode::Client`]):
+    /// the `content` of its `tool_result`, one `{type: "tool_reference", tool_name}` block per
+    /// tool found (Anthropic then loads their definitions), or a text block when none matched;
+    /// the tools are also loaded into `loaded`.
+    pub fn tool_references(&self, args: &Value, loaded: &mut LoadedTools) -> Result<Value, ToolError> {
+        let hits = self.find(args)?;
+        let blocks: Vec<Value> = hits
             .iter()
-            .filter_map(|h| {
-                let tool = self.tools.iter().find(|t| t.spec().id == h.id)?;
-                let name = self.provider_name(dialect, &h.id).unwrap_or(&h.id);
-                Some(json!({"name": name, "description": tool.spec().description}))
-            })
+            .map(|id| json!({"type": "tool_reference", "tool_name": self.provider_name(Dialect::Anthropic, id).unwrap_or(id)}))
             .collect();
-        let ids: Vec<String> = hits.into_iter().map(|h| h.id).collect();
-        loaded.extend(ids.iter().cloned());
-        let note = if tools.is_empty() {
-            "No tool matched: search again with other words."
-        } else {
-            "These tools are loaded: call them from the next turn on."
-        };
-        Ok(json!({"tools": tools, "note": note, "loaded": ids}))
+        loaded.extend(hits);
+        if blocks.is_empty() {
+            return Ok(json!([{"type": "text", "text": "No tool matched: search again with other words."}]));
+        }
+        Ok(Value::Array(blocks))
+    }
+
+    /// A `tool_choice` that lets the model call only the tools loaded up front and those in
+    /// `loaded` (OpenAI's `allowed_tools`: Chat Completions and Responses), so a request can
+    /// send the whole catalog, unchanged from turn to turn for the prompt cache, and still
+    /// keep the deferred tools out of reach; `None` for dialects without it.
+    pub fn allowed_tools(&self, dialect: Dialect, loaded: &LoadedTools) -> Option<Value> {
+        let names = self
+            .tools
+            .iter()
+            .zip(&self.placements)
+            .filter(|(t, p)| !p.deferred || loaded.contains(&t.spec().id))
+            .map(|(t, _)| self.provider_name(dialect, &t.spec().id).unwrap_or(&t.spec().id));
+        match dialect {
+            Dialect::OpenAiChat => {
+                let tools: Vec<Value> = names.map(|n| json!({"type": "function", "function": {"name": n}})).collect();
+                Some(json!({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": tools}}))
+            }
+            Dialect::OpenAiResponses => {
+                let tools: Vec<Value> = names.map(|n| json!({"type": "function", "name": n})).collect();
+                Some(json!({"type": "allowed_tools", "mode": "auto", "tools": tools}))
+            }
+            _ => None,
+        }
     }
 
     /// The generated [`SEARCH_TOOL`] as an ordinary tool, answering with

@@ -295,3 +295,65 @@ async fn the_scripted_model_searches_then_calls_a_found_tool_through_the_runtime
         assert!(shown.to_string().contains("model sees: record of Ada"), "{dialect}: {shown}");
     }
 }
+
+#[test]
+fn client_mode_searches_here_in_the_providers_own_shapes() {
+    let catalog = catalog();
+    // OpenAI Responses: a client-executed `tool_search`, answered with a `tool_search_output`
+    // item carrying the found tools' definitions.
+    let doc = catalog
+        .export_deferred(Dialect::OpenAiResponses, ToolSearchMode::Client, &LoadedTools::default())
+        .unwrap()
+        .document();
+    let search = doc.as_array().unwrap().last().unwrap();
+    assert_eq!(search["type"], "tool_search");
+    assert_eq!(search["execution"], "client");
+    assert_eq!(search["parameters"]["required"], json!(["query"]));
+    let mut loaded = LoadedTools::default();
+    let output = catalog
+        .tool_search_output("call_9", &json!({"query": "email an invoice", "limit": 1}), &mut loaded)
+        .unwrap();
+    assert_eq!(output["type"], "tool_search_output");
+    assert_eq!(output["call_id"], "call_9");
+    assert_eq!(output["tools"][0]["name"], "invoice_send");
+    assert_eq!(output["tools"][0]["type"], "function");
+    assert!(loaded.contains("invoice_send"));
+
+    // Anthropic: a `search_tools` tool of our own beside the deferred tools, answered with
+    // `tool_reference` blocks.
+    let doc = catalog
+        .export_deferred(Dialect::Anthropic, ToolSearchMode::Client, &LoadedTools::default())
+        .unwrap()
+        .document();
+    let list = doc.as_array().unwrap();
+    assert_eq!(list.last().unwrap()["name"], SEARCH_TOOL);
+    assert!(list.iter().filter(|t| t["defer_loading"] == true).count() == 3);
+    let mut loaded = LoadedTools::default();
+    let blocks = catalog
+        .tool_references(&json!({"query": "customer records", "limit": 2}), &mut loaded)
+        .unwrap();
+    assert_eq!(
+        blocks,
+        json!([{"type": "tool_reference", "tool_name": "crm_find"}, {"type": "tool_reference", "tool_name": "crm_merge"}])
+    );
+    let none = catalog.tool_references(&json!({"query": "zzzz"}), &mut loaded).unwrap();
+    assert_eq!(none[0]["type"], "text");
+}
+
+#[test]
+fn allowed_tools_keeps_deferred_tools_out_of_reach_until_loaded() {
+    let catalog = catalog();
+    let mut loaded = LoadedTools::default();
+    let chat = catalog.allowed_tools(Dialect::OpenAiChat, &loaded).unwrap();
+    assert_eq!(
+        chat,
+        json!({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [{"type": "function", "function": {"name": "search_web"}}]}})
+    );
+    loaded.extend(["crm_find"]);
+    let responses = catalog.allowed_tools(Dialect::OpenAiResponses, &loaded).unwrap();
+    assert_eq!(
+        responses,
+        json!({"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "crm_find"}, {"type": "function", "name": "search_web"}]})
+    );
+    assert!(catalog.allowed_tools(Dialect::Anthropic, &loaded).is_none());
+}
