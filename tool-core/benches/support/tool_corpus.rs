@@ -7,8 +7,12 @@
 use serde_json::{Value, json};
 use tool_core::spec::ToolSpec;
 
-/// (service, what it is, its objects: (object, plural, what one is)).
-const SERVICES: &[(&str, &str, &[(&str, &str, &str)])] = &[
+/// An object of a service: (id, plural, what one is).
+type Object = (&'static str, &'static str, &'static str);
+/// A service: (id, its name, its objects).
+type Service = (&'static str, &'static str, &'static [Object]);
+
+const SERVICES: &[Service] = &[
     (
         "github",
         "GitHub",

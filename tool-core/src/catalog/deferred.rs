@@ -10,12 +10,12 @@
 //! the tools it finds into the conversation's [`LoadedTools`], which the next request's list
 //! then carries. Must not hold the loaded set itself: it is conversation state, passed in.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::export::{Export, Item};
+use super::export::{Export, Group, Item};
 use super::pass::PassError;
 use super::{Catalog, CatalogError, Strictness};
 use crate::call::{CallArgs, CallOptions};
@@ -183,40 +183,45 @@ impl Catalog {
     /// The native items: entries (deferred ones marked), grouped by namespace for OpenAI
     /// Responses, and the provider's search tool.
     fn native_items(&self, dialect: Dialect, entries: Vec<Item>, warnings: &mut Vec<String>) -> Vec<Item> {
-        let mut top: Vec<Item> = Vec::new();
-        let mut groups: Vec<(String, Vec<Item>, Vec<&str>)> = Vec::new();
-        for ((item, placement), tool) in entries.into_iter().zip(&self.placements).zip(&self.tools) {
+        let mut top: Vec<Item> = Vec::with_capacity(entries.len() + 1);
+        // Per namespace: its items, the first names (for a description) and how many.
+        let mut groups: BTreeMap<&str, (Vec<Item>, Vec<&str>, usize)> = BTreeMap::new();
+        let mut unsent: BTreeMap<&str, usize> = BTreeMap::new();
+        let names = &self.names_in_order[super::position(dialect)];
+        for (i, (item, placement)) in entries.into_iter().zip(&self.placements).enumerate() {
             let item = match item {
                 Item::Entry(e) if placement.deferred => Item::Deferred(e),
                 other => other,
             };
-            match (&placement.namespace, dialect) {
+            match (placement.namespace.as_deref(), dialect) {
                 (Some(ns), Dialect::OpenAiResponses) => {
-                    let name = self.provider_name(dialect, &tool.spec().id).unwrap_or(&tool.spec().id);
-                    match groups.iter_mut().find(|(n, _, _)| n == ns) {
-                        Some((_, items, names)) => {
-                            items.push(item);
-                            names.push(name);
-                        }
-                        None => groups.push((ns.clone(), vec![item], vec![name])),
+                    let (items, shown, count) = groups.entry(ns).or_default();
+                    items.push(item);
+                    if shown.len() < NAMES_IN_DESCRIPTION {
+                        shown.push(names.get(i).map_or("", String::as_str));
                     }
+                    *count += 1;
                 }
                 (Some(ns), _) => {
-                    warnings.push(format!(
-                        "tool `{}`: {dialect} has no namespaces, so namespace `{ns}` is not sent",
-                        tool.spec().id
-                    ));
+                    *unsent.entry(ns).or_default() += 1;
                     top.push(item);
                 }
                 (None, _) => top.push(item),
             }
         }
-        for (name, items, names) in groups {
+        for (ns, count) in unsent {
+            warnings.push(format!("{dialect} has no namespaces: namespace `{ns}` ({count} tools) is not sent"));
+        }
+        for (name, (items, shown, count)) in groups {
             let description = self
                 .overrides
-                .description(&name)
-                .map_or_else(|| describe(&name, &names), str::to_owned);
-            top.push(Item::Namespace { name, description, items });
+                .description(name)
+                .map_or_else(|| describe(name, &shown, count), str::to_owned);
+            top.push(Item::Namespace(Box::new(Group {
+                name: name.to_owned(),
+                description,
+                items,
+            })));
         }
         top
     }
@@ -259,9 +264,14 @@ impl Catalog {
         let tools: Vec<Value> = hits
             .iter()
             .filter_map(|h| {
-                let tool = self.tools.iter().find(|t| t.spec().id == **h)?;
+                let i = self.tools.binary_search_by(|t| t.spec().id.as_str().cmp(h)).ok()?;
                 let name = self.provider_name(dialect, h).unwrap_or(h);
-                Some(json!({"name": name, "description": tool.spec().description}))
+                let mut found = json!({"name": name, "description": self.tools[i].spec().description});
+                // Formats without namespaces still tell the model where the tool belongs.
+                if let Some(ns) = self.placements.get(i).and_then(|p| p.namespace.as_ref()) {
+                    found["namespace"] = json!(ns);
+                }
+                Some(found)
             })
             .collect();
         loaded.extend(hits.iter().cloned());
@@ -410,10 +420,10 @@ impl Catalog {
     }
 }
 
-/// A namespace's description when none is set: the tools it holds.
-fn describe(namespace: &str, names: &[&str]) -> String {
-    let shown: Vec<&str> = names.iter().take(NAMES_IN_DESCRIPTION).copied().collect();
-    let more = names.len().saturating_sub(shown.len());
+/// A namespace's description when none is set: the tools it holds (the first `names` of
+/// `count`).
+fn describe(namespace: &str, shown: &[&str], count: usize) -> String {
+    let more = count.saturating_sub(shown.len());
     let more = if more > 0 { format!(" and {more} more") } else { String::new() };
     format!("The {namespace} tools: {}{more}.", shown.join(", "))
 }

@@ -56,11 +56,15 @@ pub(crate) enum Item {
     /// An item written for this export (a tool search tool).
     Value(Arc<RawValue>),
     /// An OpenAI Responses namespace: `{type: "namespace", name, description, tools}`.
-    Namespace {
-        name: String,
-        description: String,
-        items: Vec<Item>,
-    },
+    Namespace(Box<Group>),
+}
+
+/// A namespace's items, with its name and description.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub name: String,
+    pub description: String,
+    pub items: Vec<Item>,
 }
 
 impl Serialize for Item {
@@ -69,12 +73,12 @@ impl Serialize for Item {
             Item::Entry(e) => e.json.serialize(serializer),
             Item::Deferred(e) => e.deferred().serialize(serializer),
             Item::Value(v) => v.serialize(serializer),
-            Item::Namespace { name, description, items } => {
+            Item::Namespace(group) => {
                 let mut map = serializer.serialize_map(Some(4))?;
                 map.serialize_entry("type", "namespace")?;
-                map.serialize_entry("name", name)?;
-                map.serialize_entry("description", description)?;
-                map.serialize_entry("tools", items)?;
+                map.serialize_entry("name", &group.name)?;
+                map.serialize_entry("description", &group.description)?;
+                map.serialize_entry("tools", &group.items)?;
                 map.end()
             }
         }
