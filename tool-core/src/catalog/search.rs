@@ -217,7 +217,10 @@ impl SearchIndex {
         });
         let n = self.live as f32;
         let avg = (self.total_len / self.live as f64).max(f64::MIN_POSITIVE) as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // A dense score per document slot, and the slots touched: cheaper than a map when
+        // a common word matches thousands of tools.
+        let mut scores = vec![0.0_f32; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for term in &terms {
             let Some(list) = self.postings.get(term.as_str()) else {
                 continue;
@@ -225,25 +228,36 @@ impl SearchIndex {
             let df = list.len() as f32;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
             for &(slot, tf) in list {
-                let len = self.docs.get(slot as usize).and_then(Option::as_ref).map_or(avg, |d| d.len);
-                let norm = K1 * (1.0 - B + B * len / avg);
-                *scores.entry(slot).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
+                let (Some(score), Some(Some(doc))) = (scores.get_mut(slot as usize), self.docs.get(slot as usize)) else {
+                    continue;
+                };
+                if *score == 0.0 {
+                    touched.push(slot);
+                }
+                let norm = K1 * (1.0 - B + B * doc.len / avg);
+                *score += idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
-        let mut hits: Vec<SearchHit> = scores
+        let id = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref).map_or("", |d| d.id.as_str());
+        let mut ranked: Vec<(u32, f32)> = touched
             .into_iter()
-            .filter_map(|(slot, score)| {
-                let doc = self.docs.get(slot as usize)?.as_ref()?;
-                keep(&doc.id).then(|| SearchHit { id: doc.id.clone(), score })
-            })
+            .filter(|slot| keep(id(*slot)))
+            .map(|slot| (slot, scores[slot as usize]))
             .collect();
-        let order = |a: &SearchHit, b: &SearchHit| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id));
-        if hits.len() > k {
-            hits.select_nth_unstable_by(k - 1, order);
-            hits.truncate(k);
+        // Ids are cloned only for the `k` kept.
+        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then_with(|| id(a.0).cmp(id(b.0)));
+        if ranked.len() > k {
+            ranked.select_nth_unstable_by(k - 1, order);
+            ranked.truncate(k);
         }
-        hits.sort_by(order);
-        hits
+        ranked.sort_by(order);
+        ranked
+            .into_iter()
+            .map(|(slot, score)| SearchHit {
+                id: id(slot).to_owned(),
+                score,
+            })
+            .collect()
     }
 }
 
