@@ -51,6 +51,8 @@ mod scopes;
 mod strict;
 #[path = "tags/pass_tags.rs"]
 mod tags;
+#[path = "tool_search/pass_defer_and_namespace.rs"]
+mod defer_and_namespace;
 #[path = "transform/pass_transform.rs"]
 mod transform;
 #[path = "weather/pass_weather.rs"]
@@ -90,6 +92,7 @@ fn main() {
     scopes::main();
     strict::main();
     tags::main();
+    defer_and_namespace::main();
     transform::main();
     weather::main();
 }

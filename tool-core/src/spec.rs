@@ -133,6 +133,28 @@ pub struct Presentation {
     /// Example inputs (values of the input type, serialised).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_examples: Vec<Value>,
+    /// Left out of a request's tool list until the model finds it with tool search
+    /// (`#[tool(defer_loading)]`): the tool's default, which a
+    /// [`Catalog`](crate::catalog::Catalog) may override.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
+    /// The group the tool is listed and searched under (`#[tool(namespace = "crm")]`, see
+    /// [`is_namespace`]): the tool's default, which a [`Catalog`](crate::catalog::Catalog) may
+    /// override.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// Whether `s` can name a namespace: 1 to 64 of `a-z`, `A-Z`, `0-9`, `_`, `-` (the providers'
+/// tool-name rule, as OpenAI calls a namespaced tool by its namespace's name).
+///
+/// ```
+/// use tool_core::spec::is_namespace;
+/// assert!(is_namespace("crm") && is_namespace("google-calendar_v2"));
+/// assert!(!is_namespace("") && !is_namespace("crm.read") && !is_namespace(&"x".repeat(65)));
+/// ```
+pub fn is_namespace(s: &str) -> bool {
+    (1..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
 }
 
 /// Which of a tool's own functions are set: what the runtime asks of it besides its body.

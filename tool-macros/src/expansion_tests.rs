@@ -93,6 +93,8 @@ fn every_option() {
             background(timeout_ms = 1000, max_retries = 2),
             on_input_start = started,
             on_output = finished,
+            defer_loading,
+            namespace = "crm",
         ),
         quote! {
             /// Look up a customer

@@ -26,26 +26,36 @@
 //! # });
 //! ```
 
+mod deferred;
+mod export;
 mod format;
 pub mod names;
 pub mod pass;
+mod placement;
+mod search;
 pub mod toolsmith;
+
+pub use deferred::{LoadedTools, SEARCH_TOOL, ToolSearchMode};
+pub use export::Export;
+pub use placement::{InvalidNamespace, Placement};
+pub use search::{SearchHit, SearchIndex};
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::call::{CallArgs, CallOptions};
 use crate::dialect::Dialect;
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::Registry;
 use crate::tool::{Tool, ToolOutput};
+use export::{CachedEntry, Item};
 use format::SchemaText;
 use names::NameMap;
 use pass::PassError;
+use placement::{Deferral, Overrides, Selector};
 
 /// How strictness is decided at export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,63 +65,6 @@ pub enum Strictness {
     AsDeclared,
     /// Every tool strict (a schema that cannot be is an error, never a downgrade).
     All,
-}
-
-/// A dialect's tool list for one request, and what the passes warned about.
-///
-/// It serialises as the document in the dialect's exact shape, straight from the catalog's
-/// cached entries; [`Export::document`] builds it as a value.
-#[derive(Debug, Clone)]
-pub struct Export {
-    dialect: Dialect,
-    entries: Vec<Arc<CachedEntry>>,
-    /// Warnings (constraints removed for a target, per-request limits passed).
-    pub warnings: Vec<String>,
-}
-
-impl PartialEq for Export {
-    fn eq(&self, other: &Self) -> bool {
-        self.dialect == other.dialect && self.warnings == other.warnings && self.document() == other.document()
-    }
-}
-
-impl Export {
-    /// The document as a JSON value.
-    pub fn document(&self) -> Value {
-        let parse = |e: &Arc<CachedEntry>| serde_json::from_str(e.json.get()).unwrap_or(Value::Null);
-        format::document(self.dialect, self.entries.iter().map(parse).collect())
-    }
-}
-
-impl serde::Serialize for Export {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        match format::wrapper(self.dialect) {
-            None => serializer.collect_seq(self.entries.iter().map(|e| &*e.json)),
-            Some(key) => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry(key, &EntriesSeq(&self.entries))?;
-                map.end()
-            }
-        }
-    }
-}
-
-struct EntriesSeq<'a>(&'a [Arc<CachedEntry>]);
-
-impl serde::Serialize for EntriesSeq<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|e| &*e.json))
-    }
-}
-
-/// One tool's entry for one dialect and strictness, computed once per catalog: as a value and
-/// already serialised, so exports after the first only copy bytes.
-#[derive(Debug)]
-struct CachedEntry {
-    json: Box<RawValue>,
-    warnings: Vec<String>,
-    strict_input: Option<Value>,
 }
 
 type Cached = Result<Arc<CachedEntry>, PassError>;
@@ -129,6 +82,22 @@ fn position(dialect: Dialect) -> usize {
 
 fn slot(dialect: Dialect, strict: bool) -> usize {
     position(dialect) * 2 + usize::from(strict)
+}
+
+/// Brings an index up to a registry's tools: new ones indexed, removed ones dropped, replaced
+/// ones (same id, new spec) indexed again.
+fn sync_index(index: &mut SearchIndex, registry: &Registry) {
+    let tools = registry.tools();
+    let now: std::collections::HashSet<&str> = tools.iter().map(|t| t.spec().id.as_str()).collect();
+    let gone: Vec<String> = index.ids().filter(|id| !now.contains(id)).map(str::to_owned).collect();
+    for id in gone {
+        index.remove(&id);
+    }
+    for tool in &tools {
+        if !index.indexed_same(tool.spec()) {
+            index.insert(tool.spec());
+        }
+    }
 }
 
 /// Every tool that could not be exported, each with its path and rule.
@@ -159,6 +128,12 @@ pub struct Catalog {
     /// Each tool's input and output schemas serialised, shared by the formats that send them
     /// as they are.
     texts: Vec<[OnceLock<SchemaText>; 2]>,
+    /// The catalog's overrides of the tools' own tool-search defaults.
+    overrides: Overrides,
+    /// Each tool's placement under `overrides`, in tool order.
+    placements: Vec<Placement>,
+    /// The search index, built at the first search, and the registry version it reflects.
+    index: Mutex<Option<(u64, SearchIndex)>>,
 }
 
 impl fmt::Debug for Catalog {
@@ -186,6 +161,8 @@ impl Catalog {
         });
         let entries = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
         let texts = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
+        let overrides = Overrides::default();
+        let placements = tools.iter().map(|t| overrides.place(t.spec())).collect();
         Catalog {
             name: name.into(),
             version: version.into(),
@@ -195,6 +172,9 @@ impl Catalog {
             names_in_order,
             entries,
             texts,
+            overrides,
+            placements,
+            index: Mutex::new(None),
         }
     }
 
@@ -217,7 +197,74 @@ impl Catalog {
 
     fn filtered(self, keep: impl Fn(&dyn Tool) -> bool) -> Catalog {
         let tools = self.registry.tools().into_iter().filter(|t| keep(&**t)).collect();
-        Catalog::select(&self.name, &self.version, tools, self.registry.limits())
+        Catalog::select(&self.name, &self.version, tools, self.registry.limits()).with_overrides(self.overrides)
+    }
+
+    fn with_overrides(mut self, overrides: Overrides) -> Catalog {
+        self.placements = self.tools.iter().map(|t| overrides.place(t.spec())).collect();
+        self.overrides = overrides;
+        self
+    }
+
+    /// Defers every tool but the `core` ones, whatever the tools declare: the core set loads
+    /// up front, the rest only once the model finds them with tool search.
+    ///
+    /// ```
+    /// use tool_core::catalog::Catalog;
+    /// use tool_core::{DynamicTool, Registry};
+    ///
+    /// let tool = |id: &str| DynamicTool::builder(id, "A tool").handler(|_, _| async { Ok(serde_json::json!(null)) }).unwrap();
+    /// let catalog = Catalog::new("agent", "1.0.0", Registry::from_iter([tool("search_web"), tool("crm_find"), tool("crm_update")]))
+    ///     .defer_all_except(["search_web"]);
+    /// assert!(!catalog.placement("search_web").unwrap().deferred);
+    /// assert!(catalog.placement("crm_find").unwrap().deferred);
+    /// ```
+    pub fn defer_all_except<'a>(self, core: impl IntoIterator<Item = &'a str>) -> Catalog {
+        let mut overrides = self.overrides.clone();
+        overrides.deferral = Deferral::AllExcept(core.into_iter().map(str::to_owned).collect());
+        self.with_overrides(overrides)
+    }
+
+    /// Loads every tool up front, whatever the tools declare (`#[tool(defer_loading)]`).
+    pub fn defer_none(self) -> Catalog {
+        let mut overrides = self.overrides.clone();
+        overrides.deferral = Deferral::None;
+        self.with_overrides(overrides)
+    }
+
+    /// Puts the tools carrying `tag` in `namespace` (over their own; an earlier rule that
+    /// selects a tool wins).
+    pub fn namespace_by_tag(self, tag: &str, namespace: impl Into<String>) -> Result<Catalog, InvalidNamespace> {
+        self.namespace_rule(Selector::Tag(tag.to_owned()), namespace.into())
+    }
+
+    /// Puts the tools defined in this module path or below it (`my_crate::crm`), or in this
+    /// crate (`my-crate`), in `namespace` (over their own; an earlier rule that selects a tool
+    /// wins).
+    pub fn namespace_by_module(self, path: &str, namespace: impl Into<String>) -> Result<Catalog, InvalidNamespace> {
+        self.namespace_rule(Selector::Module(path.to_owned()), namespace.into())
+    }
+
+    fn namespace_rule(self, selector: Selector, namespace: String) -> Result<Catalog, InvalidNamespace> {
+        let mut overrides = self.overrides.clone();
+        overrides.namespaces.push((selector, placement::checked(namespace)?));
+        Ok(self.with_overrides(overrides))
+    }
+
+    /// What the model is told a namespace holds, where a format lists namespaces (OpenAI
+    /// Responses); without it, the namespace's tools are named.
+    pub fn describe_namespace(mut self, namespace: impl Into<String>, description: impl Into<String>) -> Catalog {
+        let namespace = namespace.into();
+        self.overrides.descriptions.retain(|(n, _)| *n != namespace);
+        self.overrides.descriptions.push((namespace, description.into()));
+        self
+    }
+
+    /// Where a tool sits for tool search: deferred or not, and its namespace (the catalog's
+    /// overrides, else the tool's own `defer_loading` and `namespace`).
+    pub fn placement(&self, id: &str) -> Option<&Placement> {
+        let i = self.tools.binary_search_by(|t| t.spec().id.as_str().cmp(id)).ok()?;
+        self.placements.get(i)
     }
 
     /// Renames the catalog.
@@ -282,6 +329,51 @@ impl Catalog {
         self.names.get(&dialect)?.id(name)
     }
 
+    /// The `k` tools of the catalog's registry that best match `query`, best first, with their
+    /// scores (BM25 over each tool's id, title, namespace, tags, description and parameter
+    /// names and descriptions: see [`SearchIndex`]). The index is built at the first search
+    /// and follows the registry: tools inserted or removed since are indexed or dropped at the
+    /// next search.
+    ///
+    /// ```
+    /// use tool_core::catalog::Catalog;
+    /// use tool_core::{DynamicTool, Registry};
+    ///
+    /// let tool = |id: &str, d: &str| DynamicTool::builder(id, d).handler(|_, _| async { Ok(serde_json::json!(null)) }).unwrap();
+    /// let catalog = Catalog::new("agent", "1.0.0", Registry::from_iter([
+    ///     tool("calendar.create_event", "Create an event in the user's calendar"),
+    ///     tool("mail.send", "Send an email message"),
+    /// ]));
+    /// let hits = catalog.search("schedule a calendar event", 3);
+    /// assert_eq!(hits[0].id, "calendar.create_event");
+    /// catalog.registry().insert(tool("weather.forecast", "The weather forecast for a city")).unwrap();
+    /// assert_eq!(catalog.search("weather in Paris", 1)[0].id, "weather.forecast");
+    /// ```
+    pub fn search(&self, query: &str, k: usize) -> Vec<SearchHit> {
+        self.search_where(query, k, |_| true)
+    }
+
+    /// [`Catalog::search`] among the tools `keep` accepts (by id).
+    pub fn search_where(&self, query: &str, k: usize, keep: impl Fn(&str) -> bool) -> Vec<SearchHit> {
+        let mut guard = self.index.lock().unwrap_or_else(|p| p.into_inner());
+        let version = self.registry.version();
+        match guard.as_mut() {
+            Some((v, _)) if *v == version => {}
+            Some((v, index)) => {
+                sync_index(index, &self.registry);
+                *v = version;
+            }
+            None => {
+                let tools = self.registry.tools();
+                *guard = Some((version, SearchIndex::new(tools.iter().map(|t| t.spec()))));
+            }
+        }
+        guard
+            .as_ref()
+            .map(|(_, index)| index.search_where(query, k, keep))
+            .unwrap_or_default()
+    }
+
     /// The tool list in `dialect`, each tool strict as it declares.
     pub fn export(&self, dialect: Dialect) -> Result<Export, CatalogError> {
         self.export_with(dialect, Strictness::AsDeclared)
@@ -320,7 +412,7 @@ impl Catalog {
         }
         Ok(Export {
             dialect,
-            entries,
+            items: entries.into_iter().map(Item::Entry).collect(),
             warnings,
         })
     }
@@ -330,13 +422,8 @@ impl Catalog {
         self.entries[i][slot(dialect, strict)].get_or_init(|| {
             let spec = self.tools[i].spec();
             let name = self.names_in_order[position(dialect)].get(i).unwrap_or(&spec.id);
-            format::entry(dialect, spec, name, strict, &self.texts[i]).map(|e| {
-                Arc::new(CachedEntry {
-                    json: e.json,
-                    warnings: e.warnings,
-                    strict_input: e.strict_input,
-                })
-            })
+            format::entry(dialect, spec, name, strict, &self.texts[i])
+                .map(|e| Arc::new(CachedEntry::new(e.json, e.warnings, e.strict_input)))
         })
     }
 

@@ -141,6 +141,27 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Leaves the tool out of a request's tool list until the model finds it with tool search
+    /// (`#[tool(defer_loading)]` for a dynamic tool); a catalog may override it.
+    pub fn defer_loading(mut self) -> Self {
+        self.spec.presentation.defer_loading = true;
+        self
+    }
+
+    /// The group the tool is listed and searched under (`#[tool(namespace = "crm")]` for a
+    /// dynamic tool): 1 to 64 of `a-z`, `A-Z`, `0-9`, `_`, `-`, checked when the tool is built.
+    ///
+    /// ```
+    /// use tool_core::DynamicTool;
+    /// let built = |ns: &str| DynamicTool::builder("crm_find", "Find a customer").namespace(ns).handler(|_, _| async { Ok(serde_json::json!(null)) });
+    /// assert!(built("crm").is_ok());
+    /// assert!(built("crm.read").unwrap_err().to_string().contains("not a namespace"));
+    /// ```
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.spec.presentation.namespace = Some(namespace.into());
+        self
+    }
+
     /// Edits any other part of the spec (MCP annotations, provider options, …).
     pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
         edit(&mut self.spec);
@@ -227,6 +248,12 @@ impl DynamicToolBuilder {
         if let Some(bad) = self.spec.policy.scopes.iter().find(|s| !crate::spec::is_scope_token(s)) {
             return Err(SchemaError(format!(
                 "tool `{}`: `{bad}` is not an OAuth scope: use printable ASCII characters other than space, `\"` and `\\`",
+                self.spec.id
+            )));
+        }
+        if let Some(bad) = self.spec.presentation.namespace.as_ref().filter(|n| !crate::spec::is_namespace(n)) {
+            return Err(SchemaError(format!(
+                "tool `{}`: `{bad}` is not a namespace: use 1 to 64 of a-z, A-Z, 0-9, `_`, `-`",
                 self.spec.id
             )));
         }

@@ -103,9 +103,13 @@ pub struct ToolAttrs {
     /// `idempotent` (`= "fail"`, `= "recover"`): exactly once per idempotency key; the span
     /// and whether an interrupted run is recovered.
     pub idempotent: Option<(Span, bool)>,
+    /// `defer_loading`: left out of requests until tool search finds it.
+    pub defer_loading: Option<Span>,
+    /// `namespace = "crm"`: the group the tool is listed and searched under.
+    pub namespace: Option<LitStr>,
 }
 
-const TOP_KEYS: &str = "id, description, title, icon, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, icon, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, defer_loading, namespace, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -154,6 +158,13 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
             &mut a.blocking,
             "leave `blocking` out, tool bodies run on the async workers by default",
         )?,
+        "defer_loading" => flag(
+            cx,
+            &meta,
+            &mut a.defer_loading,
+            "leave `defer_loading` out, tools are loaded up front by default",
+        )?,
+        "namespace" => namespace(cx, a, &meta)?,
         "isolate" => isolate(cx, a, &meta)?,
         "max_model_output" => max_model_output(cx, a, &meta)?,
         "idempotent" => idempotent(cx, a, &meta)?,
@@ -197,6 +208,26 @@ fn flag(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<Span>, off: &st
         quote::quote!(#path = #value),
         format!("`{key}` is a flag and takes no value: {fix}"),
     );
+    Ok(())
+}
+
+/// `namespace = "crm"`: 1 to 64 of `a-z`, `A-Z`, `0-9`, `_`, `-` (the rule of
+/// `tool_core::spec::is_namespace`); anything else is reported at the value.
+fn namespace(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    const FIX: &str = "write 1 to 64 of a-z, A-Z, 0-9, `_`, `-`, e.g. `namespace = \"crm\"`";
+    let value: Expr = meta.value()?.parse()?;
+    match &value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+            let name = s.value();
+            let ok = (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+            if ok {
+                set(cx, meta, &mut a.namespace, s.clone());
+            } else {
+                cx.error_spanned_by(s, format!("`{name}` is not a namespace: {FIX}"));
+            }
+        }
+        _ => cx.error_spanned_by(&value, format!("`namespace` takes a string: {FIX}")),
+    }
     Ok(())
 }
 

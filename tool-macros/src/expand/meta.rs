@@ -42,6 +42,8 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &T
     };
     let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
     let client_side = t.f.client_side.is_some();
+    let defer_loading = attrs.defer_loading.is_some();
+    let namespace = opt(&attrs.namespace.as_ref().map(|n| quote!(#pr::String::from(#n))), pr);
     quote! {
         fn meta() -> #pr::ToolMeta {
             #pr::ToolMeta {
@@ -63,6 +65,8 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &T
                     provider_options: #pr::options(#pr::vec![#(#provider_options),*]),
                     tags: #pr::strings(&[#(#tags),*]),
                     input_examples: #pr::Vec::new(),
+                    defer_loading: #defer_loading,
+                    namespace: #namespace,
                 },
                 behaviour: #pr::Behaviour {
                     hooks: #hooks,

@@ -1,2 +1,5 @@
 pub mod bytes;
+pub mod deferred;
 pub mod provider_fanout;
+pub mod search;
+pub mod search_eval;
