@@ -3,8 +3,6 @@
 //! same catalog, in the same run. Before the criterion groups it prints, per size, the index's
 //! build time and memory and the p50/p99 latency of single queries.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -16,27 +14,12 @@ use tool_core::{Dialect, DynamicTool, Registry};
 #[path = "support/tool_corpus.rs"]
 mod tool_corpus;
 
+#[path = "support/live_bytes.rs"]
+mod live_bytes;
+
 /// Bytes allocated and not freed, to weigh the index.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is forwarded to the system allocator unchanged; only a counter is kept.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's layout, passed on.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the pointer came from `alloc` above with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: live_bytes::Counting = live_bytes::Counting;
 
 /// 1,000 queries: the hand-written ones, cycled.
 fn queries() -> Vec<&'static str> {
@@ -44,11 +27,11 @@ fn queries() -> Vec<&'static str> {
 }
 
 fn report(n: usize, specs: &[ToolSpec]) {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live_bytes::live();
     let start = Instant::now();
     let index = SearchIndex::new(specs.iter());
     let build = start.elapsed();
-    let memory = LIVE.load(Ordering::Relaxed) - before;
+    let memory = live_bytes::live() - before;
     let mut times: Vec<u128> = queries()
         .into_iter()
         .map(|q| {

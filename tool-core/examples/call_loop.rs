@@ -92,22 +92,18 @@ fn main() {
     });
 }
 
+/// The tools of the start-up bench (`bench/mcp/startup.sh`), generated the same way here.
+#[path = "../../bench/mcp/shared/generated.rs"]
+#[allow(dead_code)] // `count` reads the servers' TOOLS; here the count is the argument
+mod generated;
+
 /// The `register` mode: a registry of `n` generated tools.
 fn register(n: usize) -> Registry {
     let registry = Registry::from_iter(std::iter::empty::<DynamicTool>());
     for i in 0..n {
-        let schema = serde_json::json!({
-            "type": "object",
-            "properties": {
-                "id": {"type": "string", "description": format!("The id of record {i}"), "maxLength": 200},
-                "limit": {"type": "integer", "description": "How many fields to return", "minimum": 1, "maximum": 100},
-                "archived": {"type": "boolean", "description": "Whether archived entries count"}
-            },
-            "required": ["id"],
-            "additionalProperties": false
-        });
-        let tool = DynamicTool::builder(format!("tool_{i:05}"), format!("Looks up record {i} and returns its fields"))
-            .input_schema(schema)
+        let (name, description, schema) = generated::tool(i);
+        let tool = DynamicTool::builder(name, description)
+            .input_schema(schema.into())
             .handler(|args, _| async move { Ok(args) })
             .expect("a tool");
         registry.insert(tool).expect("a new id");

@@ -9,40 +9,16 @@
 //!
 //! `cargo run --release -p tool-core --example memory_per_call -- 1000`
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use serde_json::json;
 use tool_core::runtime::{Outcome, RunEventKind, Runtime};
 use tool_core::spec::{ApprovalRule, BackgroundSpec};
 use tool_core::{CallOptions, DynamicTool, Registry};
 
-/// The system allocator, counting live bytes.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is forwarded to `System` with the same arguments; the counter is a side effect.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "../benches/support/live_bytes.rs"]
+mod live_bytes;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: live_bytes::Counting = live_bytes::Counting;
 
 const ARGS: &str = r#"{"city": "Lisbon", "days": 3}"#;
 
@@ -84,9 +60,9 @@ fn main() {
         // One of each first, so what is allocated once per process is not counted.
         for (tool, label) in [("needs-approval", "waiting call"), ("runs-long", "background task")] {
             open(&runtime, tool, 1).await;
-            let before = LIVE.load(Ordering::Relaxed);
+            let before = live_bytes::live();
             open(&runtime, tool, n).await;
-            let after = LIVE.load(Ordering::Relaxed);
+            let after = live_bytes::live();
             println!("{label}: {} bytes each ({n} open)", (after - before) / n as isize);
         }
     });

@@ -2,7 +2,8 @@
 //! of bench/mcp: `TOOLS=N` in a server's environment adds N tools `tool_0000`… beside `echo`,
 //! each with a realistic description and a three-parameter input schema (a string, a bounded
 //! integer, a boolean), so both servers list, check and route the same set. Included by path
-//! (`#[path = "../../shared/generated.rs"]`) in bench/mcp/rmcp and bench/mcp/toolsmith.
+//! (`#[path = "../../shared/generated.rs"]`) in bench/mcp/rmcp and bench/mcp/toolsmith, and in
+//! tool-core's `call_loop` example (`register` mode: what registering one costs).
 
 use serde_json::{Map, Value, json};
 
