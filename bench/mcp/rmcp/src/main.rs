@@ -32,17 +32,27 @@ struct EchoInput {
 
 #[tool_router]
 impl Echo {
-    /// `echo` and the generated tools, built once: every session gets a clone of the router.
-    fn router() -> ToolRouter<Self> {
-        let mut router = Self::tool_router();
-        for i in 0..generated::count() {
-            let (name, description, schema) = generated::tool(i);
-            router.add_route(ToolRoute::new_dyn(Tool::new(name, description, schema), |cx| {
-                let id = cx.arguments.as_ref().and_then(|a| a.get("id")).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-                Box::pin(async move { Ok(CallToolResult::success(vec![ContentBlock::text(id)]).into()) })
-            }));
+    /// The generated tools' routes, built once (`TOOLS=N`; none by default).
+    fn generated() -> Vec<ToolRoute<Self>> {
+        (0..generated::count())
+            .map(|i| {
+                let (name, description, schema) = generated::tool(i);
+                ToolRoute::new_dyn(Tool::new(name, description, schema), |cx| {
+                    let id = cx.arguments.as_ref().and_then(|a| a.get("id")).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+                    Box::pin(async move { Ok(CallToolResult::success(vec![ContentBlock::text(id)]).into()) })
+                })
+            })
+            .collect()
+    }
+
+    /// A session's server as rmcp's examples build it (`Self::tool_router()` per session), plus
+    /// the generated routes.
+    fn new(generated: &[ToolRoute<Self>]) -> Self {
+        let mut tool_router = Self::tool_router();
+        for route in generated {
+            tool_router.add_route(route.clone());
         }
-        router
+        Echo { tool_router }
     }
 
     #[tool(description = "Returns its text")]
@@ -68,9 +78,9 @@ async fn main() -> std::io::Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
         .with_json_response(json_response);
-    let router = Echo::router();
+    let generated = Echo::generated();
     let service = StreamableHttpService::new(
-        move || Ok(Echo { tool_router: router.clone() }),
+        move || Ok(Echo::new(&generated)),
         LocalSessionManager::default().into(),
         config,
     );
