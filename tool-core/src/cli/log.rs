@@ -95,3 +95,24 @@ pub(super) fn init(format: LogFormat, serving: bool) -> Option<LogGuard> {
         _spans: spans_guard,
     })
 }
+
+/// Keeps the log subscriber [`GlobalArgs::init_logging`](super::GlobalArgs::init_logging) installed writing; dropping it flushes
+/// the lines waiting.
+#[must_use = "dropping the guard stops the log lines"]
+pub struct LoggingGuard(#[allow(dead_code)] LogGuard);
+
+impl std::fmt::Debug for LoggingGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoggingGuard").finish_non_exhaustive()
+    }
+}
+
+impl super::GlobalArgs {
+    /// Installs the process's log subscriber now, as [`execute`](super::execute) does (once: later calls, and
+    /// `execute`'s own, leave it as it is), for a command line that works before `execute`
+    /// (connecting imported servers, logging in). `serving`: the command is `serve`. Keep the
+    /// guard while logging.
+    pub fn init_logging(&self, serving: bool) -> Option<LoggingGuard> {
+        init(self.log_format, serving).map(LoggingGuard)
+    }
+}

@@ -13,6 +13,7 @@ mod execution;
 mod help;
 mod lazy;
 mod log;
+pub use log::LoggingGuard;
 mod pins;
 mod receipts;
 mod run;
@@ -644,61 +645,6 @@ pub(super) fn store_flag(location: &StoreLocation) -> String {
 /// The title shown in listings: the tool's title, else its MCP title, else `-`.
 fn title_of(spec: &crate::ToolSpec) -> &str {
     spec.title.as_deref().or(spec.presentation.mcp.title.as_deref()).unwrap_or("-")
-}
-
-/// Keeps the log subscriber [`GlobalArgs::init_logging`] installed writing; dropping it flushes
-/// the lines waiting.
-#[must_use = "dropping the guard stops the log lines"]
-pub struct LoggingGuard(#[allow(dead_code)] log::LogGuard);
-
-impl std::fmt::Debug for LoggingGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoggingGuard").finish_non_exhaustive()
-    }
-}
-
-impl GlobalArgs {
-    /// Installs the process's log subscriber now, as [`execute`] does (once: later calls, and
-    /// `execute`'s own, leave it as it is), for a command line that works before `execute`
-    /// (connecting imported servers, logging in). `serving`: the command is `serve`. Keep the
-    /// guard while logging.
-    pub fn init_logging(&self, serving: bool) -> Option<LoggingGuard> {
-        log::init(self.log_format, serving).map(LoggingGuard)
-    }
-
-    /// Where `--store` (or `TOOLSMITH_STORE`) puts the store; `None` for the default store.
-    pub fn store_location(&self) -> Option<&StoreLocation> {
-        self.store.as_ref()
-    }
-
-    /// The pin file: a SQLite `--pins`, else the one next to a SQLite `--store`; `None`
-    /// otherwise (see [`pin_location`](Self::pin_location) for PostgreSQL).
-    pub fn pin_file(&self) -> Option<PathBuf> {
-        match self.pin_location()? {
-            StoreLocation::Sqlite(file) => Some(file),
-            StoreLocation::Postgres(_) => None,
-        }
-    }
-
-    /// Where pins are kept: `--pins`, else next to a SQLite `--store` or in a PostgreSQL
-    /// `--store`'s database; `None` without either.
-    pub fn pin_location(&self) -> Option<StoreLocation> {
-        self.pins.clone().or_else(|| match self.store.as_ref()? {
-            StoreLocation::Sqlite(file) => Some(StoreLocation::Sqlite(crate::pins::SqlitePins::path_next_to(file))),
-            StoreLocation::Postgres(url) => Some(StoreLocation::Postgres(url.clone())),
-        })
-    }
-
-    /// The pin store [`pin_location`](Self::pin_location) names, opened (a PostgreSQL one
-    /// connected and migrated); `None` without a location (pins then last for the process).
-    pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, CliError> {
-        // An error names the option the location came from.
-        let option = if self.pins.is_some() { "--pins" } else { "--store" };
-        match self.pin_location() {
-            Some(location) => pins::open(&location, option).await.map(Some),
-            None => Ok(None),
-        }
-    }
 }
 
 impl Cli {

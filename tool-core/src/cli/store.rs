@@ -1,5 +1,7 @@
 //! `toolsmith store`: operating the store itself — `migrate` its schema, `status` (calls,
-//! background tasks and receipts by state, the oldest waiting call, the kept results), `expire`.
+//! background tasks and receipts by state, the oldest waiting call, the kept results), `expire`;
+//! and where the global options put the store and the pins (`GlobalArgs::store_location`,
+//! `pin_location`, `pin_store`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -222,4 +224,40 @@ fn status(
     .map_err(CliError::Output)?;
     writeln!(out, "kept results: {results}").map_err(CliError::Output)?;
     Ok(())
+}
+
+impl super::GlobalArgs {
+    /// Where `--store` (or `TOOLSMITH_STORE`) puts the store; `None` for the default store.
+    pub fn store_location(&self) -> Option<&StoreLocation> {
+        self.store.as_ref()
+    }
+
+    /// The pin file: a SQLite `--pins`, else the one next to a SQLite `--store`; `None`
+    /// otherwise (see [`pin_location`](Self::pin_location) for PostgreSQL).
+    pub fn pin_file(&self) -> Option<std::path::PathBuf> {
+        match self.pin_location()? {
+            StoreLocation::Sqlite(file) => Some(file),
+            StoreLocation::Postgres(_) => None,
+        }
+    }
+
+    /// Where pins are kept: `--pins`, else next to a SQLite `--store` or in a PostgreSQL
+    /// `--store`'s database; `None` without either.
+    pub fn pin_location(&self) -> Option<StoreLocation> {
+        self.pins.clone().or_else(|| match self.store.as_ref()? {
+            StoreLocation::Sqlite(file) => Some(StoreLocation::Sqlite(crate::pins::SqlitePins::path_next_to(file))),
+            StoreLocation::Postgres(url) => Some(StoreLocation::Postgres(url.clone())),
+        })
+    }
+
+    /// The pin store [`pin_location`](Self::pin_location) names, opened (a PostgreSQL one
+    /// connected and migrated); `None` without a location (pins then last for the process).
+    pub async fn pin_store(&self) -> Result<Option<std::sync::Arc<dyn crate::pins::PinStore>>, CliError> {
+        // An error names the option the location came from.
+        let option = if self.pins.is_some() { "--pins" } else { "--store" };
+        match self.pin_location() {
+            Some(location) => super::pins::open(&location, option).await.map(Some),
+            None => Ok(None),
+        }
+    }
 }
