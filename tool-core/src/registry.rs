@@ -327,7 +327,7 @@ impl Registry {
                 continue;
             }
             located.insert(def.id, def.location());
-            let added = (def.build)().and_then(|tool| registry.insert_entry(tool));
+            let added = (def.build)().map(|tool| registry.insert_entry(tool));
             if let Err(e) = added {
                 problems.push(RegistryProblem::InvalidTool {
                     id: def.id.to_owned(),
@@ -372,8 +372,9 @@ impl Registry {
         }
     }
 
-    fn insert_entry(&self, tool: Arc<dyn Tool>) -> Result<(), SchemaError> {
-        let compiled = Arc::new(Compiled::new(&*tool)?);
+    /// Adds a tool; its schemas are compiled when first needed (`call::Compiled`).
+    fn insert_entry(&self, tool: Arc<dyn Tool>) {
+        let compiled = Arc::new(Compiled::new(tool.clone()));
         let id = tool.spec().id.clone();
         self.tools.write().unwrap_or_else(|p| p.into_inner()).insert(
             id.clone(),
@@ -384,7 +385,6 @@ impl Registry {
             },
         );
         self.changes.send_modify(|v| *v += 1);
-        Ok(())
     }
 
     /// How many times the set of tools changed (an insertion or removal adds one).
@@ -413,8 +413,8 @@ impl Registry {
                 second: spec.source.clone(),
             }]));
         }
-        let (id, source) = (spec.id.clone(), spec.source.clone());
-        self.insert_entry(tool).map_err(|e| invalid(id, source, e.0))
+        self.insert_entry(tool);
+        Ok(())
     }
 
     /// Removes a tool by id, returning it.
@@ -424,6 +424,52 @@ impl Registry {
             self.changes.send_modify(|v| *v += 1);
         }
         removed
+    }
+
+    /// Compiles every tool's schemas now, and reports each tool whose schema does not compile
+    /// (all of them). A registry compiles a tool's schemas when a call of it first needs them,
+    /// so entering a registry stays cheap (a cold start with a thousand tools compiles only
+    /// what it calls); a call of a tool whose schema does not compile is refused and the tool
+    /// does not run. Call this where a definition error should stop the process instead —
+    /// `toolsmith check` does; `toolsmith serve` does it on a background thread once it listens
+    /// and logs what it finds. Compiling twice is free: each tool compiles once.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_core::prelude::*;
+    ///
+    /// // Valid JSON Schema, but its `$ref` points nowhere: it cannot be compiled.
+    /// let broken = DynamicTool::builder("broken", "Has a dangling reference")
+    ///     .input_schema(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}))
+    ///     .handler(|_, _| async { Ok(json!(null)) })
+    ///     .unwrap();
+    /// let registry = Registry::try_from_tools([broken]).unwrap();
+    /// let problems = registry.compile_schemas().unwrap_err();
+    /// assert!(problems.to_string().contains("the input schema does not compile"));
+    /// ```
+    pub fn compile_schemas(&self) -> Result<(), RegistryError> {
+        let entries: Vec<Entry> = self.tools.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let problems: Vec<RegistryProblem> = entries
+            .iter()
+            .filter_map(|e| {
+                let spec = e.tool.spec();
+                e.compiled.compile().err().map(|err| RegistryProblem::InvalidTool {
+                    id: spec.id.clone(),
+                    location: spec.source.clone(),
+                    message: err.0,
+                })
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(RegistryError(problems))
+        }
+    }
+
+    /// Compiles tool `id`'s schemas now if they are not yet (`None` for an unknown id).
+    pub(crate) fn compile_tool(&self, id: &str) -> Option<Result<(), SchemaError>> {
+        self.entry(id).map(|e| e.compiled.compile())
     }
 
     fn entry(&self, id: &str) -> Option<Entry> {
@@ -576,6 +622,9 @@ impl Registry {
         let entry = entry.ok_or_else(|| self.unknown(id))?;
         let budget = OutputBudget::resolve(entry.tool.spec().policy.max_model_output, budget.as_ref());
         let _validating = call::trace::validation_span().entered();
+        // Compiled at the tool's first call (once): a tool whose schemas do not compile is
+        // refused here, whatever its arguments, and does not run.
+        entry.compiled.validators()?;
         // The limits' pass over the text also tells whether it surely repeats no key, asked only
         // where that answer lets valid text skip the validator.
         let unique = call::check_limits(id, args, &self.limits, entry.compiled.input_implied())?;

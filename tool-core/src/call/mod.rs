@@ -9,6 +9,7 @@
 //! never formats for a provider.
 
 mod closed;
+mod compiled;
 mod implied;
 mod limits;
 mod redact;
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 pub use limits::Limits;
 pub(crate) use limits::check_limits;
 // Quoting for the edges (the MCP server's approval question, the CLI's pending list).
+pub(crate) use compiled::Compiled;
 #[cfg(feature = "mcp")]
 pub(crate) use redact::quote;
 pub use redact::{is_secret_key, redact};
@@ -38,7 +40,7 @@ pub(crate) use trace::{call_span, record_error};
 #[cfg(feature = "check")]
 pub(crate) use validate::accepted_input;
 pub(crate) use validate::validate_resume;
-pub(crate) use validate::{Compiled, Validated, validate_args, validate_context, validate_output, validate_suspension};
+pub(crate) use validate::{Validated, validate_args, validate_context, validate_output, validate_suspension};
 
 use crate::context::{BoxFuture, CallCancellation, CallData, CallEnv, McpHandle, ToolCallInfo, Workflow, Writer};
 use crate::error::{ErrorKind, ToolError};

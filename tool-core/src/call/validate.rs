@@ -1,7 +1,6 @@
 //! Validation of one call against its tool's schemas, with forgiveness.
 //!
-//! Owns [`Compiled`] (a tool's validators, compiled once when it enters a registry) and the
-//! checks of arguments (with the repairs models commonly need), request context, suspension
+//! Owns the checks, against a tool's [`Compiled`] validators, of arguments (with the repairs models commonly need), request context, suspension
 //! payload, resume data and output. Argument text keeps one value per key (a repeated key is
 //! refused, never resolved), and a `strict` tool accepts only the fields its schema lists
 //! (`closed`). Every failure is a model-readable [`ToolError`] naming each failing path;
@@ -13,125 +12,11 @@ use serde_json::{Map, Value};
 
 use super::CallArgs;
 use super::closed::closed;
-use super::implied::{implied_by_type, output_implied_by_type};
+use super::compiled::Compiled;
 use super::redact::{QUOTE_LIMIT, REDACTED, path_has_secret, quote, quote_text};
 use crate::error::{ErrorKind, Issue, ToolError};
-use crate::json::{Borrowed, DuplicateKey, Node, bounded, locate_duplicate, parse_unique};
-use crate::schema::SchemaError;
+use crate::json::{DuplicateKey, Node, bounded, locate_duplicate, parse_unique};
 use crate::tool::{Decoded, Tool, ToolInput};
-
-/// The validators of one tool. Each schema is compiled once when the tool enters a registry
-/// (a schema that does not compile is refused then, before any call); where a schema has two
-/// validators (over `serde_json::Value`, and over the borrowed tree of text as sent), the
-/// second is compiled the first time a call needs it: registering a thousand tools compiles a
-/// thousand schemas, not three thousand (the start-up goal of the performance issue).
-pub(crate) struct Compiled {
-    /// Whether the tool's own input type enforces everything its input schema says, decided
-    /// here, once: the tool answers `decodes` (only a `#[tool]` whose generated input struct
-    /// has fields of sealed `PlainDecode` types does, see `ToolMeta::plain_input`) and the
-    /// schema's keywords say nothing more. Text that decodes and repeats no key is then valid
-    /// without running the validator.
-    input_implied: bool,
-    /// Whether what the body returns is valid against the output schema by construction: the
-    /// tool answers `encodes_plain` (a `#[tool]` whose output type is a sealed `PlainEncode`
-    /// type, its schema the derived one) and the schema's keywords say nothing more. Its body's
-    /// outputs are then not checked again (a result the application submits always is).
-    output_implied: bool,
-    input: Pair,
-    output: Option<Pair>,
-    context: Option<Validator>,
-    suspend: Option<Validator>,
-    // Compiled for every tool (a resume schema that does not compile is refused when the tool
-    // enters a registry): the runtime resumes calls, `Registry::validate_resume_data` checks
-    // data an agent extracted.
-    resume: Option<Validator>,
-}
-
-/// One schema's two validators: over the borrowed tree (`fast`: compiled when the tool enters
-/// a registry, so the schema is known to compile) and over `serde_json::Value` (`value`:
-/// compiled when first needed: arguments given as a value, a repair, an error's issues).
-struct Pair {
-    tool: String,
-    what: &'static str,
-    schema: Value,
-    fast: Validator<Borrowed>,
-    value: std::sync::OnceLock<Validator>,
-}
-
-impl Pair {
-    fn new(tool: &str, what: &'static str, schema: Value) -> Result<Self, SchemaError> {
-        let fast = jsonschema::options_for::<Borrowed>()
-            .build(&schema)
-            .map_err(|e| SchemaError(format!("tool `{tool}`: the {what} schema does not compile: {e}")))?;
-        Ok(Pair {
-            tool: tool.to_owned(),
-            what,
-            schema,
-            fast,
-            value: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// The validator over values, compiled now if no call needed it before. The schema
-    /// compiled when the tool was registered, so this cannot fail but in a bug of the
-    /// compiler; that is reported as the call's error, never a panic.
-    fn value(&self) -> Result<&Validator, ToolError> {
-        if let Some(validator) = self.value.get() {
-            return Ok(validator);
-        }
-        let compiled = jsonschema::validator_for(&self.schema).map_err(|e| {
-            ToolError::new(format!("Tool `{}`: its {} schema does not compile: {e}", self.tool, self.what)).for_tool(&self.tool)
-        })?;
-        Ok(self.value.get_or_init(|| compiled))
-    }
-}
-
-impl Compiled {
-    pub(crate) fn new(tool: &dyn Tool) -> Result<Self, SchemaError> {
-        let spec = tool.spec();
-        let compile = |what: &str, schema: &Value| {
-            jsonschema::validator_for(schema)
-                .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema does not compile: {e}", spec.id)))
-        };
-        let input = accepted_input(spec);
-        // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
-        let hints = crate::tool::hints(tool);
-        let input_implied =
-            !spec.policy.strict && implied_by_type(&spec.schemas.input) && hints.is_some_and(|h| h.decode_input("{}").is_some());
-        let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.schemas.output.as_ref().is_some_and(output_implied_by_type);
-        Ok(Compiled {
-            input_implied,
-            output_implied,
-            input: Pair::new(&spec.id, "input", input.into_owned())?,
-            output: spec
-                .schemas
-                .output
-                .as_ref()
-                .map(|s| Pair::new(&spec.id, "output", s.clone()))
-                .transpose()?,
-            context: spec
-                .schemas
-                .request_context
-                .as_ref()
-                .map(|s| compile("request-context", s))
-                .transpose()?,
-            suspend: spec.schemas.suspend.as_ref().map(|s| compile("suspend", s)).transpose()?,
-            resume: spec.schemas.resume.as_ref().map(|s| compile("resume", s)).transpose()?,
-        })
-    }
-}
-
-impl Compiled {
-    /// Whether the input validator is skipped for text that decodes (see `input_implied`).
-    pub(crate) fn input_implied(&self) -> bool {
-        self.input_implied
-    }
-
-    /// Whether the body's outputs are valid by construction (see `output_implied`).
-    pub(crate) fn output_implied(&self) -> bool {
-        self.output_implied
-    }
-}
 
 fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
     serde_json::from_str(text).map_err(|e| {
@@ -200,7 +85,7 @@ pub(crate) fn validate_args<'a>(
             if text.is_empty() || text == "null" {
                 return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
-            if compiled.input_implied
+            if compiled.input_implied()
                 && surely_unique
                 && let Some(Some(decoded)) = crate::tool::hints(tool).and_then(|h| h.decode_input(text))
             {
@@ -208,7 +93,7 @@ pub(crate) fn validate_args<'a>(
             }
             let tool = id;
             match Node::parse(text) {
-                Ok(tree) if compiled.input.fast.is_valid(&tree) => return Ok(Validated::Text(text)),
+                Ok(tree) if compiled.validators()?.input.fast.is_valid(&tree) => return Ok(Validated::Text(text)),
                 Ok(_) => {}
                 Err(_) => {
                     if let Some(duplicate) = locate_duplicate(text.as_bytes()) {
@@ -358,7 +243,7 @@ pub(crate) fn validate_input(tool: &str, compiled: &Compiled, mut value: Value) 
     if value.is_null() {
         value = Value::Object(Map::new());
     }
-    let input = compiled.input.value()?;
+    let input = compiled.validators()?.input.value(tool)?;
     if input.is_valid(&value) {
         return Ok(value);
     }
@@ -407,7 +292,7 @@ fn type_of(value: &Value) -> String {
 /// that is not an object (it has no keys to judge secrets by) is not quoted at all.
 pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
     let value = match context {
-        None | Some(Value::Null) if compiled.context.is_none() => return Ok(Map::new()),
+        None | Some(Value::Null) if compiled.validators()?.context.is_none() => return Ok(Map::new()),
         None | Some(Value::Null) => return validate_context_map(tool, compiled, Map::new()),
         Some(Value::Object(map)) => map,
         Some(other) => {
@@ -427,7 +312,7 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
 /// Checks an object request context against the tool's context schema.
 fn validate_context_map(tool: &str, compiled: &Compiled, map: Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
     let mut value = Value::Object(map);
-    if let Some(validator) = &compiled.context
+    if let Some(validator) = &compiled.validators()?.context
         && !validator.is_valid(&value)
     {
         let issues = issues_of(validator, &value);
@@ -448,7 +333,7 @@ fn validate_context_map(tool: &str, compiled: &Compiled, map: Map<String, Value>
 /// Checks a suspension's payload against the tool's `suspend` schema; a payload that does not
 /// match is an output error (the tool broke its own contract).
 pub(crate) fn validate_suspension(tool: &str, compiled: &Compiled, payload: &Value) -> Result<(), ToolError> {
-    let Some(validator) = &compiled.suspend else {
+    let Some(validator) = &compiled.validators()?.suspend else {
         return Ok(());
     };
     if validator.is_valid(payload) {
@@ -468,7 +353,7 @@ pub(crate) fn validate_suspension(tool: &str, compiled: &Compiled, payload: &Val
 
 /// Checks resume data against the tool's `resume` schema (any value when it declares none).
 pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> Result<(), ToolError> {
-    let Some(validator) = &compiled.resume else {
+    let Some(validator) = &compiled.validators()?.resume else {
         return Ok(());
     };
     if validator.is_valid(data) {
@@ -490,7 +375,7 @@ pub(crate) fn validate_resume(tool: &str, compiled: &Compiled, data: &Value) -> 
 /// Checks a tool's output against its output schema: on `tree` when the tool serialised its
 /// output into one ([`crate::json::to_tree`]: equal to the text's), else on the text parsed.
 pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue, tree: Option<&Node<'_>>) -> Result<(), ToolError> {
-    let Some(pair) = &compiled.output else {
+    let Some(pair) = &compiled.validators()?.output else {
         return Ok(());
     };
     let valid = match tree {
@@ -501,7 +386,7 @@ pub(crate) fn validate_output(tool: &str, compiled: &Compiled, output: &RawValue
         return Ok(());
     }
     let value: Value = serde_json::from_str(output.get()).unwrap_or(Value::Null);
-    let issues = issues_of(pair.value()?, &value);
+    let issues = issues_of(pair.value(tool)?, &value);
     if issues.is_empty() {
         // The tree refuses a repeated key; an output is the tool's own serialisation (a
         // flattened map may repeat a field), judged as `serde_json` reads it, as before.
@@ -580,8 +465,8 @@ mod tests {
 
     #[test]
     fn the_skip_is_taken_only_for_a_vouched_type_and_keeps_what_it_decoded() {
-        let (vouched, other) = (tool(true), tool(false));
-        let (vouched_compiled, other_compiled) = (Compiled::new(&vouched).unwrap(), Compiled::new(&other).unwrap());
+        let (vouched, other) = (Arc::new(tool(true)), Arc::new(tool(false)));
+        let (vouched_compiled, other_compiled) = (Compiled::new(vouched.clone()), Compiled::new(other.clone()));
         assert!(vouched_compiled.input_implied() && !other_compiled.input_implied());
         let args = CallArgs::from(r#"{"n": 3}"#);
         // The vouched type decoded the text: the validator did not run, the run takes the value.
@@ -628,7 +513,7 @@ mod tests {
         for spec in [None, Some(ToolSpec::new("counted", "Counts", stricter))] {
             let wrapper = Forwarding { inner: tool(true), spec };
             assert_eq!(crate::tool::decodes(&wrapper, r#"{"n": 3}"#), None);
-            let compiled = Compiled::new(&wrapper).unwrap();
+            let compiled = Compiled::new(Arc::new(wrapper));
             assert!(!compiled.input_implied(), "a wrapper's arguments are validated");
         }
     }

@@ -137,6 +137,8 @@ pub enum FailureKind {
     SecretInError,
     /// An `input_examples` entry failed.
     ExampleFailed,
+    /// A schema of the tool does not compile (the registry refuses every call of it).
+    SchemaDoesNotCompile,
 }
 
 impl FailureKind {
@@ -151,6 +153,7 @@ impl FailureKind {
             FailureKind::UnreadableError => "unreadable_error",
             FailureKind::SecretInError => "secret_in_error",
             FailureKind::ExampleFailed => "example_failed",
+            FailureKind::SchemaDoesNotCompile => "schema_does_not_compile",
         }
     }
 }
@@ -204,6 +207,18 @@ impl Registry {
             unmade: 0,
             failures: Vec::new(),
         };
+        // Every schema compiled as the registry compiles them at a first call: one that does
+        // not compile is a failure whatever else is skipped.
+        if let Some(Err(e)) = self.compile_tool(&spec.id) {
+            report.failures.push(Failure {
+                kind: FailureKind::SchemaDoesNotCompile,
+                case: "compiling its schemas".into(),
+                input: Value::Object(Default::default()),
+                context: Value::Null,
+                detail: e.0,
+            });
+            return report;
+        }
         if let Some(why) = skip_reason(spec, options) {
             report.skipped = Some(why);
             return report;

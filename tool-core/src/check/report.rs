@@ -61,6 +61,7 @@ fn describe(kind: super::FailureKind) -> &'static str {
         UnreadableError => "an error without a message",
         SecretInError => "an error repeats a secret of the request context",
         ExampleFailed => "an input example fails",
+        SchemaDoesNotCompile => "a schema of the tool does not compile: every call of it is refused",
     }
 }
 

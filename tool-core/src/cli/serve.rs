@@ -267,6 +267,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         ..crate::mcp::McpConfig::default()
     };
     let server = crate::mcp::McpServer::new(runtime.clone(), config);
+    compile_in_background(runtime.clone());
     if stdio {
         crate::mcp::stdio::serve(server).await.map_err(|source| CliError::Serve {
             what: "the stdio server stopped".to_owned(),
@@ -315,6 +316,20 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         source,
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Compiles every tool's schemas on a blocking thread while the server starts and serves: a
+/// tool's first call then finds its schemas ready (a call that comes first compiles its own
+/// tool, once), and a schema that does not compile is logged now rather than at that tool's
+/// first call, which it refuses either way.
+fn compile_in_background(runtime: Runtime) {
+    tokio::task::spawn_blocking(move || {
+        if let Err(problems) = runtime.registry().compile_schemas() {
+            tracing::error!(
+                "{problems}\nEvery call of these tools is refused until their definitions are fixed (`toolsmith check` lists them)."
+            );
+        }
+    });
 }
 
 /// Whether the served tool set can change while serving: the registry holds tools that are

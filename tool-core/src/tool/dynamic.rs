@@ -257,20 +257,11 @@ impl DynamicToolBuilder {
                 self.spec.id
             )));
         }
+        // The schemas themselves are compiled by the registry, when a call of the tool first
+        // needs them or when `Registry::compile_schemas` is asked: a schema that does not
+        // compile refuses the tool's calls (it never runs). Checking them here would cost a
+        // thousand imported tools a thousand compilations at start-up.
         schema::check_input_root(&self.spec.id, "input schema", &self.spec.schemas.input)?;
-        for (what, s) in [
-            ("output", &self.spec.schemas.output),
-            ("context", &self.spec.schemas.request_context),
-        ] {
-            if let Some(s) = s {
-                jsonschema::meta::validate(s)
-                    .map_err(|e| SchemaError(format!("tool `{}`: the {what} schema is not valid JSON Schema: {e}", self.spec.id)))?;
-            }
-        }
-        // Checked against the meta-schema here (a clear error where the tool is defined); the
-        // registry compiles it when the tool enters one, and refuses it if that fails.
-        jsonschema::meta::validate(&self.spec.schemas.input)
-            .map_err(|e| SchemaError(format!("tool `{}`: the input schema is not valid JSON Schema: {e}", self.spec.id)))?;
         Ok(())
     }
 }

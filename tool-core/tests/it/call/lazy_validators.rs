@@ -1,11 +1,16 @@
-//! A tool's schemas are compiled once when it enters a registry, and the second validator of a
-//! schema (over values, beside the one over text as sent) only when a call first needs it:
-//! what a schema that does not compile still meets is a refusal before any call, and what a call
-//! given values, or failing, still gets is the full check with every failing path named.
+//! A tool's schemas are compiled when a call of it first needs them (or when
+//! `Registry::compile_schemas` is asked), not when it enters a registry; the second validator of
+//! a schema (over values, beside the one over text as sent) only when a call first needs it.
+//! What a schema that does not compile still meets is a refusal before its tool's first call
+//! answers — the tool never runs — and what a call given values, or failing, still gets is the
+//! full check with every failing path named.
 
-use serde_json::json;
-use tool_core::ErrorKind;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
 use tool_core::prelude::*;
+use tool_core::{CallArgs, ErrorKind, RegistryProblem};
 
 fn lookup() -> DynamicTool {
     DynamicTool::builder("lookup", "Looks up a record")
@@ -25,15 +30,116 @@ fn lookup() -> DynamicTool {
         .expect("a tool")
 }
 
+/// A tool with `schema` as its input schema that counts its runs.
+fn counted(id: &str, schema: Value, runs: &Arc<AtomicUsize>) -> DynamicTool {
+    let runs = runs.clone();
+    DynamicTool::builder(id, "Counts its runs")
+        .input_schema(schema)
+        .handler(move |_, _| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            async { Ok(json!("ran")) }
+        })
+        .expect("the builder checks only the schema's root")
+}
+
+#[tokio::test]
+async fn a_schema_that_does_not_compile_refuses_every_call_of_its_tool_which_never_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    // A dangling `$ref` (valid against the meta-schema), and a keyword with a value of the
+    // wrong type (invalid against it): neither compiles.
+    let dangling = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}});
+    let malformed = json!({"type": "object", "properties": {"a": {"type": "string", "minLength": "three"}}});
+    let registry = Registry::try_from_tools([
+        counted("dangling", dangling, &runs),
+        counted("malformed", malformed, &runs),
+        counted("fine", json!({"type": "object", "properties": {"a": {"type": "string"}}}), &runs),
+    ])
+    .expect("entering a registry compiles nothing");
+    for id in ["dangling", "malformed"] {
+        // Text, a value, nothing at all: the first call and every later one are refused.
+        for args in [
+            CallArgs::from(r#"{"a": "x"}"#),
+            CallArgs::from(json!({"a": "x"})),
+            CallArgs::from(""),
+        ] {
+            let err = registry.call(id, args, CallOptions::default()).await.expect_err("refused");
+            assert_eq!(err.kind(), ErrorKind::Execution, "{}", err.message());
+            assert!(
+                err.message().contains(&format!("Tool `{id}` cannot be called"))
+                    && err.message().contains("the input schema does not compile")
+                    && err.message().contains("it did not run"),
+                "{}",
+                err.message()
+            );
+        }
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "a tool whose schema does not compile never runs");
+    // The others are not held back by them.
+    let out = registry
+        .call("fine", json!({"a": "x"}), CallOptions::default())
+        .await
+        .expect("runs");
+    assert_eq!(out.value(), json!("ran"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
 #[test]
-fn a_schema_that_does_not_compile_is_refused_when_the_tool_is_registered() {
-    // Valid against the meta-schema (the builder's check), but its `$ref` points nowhere.
-    let tool = DynamicTool::builder("broken", "Has a dangling reference")
-        .input_schema(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}))
-        .handler(|_, _| async { Ok(json!(null)) })
-        .expect("the meta-schema accepts it");
-    let err = Registry::try_from_tools([tool]).expect_err("refused");
-    assert!(err.to_string().contains("does not compile"), "{err}");
+fn compile_schemas_names_every_tool_whose_schema_does_not_compile() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let fine = || counted("fine", json!({"type": "object", "properties": {"a": {"type": "string"}}}), &runs);
+    assert_eq!(Registry::try_from_tools([fine()]).expect("a registry").compile_schemas(), Ok(()));
+    let registry = Registry::try_from_tools([
+        fine(),
+        counted(
+            "dangling",
+            json!({"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}),
+            &runs,
+        ),
+        counted(
+            "bad_pattern",
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}),
+            &runs,
+        ),
+    ])
+    .expect("a registry");
+    let err = registry.compile_schemas().expect_err("two tools do not compile");
+    let ids: Vec<&str> = err
+        .0
+        .iter()
+        .map(|p| match p {
+            RegistryProblem::InvalidTool { id, message, .. } => {
+                assert!(message.contains("the input schema does not compile"), "{message}");
+                id.as_str()
+            }
+            other => panic!("{other}"),
+        })
+        .collect();
+    assert_eq!(ids, ["bad_pattern", "dangling"]);
+    // Asked again, the same answer (each tool compiled once).
+    assert_eq!(registry.compile_schemas().expect_err("still").0.len(), 2);
+}
+
+#[tokio::test]
+async fn every_schema_of_a_tool_is_compiled_before_its_first_call_answers() {
+    // The input schema is fine; the output schema's `$ref` dangles: the call is refused before
+    // the body runs, not after (its output would have been judged by a validator that is not there).
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    let tool = DynamicTool::builder("half_broken", "Returns something")
+        .input_schema(json!({"type": "object"}))
+        .output_schema(json!({"$ref": "#/$defs/gone"}))
+        .handler(move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Ok(json!(1)) }
+        })
+        .expect("a tool");
+    let registry = Registry::try_from_tools([tool]).expect("a registry");
+    let err = registry
+        .call("half_broken", json!({}), CallOptions::default())
+        .await
+        .expect_err("refused");
+    assert!(err.message().contains("the output schema does not compile"), "{}", err.message());
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

@@ -48,6 +48,12 @@ pub async fn mismatched(input: Mismatched) -> Result<u32, ToolError> {
 fn broken_tools() -> Vec<DynamicTool> {
     let n = || object(json!({"n": {"type": "integer", "minimum": 0, "maximum": 1000000}}), &["n"]);
     vec![
+        // Its `$ref` points nowhere: the registry refuses every call of it.
+        dynamic(
+            "uncompilable",
+            object(json!({"n": {"$ref": "#/$defs/none"}}), &["n"]),
+            |_, _| async { Ok(json!(0)) },
+        ),
         dynamic(
             "good",
             n(),
@@ -172,6 +178,7 @@ async fn each_broken_tool_fails_with_its_kind_and_good_ones_pass() {
         ("leaky", FailureKind::SecretInError),
         ("bad-example", FailureKind::ExampleFailed),
         ("mismatched", FailureKind::ValidInputRefused),
+        ("uncompilable", FailureKind::SchemaDoesNotCompile),
     ] {
         assert!(
             kinds(tool(&report, id)).contains(&kind),
@@ -277,6 +284,22 @@ async fn the_command_prints_a_table_fails_and_names_the_command_to_repeat() {
         "{text}"
     );
     assert!(text.contains(r#"repeat: toolsmith call 'panicky' '{"n":101}'"#), "{text}");
+
+    // A schema that does not compile fails the check, with the compiler's words.
+    let cli = tool_core::cli::Cli::try_parse_args(["toolsmith", "check", "uncompilable"]).unwrap();
+    let mut out = Vec::new();
+    let code = tool_core::cli::execute(cli, registry(), &mut out).await.unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, ExitCode::FAILURE, "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("uncompilable") && l.contains("FAILED") && l.contains("schema_does_not_compile")),
+        "{text}"
+    );
+    assert!(
+        text.contains("the input schema does not compile") && text.contains("/$defs/none"),
+        "{text}"
+    );
 
     let cli = tool_core::cli::Cli::try_parse_args(["toolsmith", "check", "good", "--json"]).unwrap();
     let mut out = Vec::new();

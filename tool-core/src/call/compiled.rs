@@ -1,0 +1,168 @@
+//! A tool's validators, compiled when first needed.
+//!
+//! Owns [`Compiled`]: what a registry keeps beside each tool to check its calls. Entering a
+//! registry decides only what is cheap (whether the tool's own types already enforce its
+//! schemas); the schemas themselves are compiled the first time a call of *that* tool needs
+//! them, or for every tool at once when [`crate::Registry::compile_schemas`] is asked (what
+//! `toolsmith serve` does on a background thread once it listens, and `toolsmith check` does
+//! before anything). A schema that does not compile is refused before the first call of its
+//! tool answers: the call fails with the compiler's words and the tool does not run.
+//!
+//! Compiling at registration cost ≈ 79 k instructions per tool (≈ 21 k of them the check against
+//! the meta-schema) — for a server with a thousand tools, tens of milliseconds of start-up spent
+//! on tools a cold process may never call (the start-up goal of the performance issue).
+
+use std::sync::{Arc, OnceLock};
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use super::implied::{implied_by_type, output_implied_by_type};
+use super::validate::accepted_input;
+use crate::error::{ErrorKind, ToolError};
+use crate::json::Borrowed;
+use crate::schema::SchemaError;
+use crate::tool::Tool;
+
+/// The validators of one tool, compiled once, when first needed (see the module doc).
+pub(crate) struct Compiled {
+    tool: Arc<dyn Tool>,
+    /// Whether the tool's own input type enforces everything its input schema says, decided
+    /// when the tool enters a registry: the tool answers `decodes` (only a `#[tool]` whose
+    /// generated input struct has fields of sealed `PlainDecode` types does, see
+    /// `ToolMeta::plain_input`) and the schema's keywords say nothing more. Text that decodes
+    /// and repeats no key is then valid without running the validator.
+    input_implied: bool,
+    /// Whether what the body returns is valid against the output schema by construction: the
+    /// tool answers `encodes_plain` (a `#[tool]` whose output type is a sealed `PlainEncode`
+    /// type, its schema the derived one) and the schema's keywords say nothing more. Its body's
+    /// outputs are then not checked again (a result the application submits always is).
+    output_implied: bool,
+    validators: OnceLock<Result<Validators, SchemaError>>,
+}
+
+/// Every schema of one tool, compiled.
+pub(crate) struct Validators {
+    pub(super) input: Pair,
+    pub(super) output: Option<Pair>,
+    pub(super) context: Option<Validator>,
+    pub(super) suspend: Option<Validator>,
+    // Compiled for every tool (a resume schema that does not compile refuses the tool's calls):
+    // the runtime resumes calls, `Registry::validate_resume_data` checks data an agent extracted.
+    pub(super) resume: Option<Validator>,
+}
+
+/// One schema's two validators: over the borrowed tree of text as sent (`fast`, compiled with
+/// the others) and over `serde_json::Value` (`value`: compiled when first needed — arguments
+/// given as a value, a repair, an error's issues).
+pub(super) struct Pair {
+    what: &'static str,
+    schema: Value,
+    pub(super) fast: Validator<Borrowed>,
+    value: OnceLock<Validator>,
+}
+
+/// The compiler's refusal of one of `tool`'s schemas, as the registry reports it.
+fn refused(tool: &str, what: &str, e: impl std::fmt::Display) -> SchemaError {
+    SchemaError(format!("tool `{tool}`: the {what} schema does not compile: {e}"))
+}
+
+impl Pair {
+    fn new(tool: &str, what: &'static str, schema: Value) -> Result<Self, SchemaError> {
+        let fast = jsonschema::options_for::<Borrowed>()
+            .build(&schema)
+            .map_err(|e| refused(tool, what, e))?;
+        Ok(Pair {
+            what,
+            schema,
+            fast,
+            value: OnceLock::new(),
+        })
+    }
+
+    /// The validator over values, compiled now if no call needed it before. The schema
+    /// compiled already (the tree's validator), so this cannot fail but in a bug of the
+    /// compiler; that is reported as the call's error, never a panic.
+    pub(super) fn value(&self, tool: &str) -> Result<&Validator, ToolError> {
+        if let Some(validator) = self.value.get() {
+            return Ok(validator);
+        }
+        let compiled = jsonschema::validator_for(&self.schema).map_err(|e| not_callable(tool, &refused(tool, self.what, e)))?;
+        Ok(self.value.get_or_init(|| compiled))
+    }
+}
+
+/// A call of a tool whose schema does not compile: refused, naming the schema's fault (the
+/// tool's definition, not the call, is wrong: it did not run).
+fn not_callable(tool: &str, e: &SchemaError) -> ToolError {
+    ToolError::with_kind(
+        ErrorKind::Execution,
+        format!("Tool `{tool}` cannot be called: {e}. The tool's definition must be fixed; it did not run."),
+    )
+    .for_tool(tool)
+}
+
+impl Validators {
+    fn compile(tool: &dyn Tool) -> Result<Self, SchemaError> {
+        let spec = tool.spec();
+        let id = spec.id.as_str();
+        let compile = |what: &str, schema: &Value| jsonschema::validator_for(schema).map_err(|e| refused(id, what, e));
+        let schemas = &spec.schemas;
+        Ok(Validators {
+            input: Pair::new(id, "input", accepted_input(spec).into_owned())?,
+            output: schemas.output.as_ref().map(|s| Pair::new(id, "output", s.clone())).transpose()?,
+            context: schemas
+                .request_context
+                .as_ref()
+                .map(|s| compile("request-context", s))
+                .transpose()?,
+            suspend: schemas.suspend.as_ref().map(|s| compile("suspend", s)).transpose()?,
+            resume: schemas.resume.as_ref().map(|s| compile("resume", s)).transpose()?,
+        })
+    }
+}
+
+impl Compiled {
+    /// What entering a registry decides about `tool`: nothing is compiled yet.
+    pub(crate) fn new(tool: Arc<dyn Tool>) -> Self {
+        let spec = tool.spec();
+        // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
+        let hints = crate::tool::hints(&*tool);
+        let input_implied =
+            !spec.policy.strict && implied_by_type(&spec.schemas.input) && hints.is_some_and(|h| h.decode_input("{}").is_some());
+        let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.schemas.output.as_ref().is_some_and(output_implied_by_type);
+        Compiled {
+            tool,
+            input_implied,
+            output_implied,
+            validators: OnceLock::new(),
+        }
+    }
+
+    /// The tool's validators, compiled now if nothing needed them before (once: concurrent
+    /// first calls wait for one compilation).
+    fn compiled(&self) -> &Result<Validators, SchemaError> {
+        self.validators.get_or_init(|| Validators::compile(&*self.tool))
+    }
+
+    /// Compiles the tool's schemas now if they are not yet; the compiler's refusal otherwise.
+    pub(crate) fn compile(&self) -> Result<(), SchemaError> {
+        self.compiled().as_ref().map(|_| ()).map_err(Clone::clone)
+    }
+
+    /// The validators a call of this tool is checked by; a call of a tool whose schema does
+    /// not compile is refused with the compiler's words.
+    pub(crate) fn validators(&self) -> Result<&Validators, ToolError> {
+        self.compiled().as_ref().map_err(|e| not_callable(&self.tool.spec().id, e))
+    }
+
+    /// Whether the input validator is skipped for text that decodes (see `input_implied`).
+    pub(crate) fn input_implied(&self) -> bool {
+        self.input_implied
+    }
+
+    /// Whether the body's outputs are valid by construction (see `output_implied`).
+    pub(crate) fn output_implied(&self) -> bool {
+        self.output_implied
+    }
+}
