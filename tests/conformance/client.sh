@@ -15,6 +15,9 @@
 # `toolsmith` is TOOLSMITH_BIN, else TOOLSMITH_BIN_DIR's, else target/debug's (built by the
 # caller: tests/bins.sh). Exits with `toolsmith`'s status.
 #
+# A call refused for want of a scope (step-up) names the `mcp login … --scope …` to run: the
+# script runs it, as the user would, and checks again.
+#
 # An `auth/*` scenario's server wants OAuth: the script first logs in as a user would, with
 # `toolsmith mcp login` into a store of its own, and `--follow-authorization-url` in place of
 # the person at the browser (the suite's authorization server approves without one). The
@@ -52,4 +55,22 @@ listed=$("$bin" "${store[@]}" --import-mcp "$name=$url" list --json) || exit
 mapfile -t ids < <(sed -n "s/^ *\"id\": \"\(${name}_[^\"]*\)\",\{0,1\}\$/\1/p" <<<"$listed")
 echo "client.sh: imported ${#ids[@]} tool(s) from $url: ${ids[*]}" >&2
 [ ${#ids[@]} -eq 0 ] && exit 0
-"$bin" "${store[@]}" --import-mcp "$name=$url" check --cases 1 --include-side-effects --timeout 20 "${ids[@]}"
+check() {
+    # (Warnings shown: a refused step-up is one, whatever `check` makes of the call's error.)
+    RUST_LOG=${RUST_LOG:-warn} "$bin" "${store[@]}" --import-mcp "$name=$url" check --cases 1 --include-side-effects --timeout 20 "${ids[@]}" \
+        >"$dir/out" 2>"$dir/err"
+    local status=$?
+    cat "$dir/out"
+    cat "$dir/err" >&2
+    return $status
+}
+check
+status=$?
+# Step-up: a call refused for a scope the login lacks fails naming `mcp login … --scope …` with
+# the scopes to ask for (a warning too: `check` counts a tool's error as an answer); as a user
+# would, log in again with them and try once more.
+mapfile -t scopes < <(cat "$dir/out" "$dir/err" | grep -o -- "mcp login $name [^\`]*" | head -n 1 | grep -o -- '--scope [^ ]*')
+[[ $scenario == auth/* && ${#scopes[@]} -gt 0 ]] || exit $status
+# shellcheck disable=SC2206 # each `--scope SCOPE` is two words
+"${login[@]}" ${scopes[*]} >&2 || exit
+check

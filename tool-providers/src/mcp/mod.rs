@@ -339,7 +339,7 @@ impl McpToolProvider {
         let authorized = match oauth {
             Some((store, login)) => {
                 let http = tls::oauth_clients(id, url, root_pems, *connect_timeout)?;
-                oauth::authorized(id, url, store.clone(), http, client.clone(), login)
+                oauth::authorized(id, url, store.clone(), http, client.clone(), login, self.shared.step_up.clone())
                     .await
                     .map_err(|e| transport_error(id, &e).caused_by(e))?
             }

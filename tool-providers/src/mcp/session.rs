@@ -53,6 +53,8 @@ pub(super) struct Shared {
     /// The requests of running calls, by JSON-RPC id, each with the MCP client of its call
     /// (when it came from one): a question the server sends during a call goes there (`ask`).
     pub(super) calls: Mutex<HashMap<RequestId, Option<Arc<dyn McpHandle>>>>,
+    /// What a step-up the user must make needs (an OAuth session's 403 `insufficient_scope`).
+    pub(super) step_up: super::oauth::StepUp,
 }
 
 impl Shared {
@@ -67,6 +69,7 @@ impl Shared {
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
             calls: Mutex::default(),
+            step_up: super::oauth::StepUp::default(),
         }
     }
 
@@ -111,7 +114,7 @@ fn lifecycle() -> ClientLifecycleMode {
 }
 
 /// Starts a Streamable HTTP session: at 2026-07-28 when the server offers it, else (it
-/// rejected `server/discover` in any other way than asking for authorization, e.g. answered
+/// rejected `server/discover` in any other way than an authorization challenge, e.g. answered
 /// it with an empty result or an HTTP error) over a fresh connection with `initialize` at
 /// 2025-11-25.
 pub(super) async fn start<C>(
@@ -124,7 +127,7 @@ where
 {
     let modern = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
     match handler.clone().serve_with_lifecycle(modern, lifecycle()).await {
-        Err(e) if !e.is_authorization_required() && !matches!(e, ClientInitializeError::Cancelled) => {
+        Err(e) if e.auth_challenge().is_none() && !matches!(e, ClientInitializeError::Cancelled) => {
             tracing::debug!(error = %e, "no MCP 2026-07-28 session; starting one with `initialize`");
             let legacy = StreamableHttpClientTransport::with_client(client, config);
             handler.serve_with_lifecycle(legacy, ClientLifecycleMode::Initialize).await

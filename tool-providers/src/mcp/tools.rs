@@ -236,7 +236,10 @@ async fn call_once(
     params: CallToolRequestParams,
     caller: Option<&Arc<dyn McpHandle>>,
 ) -> Result<ServerResult, ToolError> {
-    let failed = |e: rmcp::ServiceError| ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}", shared.id));
+    let failed = |e: rmcp::ServiceError| {
+        let step_up = shared.step_up.note().map(|n| format!("; {n}")).unwrap_or_default();
+        ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}{step_up}", shared.id))
+    };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())

@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tool_core::credentials::CredentialStore;
 
+use super::session::union;
 use super::{Machine, OAuthError, Saved, StoreAdapter, manager};
 use crate::mcp::tls;
 
@@ -98,7 +99,30 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
         timeout,
     } = login;
     let http = tls::oauth_clients(&name, &url, &[], timeout).map_err(|e| OAuthError::Login(e.to_string()))?;
-    let challenge = challenge(&http.stop, &url).await;
+    let challenge = challenge(&http.stop, &url, None).await;
+    // Logging in again (a step-up): the scopes the stored login holds, those its token now
+    // lacks (the server's 403 `insufficient_scope` to it) and those asked are all asked for.
+    let scopes = match StoreAdapter::read(&*store, &name).await.ok().flatten() {
+        Some(saved) if saved.url == url => {
+            let held = saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default();
+            let token = saved
+                .credentials
+                .as_ref()
+                .and_then(|c| c.token_response.as_ref())
+                .map(|t| t.access_token().secret().clone());
+            let lacking = match token {
+                Some(token) => self::challenge(&http.stop, &url, Some(&token))
+                    .await
+                    .and_then(|c| insufficient_scope(&c)),
+                None => None,
+            };
+            match held.is_empty() && lacking.is_none() {
+                true => scopes,
+                false => union(&union(&held, &scopes.join(" ")), lacking.as_deref().unwrap_or_default()),
+            }
+        }
+        _ => scopes,
+    };
     let template = Saved {
         url: url.clone(),
         redirect_uri: None,
@@ -276,29 +300,65 @@ async fn browser_login(
     })
 }
 
-/// The `WWW-Authenticate` of the server's answer to an unauthenticated `initialize`, when it is
-/// a 401 (where its `resource_metadata` and `scope` start discovery).
-async fn challenge(client: &reqwest13::Client, url: &str) -> Option<String> {
+/// The `WWW-Authenticate` of the server's challenge to a first request sent with `token` (none:
+/// unauthenticated): a 401, or a 403 (`insufficient_scope`) when a token was sent. The first
+/// request is an `initialize` (2025-11-25), then, when that passed unchallenged, a
+/// `server/discover` (2026-07-28), since a server may let either through unauthenticated.
+async fn challenge(client: &reqwest13::Client, url: &str, token: Option<&str>) -> Option<String> {
+    let client_info = serde_json::json!({"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")});
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")}}
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}
     });
-    let response = client
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(initialize.to_string())
-        .send()
-        .await
-        .ok()?;
-    if response.status() != reqwest13::StatusCode::UNAUTHORIZED {
-        return None;
+    let discover = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": client_info,
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    });
+    for (body, version, method) in [(initialize, None, "initialize"), (discover, Some("2026-07-28"), "server/discover")] {
+        let mut request = client
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(version) = version {
+            request = request.header("mcp-protocol-version", version).header("mcp-method", method);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let Ok(response) = request.body(body.to_string()).send().await else {
+            continue;
+        };
+        let challenged = response.status() == reqwest13::StatusCode::UNAUTHORIZED
+            || (token.is_some() && response.status() == reqwest13::StatusCode::FORBIDDEN);
+        if challenged {
+            return response
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+        }
     }
-    response
-        .headers()
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    None
+}
+
+/// The scope a `WWW-Authenticate` challenge with `error="insufficient_scope"` asks for.
+fn insufficient_scope(challenge: &str) -> Option<String> {
+    let param = |name: &str| {
+        let at = challenge.find(&format!("{name}="))? + name.len() + 1;
+        let rest = &challenge[at..];
+        Some(match rest.strip_prefix('"') {
+            Some(quoted) => quoted.split('"').next().unwrap_or_default().to_owned(),
+            None => rest.split([',', ' ']).next().unwrap_or_default().to_owned(),
+        })
+    };
+    (param("error").as_deref() == Some("insufficient_scope"))
+        .then(|| param("scope"))
+        .flatten()
+        .filter(|s| !s.is_empty())
 }
 
 /// Waits for the browser's request to `/callback` on `listener`, answers it, and returns its
@@ -366,5 +426,21 @@ fn open_in_browser(url: &str) {
         .spawn();
     if let Err(e) = started {
         tracing::debug!(error = %e, "no browser could be opened; the URL is printed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scope_an_insufficient_scope_challenge_asks_for() {
+        let c = r#"Bearer scope="mcp:write", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", error="insufficient_scope""#;
+        assert_eq!(insufficient_scope(c).as_deref(), Some("mcp:write"));
+        assert_eq!(insufficient_scope(r#"Bearer error="invalid_token", scope="a""#), None);
+        assert_eq!(
+            insufficient_scope(r#"Bearer error=insufficient_scope, scope=a"#).as_deref(),
+            Some("a")
+        );
     }
 }

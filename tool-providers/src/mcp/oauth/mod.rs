@@ -25,8 +25,11 @@ use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
 mod login;
+mod session;
 
 pub use login::{Logged, Login, LoginMethod, login};
+pub(crate) use session::Reauthorizing;
+pub use session::StepUp;
 
 /// Why an OAuth step of the MCP client failed. Never carries a token or a secret.
 #[derive(Debug, thiserror::Error)]
@@ -239,7 +242,8 @@ pub(crate) async fn manager(url: &str, http: Http, adapter: StoreAdapter) -> Res
 /// The authorized HTTP client for the import `name` at `url`, when a login is stored for it
 /// (`None` otherwise): its tokens checked (and refreshed, or fetched again for a machine client,
 /// when close to expiry) before the session starts, and refreshed during it as they run out.
-/// `login` is the command that logs in again, for the error when the stored login is spent.
+/// `login` is the command that logs in again, for the error when the stored login is spent and
+/// in the note a refused step-up leaves in `step_up` (see [`Reauthorizing`]).
 pub(crate) async fn authorized(
     name: &str,
     url: &str,
@@ -247,7 +251,8 @@ pub(crate) async fn authorized(
     http: Http,
     session: reqwest13::Client,
     login: &str,
-) -> Result<Option<AuthClient<reqwest13::Client>>, OAuthError> {
+    step_up: StepUp,
+) -> Result<Option<Reauthorizing>, OAuthError> {
     let Some(saved) = StoreAdapter::read(&*store, name).await? else {
         return Ok(None);
     };
@@ -298,7 +303,15 @@ pub(crate) async fn authorized(
         },
         Err(e) => return Err(OAuthError::auth(format!("refreshing the token of `{name}`"))(e)),
     }
-    Ok(Some(AuthClient::new(session, manager)))
+    Ok(Some(Reauthorizing {
+        inner: AuthClient::new(session, manager),
+        held: Arc::new(std::sync::Mutex::new(
+            saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default(),
+        )),
+        machine: saved.machine.map(|m| (m, url.to_owned())),
+        login: login.to_owned(),
+        step_up,
+    }))
 }
 
 /// Removes the login stored for `name`; whether there was one.
