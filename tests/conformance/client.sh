@@ -41,7 +41,11 @@ if [[ $scenario == auth/* ]]; then
     client_id=$(context client_id)
     CONFORMANCE_CLIENT_SECRET=$(context client_secret)
     export CONFORMANCE_CLIENT_SECRET
-    if [[ $scenario == auth/client-credentials-* ]]; then
+    if [[ $scenario == auth/client-credentials-jwt ]]; then
+        # private_key_jwt: the key the scenario gives, in a file as a user would keep it.
+        context private_key_pem >"$dir/client-key.pem"
+        login+=(--client-credentials --client-id "$client_id" --client-key-file "$dir/client-key.pem")
+    elif [[ $scenario == auth/client-credentials-* ]]; then
         login+=(--client-credentials --client-id "$client_id" --client-secret-env CONFORMANCE_CLIENT_SECRET)
     else
         login+=(--follow-authorization-url)

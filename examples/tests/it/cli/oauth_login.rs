@@ -45,6 +45,10 @@ pub(super) struct Issued {
     /// client-credentials grant answered, in order.
     pub(super) machine_lifetime: u64,
     pub(super) machine_grants: Vec<String>,
+    /// The public key (PEM) that checks `private_key_jwt` assertions of the client `signer`, and
+    /// how many it accepted.
+    pub(super) signer_key: Option<String>,
+    pub(super) assertions: usize,
     counter: u64,
 }
 
@@ -105,7 +109,7 @@ async fn metadata(State(auth): State<Auth>) -> Json<Value> {
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
         "scopes_supported": ["mcp", "offline_access", "crm.write"],
-        "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "private_key_jwt"],
         "authorization_response_iss_parameter_supported": true,
     }))
 }
@@ -187,6 +191,26 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
                 s.refreshes += 1;
             }
             Json(auth.tokens(3600, &auth.scope_of(&presented))).into_response()
+        }
+        Some("client_credentials") if form.contains_key("client_assertion") => {
+            // RFC 7523: ES256, signed by `signer`'s key, for this issuer.
+            let key = auth.state.lock().unwrap().signer_key.clone().unwrap_or_default();
+            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+            validation.set_audience(&[&auth.issuer]);
+            validation.set_issuer(&["signer"]);
+            let checked = jsonwebtoken::DecodingKey::from_ec_pem(key.as_bytes())
+                .and_then(|key| jsonwebtoken::decode::<Value>(&form["client_assertion"], &key, &validation));
+            let typed =
+                form.get("client_assertion_type").map(String::as_str) == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+            match checked {
+                Ok(jwt) if typed && jwt.claims["sub"] == "signer" && form.get("resource") == Some(&auth.resource) => {}
+                _ => return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_client"}))).into_response(),
+            }
+            let access = auth.fresh("at");
+            let mut s = auth.state.lock().unwrap();
+            s.assertions += 1;
+            s.access.insert(access.clone(), now() + 3600);
+            Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": "mcp"})).into_response()
         }
         Some("client_credentials") => {
             let (id, secret) = (

@@ -7,7 +7,8 @@
 //! …` with the union of the scopes held and asked, and `mcp login` again (given only the new
 //! scope) asks the authorization server for the union. A machine client (client credentials)
 //! steps up by itself, and a token of its own that runs out in the middle of a long session
-//! (`serve --stdio` importing the server) is fetched again.
+//! (`serve --stdio` importing the server) is fetched again. A machine client that signs
+//! `private_key_jwt` assertions with a key from a PEM file logs in and calls too.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -192,4 +193,79 @@ fn a_machine_steps_up_by_itself_and_fetches_a_new_token_when_its_own_runs_out() 
     let _ = session.child.kill();
     let out = session.child.wait_with_output().unwrap();
     assert_no_secret(&setup.auth, &[String::from_utf8_lossy(&out.stderr).into_owned()]);
+}
+
+/// An EC P-256 key made for this test, and its public half (the authorization server's).
+const SIGNER_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg8LK86hTIDfic9tDI
+ZneQg6BlJ1aEDCAeRnluPpvqKKuhRANCAASPJ3NAaDHsU0usIOMJNbRX/+IYSQtW
+3AhlKCqMR4zSKYJ64kcqxFJ9rxnXNRbQu6CSyBzMLeqUfagyW7VHldNY
+-----END PRIVATE KEY-----
+";
+const SIGNER_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEjydzQGgx7FNLrCDjCTW0V//iGEkL
+VtwIZSgqjEeM0imCeuJHKsRSfa8Z1zUW0LugksgczC3qlH2oMlu1R5XTWA==
+-----END PUBLIC KEY-----
+";
+
+#[test]
+fn a_machine_signs_private_key_jwt_assertions_with_a_key_from_a_file() {
+    let setup = setup_serving(&[]);
+    {
+        let mut s = setup.auth.state.lock().unwrap();
+        s.signer_key = Some(SIGNER_PUBLIC.to_owned());
+        // The key's lines: none may be printed.
+        s.secrets
+            .extend(SIGNER_KEY.lines().filter(|l| !l.starts_with("-----")).map(str::to_owned));
+    }
+    let store = setup.dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let key_file = setup.dir.path().join("signer.pem");
+    std::fs::write(&key_file, SIGNER_KEY).unwrap();
+    let login = [
+        "--store",
+        store,
+        "mcp",
+        "login",
+        "signed",
+        &setup.url,
+        "--client-credentials",
+        "--client-id",
+        "signer",
+        "--client-key-file",
+        key_file.to_str().unwrap(),
+    ];
+    let (ok, stdout, stderr) = run(&login, setup.dir.path());
+    assert!(ok && stdout.contains("Logged in to `signed`"), "{stdout}\n{stderr}");
+    assert_eq!(
+        setup.auth.state.lock().unwrap().assertions,
+        1,
+        "the assertion was checked and accepted"
+    );
+    let mut outputs = vec![stdout, stderr];
+
+    // Another key is refused by the authorization server.
+    let other = setup.dir.path().join("other.pem");
+    std::fs::write(&other, "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgAeFmyoREV6Zg166k\nzZ9iEq58pdkMbnDx4KtaVs0j5aahRANCAAR9QCYe03UDuNAA/fO2ICh7wfg/xuof\nWTH0sWx1GKMjQczuQ6H5vJl5S2ov12glSu8AqCaWJEvRtaAK5sacZku4\n-----END PRIVATE KEY-----\n").unwrap();
+    let mut refused = login.to_vec();
+    let last = refused.len() - 1;
+    refused[last] = other.to_str().unwrap();
+    let (ok, _, stderr) = run(&refused, setup.dir.path());
+    assert!(!ok && stderr.contains("invalid_client"), "{stderr}");
+    outputs.push(stderr);
+
+    let import = format!("signed={}", setup.url);
+    let call = [
+        "--store",
+        store,
+        "--import-mcp",
+        &import,
+        "call",
+        "signed_convert-units",
+        r#"{"value": 100, "from": "C", "to": "F"}"#,
+    ];
+    let (ok, stdout, stderr) = run(&call, setup.dir.path());
+    assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    outputs.extend([stdout, stderr]);
+    assert_no_secret(&setup.auth, &outputs);
 }

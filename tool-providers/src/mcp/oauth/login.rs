@@ -38,6 +38,14 @@ pub enum LoginMethod {
         /// accepts client ID metadata documents.
         client_metadata_url: Option<String>,
     },
+    /// The client-credentials grant with `private_key_jwt` (RFC 7523): the client proves who it
+    /// is with an assertion signed with its private key (EC P-256 or RSA, PEM), no secret.
+    ClientAssertion {
+        /// The client's id (the assertion's `iss` and `sub`).
+        client_id: String,
+        /// Its private key, PEM.
+        private_key_pem: String,
+    },
     /// The client-credentials grant (machine to machine).
     ClientCredentials {
         /// The client's id.
@@ -54,6 +62,10 @@ impl std::fmt::Debug for LoginMethod {
             LoginMethod::Browser { port, client_id, .. } => f
                 .debug_struct("Browser")
                 .field("port", port)
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            LoginMethod::ClientAssertion { client_id, .. } => f
+                .debug_struct("ClientAssertion")
                 .field("client_id", client_id)
                 .finish_non_exhaustive(),
             LoginMethod::ClientCredentials { client_id, .. } => f
@@ -144,8 +156,21 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_id,
                 client_secret,
                 scopes,
+                signed: None,
             };
             machine_login(start, machine).await
+        }
+        LoginMethod::ClientAssertion {
+            client_id,
+            private_key_pem,
+        } => {
+            let machine = Machine {
+                client_id,
+                client_secret: String::new(),
+                scopes,
+                signed: None,
+            };
+            signed_login(start, machine, private_key_pem).await
         }
         LoginMethod::Browser {
             port,
@@ -199,6 +224,20 @@ struct Start {
 impl Start {
     /// The authorization manager, its metadata discovered (from the challenge first).
     async fn discovered(self) -> Result<(rmcp::transport::auth::AuthorizationManager, String), OAuthError> {
+        self.discovered_with_metadata().await.map(|(manager, url, _)| (manager, url))
+    }
+
+    /// [`Self::discovered`], and the authorization server's metadata.
+    async fn discovered_with_metadata(
+        self,
+    ) -> Result<
+        (
+            rmcp::transport::auth::AuthorizationManager,
+            String,
+            rmcp::transport::auth::AuthorizationMetadata,
+        ),
+        OAuthError,
+    > {
         let Start {
             store,
             name,
@@ -213,8 +252,8 @@ impl Start {
             .resolve_metadata_from_challenge(challenge.as_deref())
             .await
             .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
-        manager.set_metadata(resolution.metadata);
-        Ok((manager, url))
+        manager.set_metadata(resolution.metadata.clone());
+        Ok((manager, url, resolution.metadata))
     }
 }
 
@@ -233,6 +272,30 @@ async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAu
     Ok(Logged {
         scopes: manager.get_current_scopes().await,
         refreshable: token.refresh_token().is_some(),
+    })
+}
+
+/// The client-credentials grant with a signed assertion (`private_key_jwt`).
+async fn signed_login(start: Start, mut machine: Machine, private_key_pem: String) -> Result<Logged, OAuthError> {
+    let http = start.http.stop.clone();
+    let (store, name, mut template) = (start.store.clone(), start.name.clone(), start.template.clone());
+    let (_, url, metadata) = start.discovered_with_metadata().await?;
+    // The assertion's audience: the authorization server's issuer identifier (RFC 7523 §3).
+    let issuer = metadata.issuer.clone().unwrap_or_else(|| {
+        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
+        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+    });
+    machine.signed = Some(super::jwt::Signed {
+        private_key_pem,
+        token_endpoint: metadata.token_endpoint,
+        issuer,
+    });
+    template.machine = Some(machine.clone());
+    let adapter = StoreAdapter { store, name, template };
+    let scopes = super::jwt::exchange(&http, &machine, &url, &adapter).await?;
+    Ok(Logged {
+        scopes,
+        refreshable: false,
     })
 }
 

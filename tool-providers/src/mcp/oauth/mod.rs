@@ -24,6 +24,7 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
+mod jwt;
 mod login;
 mod session;
 
@@ -96,9 +97,13 @@ impl OAuthError {
 #[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct Machine {
     pub(crate) client_id: String,
+    /// Empty for a client that signs assertions instead (`signed`).
     pub(crate) client_secret: String,
     #[serde(default)]
     pub(crate) scopes: Vec<String>,
+    /// The key, token endpoint and issuer of a `private_key_jwt` client.
+    #[serde(default)]
+    pub(crate) signed: Option<jwt::Signed>,
 }
 
 impl Machine {
@@ -133,6 +138,7 @@ pub(crate) struct Saved {
 
 /// `rmcp`'s credential store over ours: one [`Saved`] document under `name`, its tokens
 /// replaced on every save (a refresh) and the rest kept.
+#[derive(Clone)]
 pub(crate) struct StoreAdapter {
     pub(crate) store: Arc<dyn CredentialStore>,
     pub(crate) name: String,
@@ -271,7 +277,8 @@ pub(crate) async fn authorized(
         name: name.to_owned(),
         template,
     };
-    let mut manager = manager(url, http, adapter).await?;
+    let fetcher = http.stop.clone();
+    let mut manager = manager(url, http, adapter.clone()).await?;
     if !manager
         .initialize_from_store()
         .await
@@ -293,6 +300,9 @@ pub(crate) async fn authorized(
     match manager.get_access_token().await {
         Ok(_) => {}
         Err(AuthError::AuthorizationRequired) => match &saved.machine {
+            Some(machine) if machine.signed.is_some() => {
+                jwt::exchange(&fetcher, machine, url, &adapter).await?;
+            }
             Some(machine) => {
                 manager
                     .exchange_client_credentials(&machine.config(url))
@@ -311,6 +321,8 @@ pub(crate) async fn authorized(
         machine: saved.machine.map(|m| (m, url.to_owned())),
         login: login.to_owned(),
         step_up,
+        adapter,
+        http: fetcher,
     }))
 }
 

@@ -63,6 +63,9 @@ pub(crate) struct Reauthorizing {
     /// The command that logs in again (`toolsmith mcp login NAME URL`).
     pub(crate) login: String,
     pub(crate) step_up: StepUp,
+    /// Where a token a signed assertion fetched is saved, and the client that fetches it.
+    pub(crate) adapter: super::StoreAdapter,
+    pub(crate) http: reqwest13::Client,
 }
 
 /// A failure that a new token may cure: a refused or missing token, or a scope the token lacks.
@@ -111,8 +114,16 @@ impl Reauthorizing {
         let manager = self.inner.auth_manager.lock().await;
         let mut machine = machine.clone();
         machine.scopes = union(&union(&machine.scopes, &self.held().join(" ")), required.unwrap_or_default());
-        match manager.exchange_client_credentials(&machine.config(resource)).await {
-            Ok(_) => {
+        let fetched = match machine.signed.is_some() {
+            true => super::jwt::exchange(&self.http, &machine, resource, &self.adapter).await.map(drop),
+            false => manager
+                .exchange_client_credentials(&machine.config(resource))
+                .await
+                .map(drop)
+                .map_err(|e| super::OAuthError::Login(e.to_string())),
+        };
+        match fetched {
+            Ok(()) => {
                 tracing::debug!(scopes = ?machine.scopes, "fetched a new client-credentials token");
                 *self.held.lock().unwrap_or_else(|e| e.into_inner()) = machine.scopes;
                 true
