@@ -15,6 +15,9 @@
 # `toolsmith` is TOOLSMITH_BIN, else TOOLSMITH_BIN_DIR's, else target/debug's (built by the
 # caller: tests/bins.sh). Exits with `toolsmith`'s status.
 #
+# For `json-schema-2020-12-preservation`, the focal tool's schema as imported (`toolsmith schema`)
+# is then passed to the scenario's echo tool (`toolsmith call`), as the scenario asks.
+#
 # A call refused for want of a scope (step-up) names the `mcp login … --scope …` to run: the
 # script runs it, as the user would, and checks again.
 #
@@ -70,6 +73,14 @@ check() {
 }
 check
 status=$?
+if [[ $scenario == json-schema-2020-12-preservation ]]; then
+    # The scenario's own steps: the focal tool's input schema, as the import holds it
+    # (`toolsmith schema`), passed verbatim to its echo tool (`toolsmith call`), after `check`'s
+    # generated calls so that the echo it observes last is this one.
+    schema=$("$bin" "${store[@]}" --import-mcp "$name=$url" schema "${name}_json_schema_2020_12_tool") || exit
+    echo_args=$(python3 -c 'import json, sys; print(json.dumps({"schema": json.load(sys.stdin)["input"]}))' <<<"$schema") || exit
+    "$bin" "${store[@]}" --import-mcp "$name=$url" call "${name}_json_schema_echo" "$echo_args" || exit
+fi
 # Step-up: a call refused for a scope the login lacks fails naming `mcp login … --scope …` with
 # the scopes to ask for (a warning too: `check` counts a tool's error as an answer); as a user
 # would, log in again with them and try once more.
