@@ -15,6 +15,12 @@
 # `toolsmith` is TOOLSMITH_BIN, else TOOLSMITH_BIN_DIR's, else target/debug's (built by the
 # caller: tests/bins.sh). Exits with `toolsmith`'s status.
 #
+# For `json-schema-2020-12-preservation`, the focal tool's schema as imported (`toolsmith schema`)
+# is then passed to the scenario's echo tool (`toolsmith call`), as the scenario asks.
+#
+# A call refused for want of a scope (step-up) names the `mcp login … --scope …` to run: the
+# script runs it, as the user would, and checks again.
+#
 # An `auth/*` scenario's server wants OAuth: the script first logs in as a user would, with
 # `toolsmith mcp login` into a store of its own, and `--follow-authorization-url` in place of
 # the person at the browser (the suite's authorization server approves without one). The
@@ -38,7 +44,11 @@ if [[ $scenario == auth/* ]]; then
     client_id=$(context client_id)
     CONFORMANCE_CLIENT_SECRET=$(context client_secret)
     export CONFORMANCE_CLIENT_SECRET
-    if [[ $scenario == auth/client-credentials-* ]]; then
+    if [[ $scenario == auth/client-credentials-jwt ]]; then
+        # private_key_jwt: the key the scenario gives, in a file as a user would keep it.
+        context private_key_pem >"$dir/client-key.pem"
+        login+=(--client-credentials --client-id "$client_id" --client-key-file "$dir/client-key.pem")
+    elif [[ $scenario == auth/client-credentials-* ]]; then
         login+=(--client-credentials --client-id "$client_id" --client-secret-env CONFORMANCE_CLIENT_SECRET)
     else
         login+=(--follow-authorization-url)
@@ -52,4 +62,30 @@ listed=$("$bin" "${store[@]}" --import-mcp "$name=$url" list --json) || exit
 mapfile -t ids < <(sed -n "s/^ *\"id\": \"\(${name}_[^\"]*\)\",\{0,1\}\$/\1/p" <<<"$listed")
 echo "client.sh: imported ${#ids[@]} tool(s) from $url: ${ids[*]}" >&2
 [ ${#ids[@]} -eq 0 ] && exit 0
-"$bin" "${store[@]}" --import-mcp "$name=$url" check --cases 1 --include-side-effects --timeout 20 "${ids[@]}"
+check() {
+    # (Warnings shown: a refused step-up is one, whatever `check` makes of the call's error.)
+    RUST_LOG=${RUST_LOG:-warn} "$bin" "${store[@]}" --import-mcp "$name=$url" check --cases 1 --include-side-effects --timeout 20 "${ids[@]}" \
+        >"$dir/out" 2>"$dir/err"
+    local status=$?
+    cat "$dir/out"
+    cat "$dir/err" >&2
+    return $status
+}
+check
+status=$?
+if [[ $scenario == json-schema-2020-12-preservation ]]; then
+    # The scenario's own steps: the focal tool's input schema, as the import holds it
+    # (`toolsmith schema`), passed verbatim to its echo tool (`toolsmith call`), after `check`'s
+    # generated calls so that the echo it observes last is this one.
+    schema=$("$bin" "${store[@]}" --import-mcp "$name=$url" schema "${name}_json_schema_2020_12_tool") || exit
+    echo_args=$(python3 -c 'import json, sys; print(json.dumps({"schema": json.load(sys.stdin)["input"]}))' <<<"$schema") || exit
+    "$bin" "${store[@]}" --import-mcp "$name=$url" call "${name}_json_schema_echo" "$echo_args" || exit
+fi
+# Step-up: a call refused for a scope the login lacks fails naming `mcp login … --scope …` with
+# the scopes to ask for (a warning too: `check` counts a tool's error as an answer); as a user
+# would, log in again with them and try once more.
+mapfile -t scopes < <(cat "$dir/out" "$dir/err" | grep -o -- "mcp login $name [^\`]*" | head -n 1 | grep -o -- '--scope [^ ]*')
+[[ $scenario == auth/* && ${#scopes[@]} -gt 0 ]] || exit $status
+# shellcheck disable=SC2206 # each `--scope SCOPE` is two words
+"${login[@]}" ${scopes[*]} >&2 || exit
+check

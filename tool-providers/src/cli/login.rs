@@ -88,9 +88,15 @@ struct LoginArgs {
     /// HTTPS URL of this client's metadata document (used where the server accepts one).
     #[arg(long, value_name = "URL")]
     client_metadata_url: Option<String>,
-    /// Log in as a machine with the client-credentials grant (needs --client-id and a secret).
+    /// Log in as a machine with the client-credentials grant (needs --client-id, a secret or key).
     #[arg(long, requires = "client_id")]
     client_credentials: bool,
+    /// Sign a client assertion with the private key in FILE (PEM) instead of sending a secret.
+    ///
+    /// `private_key_jwt` (RFC 7523): an EC P-256 key signs with ES256, an RSA key with RS256. The
+    /// key is stored with the login, like a secret; it is never taken from the command line.
+    #[arg(long, value_name = "FILE", requires = "client_credentials", conflicts_with_all = ["client_secret_env", "client_secret_file"])]
+    client_key_file: Option<PathBuf>,
     /// How long to wait for the authorization, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     timeout: u64,
@@ -188,10 +194,20 @@ pub(super) async fn run(
     };
     crate::cli::Import::parse(&format!("{}={}", args.name, args.url))?;
     let secret = secret(&args, env)?;
+    let key = match &args.client_key_file {
+        Some(file) => Some(
+            std::fs::read_to_string(file).map_err(|e| ImportingCliError::Usage(format!("`--client-key-file {}`: {e}", file.display())))?,
+        ),
+        None => None,
+    };
     let method = match (args.client_credentials, secret) {
+        (true, _) if key.is_some() => LoginMethod::ClientAssertion {
+            client_id: args.client_id.clone().unwrap_or_default(),
+            private_key_pem: key.unwrap_or_default(),
+        },
         (true, None) => {
             return Err(ImportingCliError::Usage(
-                "`--client-credentials` needs the secret: `--client-secret-env VAR` or `--client-secret-file FILE`".into(),
+                "`--client-credentials` needs the secret: `--client-secret-env VAR` or `--client-secret-file FILE` (or a key: `--client-key-file FILE`)".into(),
             ));
         }
         (true, Some(client_secret)) => LoginMethod::ClientCredentials {

@@ -49,8 +49,8 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::ServerPeerInfo;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
 use tool_core::Registry;
 use tool_core::credentials::CredentialStore;
@@ -64,6 +64,7 @@ use tool_core::tool::BoxFuture;
 use session::{Notifier, Shared, refresh, transport_error};
 use tools::build_tool;
 
+mod ask;
 mod content;
 pub mod oauth;
 mod session;
@@ -338,7 +339,7 @@ impl McpToolProvider {
         let authorized = match oauth {
             Some((store, login)) => {
                 let http = tls::oauth_clients(id, url, root_pems, *connect_timeout)?;
-                oauth::authorized(id, url, store.clone(), http, client.clone(), login)
+                oauth::authorized(id, url, store.clone(), http, client.clone(), login, self.shared.step_up.clone())
                     .await
                     .map_err(|e| transport_error(id, &e).caused_by(e))?
             }
@@ -352,24 +353,18 @@ impl McpToolProvider {
                 format!("no MCP session with {url} within {connect_timeout:?} (see `connect_timeout`)"),
             )
         };
-        match authorized {
-            Some(auth) => {
-                let transport = StreamableHttpClientTransport::with_client(auth, config);
-                match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
-                    Ok(running) => running.map_err(failed),
-                    Err(_) => Err(timed_out()),
-                }
-            }
-            None => {
-                if let Some(token) = bearer {
-                    config = config.auth_header(token.as_str());
-                }
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                match tokio::time::timeout(*connect_timeout, handler.serve(transport)).await {
-                    Ok(running) => running.map_err(failed),
-                    Err(_) => Err(timed_out()),
-                }
-            }
+        if authorized.is_none()
+            && let Some(token) = bearer
+        {
+            config = config.auth_header(token.as_str());
+        }
+        let started = match authorized {
+            Some(auth) => tokio::time::timeout(*connect_timeout, session::start(handler, auth, config)).await,
+            None => tokio::time::timeout(*connect_timeout, session::start(handler, client, config)).await,
+        };
+        match started {
+            Ok(running) => running.map_err(failed),
+            Err(_) => Err(timed_out()),
         }
     }
 

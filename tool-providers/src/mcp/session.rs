@@ -9,8 +9,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use rmcp::ClientHandler;
-use rmcp::model::{PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Tool};
-use rmcp::service::{NotificationContext, Peer, RoleClient};
+use rmcp::model::{
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, Tool,
+};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, InboundStreamOrigin, NotificationContext, Peer, RequestContext,
+    RoleClient, RunningService,
+};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use tool_core::context::McpHandle;
 use tool_core::pins::{self, PinStore};
 use tool_core::provider::ProviderError;
@@ -42,6 +50,11 @@ pub(super) struct Shared {
     /// Where the progress of each running call goes (the MCP client of the call, when it came
     /// from one), and the last progress passed on, by the progress token of its `tools/call`.
     pub(super) progress: Mutex<ProgressRoutes>,
+    /// The requests of running calls, by JSON-RPC id, each with the MCP client of its call
+    /// (when it came from one): a question the server sends during a call goes there (`ask`).
+    pub(super) calls: Mutex<HashMap<RequestId, Option<Arc<dyn McpHandle>>>>,
+    /// What a step-up the user must make needs (an OAuth session's 403 `insufficient_scope`).
+    pub(super) step_up: super::oauth::StepUp,
 }
 
 impl Shared {
@@ -55,6 +68,8 @@ impl Shared {
             pins: None,
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
+            calls: Mutex::default(),
+            step_up: super::oauth::StepUp::default(),
         }
     }
 
@@ -73,6 +88,52 @@ impl Shared {
     pub(super) fn tools(&self) -> Vec<Tool> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
+
+    /// The MCP client of the running call a question of the server came with: the call whose
+    /// response stream carried it (Streamable HTTP), else the only call running (stdio cannot
+    /// tell), else no one.
+    fn caller_of(&self, origin: Option<&InboundStreamOrigin>) -> Option<Arc<dyn McpHandle>> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        match origin {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => calls.get(id).cloned().flatten(),
+            Some(InboundStreamOrigin::Unassociated) => None,
+            None if calls.len() == 1 => calls.values().next().cloned().flatten(),
+            None => None,
+        }
+    }
+}
+
+/// How a session starts first: `server/discover` at 2026-07-28 (stateless requests, each with
+/// its own `_meta` and the standard headers); a server that answers that it does not know the
+/// method gets `initialize` on the same connection (`rmcp`'s fallback).
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+/// Starts a Streamable HTTP session: at 2026-07-28 when the server offers it, else (it
+/// rejected `server/discover` in any other way than an authorization challenge, e.g. answered
+/// it with an empty result or an HTTP error) over a fresh connection with `initialize` at
+/// 2025-11-25.
+pub(super) async fn start<C>(
+    handler: Notifier,
+    client: C,
+    config: StreamableHttpClientTransportConfig,
+) -> Result<RunningService<RoleClient, Notifier>, ClientInitializeError>
+where
+    C: StreamableHttpClient + Clone + Send + Sync + 'static,
+{
+    let modern = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+    match handler.clone().serve_with_lifecycle(modern, lifecycle()).await {
+        Err(e) if e.auth_challenge().is_none() && !matches!(e, ClientInitializeError::Cancelled) => {
+            tracing::debug!(error = %e, "no MCP 2026-07-28 session; starting one with `initialize`");
+            let legacy = StreamableHttpClientTransport::with_client(client, config);
+            handler.serve_with_lifecycle(legacy, ClientLifecycleMode::Initialize).await
+        }
+        started => started,
+    }
 }
 
 /// A [`ProviderError::Transport`] of the server `id` saying `message` (its cause, if any, added
@@ -81,10 +142,37 @@ pub(super) fn transport_error(id: &str, message: impl std::fmt::Display) -> Prov
     ProviderError::transport(id, message.to_string())
 }
 
-/// Hears the server's notifications.
+/// Hears the server's notifications and answers its questions.
+#[derive(Clone)]
 pub(super) struct Notifier(pub(super) Weak<Shared>);
 
 impl ClientHandler for Notifier {
+    /// Toolsmith as the client: it can answer a server's form questions (`ask`).
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        // What `initialize` offers (2026-07-28 is reached through `server/discover`).
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        info.client_info = Implementation::new("toolsmith", env!("CARGO_PKG_VERSION"));
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        info.capabilities.elicitation = Some(elicitation);
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(shared) = self.0.upgrade() else {
+            return Ok(super::ask::without_anyone(&request));
+        };
+        let caller = shared.caller_of(context.extensions.get::<InboundStreamOrigin>());
+        super::ask::elicit(&shared.id, caller.as_ref(), request)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.message().to_owned(), None))
+    }
+
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let Some(shared) = self.0.upgrade() else { return };
         let mut routes = shared.progress.lock().unwrap_or_else(|e| e.into_inner());

@@ -152,9 +152,15 @@ impl Drop for Abandon {
     }
 }
 
+/// At most this many input-required rounds (SEP-2322) are answered in one call.
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
 /// `tools/call`, answered with the server's typed result; `isError` is our error (its text as
-/// the message). The server's progress reaches `caller` (the MCP client of this call, if any);
-/// a call dropped before its answer is cancelled on the server (`notifications/cancelled`).
+/// the message). The server's progress reaches `caller` (the MCP client of this call, if any),
+/// and so do its questions (`ask`): an input-required result (2026-07-28) is answered and the
+/// call sent again with the answers and the server's `requestState` as it came, up to
+/// [`MAX_INPUT_ROUNDS`] times. A call dropped before its answer is cancelled on the server
+/// (`notifications/cancelled`).
 async fn call_tool(
     shared: &Shared,
     name: &str,
@@ -172,19 +178,81 @@ async fn call_tool(
         Value::Null => {}
         other => return Err(ToolError::new(format!("`{name}` takes a JSON object, not {other}"))),
     }
-    let failed = |e: rmcp::ServiceError| ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}", shared.id));
+    let mut state_only = 0u32;
+    for _round in 0..MAX_INPUT_ROUNDS {
+        let response = call_once(shared, &peer, name, params.clone(), caller.as_ref()).await?;
+        let asked = match response {
+            ServerResult::CallToolResult(result) => return finished(shared, name, result),
+            ServerResult::InputRequiredResult(asked) => asked,
+            // Some servers answer an empty object; read whatever came like a result.
+            other => {
+                let result = serde_json::to_value(&other)
+                    .ok()
+                    .and_then(|v| CallToolResult::deserialize(v).ok())
+                    .unwrap_or_default();
+                return finished(shared, name, result);
+            }
+        };
+        let requests = asked.input_requests.unwrap_or_default();
+        if requests.is_empty() && asked.request_state.is_none() {
+            return Err(ToolError::new(format!(
+                "The MCP server `{}` asked for input in the middle of `{name}` without saying what.",
+                shared.id
+            )));
+        }
+        if requests.is_empty() {
+            // Only state: the server is not ready yet; wait a little more each time.
+            state_only += 1;
+            tokio::time::sleep(std::time::Duration::from_millis(50 * u64::from(state_only))).await;
+        }
+        let answers = super::ask::answer_all(&shared.id, caller.as_ref(), requests).await?;
+        params.input_responses = (!answers.is_empty()).then_some(answers);
+        params.request_state = asked.request_state;
+    }
+    Err(ToolError::new(format!(
+        "The MCP server `{}` still asked for input after {MAX_INPUT_ROUNDS} rounds of `{name}`; the call is given up.",
+        shared.id
+    )))
+}
+
+/// A finished call's result, or its `isError` as our error.
+fn finished(shared: &Shared, name: &str, result: CallToolResult) -> Result<CallToolResult, ToolError> {
+    if result.is_error == Some(true) {
+        let message =
+            all_text(&result.content).unwrap_or_else(|| format!("The MCP server `{}` reported an error from `{name}`.", shared.id));
+        let details = serde_json::to_value(&result).unwrap_or(Value::Null);
+        return Err(ToolError::with_details(message, details));
+    }
+    Ok(result)
+}
+
+/// One `tools/call` request and the server's answer, with the call's progress routed to
+/// `caller`, its questions sent as requests of the server's own reaching `caller` too
+/// (`Shared::calls`), and a drop before the answer cancelling it on the server.
+async fn call_once(
+    shared: &Shared,
+    peer: &Peer<RoleClient>,
+    name: &str,
+    params: CallToolRequestParams,
+    caller: Option<&Arc<dyn McpHandle>>,
+) -> Result<ServerResult, ToolError> {
+    let failed = |e: rmcp::ServiceError| {
+        let step_up = shared.step_up.note().map(|n| format!("; {n}")).unwrap_or_default();
+        ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}{step_up}", shared.id))
+    };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
         .map_err(failed)?;
+    let _call = CallRoute::new(shared, handle.id.clone(), caller.cloned());
     let _route = caller.map(|sink| {
         let token = handle.progress_token.clone();
         shared
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), (sink, f64::NEG_INFINITY));
+            .insert(token.clone(), (sink.clone(), f64::NEG_INFINITY));
         ProgressRoute { shared, token }
     });
     let mut abandon = Abandon {
@@ -193,27 +261,27 @@ async fn call_tool(
     };
     let response = handle.await_response().await;
     abandon.id = None;
-    let result = match response.map_err(failed)? {
-        ServerResult::CallToolResult(result) => result,
-        ServerResult::InputRequiredResult(_) => {
-            return Err(ToolError::new(format!(
-                "The MCP server `{}` asked for input in the middle of `{name}`, which this client does not answer.",
-                shared.id
-            )));
-        }
-        // Some servers answer an empty object; read whatever came like a result.
-        other => serde_json::to_value(&other)
-            .ok()
-            .and_then(|v| CallToolResult::deserialize(v).ok())
-            .unwrap_or_default(),
-    };
-    if result.is_error == Some(true) {
-        let message =
-            all_text(&result.content).unwrap_or_else(|| format!("The MCP server `{}` reported an error from `{name}`.", shared.id));
-        let details = serde_json::to_value(&result).unwrap_or(Value::Null);
-        return Err(ToolError::with_details(message, details));
+    response.map_err(failed)
+}
+
+/// Keeps a running request's caller where the server's questions find it
+/// ([`Shared::calls`]) while it runs.
+struct CallRoute<'a> {
+    shared: &'a Shared,
+    id: RequestId,
+}
+
+impl<'a> CallRoute<'a> {
+    fn new(shared: &'a Shared, id: RequestId, caller: Option<Arc<dyn McpHandle>>) -> Self {
+        shared.calls.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), caller);
+        CallRoute { shared, id }
     }
-    Ok(result)
+}
+
+impl Drop for CallRoute<'_> {
+    fn drop(&mut self) {
+        self.shared.calls.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use sha2::Digest;
 
 /// What the authorization server gave out and saw.
 #[derive(Default)]
-struct Issued {
+pub(super) struct Issued {
     /// Registered clients: id → redirect URIs.
     clients: HashMap<String, Vec<String>>,
     /// Codes: code → (client, PKCE challenge, redirect URI).
@@ -34,18 +34,30 @@ struct Issued {
     /// Live refresh tokens.
     refresh: Vec<String>,
     /// Every secret handed out (tokens, refresh tokens, client secrets): none may be printed.
-    secrets: Vec<String>,
+    pub(super) secrets: Vec<String>,
     /// Refresh grants answered.
     refreshes: usize,
+    /// The scopes each access token, refresh token and code carries (default `mcp offline_access`).
+    scopes: HashMap<String, String>,
+    /// The `scope` of each authorization request, in order.
+    pub(super) asked: Vec<String>,
+    /// How long a client-credentials token lives (seconds; 0: an hour), and the `scope` of each
+    /// client-credentials grant answered, in order.
+    pub(super) machine_lifetime: u64,
+    pub(super) machine_grants: Vec<String>,
+    /// The public key (PEM) that checks `private_key_jwt` assertions of the client `signer`, and
+    /// how many it accepted.
+    pub(super) signer_key: Option<String>,
+    pub(super) assertions: usize,
     counter: u64,
 }
 
 #[derive(Clone)]
-struct Auth {
+pub(super) struct Auth {
     issuer: String,
     /// The audience introspection answers name: the resource server's URL.
     resource: String,
-    state: Arc<Mutex<Issued>>,
+    pub(super) state: Arc<Mutex<Issued>>,
 }
 
 fn now() -> u64 {
@@ -64,15 +76,23 @@ impl Auth {
         value
     }
 
-    /// A token answer: the first one already expired (so its use needs a refresh), later ones
-    /// valid for an hour.
-    fn tokens(&self, expires_in: u64) -> Value {
+    /// A token answer for `scope`: the first one already expired (so its use needs a refresh),
+    /// later ones valid for an hour.
+    fn tokens(&self, expires_in: u64, scope: &str) -> Value {
         let access = self.fresh("at");
         let refresh = self.fresh("rt");
         let mut s = self.state.lock().unwrap();
         s.access.insert(access.clone(), now() + expires_in);
         s.refresh.push(refresh.clone());
-        json!({"access_token": access, "token_type": "Bearer", "expires_in": expires_in, "refresh_token": refresh, "scope": "mcp offline_access"})
+        s.scopes.insert(access.clone(), scope.to_owned());
+        s.scopes.insert(refresh.clone(), scope.to_owned());
+        json!({"access_token": access, "token_type": "Bearer", "expires_in": expires_in, "refresh_token": refresh, "scope": scope})
+    }
+
+    /// The scopes `token` (or code) carries.
+    fn scope_of(&self, token: &str) -> String {
+        let s = self.state.lock().unwrap();
+        s.scopes.get(token).cloned().unwrap_or_else(|| "mcp offline_access".into())
     }
 }
 
@@ -88,8 +108,8 @@ async fn metadata(State(auth): State<Auth>) -> Json<Value> {
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
-        "scopes_supported": ["mcp", "offline_access"],
-        "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
+        "scopes_supported": ["mcp", "offline_access", "crm.write"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "private_key_jwt"],
         "authorization_response_iss_parameter_supported": true,
     }))
 }
@@ -120,6 +140,11 @@ async fn authorize(State(auth): State<Auth>, Query(q): Query<HashMap<String, Str
         return (StatusCode::BAD_REQUEST, "bad authorization request").into_response();
     }
     let code = auth.fresh("code");
+    if let Some(scope) = q.get("scope") {
+        let mut s = auth.state.lock().unwrap();
+        s.asked.push(scope.clone());
+        s.scopes.insert(code.clone(), scope.clone());
+    }
     let challenge = q.get("code_challenge").cloned().unwrap_or_default();
     auth.state
         .lock()
@@ -153,7 +178,7 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
             if computed != challenge || form.get("client_id") != Some(&client) || form.get("redirect_uri") != Some(&redirect) {
                 return refused("invalid_grant");
             }
-            Json(auth.tokens(0)).into_response()
+            Json(auth.tokens(0, &auth.scope_of(&code))).into_response()
         }
         Some("refresh_token") => {
             let presented = form.get("refresh_token").cloned().unwrap_or_default();
@@ -165,7 +190,27 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
                 s.refresh.remove(at);
                 s.refreshes += 1;
             }
-            Json(auth.tokens(3600)).into_response()
+            Json(auth.tokens(3600, &auth.scope_of(&presented))).into_response()
+        }
+        Some("client_credentials") if form.contains_key("client_assertion") => {
+            // RFC 7523: ES256, signed by `signer`'s key, for this issuer.
+            let key = auth.state.lock().unwrap().signer_key.clone().unwrap_or_default();
+            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+            validation.set_audience(&[&auth.issuer]);
+            validation.set_issuer(&["signer"]);
+            let checked = jsonwebtoken::DecodingKey::from_ec_pem(key.as_bytes())
+                .and_then(|key| jsonwebtoken::decode::<Value>(&form["client_assertion"], &key, &validation));
+            let typed =
+                form.get("client_assertion_type").map(String::as_str) == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+            match checked {
+                Ok(jwt) if typed && jwt.claims["sub"] == "signer" && form.get("resource") == Some(&auth.resource) => {}
+                _ => return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_client"}))).into_response(),
+            }
+            let access = auth.fresh("at");
+            let mut s = auth.state.lock().unwrap();
+            s.assertions += 1;
+            s.access.insert(access.clone(), now() + 3600);
+            Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": "mcp"})).into_response()
         }
         Some("client_credentials") => {
             let (id, secret) = (
@@ -176,8 +221,16 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
                 return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_client"}))).into_response();
             }
             let access = auth.fresh("at");
-            auth.state.lock().unwrap().access.insert(access.clone(), now() + 3600);
-            Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": "mcp"})).into_response()
+            let scope = form.get("scope").cloned().unwrap_or_else(|| "mcp".into());
+            let mut s = auth.state.lock().unwrap();
+            let lifetime = match s.machine_lifetime {
+                0 => 3600,
+                n => n,
+            };
+            s.access.insert(access.clone(), now() + lifetime);
+            s.scopes.insert(access.clone(), scope.clone());
+            s.machine_grants.push(scope.clone());
+            Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": lifetime, "scope": scope})).into_response()
         }
         _ => refused("unsupported_grant_type"),
     }
@@ -187,9 +240,10 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
 async fn introspect(State(auth): State<Auth>, _headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Json<Value> {
     let token = form.get("token").cloned().unwrap_or_default();
     let expiry = auth.state.lock().unwrap().access.get(&token).copied();
+    let scope = auth.scope_of(&token);
     match expiry {
         Some(exp) if exp > now() => Json(json!({
-            "active": true, "sub": "olivia", "scope": "mcp offline_access", "client_id": "client-1",
+            "active": true, "sub": "olivia", "scope": scope, "client_id": "client-1",
             "iss": auth.issuer, "aud": auth.resource, "exp": exp
         })),
         _ => Json(json!({"active": false})),
@@ -223,7 +277,7 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-struct Served(Child);
+pub(super) struct Served(Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
@@ -232,7 +286,7 @@ impl Drop for Served {
     }
 }
 
-fn toolsmith(args: &[&str], data: &std::path::Path) -> Command {
+pub(super) fn toolsmith(args: &[&str], data: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     command
         .env("TOOLSMITH_DATA_DIR", data)
@@ -243,7 +297,7 @@ fn toolsmith(args: &[&str], data: &std::path::Path) -> Command {
 }
 
 /// Runs to the end: (success, stdout, stderr).
-fn run(args: &[&str], data: &std::path::Path) -> (bool, String, String) {
+pub(super) fn run(args: &[&str], data: &std::path::Path) -> (bool, String, String) {
     let out = toolsmith(args, data).output().unwrap();
     (
         out.status.success(),
@@ -253,15 +307,20 @@ fn run(args: &[&str], data: &std::path::Path) -> (bool, String, String) {
 }
 
 /// The authorization server, and `toolsmith serve --http` as its protected resource.
-struct Setup {
-    rt: tokio::runtime::Runtime,
-    dir: tempfile::TempDir,
-    auth: Auth,
-    url: String,
-    _served: Served,
+pub(super) struct Setup {
+    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) dir: tempfile::TempDir,
+    pub(super) auth: Auth,
+    pub(super) url: String,
+    pub(super) _served: Served,
 }
 
 fn setup() -> Setup {
+    setup_serving(&[])
+}
+
+/// [`setup`], the resource server given `serve_flags` too.
+pub(super) fn setup_serving(serve_flags: &[&str]) -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
@@ -283,6 +342,7 @@ fn setup() -> Setup {
         "--oauth-introspection",
         &introspection,
     ];
+    let flags: Vec<&str> = flags.iter().copied().chain(serve_flags.iter().copied()).collect();
     let server_secret = "rs-secret-CANARY";
     auth.state.lock().unwrap().secrets.push(server_secret.into());
     let mut child = toolsmith(&flags, dir.path())
@@ -312,7 +372,7 @@ fn setup() -> Setup {
 /// Authorization codes are left out: `rmcp` logs the code it exchanges at debug, which
 /// `RUST_LOG=rmcp=debug` (asked for here) shows; a code is single-use and worthless without the
 /// PKCE verifier, which is never logged.
-fn assert_no_secret(auth: &Auth, outputs: &[String]) {
+pub(super) fn assert_no_secret(auth: &Auth, outputs: &[String]) {
     let secrets: Vec<String> = auth
         .state
         .lock()

@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tool_core::credentials::CredentialStore;
 
+use super::session::union;
 use super::{Machine, OAuthError, Saved, StoreAdapter, manager};
 use crate::mcp::tls;
 
@@ -37,6 +38,14 @@ pub enum LoginMethod {
         /// accepts client ID metadata documents.
         client_metadata_url: Option<String>,
     },
+    /// The client-credentials grant with `private_key_jwt` (RFC 7523): the client proves who it
+    /// is with an assertion signed with its private key (EC P-256 or RSA, PEM), no secret.
+    ClientAssertion {
+        /// The client's id (the assertion's `iss` and `sub`).
+        client_id: String,
+        /// Its private key, PEM.
+        private_key_pem: String,
+    },
     /// The client-credentials grant (machine to machine).
     ClientCredentials {
         /// The client's id.
@@ -53,6 +62,10 @@ impl std::fmt::Debug for LoginMethod {
             LoginMethod::Browser { port, client_id, .. } => f
                 .debug_struct("Browser")
                 .field("port", port)
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            LoginMethod::ClientAssertion { client_id, .. } => f
+                .debug_struct("ClientAssertion")
                 .field("client_id", client_id)
                 .finish_non_exhaustive(),
             LoginMethod::ClientCredentials { client_id, .. } => f
@@ -98,7 +111,30 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
         timeout,
     } = login;
     let http = tls::oauth_clients(&name, &url, &[], timeout).map_err(|e| OAuthError::Login(e.to_string()))?;
-    let challenge = challenge(&http.stop, &url).await;
+    let challenge = challenge(&http.stop, &url, None).await;
+    // Logging in again (a step-up): the scopes the stored login holds, those its token now
+    // lacks (the server's 403 `insufficient_scope` to it) and those asked are all asked for.
+    let scopes = match StoreAdapter::read(&*store, &name).await.ok().flatten() {
+        Some(saved) if saved.url == url => {
+            let held = saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default();
+            let token = saved
+                .credentials
+                .as_ref()
+                .and_then(|c| c.token_response.as_ref())
+                .map(|t| t.access_token().secret().clone());
+            let lacking = match token {
+                Some(token) => self::challenge(&http.stop, &url, Some(&token))
+                    .await
+                    .and_then(|c| insufficient_scope(&c)),
+                None => None,
+            };
+            match held.is_empty() && lacking.is_none() {
+                true => scopes,
+                false => union(&union(&held, &scopes.join(" ")), lacking.as_deref().unwrap_or_default()),
+            }
+        }
+        _ => scopes,
+    };
     let template = Saved {
         url: url.clone(),
         redirect_uri: None,
@@ -120,8 +156,21 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_id,
                 client_secret,
                 scopes,
+                signed: None,
             };
             machine_login(start, machine).await
+        }
+        LoginMethod::ClientAssertion {
+            client_id,
+            private_key_pem,
+        } => {
+            let machine = Machine {
+                client_id,
+                client_secret: String::new(),
+                scopes,
+                signed: None,
+            };
+            signed_login(start, machine, private_key_pem).await
         }
         LoginMethod::Browser {
             port,
@@ -175,6 +224,20 @@ struct Start {
 impl Start {
     /// The authorization manager, its metadata discovered (from the challenge first).
     async fn discovered(self) -> Result<(rmcp::transport::auth::AuthorizationManager, String), OAuthError> {
+        self.discovered_with_metadata().await.map(|(manager, url, _)| (manager, url))
+    }
+
+    /// [`Self::discovered`], and the authorization server's metadata.
+    async fn discovered_with_metadata(
+        self,
+    ) -> Result<
+        (
+            rmcp::transport::auth::AuthorizationManager,
+            String,
+            rmcp::transport::auth::AuthorizationMetadata,
+        ),
+        OAuthError,
+    > {
         let Start {
             store,
             name,
@@ -189,8 +252,8 @@ impl Start {
             .resolve_metadata_from_challenge(challenge.as_deref())
             .await
             .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
-        manager.set_metadata(resolution.metadata);
-        Ok((manager, url))
+        manager.set_metadata(resolution.metadata.clone());
+        Ok((manager, url, resolution.metadata))
     }
 }
 
@@ -209,6 +272,30 @@ async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAu
     Ok(Logged {
         scopes: manager.get_current_scopes().await,
         refreshable: token.refresh_token().is_some(),
+    })
+}
+
+/// The client-credentials grant with a signed assertion (`private_key_jwt`).
+async fn signed_login(start: Start, mut machine: Machine, private_key_pem: String) -> Result<Logged, OAuthError> {
+    let http = start.http.stop.clone();
+    let (store, name, mut template) = (start.store.clone(), start.name.clone(), start.template.clone());
+    let (_, url, metadata) = start.discovered_with_metadata().await?;
+    // The assertion's audience: the authorization server's issuer identifier (RFC 7523 §3).
+    let issuer = metadata.issuer.clone().unwrap_or_else(|| {
+        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
+        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+    });
+    machine.signed = Some(super::jwt::Signed {
+        private_key_pem,
+        token_endpoint: metadata.token_endpoint,
+        issuer,
+    });
+    template.machine = Some(machine.clone());
+    let adapter = StoreAdapter { store, name, template };
+    let scopes = super::jwt::exchange(&http, &machine, &url, &adapter).await?;
+    Ok(Logged {
+        scopes,
+        refreshable: false,
     })
 }
 
@@ -276,29 +363,65 @@ async fn browser_login(
     })
 }
 
-/// The `WWW-Authenticate` of the server's answer to an unauthenticated `initialize`, when it is
-/// a 401 (where its `resource_metadata` and `scope` start discovery).
-async fn challenge(client: &reqwest13::Client, url: &str) -> Option<String> {
+/// The `WWW-Authenticate` of the server's challenge to a first request sent with `token` (none:
+/// unauthenticated): a 401, or a 403 (`insufficient_scope`) when a token was sent. The first
+/// request is an `initialize` (2025-11-25), then, when that passed unchallenged, a
+/// `server/discover` (2026-07-28), since a server may let either through unauthenticated.
+async fn challenge(client: &reqwest13::Client, url: &str, token: Option<&str>) -> Option<String> {
+    let client_info = serde_json::json!({"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")});
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")}}
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}
     });
-    let response = client
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(initialize.to_string())
-        .send()
-        .await
-        .ok()?;
-    if response.status() != reqwest13::StatusCode::UNAUTHORIZED {
-        return None;
+    let discover = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": client_info,
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    });
+    for (body, version, method) in [(initialize, None, "initialize"), (discover, Some("2026-07-28"), "server/discover")] {
+        let mut request = client
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(version) = version {
+            request = request.header("mcp-protocol-version", version).header("mcp-method", method);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let Ok(response) = request.body(body.to_string()).send().await else {
+            continue;
+        };
+        let challenged = response.status() == reqwest13::StatusCode::UNAUTHORIZED
+            || (token.is_some() && response.status() == reqwest13::StatusCode::FORBIDDEN);
+        if challenged {
+            return response
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+        }
     }
-    response
-        .headers()
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    None
+}
+
+/// The scope a `WWW-Authenticate` challenge with `error="insufficient_scope"` asks for.
+fn insufficient_scope(challenge: &str) -> Option<String> {
+    let param = |name: &str| {
+        let at = challenge.find(&format!("{name}="))? + name.len() + 1;
+        let rest = &challenge[at..];
+        Some(match rest.strip_prefix('"') {
+            Some(quoted) => quoted.split('"').next().unwrap_or_default().to_owned(),
+            None => rest.split([',', ' ']).next().unwrap_or_default().to_owned(),
+        })
+    };
+    (param("error").as_deref() == Some("insufficient_scope"))
+        .then(|| param("scope"))
+        .flatten()
+        .filter(|s| !s.is_empty())
 }
 
 /// Waits for the browser's request to `/callback` on `listener`, answers it, and returns its
@@ -366,5 +489,21 @@ fn open_in_browser(url: &str) {
         .spawn();
     if let Err(e) = started {
         tracing::debug!(error = %e, "no browser could be opened; the URL is printed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scope_an_insufficient_scope_challenge_asks_for() {
+        let c = r#"Bearer scope="mcp:write", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", error="insufficient_scope""#;
+        assert_eq!(insufficient_scope(c).as_deref(), Some("mcp:write"));
+        assert_eq!(insufficient_scope(r#"Bearer error="invalid_token", scope="a""#), None);
+        assert_eq!(
+            insufficient_scope(r#"Bearer error=insufficient_scope, scope=a"#).as_deref(),
+            Some("a")
+        );
     }
 }

@@ -24,9 +24,13 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
+mod jwt;
 mod login;
+mod session;
 
 pub use login::{Logged, Login, LoginMethod, login};
+pub(crate) use session::Reauthorizing;
+pub use session::StepUp;
 
 /// Why an OAuth step of the MCP client failed. Never carries a token or a secret.
 #[derive(Debug, thiserror::Error)]
@@ -93,9 +97,13 @@ impl OAuthError {
 #[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct Machine {
     pub(crate) client_id: String,
+    /// Empty for a client that signs assertions instead (`signed`).
     pub(crate) client_secret: String,
     #[serde(default)]
     pub(crate) scopes: Vec<String>,
+    /// The key, token endpoint and issuer of a `private_key_jwt` client.
+    #[serde(default)]
+    pub(crate) signed: Option<jwt::Signed>,
 }
 
 impl Machine {
@@ -130,6 +138,7 @@ pub(crate) struct Saved {
 
 /// `rmcp`'s credential store over ours: one [`Saved`] document under `name`, its tokens
 /// replaced on every save (a refresh) and the rest kept.
+#[derive(Clone)]
 pub(crate) struct StoreAdapter {
     pub(crate) store: Arc<dyn CredentialStore>,
     pub(crate) name: String,
@@ -239,7 +248,8 @@ pub(crate) async fn manager(url: &str, http: Http, adapter: StoreAdapter) -> Res
 /// The authorized HTTP client for the import `name` at `url`, when a login is stored for it
 /// (`None` otherwise): its tokens checked (and refreshed, or fetched again for a machine client,
 /// when close to expiry) before the session starts, and refreshed during it as they run out.
-/// `login` is the command that logs in again, for the error when the stored login is spent.
+/// `login` is the command that logs in again, for the error when the stored login is spent and
+/// in the note a refused step-up leaves in `step_up` (see [`Reauthorizing`]).
 pub(crate) async fn authorized(
     name: &str,
     url: &str,
@@ -247,7 +257,8 @@ pub(crate) async fn authorized(
     http: Http,
     session: reqwest13::Client,
     login: &str,
-) -> Result<Option<AuthClient<reqwest13::Client>>, OAuthError> {
+    step_up: StepUp,
+) -> Result<Option<Reauthorizing>, OAuthError> {
     let Some(saved) = StoreAdapter::read(&*store, name).await? else {
         return Ok(None);
     };
@@ -266,7 +277,8 @@ pub(crate) async fn authorized(
         name: name.to_owned(),
         template,
     };
-    let mut manager = manager(url, http, adapter).await?;
+    let fetcher = http.stop.clone();
+    let mut manager = manager(url, http, adapter.clone()).await?;
     if !manager
         .initialize_from_store()
         .await
@@ -288,6 +300,9 @@ pub(crate) async fn authorized(
     match manager.get_access_token().await {
         Ok(_) => {}
         Err(AuthError::AuthorizationRequired) => match &saved.machine {
+            Some(machine) if machine.signed.is_some() => {
+                jwt::exchange(&fetcher, machine, url, &adapter).await?;
+            }
             Some(machine) => {
                 manager
                     .exchange_client_credentials(&machine.config(url))
@@ -298,7 +313,17 @@ pub(crate) async fn authorized(
         },
         Err(e) => return Err(OAuthError::auth(format!("refreshing the token of `{name}`"))(e)),
     }
-    Ok(Some(AuthClient::new(session, manager)))
+    Ok(Some(Reauthorizing {
+        inner: AuthClient::new(session, manager),
+        held: Arc::new(std::sync::Mutex::new(
+            saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default(),
+        )),
+        machine: saved.machine.map(|m| (m, url.to_owned())),
+        login: login.to_owned(),
+        step_up,
+        adapter,
+        http: fetcher,
+    }))
 }
 
 /// Removes the login stored for `name`; whether there was one.

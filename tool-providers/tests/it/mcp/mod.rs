@@ -1,4 +1,5 @@
 pub mod calls;
 pub mod content;
 pub mod provider;
+pub mod questions;
 pub mod tls;

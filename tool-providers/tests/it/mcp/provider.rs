@@ -299,7 +299,7 @@ async fn the_python_sdk_example_server() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fastmcp_server.py");
     let provider = McpToolProvider::stdio("fastmcp", python, [script.to_string_lossy().into_owned()]);
     provider.connect().await.unwrap();
-    assert_eq!(slugs(&provider, ListToolsOptions::default()).await, ["add", "shout"]);
+    assert_eq!(slugs(&provider, ListToolsOptions::default()).await, ["add", "greet", "shout"]);
     let resolved = provider
         .resolve_tools(vec!["add".into(), "shout".into()], ResolveOptions::default())
         .await
@@ -321,6 +321,23 @@ async fn the_python_sdk_example_server() {
         .await
         .unwrap_err();
     assert!(err.message().contains("nothing to shout"), "{err:?}");
+
+    // The tool's question (at 2025-11-25 an `elicitation/create` of the server's own) reaches
+    // the call's MCP client; with no one to ask, the form's default answers it.
+    let greet = provider
+        .resolve_tools(vec!["greet".into()], ResolveOptions::default())
+        .await
+        .unwrap();
+    let registry = Registry::from_iter(greet.into_values());
+    let ada = Arc::new(super::questions::Ada::default());
+    let hello = registry
+        .call("greet", json!({}), CallOptions::default().mcp(ada.clone()))
+        .await
+        .unwrap();
+    assert!(hello.value().to_string().contains("Hello, Ada"), "{:?}", hello.value());
+    assert_eq!(ada.0.lock().unwrap().len(), 1);
+    let hello = registry.call("greet", json!({}), CallOptions::default()).await.unwrap();
+    assert!(hello.value().to_string().contains("Hello, World"), "{:?}", hello.value());
     provider.close().await;
 }
 
