@@ -28,7 +28,7 @@ use super::session::Slot;
 use super::tool_search;
 use crate::Caller;
 use crate::call::CallOptions;
-use crate::catalog::SEARCH_TOOL;
+use crate::catalog::{LoadedTools, SEARCH_TOOL};
 use crate::context::{CallData, CallEnv};
 use crate::runtime::{EventStream, Outcome};
 use crate::tool::ToolOutput;
@@ -82,7 +82,10 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 Some(json!({"available": known})),
             ));
         };
-        if let Some(refused) = loaded.and_then(|loaded| self.refuse_unloaded(&listing, &name, &id, &loaded)) {
+        if let Some(refused) = loaded
+            .as_ref()
+            .and_then(|loaded| self.refuse_unloaded(&listing, &name, &id, loaded))
+        {
             return Ok(refused);
         }
         if let Some(caller) = caller {
@@ -116,7 +119,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let key = asked.idempotency_key.map(|key| scoped_key(&key, caller));
         // Answers brought without a request state are the tool's to find when it asks (SEP-2322).
         let given = request.input_responses.filter(|_| modern(ctx)).unwrap_or_default();
-        Ok(self.run_call(&tool, (args, key, given), ctx, trace_context).await)
+        // The loaded set goes with the call: kept with it if it waits (see `CallData::loaded_tools`).
+        Ok(self.run_call(&tool, (args, key, given, loaded), ctx, trace_context).await)
     }
 
     /// The refusal of a call whose tool requires a client capability (`mcp(requires = [...])`)
@@ -176,7 +180,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     async fn run_call(
         &self,
         tool: &ToolRef,
-        (args, idempotency_key, given): (Value, Option<String>, InputResponses),
+        (args, idempotency_key, given, loaded_tools): (Value, Option<String>, InputResponses, Option<LoadedTools>),
         ctx: &RequestContext<RoleServer>,
         trace_context: Option<(Option<&str>, Option<&str>)>,
     ) -> CallToolResponse {
@@ -204,6 +208,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 caller: caller.map(Arc::new),
                 context: self.shared.config.context.clone(),
                 idempotency_key,
+                loaded_tools,
                 ..Default::default()
             },
             env: slot.continuation.clone(),

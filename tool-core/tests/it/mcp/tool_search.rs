@@ -147,6 +147,21 @@ async fn a_loaded_tool_that_needs_approval_asks_as_a_listed_one_does() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loaded_tool_waiting_for_approval_is_stored_with_the_loaded_set() {
+    let server = server(true);
+    let runtime = server.runtime().clone();
+    let mcp = McpPair::builder(server).without_elicitation().start().await;
+    mcp.call("search_tools", json!({"query": "delete a customer record", "limit": 1}))
+        .await;
+    let waiting = mcp.call("crm_delete", json!({"name": "Ada"})).await;
+    assert!(waiting.text().contains("approv"), "{}", waiting.text());
+    let pending = runtime.pending().await.unwrap();
+    let loaded = pending[0].data.loaded_tools.as_ref().expect("stored with its loaded set");
+    assert_eq!(loaded.iter().collect::<Vec<_>>(), ["crm_delete"]);
+    mcp.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_tool_search_deferred_tools_are_listed_and_called_as_any() {
     let mcp = McpPair::start(server(false)).await;
     assert_eq!(mcp.tool_names().await, ["crm_delete", "crm_find", "ts_add", "ts_forecast"]);
