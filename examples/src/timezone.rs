@@ -214,7 +214,8 @@ pub fn convert(time: &str, from: Option<&str>, to: &str) -> Result<TimezoneConve
 /// Time zones are IANA names (`Asia/Seoul`, `America/Los_Angeles`, `UTC`); a city that names
 /// exactly one zone (`Seoul`, `New York`) is accepted too. Limits: `time` and each zone name
 /// are at most 64 characters.
-#[tool(id = "convert-timezone", tags = ["time", "offline"], mcp(read_only_hint = true, open_world_hint = false))]
+// Found by tool search (`serve --tool-search`) rather than listed up front.
+#[tool(id = "convert-timezone", tags = ["time", "offline"], defer_loading, mcp(read_only_hint = true, open_world_hint = false))]
 pub async fn convert_timezone(
     /// The time: `2024-03-10T09:30:00` (a wall-clock time in `from_timezone`),
     /// `2024-03-10T09:30:00+09:00` or `2024-03-10T00:30:00Z` (an exact instant), `2024-03-10`

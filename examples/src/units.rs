@@ -251,6 +251,8 @@ pub fn convert(value: f64, from: Unit, to: Unit) -> Result<Conversion, ToolError
 #[tool(
     id = "convert-units",
     tags = ["math", "offline"],
+    // Found by tool search (`serve --tool-search`) rather than listed up front.
+    defer_loading,
     input_examples = [
         ConvertUnitsInput { value: 5.0, from: Unit::Kilometer, to: Unit::Mile },
         ConvertUnitsInput { value: 100.0, from: Unit::Celsius, to: Unit::Fahrenheit },

@@ -33,7 +33,9 @@ pub(crate) mod boxed {
 use crate::spec::BackgroundOverride;
 
 mod handles;
+mod loaded;
 pub use handles::{Elicitation, LogLevel, McpHandle, Observe, Workflow, Writer};
+pub use loaded::LoadedTools;
 
 /// The untyped request context: a JSON object of shared state and dependencies.
 ///
@@ -103,6 +105,15 @@ pub struct CallData {
     /// [`crate::idempotency`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The tools the conversation has loaded through tool search ([`LoadedTools`]), when the application uses it: the runtime then refuses
+    /// a call of a deferred tool (`#[tool(defer_loading)]`) that is not in it, as an unknown tool
+    /// the model must search for first. `None` (the default): no tool is refused for being
+    /// deferred, as before tool search, since only the application knows whether its
+    /// conversation searches. Kept with a waiting call, so its continuation (on any instance
+    /// sharing the store) sees the same set: [`EventStream::loaded_tools`](crate::runtime::EventStream::loaded_tools)
+    /// hands it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_tools: Option<LoadedTools>,
 }
 
 fn no_messages(messages: &Arc<[Value]>) -> bool {
@@ -124,6 +135,7 @@ impl CallData {
             context,
             background,
             idempotency_key,
+            loaded_tools,
         } = &self;
         let empty = tool_call_id.is_none()
             && thread_id.is_none()
@@ -132,7 +144,8 @@ impl CallData {
             && messages.is_empty()
             && context.is_none()
             && background.is_none()
-            && idempotency_key.is_none();
+            && idempotency_key.is_none()
+            && loaded_tools.is_none();
         if empty {
             EMPTY.get_or_init(Default::default).clone()
         } else {

@@ -137,6 +137,13 @@ impl CallOptions {
         self
     }
 
+    /// The tools the conversation has loaded through tool search: a deferred tool not in it is
+    /// refused (see [`CallData::loaded_tools`]); kept with the call if it waits.
+    pub fn loaded_tools(mut self, loaded: crate::context::LoadedTools) -> Self {
+        self.data.loaded_tools = Some(loaded);
+        self
+    }
+
     /// Tunes the background settings of a tool that opted in.
     pub fn background(mut self, over: BackgroundOverride) -> Self {
         self.data.background = Some(over);

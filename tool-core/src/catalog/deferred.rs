@@ -10,7 +10,7 @@
 //! the tools it finds into the conversation's [`LoadedTools`], which the next request's list
 //! then carries. Must not hold the loaded set itself: it is conversation state, passed in.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -19,6 +19,7 @@ use super::export::{Export, Group, Item};
 use super::pass::PassError;
 use super::{Catalog, CatalogError, Strictness};
 use crate::call::{CallArgs, CallOptions};
+pub use crate::context::LoadedTools;
 use crate::dialect::Dialect;
 use crate::error::{ErrorKind, ToolError};
 use crate::spec::ToolSpec;
@@ -55,55 +56,6 @@ pub enum ToolSearchMode {
     Generated,
 }
 
-/// The tools a conversation loaded through search: part of the conversation's state, kept with
-/// it (serialisable) so it survives approvals, suspension and resumption elsewhere.
-///
-/// ```
-/// use tool_core::catalog::LoadedTools;
-/// let mut loaded = LoadedTools::default();
-/// loaded.extend(["crm_find", "crm_update"]);
-/// let stored = serde_json::to_string(&loaded).unwrap();
-/// assert_eq!(stored, r#"["crm_find","crm_update"]"#);
-/// assert!(serde_json::from_str::<LoadedTools>(&stored).unwrap().contains("crm_find"));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(transparent)]
-pub struct LoadedTools(BTreeSet<String>);
-
-impl LoadedTools {
-    /// Whether the tool with this id is loaded.
-    pub fn contains(&self, id: &str) -> bool {
-        self.0.contains(id)
-    }
-
-    /// Loads the tools with these ids.
-    pub fn extend<S: Into<String>>(&mut self, ids: impl IntoIterator<Item = S>) {
-        self.0.extend(ids.into_iter().map(Into::into));
-    }
-
-    /// The loaded ids, ordered.
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(String::as_str)
-    }
-
-    /// How many tools are loaded.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Loads what a [`SEARCH_TOOL`] result loaded (its `loaded` ids): the loaded set can be
-    /// rebuilt from a conversation's tool results, wherever the conversation is resumed.
-    pub fn record(&mut self, search_result: &Value) {
-        let ids = search_result.get("loaded").and_then(Value::as_array).into_iter().flatten();
-        self.0.extend(ids.filter_map(Value::as_str).map(str::to_owned));
-    }
-}
-
 /// Whether `dialect` has its own tool search (used in [`ToolSearchMode::Native`]).
 fn native(dialect: Dialect, mode: ToolSearchMode) -> bool {
     mode != ToolSearchMode::Generated && matches!(dialect, Dialect::OpenAiResponses | Dialect::Anthropic)
@@ -115,7 +67,7 @@ fn named_search_tool(dialect: Dialect, mode: ToolSearchMode) -> bool {
 }
 
 /// The generated search tool's spec.
-fn search_spec() -> ToolSpec {
+pub(crate) fn search_spec() -> ToolSpec {
     ToolSpec::new(
         SEARCH_TOOL,
         "Search the tools that are not loaded yet by what they do, and load the best matches: they can be called from the next turn on. Search again with other words when none fits.",
@@ -275,28 +227,13 @@ impl Catalog {
             })
             .collect();
         loaded.extend(hits.iter().cloned());
-        let ids = hits;
-        let note = if tools.is_empty() {
-            "No tool matched: search again with other words."
-        } else {
-            "These tools are loaded: call them from the next turn on."
-        };
-        Ok(json!({"tools": tools, "note": note, "loaded": ids}))
+        Ok(search_answer(tools, hits))
     }
 
     /// The ids of the deferred tools that best match a search call's arguments
     /// (`{"query": "...", "limit": 5}`).
     fn find(&self, args: &Value) -> Result<Vec<String>, ToolError> {
-        let Some(query) = args.get("query").and_then(Value::as_str) else {
-            return Err(
-                ToolError::new(format!("`{SEARCH_TOOL}` needs a `query`: what the tool should do, in a few words"))
-                    .with_kind_of(ErrorKind::InvalidInput),
-            );
-        };
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_LIMIT, |l| usize::try_from(l).unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT));
+        let (query, limit) = search_request(args)?;
         let deferred = |id: &str| self.placement(id).is_some_and(|p| p.deferred);
         Ok(self.search_where(query, limit, deferred).into_iter().map(|h| h.id).collect())
     }
@@ -411,13 +348,43 @@ impl Catalog {
             && self.placement(id).is_some_and(|p| p.deferred)
             && !loaded.contains(id)
         {
-            return Err(
-                ToolError::new(format!("The tool `{name}` is not loaded: find it with `{SEARCH_TOOL}` first"))
-                    .with_kind_of(ErrorKind::UnknownTool),
-            );
+            return Err(not_loaded(name));
         }
         self.dispatch(dialect, name, args, options).await
     }
+}
+
+/// The query and the number of tools a search call's arguments (`{"query": "...", "limit": 5}`)
+/// ask for.
+pub(crate) fn search_request(args: &Value) -> Result<(&str, usize), ToolError> {
+    let Some(query) = args.get("query").and_then(Value::as_str) else {
+        return Err(
+            ToolError::new(format!("`{SEARCH_TOOL}` needs a `query`: what the tool should do, in a few words"))
+                .with_kind_of(ErrorKind::InvalidInput),
+        );
+    };
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(DEFAULT_LIMIT, |l| usize::try_from(l).unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT));
+    Ok((query, limit))
+}
+
+/// The answer to a call of the generated [`SEARCH_TOOL`]: the tools found (`{name, description,
+/// namespace?}`, best first), a note for the model and the `loaded` names.
+pub(crate) fn search_answer(tools: Vec<Value>, loaded: Vec<String>) -> Value {
+    let note = if tools.is_empty() {
+        "No tool matched: search again with other words."
+    } else {
+        "These tools are loaded: call them from the next turn on."
+    };
+    json!({"tools": tools, "note": note, "loaded": loaded})
+}
+
+/// The refusal of a call of a deferred tool the conversation has not loaded (named as the
+/// caller named it): an unknown tool to the model, which has not seen it, told to search first.
+pub(crate) fn not_loaded(name: &str) -> ToolError {
+    ToolError::new(format!("The tool `{name}` is not loaded: find it with `{SEARCH_TOOL}` first")).with_kind_of(ErrorKind::UnknownTool)
 }
 
 /// A namespace's description when none is set: the tools it holds (the first `names` of

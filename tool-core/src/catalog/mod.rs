@@ -35,7 +35,11 @@ mod placement;
 mod search;
 pub mod toolsmith;
 
+#[cfg(feature = "runtime")]
+pub(crate) use deferred::not_loaded;
 pub use deferred::{LoadedTools, SEARCH_TOOL, ToolSearchMode};
+#[cfg(feature = "mcp")]
+pub(crate) use deferred::{search_answer, search_request, search_spec};
 pub use export::Export;
 pub use placement::{InvalidNamespace, Placement};
 pub use search::{SearchHit, SearchIndex};
@@ -84,8 +88,35 @@ fn slot(dialect: Dialect, strict: bool) -> usize {
     position(dialect) * 2 + usize::from(strict)
 }
 
-/// Brings an index up to a registry's tools: new ones indexed, removed ones dropped, replaced
-/// ones (same id, new spec) indexed again.
+/// A search index that follows a registry: built at its first search, brought up to the
+/// registry's tools at each search after a change (new ones indexed, removed ones dropped,
+/// replaced ones indexed again).
+#[derive(Debug, Default)]
+pub(crate) struct LiveIndex(Mutex<Option<(u64, SearchIndex)>>);
+
+impl LiveIndex {
+    /// [`SearchIndex::search_where`] over `registry`'s tools as they are now.
+    pub(crate) fn search_where(&self, registry: &Registry, query: &str, k: usize, keep: impl Fn(&str) -> bool) -> Vec<SearchHit> {
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let version = registry.version();
+        match guard.as_mut() {
+            Some((v, _)) if *v == version => {}
+            Some((v, index)) => {
+                sync_index(index, registry);
+                *v = version;
+            }
+            None => {
+                let tools = registry.tools();
+                *guard = Some((version, SearchIndex::new(tools.iter().map(|t| t.spec()))));
+            }
+        }
+        guard
+            .as_ref()
+            .map(|(_, index)| index.search_where(query, k, keep))
+            .unwrap_or_default()
+    }
+}
+
 fn sync_index(index: &mut SearchIndex, registry: &Registry) {
     let tools = registry.tools();
     let now: std::collections::HashSet<&str> = tools.iter().map(|t| t.spec().id.as_str()).collect();
@@ -133,7 +164,7 @@ pub struct Catalog {
     /// Each tool's placement under `overrides`, in tool order.
     placements: Vec<Placement>,
     /// The search index, built at the first search, and the registry version it reflects.
-    index: Mutex<Option<(u64, SearchIndex)>>,
+    index: LiveIndex,
 }
 
 impl fmt::Debug for Catalog {
@@ -174,7 +205,7 @@ impl Catalog {
             texts,
             overrides,
             placements,
-            index: Mutex::new(None),
+            index: LiveIndex::default(),
         }
     }
 
@@ -355,23 +386,7 @@ impl Catalog {
 
     /// [`Catalog::search`] among the tools `keep` accepts (by id).
     pub fn search_where(&self, query: &str, k: usize, keep: impl Fn(&str) -> bool) -> Vec<SearchHit> {
-        let mut guard = self.index.lock().unwrap_or_else(|p| p.into_inner());
-        let version = self.registry.version();
-        match guard.as_mut() {
-            Some((v, _)) if *v == version => {}
-            Some((v, index)) => {
-                sync_index(index, &self.registry);
-                *v = version;
-            }
-            None => {
-                let tools = self.registry.tools();
-                *guard = Some((version, SearchIndex::new(tools.iter().map(|t| t.spec()))));
-            }
-        }
-        guard
-            .as_ref()
-            .map(|(_, index)| index.search_where(query, k, keep))
-            .unwrap_or_default()
+        self.index.search_where(&self.registry, query, k, keep)
     }
 
     /// The tool list in `dialect`, each tool strict as it declares.

@@ -372,6 +372,13 @@ pub struct ServeCommand {
     /// A call that reports progress or logs first still streams. Requires `--stateless`.
     #[arg(long, requires = "stateless", help_heading = "Server")]
     json_response: bool,
+    /// List deferred tools (`#[tool(defer_loading)]`) only once a `search_tools` call finds them.
+    ///
+    /// `tools/list` shows the other tools and `search_tools`; a search loads what it finds for
+    /// the session (which hears `list_changed`). Without sessions, a request names the tools it
+    /// loaded in `_meta["io.toolsmith/loaded"]`.
+    #[arg(long, help_heading = "Server")]
+    tool_search: bool,
     /// The most the model sees of a result (`16KiB`) for tools that set none.
     ///
     /// `16KiB`, `64kB` or bytes. Over it, the content keeps the result's head and tail and links

@@ -227,6 +227,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         input_timeout,
         stateless,
         json_response,
+        tool_search,
         max_model_output,
         retention,
         limits,
@@ -260,6 +261,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         context,
         input_timeout: std::time::Duration::from_secs(input_timeout),
         hide_unauthorized_tools: auth.hide_unauthorized_tools,
+        tool_search,
         list_caching: crate::mcp::ListCaching {
             ttl: deploy.list_ttl(),
             tools_can_change: tools_can_change(runtime.registry()),

@@ -25,8 +25,10 @@ use super::identity;
 use super::results::{KeptResult, RESULTS_URI, ResultError};
 use super::server::{McpServer, modern};
 use super::session::Slot;
+use super::tool_search;
 use crate::Caller;
 use crate::call::CallOptions;
+use crate::catalog::{LoadedTools, SEARCH_TOOL};
 use crate::context::{CallData, CallEnv};
 use crate::runtime::{EventStream, Outcome};
 use crate::tool::ToolOutput;
@@ -53,14 +55,39 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     ) -> Result<CallToolResponse, ErrorData> {
         let listing = self.listing()?;
         let name = std::mem::take(&mut request.name).into_owned();
+        let caller = identity::of(ctx);
+        let loaded = if self.searching() {
+            let loaded = self.loaded(&listing, ctx, tool_search::metas(ctx, request.meta.as_ref().map(|m| &*m.0)))?;
+            if name == SEARCH_TOOL && listing.id(SEARCH_TOOL).is_none() {
+                let args = Value::Object(request.arguments.unwrap_or_default());
+                return Ok(Box::pin(self.answer_search(&listing, &args, &loaded, caller, ctx)).await);
+            }
+            Some(loaded)
+        } else {
+            None
+        };
         let Some(id) = listing.id(&name).map(str::to_owned) else {
-            let known: Vec<&str> = listing.names().collect();
+            // With tool search, the tools this request can see: those loaded, and the search.
+            let seen = |n: &&str| {
+                loaded
+                    .as_ref()
+                    .is_none_or(|l| listing.id(n).is_none_or(|id| !listing.deferred(id) || l.contains(id)))
+            };
+            let mut known: Vec<&str> = listing.names().filter(seen).collect();
+            if loaded.is_some() && listing.id(SEARCH_TOOL).is_none() {
+                known.push(SEARCH_TOOL);
+            }
             return Err(ErrorData::invalid_params(
                 format!("There is no tool `{name}`. Available tools: {}", known.join(", ")),
                 Some(json!({"available": known})),
             ));
         };
-        let caller = identity::of(ctx);
+        if let Some(refused) = loaded
+            .as_ref()
+            .and_then(|loaded| self.refuse_unloaded(&listing, &name, &id, loaded))
+        {
+            return Ok(refused);
+        }
         if let Some(caller) = caller {
             let missing = caller.missing(listing.scopes(&name).unwrap_or_default());
             if !missing.is_empty() {
@@ -92,7 +119,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let key = asked.idempotency_key.map(|key| scoped_key(&key, caller));
         // Answers brought without a request state are the tool's to find when it asks (SEP-2322).
         let given = request.input_responses.filter(|_| modern(ctx)).unwrap_or_default();
-        Ok(self.run_call(&tool, (args, key, given), ctx, trace_context).await)
+        // The loaded set goes with the call: kept with it if it waits (see `CallData::loaded_tools`).
+        Ok(self.run_call(&tool, (args, key, given, loaded), ctx, trace_context).await)
     }
 
     /// The refusal of a call whose tool requires a client capability (`mcp(requires = [...])`)
@@ -152,7 +180,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     async fn run_call(
         &self,
         tool: &ToolRef,
-        (args, idempotency_key, given): (Value, Option<String>, InputResponses),
+        (args, idempotency_key, given, loaded_tools): (Value, Option<String>, InputResponses, Option<LoadedTools>),
         ctx: &RequestContext<RoleServer>,
         trace_context: Option<(Option<&str>, Option<&str>)>,
     ) -> CallToolResponse {
@@ -180,6 +208,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 caller: caller.map(Arc::new),
                 context: self.shared.config.context.clone(),
                 idempotency_key,
+                loaded_tools,
                 ..Default::default()
             },
             env: slot.continuation.clone(),

@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use super::convert::{self, NotListable};
 use super::server::McpServer;
 use crate::Caller;
+use crate::catalog::LoadedTools;
 use crate::catalog::names::NameMap;
 use crate::dialect::Dialect;
 use crate::registry::Registry;
@@ -31,6 +32,10 @@ pub(super) struct Listing {
     tools: Vec<McpTool>,
     /// The scopes each listed tool needs (`Policy::scopes` of its spec), in listing order.
     scopes: Vec<Vec<String>>,
+    /// Each listed tool's id, in listing order (ordered).
+    ids: Vec<String>,
+    /// Whether each listed tool is deferred (`defer_loading`), in listing order.
+    deferred: Vec<bool>,
 }
 
 impl Listing {
@@ -55,6 +60,26 @@ impl Listing {
         Some(&self.scopes[i])
     }
 
+    /// The position of the tool with this id.
+    fn position(&self, id: &str) -> Option<usize> {
+        self.ids.binary_search_by(|i| i.as_str().cmp(id)).ok()
+    }
+
+    /// The name the tool with this id is listed as.
+    pub(super) fn name(&self, id: &str) -> Option<&str> {
+        self.position(id).map(|i| &*self.tools[i].name)
+    }
+
+    /// Whether the tool with this id is deferred: listed (with tool search) once loaded.
+    pub(super) fn deferred(&self, id: &str) -> bool {
+        self.position(id).is_some_and(|i| self.deferred[i])
+    }
+
+    /// The scopes the tool with this id needs.
+    pub(super) fn scopes_of(&self, id: &str) -> Option<&[String]> {
+        self.position(id).map(|i| self.scopes[i].as_slice())
+    }
+
     /// Every scope some tool needs, each once (Protected Resource Metadata).
     #[cfg(feature = "oauth")]
     pub(super) fn all_scopes(&self) -> Vec<String> {
@@ -68,15 +93,22 @@ impl Listing {
     }
 
     /// The page starting at `cursor` (an index this server gave as `nextCursor`) of the tools
-    /// whose scopes `visible` accepts.
-    fn page(&self, cursor: Option<&str>, size: usize, visible: impl Fn(&[String]) -> bool) -> Result<ListToolsResult, ErrorData> {
-        let tools: Vec<&McpTool> = self
+    /// `visible` accepts (by id and scopes), then `extra`.
+    fn page(
+        &self,
+        cursor: Option<&str>,
+        size: usize,
+        visible: impl Fn(&str, &[String]) -> bool,
+        extra: Option<&McpTool>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools: Vec<&McpTool> = self
             .tools
             .iter()
-            .zip(&self.scopes)
-            .filter(|(_, scopes)| visible(scopes))
+            .zip(self.ids.iter().zip(&self.scopes))
+            .filter(|(_, (id, scopes))| visible(id, scopes))
             .map(|(tool, _)| tool)
             .collect();
+        tools.extend(extra);
         let start = match cursor {
             None => 0,
             Some(c) => c
@@ -137,6 +169,7 @@ impl ListingCache {
         let mut previous = std::mem::take(&mut self.entries);
         let (mut listed, mut unlistable) = (Vec::with_capacity(tools.len()), Vec::new());
         let mut scopes = Vec::with_capacity(tools.len());
+        let (mut ids, mut deferred) = (Vec::with_capacity(tools.len()), Vec::with_capacity(tools.len()));
         for tool in tools {
             let id = tool.spec().id.clone();
             let name = names.name(&id).unwrap_or(&id).to_owned();
@@ -152,6 +185,8 @@ impl ListingCache {
                 Ok(mcp) => {
                     listed.push(McpTool::clone(mcp));
                     scopes.push(entry.tool.spec().policy.scopes.clone());
+                    ids.push(id.clone());
+                    deferred.push(entry.tool.spec().presentation.defer_loading);
                 }
                 Err(e) => unlistable.push(e.clone()),
             }
@@ -165,6 +200,8 @@ impl ListingCache {
             names,
             tools: listed,
             scopes,
+            ids,
+            deferred,
         });
         self.current = Some(listing.clone());
         Ok(listing)
@@ -183,11 +220,23 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     }
 
     /// One `tools/list` page; with [`McpConfig::hide_unauthorized_tools`](super::McpConfig)
-    /// and a caller's identity, of the tools it may call only.
-    pub(super) fn list_page(&self, cursor: Option<&str>, caller: Option<&Caller>) -> Result<ListToolsResult, ErrorData> {
+    /// and a caller's identity, of the tools it may call only; with
+    /// [`McpConfig::tool_search`](super::McpConfig), of the tools loaded up front and those
+    /// `loaded` (see `tool_search`), then `search_tools`.
+    pub(super) fn list_page(
+        &self,
+        listing: &Listing,
+        cursor: Option<&str>,
+        caller: Option<&Caller>,
+        loaded: Option<&LoadedTools>,
+    ) -> Result<ListToolsResult, ErrorData> {
         let hide = caller.filter(|_| self.shared.config.hide_unauthorized_tools);
-        let visible = |scopes: &[String]| hide.is_none_or(|caller| caller.missing(scopes).is_empty());
-        self.listing()?.page(cursor, self.shared.config.page_size, visible)
+        let visible = |id: &str, scopes: &[String]| {
+            hide.is_none_or(|caller| caller.missing(scopes).is_empty())
+                && loaded.is_none_or(|loaded| !listing.deferred(id) || loaded.contains(id))
+        };
+        let extra = loaded.and_then(|_| self.search_entry(listing));
+        listing.page(cursor, self.shared.config.page_size, visible, extra)
     }
 
     /// Tells a session of an older revision about tool changes, as notifications, until it
@@ -335,12 +384,12 @@ mod tests {
     fn pages_follow_the_cursor_and_refuse_foreign_ones() {
         let registry = Registry::from_iter(["a", "b", "c"].map(echo));
         let listing = ListingCache::default().listing(&registry).unwrap();
-        let first = listing.page(None, 2, |_| true).unwrap();
+        let first = listing.page(None, 2, |_, _| true, None).unwrap();
         assert_eq!(first.next_cursor.as_deref(), Some("2"));
-        let last = listing.page(first.next_cursor.as_deref(), 2, |_| true).unwrap();
+        let last = listing.page(first.next_cursor.as_deref(), 2, |_, _| true, None).unwrap();
         assert_eq!((last.tools.len(), last.next_cursor), (1, None));
-        assert!(listing.page(Some("9"), 2, |_| true).is_err());
-        assert!(listing.page(Some("x"), 2, |_| true).is_err());
+        assert!(listing.page(Some("9"), 2, |_, _| true, None).is_err());
+        assert!(listing.page(Some("x"), 2, |_, _| true, None).is_err());
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //! - `call_meta`: a call's `_meta` for toolsmith: its idempotency key, a signed decision;
 //! - `ask`: asking the client's user to approve or resume a waiting call;
 //! - `parked`: 2026-07-28 runs waiting for the answer to their tool's question;
+//! - `tool_search`: with [`McpConfig::tool_search`], deferred tools listed once a
+//!   `search_tools` call loads them (per session, or named in a request's `_meta`);
 //! - `tasks`: the tasks extension (2026-07-28): calls of background tools as durable tasks,
 //!   `tasks/get`, `tasks/update`, `tasks/cancel`;
 //! - `convert`: `ToolSpec`, `ModelOutput` and `ToolOutput` as `rmcp` types (within the call's
@@ -72,6 +74,7 @@ mod tasks;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
+mod tool_search;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CustomRequest, CustomResult,
@@ -87,6 +90,7 @@ pub use caching::{FIXED_TOOLS_TTL, ListCaching};
 pub use call_meta::{DECISION_META, IDEMPOTENCY_KEY_META, MAX_IDEMPOTENCY_KEY};
 pub(crate) use server::SESSIONLESS;
 pub use server::{McpConfig, McpServer, NoExtras};
+pub use tool_search::LOADED_META;
 
 /// Client requests `rmcp` parses into typed params.
 const STANDARD_METHODS: [&str; 15] = [
@@ -166,10 +170,19 @@ impl<E: ServerHandler + Clone> ServerHandler for McpServer<E> {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = identity::of(&ctx);
-        let mut page = self.list_page(request.and_then(|r| r.cursor).as_deref(), caller)?;
+        let listing = self.listing()?;
+        let (cursor, meta) = request.map_or((None, None), |r| (r.cursor, r.meta));
+        let loaded = if self.searching() {
+            let metas = tool_search::metas(&ctx, meta.as_ref().map(|m| &*m.0));
+            Some(self.loaded(&listing, &ctx, metas)?)
+        } else {
+            None
+        };
+        let mut page = self.list_page(&listing, cursor.as_deref(), caller, loaded.as_ref())?;
         if server::modern(&ctx) {
-            // A caller's identity (its listing may be filtered) or any required token: private.
-            let private = caller.is_some() || caching::authorized(&ctx);
+            // A caller's identity (its listing may be filtered), any required token or tool
+            // search (the listing depends on what the request loaded): private.
+            let private = caller.is_some() || caching::authorized(&ctx) || loaded.is_some();
             self.shared.config.list_caching.apply(&mut page, private);
         }
         Ok(page)

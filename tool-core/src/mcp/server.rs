@@ -50,6 +50,13 @@ pub struct McpConfig {
     pub hide_unauthorized_tools: bool,
     /// The caching hints of `tools/list` results on 2026-07-28 (`ttlMs`, `cacheScope`).
     pub list_caching: super::ListCaching,
+    /// Tool search (default off): `tools/list` shows the tools loaded up front and a
+    /// `search_tools` tool instead of the deferred ones (`#[tool(defer_loading)]`); a search
+    /// loads the tools it finds for the session (which hears `list_changed`), or, for a request
+    /// without a session, for the requests that name them in `_meta` under
+    /// [`LOADED_META`](super::LOADED_META). A deferred tool not loaded is refused, saying to
+    /// search first; a loaded one is called as any listed tool is.
+    pub tool_search: bool,
 }
 
 impl Default for McpConfig {
@@ -65,6 +72,7 @@ impl Default for McpConfig {
             kept_results: ResultLimits::default(),
             hide_unauthorized_tools: false,
             list_caching: super::ListCaching::default(),
+            tool_search: false,
         }
     }
 }
@@ -83,6 +91,8 @@ pub(super) struct Shared {
     /// shares none), and whether it is a shared one.
     pub(super) bus: Arc<dyn Bus>,
     pub(super) shares_store: bool,
+    /// Tool search's index and the search tool's entry.
+    pub(super) search: super::tool_search::SearchState,
     /// The task relaying parked answers and tool changes between instances (`relay`).
     pub(super) relay: OnceLock<Relay>,
     /// Counts tool changes other instances announced (their clients' `list_changed`).
@@ -122,6 +132,7 @@ impl Shared {
             shares_store: shared_bus.is_some(),
             bus: shared_bus.unwrap_or_else(|| Arc::new(MemoryBus::new())),
             relay: OnceLock::new(),
+            search: Default::default(),
             remote_changes: tokio::sync::watch::Sender::new(0),
             listen_seen: Mutex::default(),
             runtime,

@@ -30,6 +30,8 @@ pub(super) struct Session {
     /// Who owns what the session's calls leave behind (their kept full results): random, from
     /// a CSPRNG seeded from the OS, never sent to the client.
     pub(super) id: String,
+    /// The tools the session loaded through tool search.
+    pub(super) loaded: super::tool_search::SessionLoaded,
 }
 
 impl Session {
@@ -38,6 +40,7 @@ impl Session {
             level: Mutex::new(None),
             calls: Arc::new(Semaphore::new(config.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS))),
             id: uuid::Uuid::new_v4().simple().to_string(),
+            loaded: Default::default(),
         }
     }
 

@@ -351,6 +351,7 @@ impl Runtime {
         env: CallEnv,
     ) -> EventStream {
         let (sink, stream) = Sink::channel();
+        let stream = stream.with_loaded(call.data.loaded_tools.clone());
         let this = self.clone();
         let span = trace::continued_span(&call.tool_name, &call.tool_call_id, Some(prepared.tool().spec()));
         let run = async move {
@@ -429,6 +430,7 @@ impl Runtime {
         self.audit_decision(&call, AuditAction::Resume, &options, (false, true)).await;
         let env = options.env;
         let (sink, stream) = Sink::channel();
+        let stream = stream.with_loaded(call.data.loaded_tools.clone());
         let this = self.clone();
         let span = trace::continued_span(&call.tool_name, &call.tool_call_id, Some(prepared.tool().spec()));
         let run = async move {
@@ -519,6 +521,7 @@ impl Runtime {
         self.audit_decision(&call, AuditAction::SubmitResult, &options, (false, false))
             .await;
         let (sink, stream) = Sink::channel();
+        let stream = stream.with_loaded(call.data.loaded_tools.clone());
         let at = CallRef::new(call.tool_call_id, call.tool_name);
         self.report(
             &sink,

@@ -565,13 +565,14 @@ impl Runtime {
         args: crate::call::CallArgs<'static>,
         (options, driven): (crate::call::CallOptions, bool),
     ) -> EventStream {
+        let loaded = options.data.loaded_tools.clone();
         if driven {
             // Its reader (an MCP request) answers with the outcome alone.
-            return Sink::driven(false, |sink| self.new_run(span, sink, tool.to_owned(), args, options));
+            return Sink::driven(false, |sink| self.new_run(span, sink, tool.to_owned(), args, options)).with_loaded(loaded);
         }
         let (sink, stream) = Sink::channel();
         self.spawn_new(span, sink, tool.to_owned(), args, options);
-        stream
+        stream.with_loaded(loaded)
     }
 
     /// Starts a new call on a task of its own, inside its span.

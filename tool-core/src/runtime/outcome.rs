@@ -134,6 +134,8 @@ pub struct EventStream {
     rx: mpsc::UnboundedReceiver<Message>,
     outcome: Option<Outcome>,
     driver: Option<Driver>,
+    /// The conversation's loaded tools the call runs with (see [`EventStream::loaded_tools`]).
+    loaded: Option<crate::catalog::LoadedTools>,
 }
 
 /// A run driven by its stream's reader ([`EventStream`]), and the runtime it becomes a task of
@@ -187,6 +189,21 @@ impl EventStream {
         self.outcome.as_ref()
     }
 
+    /// The tools the conversation had loaded through tool search when the call was made
+    /// ([`CallData::loaded_tools`](crate::context::CallData::loaded_tools)), when it was given:
+    /// for a waiting call continued here (approved, resumed, its result submitted), the set
+    /// stored with it, whichever instance made the call, for the application to carry on the
+    /// conversation with.
+    pub fn loaded_tools(&self) -> Option<&crate::catalog::LoadedTools> {
+        self.loaded.as_ref()
+    }
+
+    /// The stream, handing back `loaded` (see [`EventStream::loaded_tools`]).
+    pub(crate) fn with_loaded(mut self, loaded: Option<crate::catalog::LoadedTools>) -> Self {
+        self.loaded = loaded;
+        self
+    }
+
     /// Takes the latest outcome received so far.
     pub fn take_outcome(&mut self) -> Option<Outcome> {
         self.outcome.take()
@@ -235,6 +252,7 @@ impl Sink {
                 rx,
                 outcome: None,
                 driver: None,
+                loaded: None,
             },
         )
     }

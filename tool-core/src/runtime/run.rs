@@ -36,11 +36,17 @@ impl Runtime {
         let call = CallRef::new(id.clone(), tool_name);
         let tool = self.inner.registry.get(tool_name);
         let viewer = self.viewer(tool.as_deref());
-        let prepared = self
-            .inner
-            .registry
-            .prepare(tool_name, &args, data.context.clone())
-            .and_then(|p| p.into_owned());
+        let prepared = match (&tool, &data.loaded_tools) {
+            // The conversation searches for its deferred tools and has not found this one.
+            (Some(t), Some(loaded)) if t.spec().presentation.defer_loading && !loaded.contains(&t.spec().id) => {
+                Err(crate::catalog::not_loaded(tool_name))
+            }
+            _ => self
+                .inner
+                .registry
+                .prepare(tool_name, &args, data.context.clone())
+                .and_then(|p| p.into_owned()),
+        };
         let prepared = match prepared {
             Ok(p) => p,
             Err(error) => {

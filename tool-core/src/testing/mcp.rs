@@ -33,6 +33,7 @@ struct Heard {
     asked: Vec<Value>,
     progress: Vec<Progress>,
     logs: Vec<Value>,
+    list_changes: usize,
 }
 
 /// The test client's handler: scripted answers, recorded notifications.
@@ -76,6 +77,10 @@ impl ClientHandler for Client {
             message: params.message,
         };
         self.heard().progress.push(progress);
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        self.heard().list_changes += 1;
     }
 
     async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _cx: NotificationContext<RoleClient>) {
@@ -220,6 +225,11 @@ impl McpPair {
     /// Every progress notification heard so far, in order.
     pub fn progress(&self) -> Vec<Progress> {
         self.heard().progress.clone()
+    }
+
+    /// How many `notifications/tools/list_changed` the client heard so far.
+    pub fn list_changes(&self) -> usize {
+        self.heard().list_changes
     }
 
     /// Every tool listed (all pages), as JSON.

@@ -186,7 +186,7 @@ fn plain_tool(id: &str) -> DynamicTool {
 // ---------------------------------------------------------------------------------------------
 // JSON-RPC helpers
 
-fn request(id: u64, method: &str, params: Value) -> Value {
+pub(crate) fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
@@ -194,7 +194,7 @@ fn initialize_params(capabilities: Value) -> Value {
     json!({"protocolVersion": LEGACY, "capabilities": capabilities, "clientInfo": {"name": "mcp-server-test", "version": "1.0"}})
 }
 
-fn call_params(name: &str, arguments: Value) -> Value {
+pub(crate) fn call_params(name: &str, arguments: Value) -> Value {
     json!({"name": name, "arguments": arguments})
 }
 
@@ -203,23 +203,23 @@ fn is_response_to(m: &Value, id: u64) -> bool {
     m.get("method").is_none() && m["id"] == json!(id) && (m.get("result").is_some() || m.get("error").is_some())
 }
 
-fn result_of(m: &Value) -> &Value {
+pub(crate) fn result_of(m: &Value) -> &Value {
     assert!(m.get("error").is_none(), "expected a result, got {m}");
     &m["result"]
 }
 
 /// The text of a tool result's first content block.
-fn text_of(result: &Value) -> &str {
+pub(crate) fn text_of(result: &Value) -> &str {
     result["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no text block in {result}"))
 }
 
-fn is_error(result: &Value) -> bool {
+pub(crate) fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
-fn tool_names(list_result: &Value) -> Vec<String> {
+pub(crate) fn tool_names(list_result: &Value) -> Vec<String> {
     list_result["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("no tools in {list_result}"))
@@ -317,7 +317,7 @@ impl Stdio {
 // ---------------------------------------------------------------------------------------------
 // HTTP client
 
-async fn start_http(server: McpServer, options: HttpOptions) -> Served {
+pub(crate) async fn start_http(server: McpServer, options: HttpOptions) -> Served {
     http_server::serve(server, options).await
 }
 
@@ -329,7 +329,7 @@ enum Framing {
 
 /// One HTTP/1.1 exchange on its own connection: the status and headers, then the body read
 /// as it arrives.
-struct HttpResponse {
+pub(crate) struct HttpResponse {
     status: u16,
     headers: Vec<(String, String)>,
     reader: BufReader<TcpStream>,
@@ -340,7 +340,7 @@ struct HttpResponse {
 
 /// Sends one request. `Host`, `Accept`, `Content-Type` and `Content-Length` are added unless
 /// `headers` names them; the connection closes after the response.
-async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> HttpResponse {
+pub(crate) async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> HttpResponse {
     let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let mut head = format!("{method} /mcp HTTP/1.1\r\n");
     if !has("host") {
@@ -509,7 +509,7 @@ impl HttpResponse {
     }
 
     /// Reads SSE messages up to the response to `id`.
-    async fn response_to(&mut self, id: u64) -> (Value, Vec<Value>) {
+    pub(crate) async fn response_to(&mut self, id: u64) -> (Value, Vec<Value>) {
         let mut before = Vec::new();
         loop {
             let m = self
@@ -1369,7 +1369,7 @@ async fn http_list_changed_arrives_on_the_get_stream() {
 
 const STATELESS_VERSION: &str = "2025-11-25";
 
-fn stateless(json_response: bool) -> HttpOptions {
+pub(crate) fn stateless(json_response: bool) -> HttpOptions {
     HttpOptions {
         stateless: true,
         json_response,
@@ -1378,7 +1378,7 @@ fn stateless(json_response: bool) -> HttpOptions {
 }
 
 /// One request without any session header.
-async fn sessionless(addr: SocketAddr, message: &Value) -> HttpResponse {
+pub(crate) async fn sessionless(addr: SocketAddr, message: &Value) -> HttpResponse {
     http(addr, "POST", &[("MCP-Protocol-Version", STATELESS_VERSION)], &message.to_string()).await
 }
 

@@ -21,6 +21,7 @@ mod pins;
 mod postgres_only;
 mod results;
 mod tasks;
+mod tool_search;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -373,7 +374,12 @@ pub fn trials(suite: &str) -> Vec<Trial> {
     }
     let mut trials = Vec::new();
     let every_kind: &[Kind] = &[Kind::Memory, Kind::Sqlite];
-    let cases = CASES.iter().chain(tasks::CASES).chain(results::CASES).chain(audit::CASES);
+    let cases = CASES
+        .iter()
+        .chain(tasks::CASES)
+        .chain(results::CASES)
+        .chain(audit::CASES)
+        .chain(tool_search::CASES);
     let cases = cases.map(|c| (c, every_kind));
     // The cases of what only a database keeps (kept results, counted by `store status`; the
     // audit trail through the command line).
