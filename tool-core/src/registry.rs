@@ -595,6 +595,14 @@ impl Registry {
         call::validate_resume(id, &entry.compiled, data)
     }
 
+    /// Whether tool `id`'s schemas have been compiled yet (by a call that needed them, or
+    /// [`Registry::compile_schemas`]). `None` for an unknown id. What the tests of lazy
+    /// compilation ask.
+    #[doc(hidden)]
+    pub fn schemas_compiled(&self, id: &str) -> Option<bool> {
+        self.entry(id).map(|e| e.compiled.is_compiled())
+    }
+
     /// Whether calls of tool `id` skip the input validator on the happy path: its input type
     /// enforces everything its schema says (decided from the schema's keywords when the tool
     /// entered this registry), so arguments that decode are valid. `None` for an unknown id.
@@ -624,7 +632,7 @@ impl Registry {
         let _validating = call::trace::validation_span().entered();
         // Compiled at the tool's first call (once): a tool whose schemas do not compile is
         // refused here, whatever its arguments, and does not run.
-        entry.compiled.validators()?;
+        entry.compiled.ready()?;
         // The limits' pass over the text also tells whether it surely repeats no key, asked only
         // where that answer lets valid text skip the validator.
         let unique = call::check_limits(id, args, &self.limits, entry.compiled.input_implied())?;

@@ -86,32 +86,68 @@ const STANDARD_FORMATS: [&str; 19] = [
 /// assert_eq!(sent["properties"]["n"], serde_json::json!({"type": "integer", "minimum": 0}));
 /// ```
 pub fn without_foreign_formats(schema: &Value) -> Option<Value> {
+    // Read first, copy only a schema that has one: most have none, and every catalog and
+    // listing asks of every tool.
+    if !has_foreign_format(schema) {
+        return None;
+    }
     let mut out = schema.clone();
     drop_foreign_formats(&mut out).then_some(out)
+}
+
+/// What the member `key` of a schema object holds, for the walks over subschemas.
+enum Member {
+    /// A map from names to schemas (a member named `format` is a name there).
+    Schemas,
+    /// Values, not schemas.
+    Values,
+    /// A schema, or an array of them.
+    Schema,
+}
+
+fn member(key: &str) -> Member {
+    match key {
+        "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas" => Member::Schemas,
+        "enum" | "const" | "default" | "examples" => Member::Values,
+        _ => Member::Schema,
+    }
+}
+
+/// Whether `format` is one a schema sent out must not carry.
+fn is_foreign(format: Option<&Value>) -> bool {
+    format.and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+}
+
+/// Whether `schema` has a `format` outside the JSON Schema vocabulary anywhere.
+fn has_foreign_format(schema: &Value) -> bool {
+    match schema {
+        Value::Object(obj) => {
+            is_foreign(obj.get("format"))
+                || obj.iter().any(|(key, value)| match (member(key), value) {
+                    (Member::Schemas, Value::Object(members)) => members.values().any(has_foreign_format),
+                    (Member::Schema, value) => has_foreign_format(value),
+                    _ => false,
+                })
+        }
+        Value::Array(items) => items.iter().any(has_foreign_format),
+        _ => false,
+    }
 }
 
 /// Drops the foreign `format`s of `schema` in place; whether there was one.
 pub(crate) fn drop_foreign_formats(schema: &mut Value) -> bool {
     match schema {
         Value::Object(obj) => {
-            let foreign = obj
-                .get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| !STANDARD_FORMATS.contains(&f));
+            let foreign = is_foreign(obj.get("format"));
             if foreign {
                 obj.remove("format");
             }
             let mut dropped = foreign;
             for (key, value) in obj.iter_mut() {
-                dropped |= match key.as_str() {
-                    // Maps from names to schemas: a member named `format` is a name there.
-                    "properties" | "$defs" | "definitions" | "patternProperties" | "dependentSchemas" => match value {
-                        Value::Object(members) => members.values_mut().fold(false, |d, m| drop_foreign_formats(m) | d),
-                        _ => false,
-                    },
-                    // Values, not schemas.
-                    "enum" | "const" | "default" | "examples" => false,
-                    _ => drop_foreign_formats(value),
+                dropped |= match (member(key), value) {
+                    (Member::Schemas, Value::Object(members)) => members.values_mut().fold(false, |d, m| drop_foreign_formats(m) | d),
+                    (Member::Schema, value) => drop_foreign_formats(value),
+                    _ => false,
                 };
             }
             dropped

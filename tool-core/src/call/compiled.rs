@@ -6,7 +6,9 @@
 //! them, or for every tool at once when [`crate::Registry::compile_schemas`] is asked (what
 //! `toolsmith serve` does on a background thread once it listens, and `toolsmith check` does
 //! before anything). A schema that does not compile is refused before the first call of its
-//! tool answers: the call fails with the compiler's words and the tool does not run.
+//! tool answers: the call fails with the compiler's words and the tool does not run. A tool
+//! whose happy path needs no validator (a `#[tool]` whose types imply its schemas, read keyword
+//! by keyword: `call::implied`) compiles nothing until a call strays from that path.
 //!
 //! Compiling at registration cost ≈ 79 k instructions per tool (≈ 21 k of them the check against
 //! the meta-schema) — for a server with a thousand tools, tens of milliseconds of start-up spent
@@ -38,6 +40,14 @@ pub(crate) struct Compiled {
     /// type, its schema the derived one) and the schema's keywords say nothing more. Its body's
     /// outputs are then not checked again (a result the application submits always is).
     output_implied: bool,
+    /// Whether the tool declares a request-context schema (asked of every call, compiled or not).
+    has_context: bool,
+    /// Whether a call on the happy path needs no validator at all: its input and output are
+    /// implied by its types (schemas of plain keywords only, each well-formed and every `$ref`
+    /// resolving: they compile) and it has no context, suspend or resume schema. Such a tool's
+    /// first call does not compile anything (nor build the meta-schema's validators, ≈ 4 M
+    /// instructions once per process); a call that strays from the happy path compiles then.
+    needs_none: bool,
     validators: OnceLock<Result<Validators, SchemaError>>,
 }
 
@@ -131,10 +141,19 @@ impl Compiled {
         let input_implied =
             !spec.policy.strict && implied_by_type(&spec.schemas.input) && hints.is_some_and(|h| h.decode_input("{}").is_some());
         let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.schemas.output.as_ref().is_some_and(output_implied_by_type);
+        let schemas = &spec.schemas;
+        let needs_none = input_implied
+            && (schemas.output.is_none() || output_implied)
+            && schemas.request_context.is_none()
+            && schemas.suspend.is_none()
+            && schemas.resume.is_none();
+        let has_context = schemas.request_context.is_some();
         Compiled {
             tool,
             input_implied,
             output_implied,
+            has_context,
+            needs_none,
             validators: OnceLock::new(),
         }
     }
@@ -150,10 +169,30 @@ impl Compiled {
         self.compiled().as_ref().map(|_| ()).map_err(Clone::clone)
     }
 
+    /// What every call of the tool meets first: its schemas compiled, or a refusal when they do
+    /// not compile — unless its happy path needs no validator (see `needs_none`), whose
+    /// schemas are known to compile.
+    pub(crate) fn ready(&self) -> Result<(), ToolError> {
+        if self.needs_none {
+            return Ok(());
+        }
+        self.validators().map(|_| ())
+    }
+
+    /// Whether the tool declares a request-context schema.
+    pub(crate) fn has_context(&self) -> bool {
+        self.has_context
+    }
+
     /// The validators a call of this tool is checked by; a call of a tool whose schema does
     /// not compile is refused with the compiler's words.
     pub(crate) fn validators(&self) -> Result<&Validators, ToolError> {
         self.compiled().as_ref().map_err(|e| not_callable(&self.tool.spec().id, e))
+    }
+
+    /// Whether the tool's schemas have been compiled (whatever the outcome).
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.validators.get().is_some()
     }
 
     /// Whether the input validator is skipped for text that decodes (see `input_implied`).

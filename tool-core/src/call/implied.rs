@@ -27,7 +27,10 @@ pub(crate) fn implied_by_type(schema: &Value) -> bool {
     };
     // The root must be an object of named fields: a map or any-value root says nothing a
     // struct's decoding checks.
-    root.get("type").and_then(Value::as_str) == Some("object") && root.contains_key("properties") && plain(schema, DEPTH)
+    root.get("type").and_then(Value::as_str) == Some("object")
+        && root.contains_key("properties")
+        && plain(schema, DEPTH)
+        && refs_resolve(schema, schema, DEPTH)
 }
 
 /// Whether every value the tool's own output type encodes is valid against its output
@@ -35,7 +38,36 @@ pub(crate) fn implied_by_type(schema: &Value) -> bool {
 /// meaningful for a schema derived from a type that encodes no value outside it (what
 /// `#[tool]` vouches for): the caller decides that.
 pub(crate) fn output_implied_by_type(schema: &Value) -> bool {
-    plain(schema, DEPTH)
+    plain(schema, DEPTH) && refs_resolve(schema, schema, DEPTH)
+}
+
+/// Whether every `$ref` under `schema` (one [`plain`] accepted: refs into `$defs` or
+/// `definitions` only) names a member `root` has. With it, a plain schema is well-formed
+/// keyword by keyword, so it compiles: a tool whose every schema is plain needs no compiled
+/// validator before a call strays from the happy path (`call::Compiled`).
+fn refs_resolve(root: &Value, schema: &Value, depth: usize) -> bool {
+    let Some(obj) = schema.as_object() else {
+        return true;
+    };
+    if depth == 0 {
+        return false;
+    }
+    obj.iter().all(|(keyword, value)| match keyword.as_str() {
+        "$ref" => value.as_str().is_some_and(|r| {
+            let (defs, name) = r
+                .strip_prefix("#/$defs/")
+                .map_or(("definitions", r.strip_prefix("#/definitions/")), |n| ("$defs", Some(n)));
+            name.is_some_and(|n| root.get(defs).and_then(|d| d.get(n)).is_some())
+        }),
+        "$defs" | "definitions" | "properties" => value
+            .as_object()
+            .is_some_and(|m| m.values().all(|s| refs_resolve(root, s, depth - 1))),
+        "items" => refs_resolve(root, value, depth - 1),
+        "anyOf" => value
+            .as_array()
+            .is_some_and(|branches| branches.iter().all(|s| refs_resolve(root, s, depth - 1))),
+        _ => true,
+    })
 }
 
 /// One subschema and everything under it.
@@ -161,11 +193,19 @@ mod tests {
             json!({"type": "integer", "enum": [1, 2]}),
             json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true}),
             json!({"$ref": "https://example.com/schema"}),
+            // A reference into `$defs` that names nothing does not compile.
+            json!({"$ref": "#/$defs/Missing"}),
+            json!({"type": "array", "items": {"$ref": "#/definitions/Gone"}}),
             json!(false),
         ] {
             assert!(!implied_by_type(&with(field.clone())), "{field}");
         }
         assert!(!implied_by_type(&json!({"type": "object", "additionalProperties": true})));
         assert!(!implied_by_type(&json!(true)));
+        let resolved = json!({"type": "object", "properties": {"f": {"$ref": "#/$defs/F"}}, "$defs": {"F": {"type": "string"}}});
+        assert!(implied_by_type(&resolved));
+        assert!(!output_implied_by_type(
+            &json!({"anyOf": [{"$ref": "#/$defs/F"}, {"type": "null"}]})
+        ));
     }
 }

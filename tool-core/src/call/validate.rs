@@ -292,7 +292,7 @@ fn type_of(value: &Value) -> String {
 /// that is not an object (it has no keys to judge secrets by) is not quoted at all.
 pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
     let value = match context {
-        None | Some(Value::Null) if compiled.validators()?.context.is_none() => return Ok(Map::new()),
+        None | Some(Value::Null) if !compiled.has_context() => return Ok(Map::new()),
         None | Some(Value::Null) => return validate_context_map(tool, compiled, Map::new()),
         Some(Value::Object(map)) => map,
         Some(other) => {

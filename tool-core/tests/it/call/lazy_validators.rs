@@ -171,3 +171,46 @@ async fn an_output_the_schema_refuses_names_its_path() {
     assert_eq!(err.kind(), ErrorKind::InvalidOutput, "{}", err.message());
     assert!(err.message().contains("id"), "{}", err.message());
 }
+
+/// Adds two small numbers
+#[tool(id = "lazy_add")]
+async fn lazy_add(a: u8, b: u8) -> u16 {
+    u16::from(a) + u16::from(b)
+}
+
+#[tokio::test]
+async fn nothing_is_compiled_until_a_call_needs_it() {
+    let registry = Registry::try_from_tools([lookup()]).expect("a registry");
+    registry.insert(lazy_add::tool()).expect("added");
+    assert_eq!(
+        registry.schemas_compiled("lookup"),
+        Some(false),
+        "entering a registry compiles nothing"
+    );
+    assert_eq!(registry.schemas_compiled("lazy_add"), Some(false));
+    // A typed tool whose types imply its schemas: its happy path needs no validator.
+    let out = registry
+        .call("lazy_add", r#"{"a": 2, "b": 3}"#, CallOptions::default())
+        .await
+        .expect("runs");
+    assert_eq!(out.value(), json!(5));
+    assert_eq!(registry.schemas_compiled("lazy_add"), Some(false));
+    assert_eq!(
+        registry.schemas_compiled("lookup"),
+        Some(false),
+        "one tool's call compiles no other's"
+    );
+    // Arguments its type refuses take the validator's path, which compiles, once.
+    let err = registry
+        .call("lazy_add", r#"{"a": 2, "b": 300}"#, CallOptions::default())
+        .await
+        .expect_err("out of range");
+    assert_eq!(err.issues()[0].path, "/b", "{}", err.message());
+    assert_eq!(registry.schemas_compiled("lazy_add"), Some(true));
+    // A dynamic tool's first call compiles its schemas.
+    registry
+        .call("lookup", json!({"id": "a1"}), CallOptions::default())
+        .await
+        .expect("runs");
+    assert_eq!(registry.schemas_compiled("lookup"), Some(true));
+}
