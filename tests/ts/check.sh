@@ -76,6 +76,12 @@ for fmt in "${formats[@]}"; do
   for mode in "${modes[@]}"; do
     export_catalog "$fmt-search-$mode" --format "$fmt" --tool-search "$mode" "${SEARCH_ARGS[@]}" "${extra[@]}"
   done
+  # The answer to a client-executed search (Responses: tool_search_output; Anthropic: a
+  # tool_result of tool_reference blocks): out/answer-<format>.json.
+  case "$fmt" in
+    openai-responses | anthropic)
+      export_catalog "answer-$fmt" --format "$fmt" --tool-search client "${SEARCH_ARGS[@]}" --answer-search "weather forecast for a city" ;;
+  esac
   case "$fmt" in
     anthropic) export_catalog anthropic-cached --format anthropic --cache-tools ;;
     openai | openai-responses) export_catalog "choice-$fmt" --format "$fmt" --allowed-tools --defer-all-except weather-tool --loaded calculate ;;

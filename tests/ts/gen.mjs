@@ -241,6 +241,26 @@ Object.assign(FORMATS, {
   },
 });
 
+// ---- the answer to a client-executed tool search (`toolsmith catalog --tool-search client
+// --answer-search QUERY`): Responses' `tool_search_output` input item (its `tools` the found
+// functions), Anthropic's `tool_result` block of `tool_reference` blocks. Base names `answer-<format>`.
+Object.assign(FORMATS, {
+  'answer-openai-responses'(data) {
+    return [
+      `import type { ResponseToolSearchOutputItemParam, ResponseInputItem } from 'openai/resources/responses/responses';`,
+      `export const answer: ResponseToolSearchOutputItemParam = ${literal(marked(data))};`,
+      `export const asInput: ResponseInputItem = answer;`,
+    ];
+  },
+  'answer-anthropic'(data) {
+    return [
+      `import type { ToolResultBlockParam, ContentBlockParam } from '@anthropic-ai/sdk/resources/messages';`,
+      `export const answer: ToolResultBlockParam = ${literal(data)};`,
+      `export const asContent: ContentBlockParam = answer;`,
+    ];
+  },
+});
+
 // ---- tool results: what `toolsmith call ID ARGS --as FORMAT` prints, as a JSON array of
 // results (check.sh assembles them); a single result object is accepted too. The file base
 // names are `result-<format>`: no catalog format is a prefix of them, and the longest-prefix

@@ -10,6 +10,7 @@ use clap::ValueEnum;
 
 use super::{CliError, DialectArg, GeminiSchema, pretty};
 use crate::catalog::{Catalog, LoadedTools, Strictness, ToolSearchMode};
+use crate::dialect::Dialect;
 use crate::registry::Registry;
 
 /// The arguments of `catalog`.
@@ -50,6 +51,12 @@ pub struct CatalogCommand {
     /// The tools loaded up front and the --loaded ones; openai and openai-responses only.
     #[arg(long, conflicts_with = "tool_search")]
     allowed_tools: bool,
+    /// With --tool-search client: print the answer to a search for QUERY instead of the list.
+    ///
+    /// OpenAI Responses: the `tool_search_output` input item; Anthropic: the `tool_result`
+    /// block with one `tool_reference` per tool found.
+    #[arg(long, value_name = "QUERY")]
+    answer_search: Option<String>,
     /// Mark the last tool as a cache breakpoint (Anthropic's `cache_control`).
     #[arg(long)]
     cache_tools: bool,
@@ -138,6 +145,7 @@ pub(super) fn catalog(registry: &Registry, c: CatalogCommand, out: &mut dyn Writ
             };
             pretty(&choice)
         }
+        Some(dialect) if c.answer_search.is_some() => pretty(&answer(&catalog, dialect, &c, &mut loaded)?),
         Some(dialect) => {
             let export = match c.tool_search {
                 Some(mode) if !c.strict => catalog.export_deferred(dialect, mode.into(), &loaded)?,
@@ -159,4 +167,21 @@ pub(super) fn catalog(registry: &Registry, c: CatalogCommand, out: &mut dyn Writ
         None => writeln!(out, "{text}").map_err(CliError::Output)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--answer-search QUERY`: what the application sends back for a client-executed search.
+fn answer(catalog: &Catalog, dialect: Dialect, c: &CatalogCommand, loaded: &mut LoadedTools) -> Result<serde_json::Value, CliError> {
+    let query = serde_json::json!({"query": c.answer_search.as_deref().unwrap_or_default()});
+    match (dialect, c.tool_search) {
+        (Dialect::OpenAiResponses, Some(ToolSearchArg::Client)) => {
+            catalog.tool_search_output("call_search_1", &query, loaded).map_err(CliError::Call)
+        }
+        (Dialect::Anthropic, Some(ToolSearchArg::Client)) => {
+            let content = catalog.tool_references(&query, loaded).map_err(CliError::Call)?;
+            Ok(serde_json::json!({"type": "tool_result", "tool_use_id": "toolu_search_1", "content": content}))
+        }
+        _ => Err(CliError::Usage(
+            "--answer-search needs --tool-search client and --format openai-responses or anthropic".to_owned(),
+        )),
+    }
 }

@@ -201,3 +201,46 @@ fn allowed_tools_choice_and_refusals() {
         assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn the_answer_to_a_client_search() {
+    let search = |format: &str| {
+        toolsmith(&[
+            "catalog",
+            "--format",
+            format,
+            "--tool-search",
+            "client",
+            "--defer-all-except",
+            "calculate",
+            "--answer-search",
+            "weather forecast for a city",
+        ])
+        .json()
+    };
+    let item = search("openai-responses");
+    assert_eq!(
+        (item["type"].as_str(), item["execution"].as_str()),
+        (Some("tool_search_output"), Some("client"))
+    );
+    let found = names(&item["tools"]);
+    // The four weather tools rank first; the search loads up to five.
+    let weather = ["weather-hooks", "weather-mcp", "weather-model-output", "weather-tool"];
+    assert!(
+        found.len() <= 5 && found[..4].iter().all(|n| weather.contains(&n.as_str())),
+        "{found:?}"
+    );
+    assert!(item["tools"][0]["parameters"].is_object(), "the found tools' definitions: {item}");
+    let block = search("anthropic");
+    assert_eq!(block["type"], "tool_result");
+    let references = block["content"].as_array().unwrap();
+    assert_eq!(references.len(), found.len(), "{block}");
+    assert!(references.iter().all(|b| b["type"] == "tool_reference"), "{block}");
+    assert!(
+        block["content"][0]["tool_name"].as_str().unwrap().starts_with("weather-"),
+        "{block}"
+    );
+    let refused = toolsmith(&["catalog", "--format", "openai", "--tool-search", "client", "--answer-search", "x"]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("--answer-search needs"), "{}", refused.stderr);
+}
