@@ -121,6 +121,9 @@ pub fn evaluate(expression: &str, variables: &BTreeMap<String, f64>) -> Result<C
     id = "calculate",
     blocking,
     tags = ["math", "offline"],
+    // The model may call it, and so may code it runs (Anthropic's and OpenAI's programmatic
+    // tool calling): a loop of calculations costs one turn.
+    allowed_callers = ["direct", "programmatic"],
     // Plain parameters: the examples are values of the generated input struct, `InputOf<calculate>`.
     input_examples = [
         InputOf::<calculate> { expression: "(2.5 + 3) * 4".into(), variables: None },

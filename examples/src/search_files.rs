@@ -379,6 +379,8 @@ fn search_until(root: &Path, input: &SearchFilesInput, cancel: CancellationToken
     tags = ["files"],
     context = SearchContext,
     background(enabled = true, timeout_ms = 30000, max_retries = 2),
+    // A search may take seconds: Gemini's Live API goes on talking meanwhile.
+    behavior = "non_blocking",
     mcp(title = "Search Files", read_only_hint = true, idempotent_hint = true, open_world_hint = false)
 )]
 pub async fn search_files(input: SearchFilesInput, #[ctx] cx: ToolContext<SearchContext>) -> Result<SearchResults, ToolError> {

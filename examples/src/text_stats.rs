@@ -158,7 +158,13 @@ pub fn analyze(text: &str, top_n: usize) -> TextStats {
 /// Also reports the average word length.
 /// Works for any language that separates words with spaces or punctuation. The text may be at
 /// most 1 MiB (UTF-8).
-#[tool(id = "text-stats", tags = ["text", "offline"], mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false))]
+#[tool(
+    id = "text-stats",
+    tags = ["text", "offline"],
+    // A long text argument reaches Anthropic's streaming hooks as it is written.
+    eager_input_streaming,
+    mcp(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+)]
 pub async fn text_stats(
     /// The text to analyse (at most 1 MiB).
     text: String,

@@ -58,6 +58,36 @@ for fmt in "${formats[@]}"; do
   fi
 done
 
+# Tool search (toolsmith catalog --tool-search): every tool deferred but two, the files and
+# weather tools in namespaces (OpenAI Responses groups them; elsewhere they are warned about),
+# one tool already loaded; out/<format>-search-<mode>.json. Native and client search where the
+# provider has its own (OpenAI Responses, Anthropic), the generated `search_tools` elsewhere.
+# Anthropic's also marks its last tool with cache_control (--cache-tools), as does
+# out/anthropic-cached.json. Then the `allowed_tools` tool_choice: out/choice-<format>.json.
+SEARCH_ARGS=(--defer-all-except weather-tool,calculate --namespace files=files --namespace weather=weather --loaded text-stats)
+for fmt in "${formats[@]}"; do
+  case "$fmt" in
+    openai-responses) modes=(native client) ;;
+    anthropic) modes=(native client) ;;
+    *) modes=(generated) ;;
+  esac
+  extra=()
+  if [ "$fmt" = anthropic ]; then extra=(--cache-tools); fi
+  for mode in "${modes[@]}"; do
+    export_catalog "$fmt-search-$mode" --format "$fmt" --tool-search "$mode" "${SEARCH_ARGS[@]}" "${extra[@]}"
+  done
+  # The answer to a client-executed search (Responses: tool_search_output; Anthropic: a
+  # tool_result of tool_reference blocks): out/answer-<format>.json.
+  case "$fmt" in
+    openai-responses | anthropic)
+      export_catalog "answer-$fmt" --format "$fmt" --tool-search client "${SEARCH_ARGS[@]}" --answer-search "weather forecast for a city" ;;
+  esac
+  case "$fmt" in
+    anthropic) export_catalog anthropic-cached --format anthropic --cache-tools ;;
+    openai | openai-responses) export_catalog "choice-$fmt" --format "$fmt" --allowed-tools --defer-all-except weather-tool --loaded calculate ;;
+  esac
+done
+
 # Tool results: out/result-<format>.json is a JSON array of what `toolsmith call` prints for
 # each call below, in this order (gen.mjs labels them "result #0" ...). A call that fails to
 # print counts as failed, as does a format whose array cannot be assembled.

@@ -86,6 +86,8 @@ function literal(value, indent = '') {
 const GEMINI_TYPES = new Set(['TYPE_UNSPECIFIED', 'STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT', 'NULL']);
 const GEMINI_INT64 = new Set(['minItems', 'maxItems', 'minLength', 'maxLength', 'minProperties', 'maxProperties']);
 
+const GEMINI_BEHAVIORS = new Set(['UNSPECIFIED', 'BLOCKING', 'NON_BLOCKING']);
+
 function geminiSchema(schema) {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
   const out = {};
@@ -115,6 +117,9 @@ function geminiTool(tool) {
       if (fd === null || typeof fd !== 'object') return fd;
       const copy = { ...fd };
       for (const k of ['parameters', 'response']) if (k in copy) copy[k] = geminiSchema(copy[k]);
+      // `behavior` is the TS string enum `Behavior` ("BLOCKING", "NON_BLOCKING"): a known
+      // member is written as the enum member, anything else is left to fail.
+      if (typeof copy.behavior === 'string' && GEMINI_BEHAVIORS.has(copy.behavior)) copy.behavior = new Expr(`Behavior.${copy.behavior}`);
       return copy;
     }),
   };
@@ -140,9 +145,13 @@ const FORMATS = {
     return lines;
   },
   // OpenAI Responses: a JSON array of {type:"function", name, parameters, strict, ...}.
-  'openai-responses'(data) {
-    const lines = [`import type { FunctionTool, Tool } from 'openai/resources/responses/responses';`];
-    if (Array.isArray(data)) {
+  // A tool search export (`*-search*`, `toolsmith catalog --tool-search`) may also hold
+  // {type:"namespace", ...} groups and the {type:"tool_search", ...} tool.
+  'openai-responses'(data, name) {
+    const lines = [`import type { FunctionTool, NamespaceTool, ToolSearchTool, Tool } from 'openai/resources/responses/responses';`];
+    if (name.includes('-search')) {
+      lines.push(`export const tools: (FunctionTool | NamespaceTool | ToolSearchTool)[] = ${literal(marked(data))};`);
+    } else if (Array.isArray(data)) {
       lines.push(`export const tools: FunctionTool[] = ${literal(marked(data))};`);
     } else {
       lines.push(`export const catalog: { tools: FunctionTool[] } = ${literal(marked(data))};`);
@@ -155,12 +164,15 @@ const FORMATS = {
   // The stable `Tool` (resources/messages) has `strict` and `input_examples` in this SDK
   // version, so the beta `BetaTool` is not needed; it is checked too (non-literal), so a
   // catalog that works on the stable API also works with client.beta.messages.
-  anthropic(data) {
+  // A tool search export (`*-search*`) may also hold the BM25 tool search server tool.
+  anthropic(data, name) {
     const lines = [
-      `import type { Tool, ToolUnion } from '@anthropic-ai/sdk/resources/messages';`,
+      `import type { Tool, ToolSearchToolBm25_20251119, ToolUnion } from '@anthropic-ai/sdk/resources/messages';`,
       `import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages';`,
     ];
-    if (Array.isArray(data)) {
+    if (name.includes('-search')) {
+      lines.push(`export const tools: (Tool | ToolSearchToolBm25_20251119)[] = ${literal(marked(data))};`);
+    } else if (Array.isArray(data)) {
       lines.push(`export const tools: Tool[] = ${literal(marked(data))};`);
     } else {
       lines.push(`export const catalog: { tools: Tool[] } = ${literal(marked(data))};`);
@@ -177,8 +189,8 @@ const FORMATS = {
     const code = Array.isArray(data)
       ? literal(data.map((g) => marked(geminiTool(g), 'functionDeclarations')))
       : `[${literal(marked(geminiTool(data), 'functionDeclarations'))}]`;
-    // `Type` is a value (an enum): import it only where the literal uses it.
-    const typeImport = code.includes('Type.') ? 'Type, ' : '';
+    // `Type` and `Behavior` are values (enums): import them only where the literal uses them.
+    const typeImport = (code.includes('Type.') ? 'Type, ' : '') + (code.includes('Behavior.') ? 'Behavior, ' : '');
     return [
       `import { ${typeImport}type FunctionDeclaration, type Tool } from '@google/genai';`,
       `type FunctionTool = Tool & { functionDeclarations: FunctionDeclaration[] };`,
@@ -209,6 +221,45 @@ const FORMATS = {
     ];
   },
 };
+
+// ---- tool_choice: what `toolsmith catalog --allowed-tools` prints (the tools a request of a
+// tool search conversation lets the model call). File base names `choice-<format>`.
+Object.assign(FORMATS, {
+  'choice-openai'(data) {
+    return [
+      `import type { ChatCompletionAllowedToolChoice, ChatCompletionToolChoiceOption } from 'openai/resources/chat/completions';`,
+      `export const choice: ChatCompletionAllowedToolChoice = ${literal(data)};`,
+      `export const asRequestParam: ChatCompletionToolChoiceOption = choice;`,
+    ];
+  },
+  'choice-openai-responses'(data) {
+    return [
+      `import type { ToolChoiceAllowed, ResponseCreateParams } from 'openai/resources/responses/responses';`,
+      `export const choice: ToolChoiceAllowed = ${literal(data)};`,
+      `export const asRequestParam: ResponseCreateParams['tool_choice'] = choice;`,
+    ];
+  },
+});
+
+// ---- the answer to a client-executed tool search (`toolsmith catalog --tool-search client
+// --answer-search QUERY`): Responses' `tool_search_output` input item (its `tools` the found
+// functions), Anthropic's `tool_result` block of `tool_reference` blocks. Base names `answer-<format>`.
+Object.assign(FORMATS, {
+  'answer-openai-responses'(data) {
+    return [
+      `import type { ResponseToolSearchOutputItemParam, ResponseInputItem } from 'openai/resources/responses/responses';`,
+      `export const answer: ResponseToolSearchOutputItemParam = ${literal(marked(data))};`,
+      `export const asInput: ResponseInputItem = answer;`,
+    ];
+  },
+  'answer-anthropic'(data) {
+    return [
+      `import type { ToolResultBlockParam, ContentBlockParam } from '@anthropic-ai/sdk/resources/messages';`,
+      `export const answer: ToolResultBlockParam = ${literal(data)};`,
+      `export const asContent: ContentBlockParam = answer;`,
+    ];
+  },
+});
 
 // ---- tool results: what `toolsmith call ID ARGS --as FORMAT` prints, as a JSON array of
 // results (check.sh assembles them); a single result object is accepted too. The file base
@@ -290,7 +341,7 @@ for (const file of readdirSync(inDir).filter((f) => f.endsWith('.json')).sort())
     continue;
   }
   const data = JSON.parse(readFileSync(join(inDir, file), 'utf8'));
-  const body = FORMATS[format](data);
+  const body = FORMATS[format](data, name);
   const header = `// Generated by gen.mjs from ${join(inDir, file)} (format ${format}). Do not edit.`;
   writeFileSync(join(outDir, name + '.ts'), [header, ...body, ''].join('\n'));
   count++;

@@ -45,6 +45,8 @@ mod plain_params;
 mod suspend_resume;
 #[path = "provider_options/pass_provider_options.rs"]
 mod provider_options;
+#[path = "provider_fields/pass_provider_fields.rs"]
+mod provider_fields;
 #[path = "scopes/pass_scopes.rs"]
 mod scopes;
 #[path = "strict/pass_strict.rs"]
@@ -89,6 +91,7 @@ fn main() {
     plain_params::main();
     suspend_resume::main();
     provider_options::main();
+    provider_fields::main();
     scopes::main();
     strict::main();
     tags::main();

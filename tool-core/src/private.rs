@@ -29,8 +29,8 @@ pub use crate::model_output::ModelOutput;
 pub use crate::registry::ToolDef;
 pub use crate::schema::{SchemaError, empty_object_schema};
 pub use crate::spec::{
-    ApprovalRule, BackgroundSpec, Behaviour, HookSet, Idempotent, Isolation, McpSpec, Policy, Presentation, SourceLocation, TransformPhase,
-    TransformTarget,
+    ApprovalRule, BackgroundSpec, Behaviour, CallBehavior, HookSet, Idempotent, Isolation, McpSpec, Policy, Presentation, SourceLocation,
+    TransformPhase, TransformTarget,
 };
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
 pub use std::default::Default;

@@ -143,6 +143,73 @@ pub struct Presentation {
     /// override.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Anthropic's `eager_input_streaming` (`#[tool(eager_input_streaming)]`): the input is
+    /// streamed as the model writes it, without buffering; `None`: the API's default. Other
+    /// formats cannot carry it: their exports warn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eager_input_streaming: Option<bool>,
+    /// Who may call the tool (`#[tool(allowed_callers = ["direct", "programmatic"])]`, see
+    /// [`is_caller`]): the model itself (`direct`) and/or code the model runs (`programmatic`, or
+    /// Anthropic's code execution tool by version, `code_execution_20250825`); empty: the API's
+    /// default. Sent as Anthropic's and OpenAI Responses' `allowed_callers`; other formats warn.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_callers: Vec<String>,
+    /// Whether the conversation waits for the tool's result (`#[tool(behavior = "non_blocking")]`):
+    /// Gemini's `behavior` (Live API); `None`: the API's default. Other formats warn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<CallBehavior>,
+}
+
+/// Whether the conversation waits for a tool's result (Gemini's function `behavior`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallBehavior {
+    /// The model waits for the result before it goes on (`BLOCKING`, Gemini's default).
+    Blocking,
+    /// The model goes on and takes the result when it comes (`NON_BLOCKING`).
+    NonBlocking,
+}
+
+impl CallBehavior {
+    /// Reads `"blocking"` or `"non_blocking"`.
+    ///
+    /// ```
+    /// use tool_core::spec::CallBehavior;
+    /// assert_eq!(CallBehavior::parse("non_blocking"), Some(CallBehavior::NonBlocking));
+    /// assert_eq!(CallBehavior::NonBlocking.gemini(), "NON_BLOCKING");
+    /// assert_eq!(CallBehavior::parse("later"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<CallBehavior> {
+        match s {
+            "blocking" => Some(CallBehavior::Blocking),
+            "non_blocking" => Some(CallBehavior::NonBlocking),
+            _ => None,
+        }
+    }
+
+    /// The value of Gemini's `behavior`.
+    pub fn gemini(self) -> &'static str {
+        match self {
+            CallBehavior::Blocking => "BLOCKING",
+            CallBehavior::NonBlocking => "NON_BLOCKING",
+        }
+    }
+}
+
+/// Whether `s` names a caller for [`Presentation::allowed_callers`]: `direct` (the model),
+/// `programmatic` (code the model runs) or an Anthropic code execution tool version,
+/// `code_execution_` and a date of eight digits.
+///
+/// ```
+/// use tool_core::spec::is_caller;
+/// assert!(is_caller("direct") && is_caller("programmatic") && is_caller("code_execution_20250825"));
+/// assert!(!is_caller("code_execution") && !is_caller("model") && !is_caller("code_execution_2025"));
+/// ```
+pub fn is_caller(s: &str) -> bool {
+    match s.strip_prefix("code_execution_") {
+        Some(date) => date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()),
+        None => matches!(s, "direct" | "programmatic"),
+    }
 }
 
 /// Whether `s` can name a namespace: 1 to 64 of `a-z`, `A-Z`, `0-9`, `_`, `-` (the providers'

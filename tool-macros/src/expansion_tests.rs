@@ -95,6 +95,9 @@ fn every_option() {
             on_output = finished,
             defer_loading,
             namespace = "crm",
+            eager_input_streaming,
+            allowed_callers = ["direct", "code_execution_20250825"],
+            behavior = "non_blocking",
         ),
         quote! {
             /// Look up a customer

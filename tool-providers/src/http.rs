@@ -301,6 +301,20 @@ macro_rules! shared_builder_methods {
             self
         }
 
+        /// Defers every imported tool: it is left out of a request's tool list until the model
+        /// finds it with tool search (a catalog may still override it).
+        pub fn defer_loading(mut self) -> Self {
+            self.placement.defer = true;
+            self
+        }
+
+        /// Puts every imported tool in its toolkit's namespace (`gmail`, `google_calendar`:
+        /// lower-cased, characters outside `a-z 0-9 _ -` as `_`), listed and searched under it.
+        pub fn namespace_by_toolkit(mut self) -> Self {
+            self.placement.by_group = true;
+            self
+        }
+
         /// The timeout of each HTTP request (default 30 s).
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
             self.http.timeout = timeout;

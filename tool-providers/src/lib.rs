@@ -28,6 +28,7 @@ mod definitions;
 mod http;
 mod naming;
 mod owner;
+mod placement;
 mod wire;
 
 pub use arcade::ArcadeToolProvider;

@@ -101,9 +101,9 @@ impl Catalog {
     ///
     /// With no deferred tool, it is [`Catalog::export`].
     pub fn export_deferred(&self, dialect: Dialect, mode: ToolSearchMode, loaded: &LoadedTools) -> Result<Export, CatalogError> {
-        let mut export = self.export_with(dialect, Strictness::AsDeclared)?;
+        let mut export = self.export_entries(dialect, Strictness::AsDeclared)?;
         if !self.placements.iter().any(|p| p.deferred) {
-            return Ok(export);
+            return Ok(self.finish(export));
         }
         if self.resolve(dialect, SEARCH_TOOL).is_some() && named_search_tool(dialect, mode) {
             return Err(CatalogError(vec![PassError {
@@ -129,7 +129,7 @@ impl Catalog {
             items.push(self.search_item(dialect)?);
             items
         };
-        Ok(export)
+        Ok(self.finish(export))
     }
 
     /// The native items: entries (deferred ones marked), grouped by namespace for OpenAI

@@ -37,12 +37,29 @@ impl CachedEntry {
 
     /// The entry with `"defer_loading": true` as its last field (OpenAI Responses, Anthropic).
     pub fn deferred(&self) -> &RawValue {
-        self.deferred.get_or_init(|| {
-            let text = self.json.get().trim_end();
-            let body = text.strip_suffix('}').unwrap_or(text).trim_end();
-            let comma = if body.ends_with('{') { "" } else { "," };
-            RawValue::from_string(format!("{body}{comma}\"defer_loading\":true}}")).unwrap_or_else(|_| self.json.clone())
-        })
+        self.deferred.get_or_init(|| appended(&self.json, "\"defer_loading\":true"))
+    }
+}
+
+/// An object's JSON text with one more member (`"key":value`, valid JSON text) as its last.
+fn appended(object: &RawValue, member: &str) -> Box<RawValue> {
+    let text = object.get().trim_end();
+    let body = text.strip_suffix('}').unwrap_or(text).trim_end();
+    let comma = if body.ends_with('{') { "" } else { "," };
+    RawValue::from_string(format!("{body}{comma}{member}}}")).unwrap_or_else(|_| object.to_owned())
+}
+
+impl Item {
+    /// The item with `"cache_control": {"type": "ephemeral"}` (Anthropic's cache breakpoint) as
+    /// its last field; a namespace (no Anthropic item) as it is.
+    pub fn cache_breakpoint(self) -> Item {
+        const MEMBER: &str = r#""cache_control":{"type":"ephemeral"}"#;
+        match self {
+            Item::Entry(e) => Item::Value(Arc::from(appended(&e.json, MEMBER))),
+            Item::Deferred(e) => Item::Value(Arc::from(appended(e.deferred(), MEMBER))),
+            Item::Value(v) => Item::Value(Arc::from(appended(&v, MEMBER))),
+            namespace @ Item::Namespace(_) => namespace,
+        }
     }
 }
 

@@ -144,6 +144,16 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// Adds fields the entry does not have yet (a provider's option of the same key wins).
+    fn with_extra(mut self, extra: &'a [(&'static str, Value)]) -> Self {
+        for (k, v) in extra {
+            if !self.0.iter().any(|(key, _)| key == k) {
+                self.0.push((k, Field::Json(v)));
+            }
+        }
+        self
+    }
+
     /// Adds a provider's options (`provider_options(<provider> = {...})`) as fields.
     fn with_options(mut self, spec: &'a ToolSpec, providers: &[&str]) -> Self {
         for provider in providers {
@@ -222,6 +232,7 @@ pub(crate) fn entry(
         .transpose()?;
     let examples = Value::Array(spec.presentation.input_examples.clone());
     let annotations = (dialect == Dialect::Mcp).then(|| spec.presentation.mcp.annotations()).flatten();
+    let extra = super::fields::extra(dialect, spec, &mut warnings);
     let fields = match dialect {
         Dialect::OpenAiChat => openai_chat(spec, name, &input, strict),
         Dialect::OpenAiResponses => openai_responses(spec, name, &input, strict),
@@ -229,7 +240,8 @@ pub(crate) fn entry(
         Dialect::GeminiOpenApi => gemini(spec, name, ("parameters", "response"), &input, output.as_ref()),
         Dialect::GeminiJsonSchema => gemini(spec, name, ("parametersJsonSchema", "responseJsonSchema"), &input, output.as_ref()),
         Dialect::Mcp => mcp(spec, name, &input, output.as_ref(), annotations.as_ref()),
-    };
+    }
+    .with_extra(&extra);
     let json = serde_json::value::to_raw_value(&fields).map_err(|e| PassError {
         tool: spec.id.clone(),
         dialect,

@@ -28,6 +28,7 @@
 
 mod deferred;
 mod export;
+mod fields;
 mod format;
 pub mod names;
 pub mod pass;
@@ -291,6 +292,26 @@ impl Catalog {
         self
     }
 
+    /// Marks the last tool of every export as a prompt-cache breakpoint, so the provider
+    /// caches the tool definitions between requests: Anthropic's `"cache_control": {"type":
+    /// "ephemeral"}` on the last tool (the search tool, in a deferred export). Formats without
+    /// it (OpenAI caches by itself; Gemini, MCP) say so in the export's warnings.
+    ///
+    /// ```
+    /// use tool_core::catalog::Catalog;
+    /// use tool_core::{Dialect, DynamicTool, Registry};
+    ///
+    /// let tool = |id: &str| DynamicTool::builder(id, "A tool").handler(|_, _| async { Ok(serde_json::json!(null)) }).unwrap();
+    /// let catalog = Catalog::new("agent", "1.0.0", Registry::from_iter([tool("a"), tool("b")])).cache_tool_definitions();
+    /// let tools = catalog.export(Dialect::Anthropic).unwrap().document();
+    /// assert_eq!(tools[1]["cache_control"], serde_json::json!({"type": "ephemeral"}));
+    /// assert!(tools[0].get("cache_control").is_none());
+    /// ```
+    pub fn cache_tool_definitions(mut self) -> Catalog {
+        self.overrides.cache_tools = true;
+        self
+    }
+
     /// Where a tool sits for tool search: deferred or not, and its namespace (the catalog's
     /// overrides, else the tool's own `defer_loading` and `namespace`).
     pub fn placement(&self, id: &str) -> Option<&Placement> {
@@ -397,6 +418,28 @@ impl Catalog {
     /// The tool list in `dialect` with the given strictness. Every tool that cannot be
     /// exported is reported (tool, path, rule); nothing is silently downgraded.
     pub fn export_with(&self, dialect: Dialect, strictness: Strictness) -> Result<Export, CatalogError> {
+        self.export_entries(dialect, strictness).map(|e| self.finish(e))
+    }
+
+    /// The export's last touches, whatever built its items: the cache breakpoint.
+    fn finish(&self, mut export: Export) -> Export {
+        if self.overrides.cache_tools {
+            if export.dialect == Dialect::Anthropic {
+                if let Some(last) = export.items.pop() {
+                    export.items.push(last.cache_breakpoint());
+                }
+            } else {
+                export.warnings.push(format!(
+                    "{} cannot carry `cache_control` (Anthropic's): the tool definitions are not marked for caching",
+                    export.dialect.as_str()
+                ));
+            }
+        }
+        export
+    }
+
+    /// The tools' entries in `dialect`, before [`Catalog::finish`].
+    fn export_entries(&self, dialect: Dialect, strictness: Strictness) -> Result<Export, CatalogError> {
         let mut entries = Vec::with_capacity(self.tools.len());
         let mut warnings = Vec::new();
         let mut errors = Vec::new();

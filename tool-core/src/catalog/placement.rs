@@ -53,6 +53,8 @@ pub(crate) struct Overrides {
     pub namespaces: Vec<(Selector, String)>,
     /// Descriptions of namespaces, shown to the model where a format lists namespaces.
     pub descriptions: Vec<(String, String)>,
+    /// Whether exports mark their last tool as a cache breakpoint (Anthropic's `cache_control`).
+    pub cache_tools: bool,
 }
 
 impl Overrides {

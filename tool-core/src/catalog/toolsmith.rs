@@ -71,6 +71,22 @@ fn spec_json(spec: &ToolSpec) -> Value {
     if spec.behaviour.client_side {
         entry["clientSide"] = Value::Bool(true);
     }
+    let p = &spec.presentation;
+    if p.defer_loading {
+        entry["deferLoading"] = Value::Bool(true);
+    }
+    if let Some(namespace) = &p.namespace {
+        entry["namespace"] = json!(namespace);
+    }
+    if let Some(eager) = p.eager_input_streaming {
+        entry["eagerInputStreaming"] = Value::Bool(eager);
+    }
+    if !p.allowed_callers.is_empty() {
+        entry["allowedCallers"] = json!(p.allowed_callers);
+    }
+    if let Some(behavior) = p.behavior {
+        entry["behavior"] = json!(behavior);
+    }
     entry
 }
 
@@ -188,6 +204,11 @@ pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadE
         let tags: Option<Vec<String>> = opt(tool, "tags", &id)?;
         let background: Option<Value> = opt(tool, "background", &id)?;
         let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(false);
+        let defer_loading = tool.get("deferLoading").and_then(Value::as_bool).unwrap_or(false);
+        let namespace: Option<String> = opt(tool, "namespace", &id)?;
+        let eager: Option<bool> = opt(tool, "eagerInputStreaming", &id)?;
+        let callers: Option<Vec<String>> = opt(tool, "allowedCallers", &id)?;
+        let behavior: Option<crate::spec::CallBehavior> = opt(tool, "behavior", &id)?;
         let dispatch = dispatch.clone();
         let target_id = id.clone();
         let builder = DynamicTool::builder(id.clone(), description).input_schema(input).with_spec(|s| {
@@ -203,6 +224,11 @@ pub fn from_document(doc: &Value, dispatch: Dispatcher) -> Result<Catalog, LoadE
             s.presentation.provider_options = provider_options.unwrap_or_default();
             s.presentation.input_examples = examples.unwrap_or_default();
             s.presentation.tags = tags.unwrap_or_default();
+            s.presentation.defer_loading = defer_loading;
+            s.presentation.namespace = namespace;
+            s.presentation.eager_input_streaming = eager;
+            s.presentation.allowed_callers = callers.unwrap_or_default();
+            s.presentation.behavior = behavior;
             s.policy.background = background.as_ref().map(background_from);
         });
         // A client-side tool stays one: the application answers its calls, wherever it is loaded.

@@ -1,4 +1,4 @@
-//! The commands that read the tools and the store: `list`, `schema`, `catalog`, `pending`.
+//! The commands that read the tools and the store: `list`, `schema`, `pending`.
 //! Printing only; nothing here runs a tool.
 
 use std::io::Write;
@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{CatalogCommand, CliError, pretty, title_of};
-use crate::catalog::{Catalog, Strictness};
+use super::{CliError, pretty, title_of};
 use crate::registry::Registry;
 use crate::runtime::{Answer, CallState, Decision, PendingKind, Runtime, StoredCall};
 
@@ -54,47 +53,6 @@ pub(super) fn schema(registry: &Registry, id: &str, out: &mut dyn Write) -> Resu
         }
     }
     writeln!(out, "{}", pretty(&v)).map_err(CliError::Output)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `catalog`: the tools in a provider's format (warnings to standard error).
-pub(super) fn catalog(registry: &Registry, catalog: CatalogCommand, out: &mut dyn Write) -> Result<ExitCode, CliError> {
-    let CatalogCommand {
-        format,
-        strict,
-        tags,
-        gemini_schema,
-        name,
-        catalog_version,
-        out: file,
-    } = catalog;
-    let all = Catalog::new(&name, &catalog_version, Registry::try_from_tools(registry.tools())?);
-    let catalog = if tags.is_empty() {
-        all
-    } else {
-        let ids: Vec<String> = all
-            .tools()
-            .iter()
-            .filter(|t| t.spec().presentation.tags.iter().any(|x| tags.contains(x)))
-            .map(|t| t.spec().id.clone())
-            .collect();
-        all.only(ids.iter().map(String::as_str))
-    };
-    let strictness = if strict { Strictness::All } else { Strictness::AsDeclared };
-    let text = match format.dialect(gemini_schema) {
-        None => pretty(&catalog.to_toolsmith()),
-        Some(dialect) => {
-            let export = catalog.export_with(dialect, strictness)?;
-            for w in &export.warnings {
-                eprintln!("warning: {w}");
-            }
-            serde_json::to_string_pretty(&export)?
-        }
-    };
-    match file {
-        Some(path) => std::fs::write(&path, text + "\n").map_err(|source| CliError::WriteFile { path, source })?,
-        None => writeln!(out, "{text}").map_err(CliError::Output)?,
-    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -182,7 +182,9 @@ pub(super) mod examples {
   toolsmith catalog --format openai
   toolsmith catalog --format anthropic --tag weather --out tools.json
   toolsmith catalog --format gemini --gemini-schema openapi
-  toolsmith catalog --format toolsmith --name crm --catalog-version 1.2.0";
+  toolsmith catalog --format toolsmith --name crm --catalog-version 1.2.0
+  toolsmith catalog --format openai-responses --tool-search native --defer-all-except weather-tool --namespace files=files
+  toolsmith catalog --format openai-responses --allowed-tools --defer-all-except weather-tool --loaded calculate";
     pub const CALL: &str = "Examples:
   toolsmith call add '{\"a\": 1, \"b\": 2}'
   toolsmith call weather-tool '{\"location\": \"Oslo\"}' --as anthropic

@@ -5,6 +5,7 @@
 //! tools linked into *that* binary.
 
 mod audit;
+mod catalog;
 mod check;
 mod commands;
 mod deploy;
@@ -21,6 +22,7 @@ mod serve;
 mod store;
 mod tasks;
 
+pub use catalog::CatalogCommand;
 pub use error::CliError;
 pub use help::{Shell, bin_name, reference};
 pub use log::LogFormat;
@@ -216,32 +218,6 @@ pub enum Command {
     /// Print the man page (roff) of this binary.
     #[command(after_long_help = help::examples::MAN)]
     Man,
-}
-
-/// The arguments of `catalog`.
-#[derive(Debug, clap::Args)]
-pub struct CatalogCommand {
-    /// The format.
-    #[arg(long, value_enum, default_value_t = DialectArg::Mcp)]
-    format: DialectArg,
-    /// Export every tool strict (a tool that cannot be is an error, never a downgrade).
-    #[arg(long)]
-    strict: bool,
-    /// Only tools with this tag (repeatable: a tool needs any of them).
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// Gemini only: `parameters` in the OpenAPI 3.0 subset, or `parametersJsonSchema`.
-    #[arg(long, value_enum, default_value_t = GeminiSchema::JsonSchema)]
-    gemini_schema: GeminiSchema,
-    /// The catalog's name (recorded in the `toolsmith` format).
-    #[arg(long, default_value = "default")]
-    name: String,
-    /// The catalog's version (recorded in the `toolsmith` format).
-    #[arg(long = "catalog-version", default_value = "0.0.0")]
-    catalog_version: String,
-    /// Write to this file instead of standard output.
-    #[arg(long)]
-    out: Option<std::path::PathBuf>,
 }
 
 /// The arguments of `call`.
@@ -602,7 +578,7 @@ pub async fn execute(cli: Cli, registry: impl Into<RegistryRef>, out: &mut dyn W
     let done = match cli.command {
         Command::List { json } => commands::list(runtime.registry(), json, out),
         Command::Schema { id } => commands::schema(runtime.registry(), &id, out),
-        Command::Catalog(catalog) => commands::catalog(runtime.registry(), catalog, out),
+        Command::Catalog(catalog) => catalog::catalog(runtime.registry(), catalog, out),
         Command::Call(call) => run::call(&runtime, call, out).await,
         Command::Resume { id, data, events, rerun } => run::resume(&runtime, (&id, &data), rerun, events, out).await,
         Command::Serve(serve) => serve::serve(&runtime, serve).await,

@@ -162,6 +162,40 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Anthropic's `eager_input_streaming` (`#[tool(eager_input_streaming)]` for a dynamic
+    /// tool): `true` streams the input as the model writes it, `false` never does.
+    pub fn eager_input_streaming(mut self, eager: bool) -> Self {
+        self.spec.presentation.eager_input_streaming = Some(eager);
+        self
+    }
+
+    /// Who may call the tool (`#[tool(allowed_callers = [...])]` for a dynamic tool): `direct`,
+    /// `programmatic`, or an Anthropic code execution version such as `code_execution_20250825`
+    /// (see [`is_caller`](crate::spec::is_caller)), checked when the tool is built.
+    ///
+    /// ```
+    /// use tool_core::DynamicTool;
+    /// let built = |c: &str| DynamicTool::builder("sum", "Add numbers").allowed_callers(["direct", c]).handler(|_, _| async { Ok(serde_json::json!(0)) });
+    /// assert!(built("code_execution_20250825").is_ok());
+    /// assert!(built("robot").unwrap_err().to_string().contains("not a caller"));
+    /// ```
+    pub fn allowed_callers<S: Into<String>>(mut self, callers: impl IntoIterator<Item = S>) -> Self {
+        for caller in callers {
+            let caller = caller.into();
+            if !self.spec.presentation.allowed_callers.contains(&caller) {
+                self.spec.presentation.allowed_callers.push(caller);
+            }
+        }
+        self
+    }
+
+    /// Whether the conversation waits for the result (`#[tool(behavior = "non_blocking")]` for
+    /// a dynamic tool): Gemini's `behavior`.
+    pub fn behavior(mut self, behavior: crate::spec::CallBehavior) -> Self {
+        self.spec.presentation.behavior = Some(behavior);
+        self
+    }
+
     /// Edits any other part of the spec (MCP annotations, provider options, …).
     pub fn with_spec(mut self, edit: impl FnOnce(&mut ToolSpec)) -> Self {
         edit(&mut self.spec);
@@ -254,6 +288,12 @@ impl DynamicToolBuilder {
         if let Some(bad) = self.spec.presentation.namespace.as_ref().filter(|n| !crate::spec::is_namespace(n)) {
             return Err(SchemaError(format!(
                 "tool `{}`: `{bad}` is not a namespace: use 1 to 64 of a-z, A-Z, 0-9, `_`, `-`",
+                self.spec.id
+            )));
+        }
+        if let Some(bad) = self.spec.presentation.allowed_callers.iter().find(|c| !crate::spec::is_caller(c)) {
+            return Err(SchemaError(format!(
+                "tool `{}`: `{bad}` is not a caller: use `direct`, `programmatic` or `code_execution_` and a date (`code_execution_20250825`)",
                 self.spec.id
             )));
         }

@@ -107,9 +107,15 @@ pub struct ToolAttrs {
     pub defer_loading: Option<Span>,
     /// `namespace = "crm"`: the group the tool is listed and searched under.
     pub namespace: Option<LitStr>,
+    /// `eager_input_streaming`: Anthropic streams the input without buffering.
+    pub eager_input_streaming: Option<Span>,
+    /// `allowed_callers = [...]`: who may call the tool (the model, code it runs).
+    pub allowed_callers: Option<Vec<LitStr>>,
+    /// `behavior = "non_blocking"`: Gemini's function behavior; `true` for non-blocking.
+    pub behavior: Option<bool>,
 }
 
-const TOP_KEYS: &str = "id, description, title, icon, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, defer_loading, namespace, on_input_start, on_input_delta, on_input_available, on_output";
+const TOP_KEYS: &str = "id, description, title, icon, strict, blocking, isolate, require_approval, to_model_output, transform, suspend, resume, context, mcp, provider_options, input_examples, tags, scopes, background, max_model_output, idempotent, defer_loading, namespace, eager_input_streaming, allowed_callers, behavior, on_input_start, on_input_delta, on_input_available, on_output";
 
 /// Parses `#[tool(...)]`, recording every problem in `cx`.
 pub fn parse(cx: &mut Ctxt, args: TokenStream) -> ToolAttrs {
@@ -165,6 +171,14 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
             "leave `defer_loading` out, tools are loaded up front by default",
         )?,
         "namespace" => namespace(cx, a, &meta)?,
+        "eager_input_streaming" => flag(
+            cx,
+            &meta,
+            &mut a.eager_input_streaming,
+            "leave `eager_input_streaming` out, the API's default then applies",
+        )?,
+        "allowed_callers" => nested::allowed_callers(cx, a, &meta)?,
+        "behavior" => behavior(cx, a, &meta)?,
         "isolate" => isolate(cx, a, &meta)?,
         "max_model_output" => max_model_output(cx, a, &meta)?,
         "idempotent" => idempotent(cx, a, &meta)?,
@@ -227,6 +241,19 @@ fn namespace(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::R
             }
         }
         _ => cx.error_spanned_by(&value, format!("`namespace` takes a string: {FIX}")),
+    }
+    Ok(())
+}
+
+/// `behavior = "blocking"` or `behavior = "non_blocking"` (Gemini's function behavior);
+/// anything else is reported at the value.
+fn behavior(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    const FIX: &str = "write `behavior = \"non_blocking\"` (the model goes on without waiting for the result) or `behavior = \"blocking\"`";
+    let value: Expr = meta.value()?.parse()?;
+    match &value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "blocking" => set(cx, meta, &mut a.behavior, false),
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.value() == "non_blocking" => set(cx, meta, &mut a.behavior, true),
+        _ => cx.error_spanned_by(&value, format!("unknown `behavior`: {FIX}")),
     }
     Ok(())
 }

@@ -201,6 +201,45 @@ pub fn scopes(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::
     Ok(())
 }
 
+/// `allowed_callers = ["direct", "code_execution_20250825"]`: who may call the tool — `direct`
+/// (the model), `programmatic` (code the model runs) or an Anthropic code execution version
+/// (`code_execution_` and eight digits; the rule of `tool_core::spec::is_caller`).
+pub fn allowed_callers(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
+    const RULE: &str = "`direct`, `programmatic` or `code_execution_` and a date (`code_execution_20250825`)";
+    let callers = strings(
+        cx,
+        meta,
+        &Words {
+            key: "caller",
+            example: "allowed_callers = [\"direct\", \"programmatic\"]",
+            allowed: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_',
+            rule: RULE,
+        },
+    )?;
+    let is_caller = |s: &str| match s.strip_prefix("code_execution_") {
+        Some(date) => date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()),
+        None => matches!(s, "direct" | "programmatic"),
+    };
+    let listed = callers.len();
+    let mut known = Vec::with_capacity(listed);
+    for lit in callers {
+        if is_caller(&lit.value()) {
+            known.push(lit);
+        } else {
+            cx.error_spanned_by(&lit, format!("unknown caller `{}`: use {RULE}", lit.value()));
+        }
+    }
+    if listed == 0 {
+        let path = &meta.path;
+        cx.error_spanned_by(
+            path,
+            format!("`allowed_callers` names no caller: list {RULE}, or leave it out for the API's default"),
+        );
+    }
+    set(cx, meta, &mut a.allowed_callers, known);
+    Ok(())
+}
+
 /// What a list of words (`tags`, `scopes`) may hold.
 struct Words {
     /// One word's name in messages.

@@ -44,6 +44,15 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &T
     let client_side = t.f.client_side.is_some();
     let defer_loading = attrs.defer_loading.is_some();
     let namespace = opt(&attrs.namespace.as_ref().map(|n| quote!(#pr::String::from(#n))), pr);
+    let eager_input_streaming = opt(&attrs.eager_input_streaming.map(|_| quote!(true)), pr);
+    let allowed_callers = attrs.allowed_callers.iter().flatten();
+    let behavior = opt(
+        &attrs.behavior.map(|nb| match nb {
+            true => quote!(#pr::CallBehavior::NonBlocking),
+            false => quote!(#pr::CallBehavior::Blocking),
+        }),
+        pr,
+    );
     quote! {
         fn meta() -> #pr::ToolMeta {
             #pr::ToolMeta {
@@ -67,6 +76,9 @@ pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &T
                     input_examples: #pr::Vec::new(),
                     defer_loading: #defer_loading,
                     namespace: #namespace,
+                    eager_input_streaming: #eager_input_streaming,
+                    allowed_callers: #pr::strings(&[#(#allowed_callers),*]),
+                    behavior: #behavior,
                 },
                 behaviour: #pr::Behaviour {
                     hooks: #hooks,

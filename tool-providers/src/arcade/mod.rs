@@ -89,6 +89,8 @@ pub struct ArcadeToolProvider {
     auth_wait_secs: u64,
     auth_providers: Arc<Mutex<BTreeMap<String, connections::AuthProvider>>>,
     definitions: Definitions<api::ToolDefinition>,
+    /// Where imported tools sit for tool search.
+    placement: crate::placement::ImportPlacement,
 }
 
 impl std::fmt::Debug for ArcadeToolProvider {
@@ -133,6 +135,7 @@ impl ArcadeToolProvider {
             auth_wait_secs: 0,
             auth_providers: Arc::default(),
             definitions: Definitions::default(),
+            placement: Default::default(),
         }
     }
 

@@ -238,6 +238,11 @@ impl ArcadeToolProvider {
             builder = builder.output_schema(output);
         }
         builder = builder.with_spec(|s| s.title = def.name.clone());
+        let toolkit = def
+            .toolkit_name()
+            .map(str::to_owned)
+            .or_else(|| id.split_once('.').map(|(t, _)| t.to_owned()));
+        builder = self.placement.apply(builder, toolkit.as_deref().unwrap_or_default());
         let runner = Arc::new(Runner {
             http: self.http.clone(),
             tool_name: id,

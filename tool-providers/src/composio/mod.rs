@@ -95,6 +95,8 @@ pub struct ComposioToolProvider {
     poll_interval: Duration,
     callback_url: Option<String>,
     definitions: Definitions<api::Tool>,
+    /// Where imported tools sit for tool search.
+    placement: crate::placement::ImportPlacement,
     /// The owner and toolkit of each connected account looked up so far (an account never
     /// changes owner): a pinned account is checked once, not on every call. Shared by clones.
     accounts_seen: Arc<Mutex<HashMap<String, accounts::AccountFacts>>>,
@@ -149,6 +151,7 @@ impl ComposioToolProvider {
             poll_interval: Duration::from_secs(2),
             callback_url: None,
             definitions: Definitions::default(),
+            placement: Default::default(),
             accounts_seen: Arc::default(),
         }
     }

@@ -537,6 +537,7 @@ fn remote_tool(
         if let Some(t) = &def.name {
             builder = builder.title(t.clone());
         }
+        builder = provider.placement.apply(builder, &remote.toolkit);
         let remote = remote.clone();
         builder.handler(move |input, cx| {
             let remote = remote.clone();

@@ -270,6 +270,28 @@ impl McpToolProvider {
         self
     }
 
+    /// Defers every tool of this server: it is left out of a request's tool list until the
+    /// model finds it with tool search (a catalog may still override it). Set it before
+    /// [`connect`](Self::connect); later it is ignored.
+    pub fn defer_loading(mut self) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.placement.defer = true,
+            None => tracing::warn!(provider = %self.info.id, "defer_loading after connect is ignored"),
+        }
+        self
+    }
+
+    /// Puts every tool of this server in a namespace named after the provider's id (`github`;
+    /// lower-cased, characters outside `a-z 0-9 _ -` as `_`), listed and searched under it. Set
+    /// it before [`connect`](Self::connect); later it is ignored.
+    pub fn namespace_by_server(mut self) -> Self {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.placement.by_group = true,
+            None => tracing::warn!(provider = %self.info.id, "namespace_by_server after connect is ignored"),
+        }
+        self
+    }
+
     /// Pins this server's tools in `store` (provider `mcp`, connection: this provider's id):
     /// the first listing pins each tool's definition, and a tool whose definition later
     /// differs is not called until the change is accepted (`toolsmith pins accept`,

@@ -45,6 +45,8 @@ pub(super) struct Shared {
     pub(super) sync: Mutex<Option<Synced>>,
     /// Where this server's tools are pinned, when they are (`pins`).
     pub(super) pins: Option<Arc<dyn PinStore>>,
+    /// Where this server's tools sit for tool search (their namespace: the provider's id).
+    pub(super) placement: crate::placement::ImportPlacement,
     /// Serialises refreshes.
     refreshing: tokio::sync::Mutex<()>,
     /// Where the progress of each running call goes (the MCP client of the call, when it came
@@ -66,6 +68,7 @@ impl Shared {
             tools: RwLock::new(Vec::new()),
             sync: Mutex::new(None),
             pins: None,
+            placement: Default::default(),
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
             calls: Mutex::default(),

@@ -65,6 +65,7 @@ pub(super) fn build_tool(shared: &Arc<Shared>, def: &rmcp::model::Tool) -> Optio
         }
         s.presentation.mcp.meta = def.meta.as_ref().map(|m| Value::Object(m.0.clone()));
     });
+    builder = shared.placement.apply(builder, &shared.id);
     // The builder checks the spec; its handler is never called (the tool is an `McpTool`).
     match builder.handler(|_, _| async { Ok(Value::Null) }) {
         Ok(checked) => {

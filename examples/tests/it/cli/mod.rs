@@ -1,3 +1,4 @@
+pub mod catalog_search;
 pub mod commands;
 pub mod help;
 pub mod input_hygiene;

@@ -225,6 +225,34 @@ async fn toolsmith_serve_over_streamable_http() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn imported_tools_are_deferred_and_namespaced_by_server() {
+    let registry = Arc::new(Registry::new());
+    let provider = McpToolProvider::stdio("Toolsmith Local", toolsmith(), ["serve", "--stdio"])
+        .defer_loading()
+        .namespace_by_server()
+        .sync_into(registry.clone());
+    provider.connect().await.unwrap();
+    assert!(!registry.is_empty());
+    for tool in registry.tools() {
+        let p = &tool.spec().presentation;
+        assert!(p.defer_loading, "{}", tool.spec().id);
+        assert_eq!(p.namespace.as_deref(), Some("toolsmith_local"), "{}", tool.spec().id);
+    }
+    provider.close().await;
+
+    let plain_registry = Arc::new(Registry::new());
+    let plain = McpToolProvider::stdio("toolsmith", toolsmith(), ["serve", "--stdio"]).sync_into(plain_registry.clone());
+    plain.connect().await.unwrap();
+    assert!(
+        plain_registry
+            .tools()
+            .iter()
+            .all(|t| !t.spec().presentation.defer_loading && t.spec().presentation.namespace.is_none())
+    );
+    plain.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn not_connected_and_unreachable_are_clear_errors() {
     let p = McpToolProvider::stdio("nothing", "/nonexistent/mcp-server", Vec::<String>::new());
     let e = p.list_tools(ListToolsOptions::default()).await.unwrap_err();

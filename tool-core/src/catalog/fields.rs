@@ -1,0 +1,96 @@
+//! The per-tool fields that only some providers' formats carry: Anthropic's
+//! `eager_input_streaming`, Anthropic's and OpenAI Responses' `allowed_callers`, Gemini's
+//! `behavior`.
+//!
+//! Owns which dialect sends which of them, in which spelling, and the warning for each one a
+//! dialect cannot carry (never dropped silently). Must not lay out entries (that is
+//! `format`'s).
+
+use serde_json::{Value, json};
+
+use crate::dialect::Dialect;
+use crate::spec::ToolSpec;
+
+/// The code execution tool version Anthropic's `allowed_callers` names for a tool declared
+/// callable by `programmatic` callers (the version Anthropic's programmatic tool calling
+/// documents).
+pub(crate) const ANTHROPIC_CODE_EXECUTION: &str = "code_execution_20250825";
+
+/// The fields of `spec` that `dialect` carries beside the common ones, in order, and a warning
+/// in `warnings` for each set field it cannot carry.
+pub(crate) fn extra(dialect: Dialect, spec: &ToolSpec, warnings: &mut Vec<String>) -> Vec<(&'static str, Value)> {
+    let p = &spec.presentation;
+    let mut out = Vec::new();
+    let mut unsent = |field: &str, whose: &str| {
+        warnings.push(format!(
+            "tool `{}`: {} cannot carry `{field}` ({whose}): not sent",
+            spec.id,
+            dialect.as_str()
+        ));
+    };
+    if let Some(eager) = p.eager_input_streaming {
+        match dialect {
+            Dialect::Anthropic => out.push(("eager_input_streaming", json!(eager))),
+            _ => unsent("eager_input_streaming", "Anthropic's"),
+        }
+    }
+    if !p.allowed_callers.is_empty() {
+        match dialect {
+            Dialect::Anthropic => out.push(("allowed_callers", json!(anthropic_callers(&p.allowed_callers)))),
+            Dialect::OpenAiResponses => out.push(("allowed_callers", json!(openai_callers(&p.allowed_callers)))),
+            _ => unsent("allowed_callers", "Anthropic's and OpenAI Responses'"),
+        }
+    }
+    if let Some(behavior) = p.behavior {
+        match dialect {
+            Dialect::GeminiOpenApi | Dialect::GeminiJsonSchema => out.push(("behavior", json!(behavior.gemini()))),
+            _ => unsent("behavior", "Gemini's"),
+        }
+    }
+    out
+}
+
+/// Anthropic's callers: `direct` and code execution versions as declared, `programmatic` as
+/// [`ANTHROPIC_CODE_EXECUTION`]; each once.
+fn anthropic_callers(callers: &[String]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::with_capacity(callers.len());
+    for c in callers {
+        let c = if c == "programmatic" {
+            ANTHROPIC_CODE_EXECUTION
+        } else {
+            c.as_str()
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// OpenAI's callers: `direct`, and `programmatic` for code (any code execution version); each
+/// once.
+fn openai_callers(callers: &[String]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::with_capacity(2);
+    for c in callers {
+        let c = if c == "direct" { "direct" } else { "programmatic" };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callers_are_spelt_per_provider() {
+        let callers = ["direct".to_owned(), "programmatic".to_owned(), "code_execution_20260120".to_owned()];
+        assert_eq!(
+            anthropic_callers(&callers),
+            ["direct", ANTHROPIC_CODE_EXECUTION, "code_execution_20260120"]
+        );
+        assert_eq!(openai_callers(&callers), ["direct", "programmatic"]);
+    }
+}
