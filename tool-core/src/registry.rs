@@ -468,6 +468,7 @@ impl Registry {
     }
 
     /// Compiles tool `id`'s schemas now if they are not yet (`None` for an unknown id).
+    #[cfg(feature = "check")]
     pub(crate) fn compile_tool(&self, id: &str) -> Option<Result<(), SchemaError>> {
         self.entry(id).map(|e| e.compiled.compile())
     }

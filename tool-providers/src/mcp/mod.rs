@@ -336,6 +336,7 @@ impl McpToolProvider {
         *self.shared.peer.write().unwrap_or_else(|e| e.into_inner()) = Some(peer.clone());
         *service = Some(running);
         drop(service);
+        session::listen_for_tool_changes(Arc::downgrade(&self.shared), &peer);
         refresh(&self.shared, &peer).await
     }
 

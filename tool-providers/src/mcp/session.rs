@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter,
+    Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, InboundStreamOrigin, NotificationContext, Peer, RequestContext,
@@ -197,6 +198,40 @@ impl ClientHandler for Notifier {
             tracing::warn!(provider = %shared.id, error = %e, "refreshing the MCP tool list after list_changed failed");
         }
     }
+}
+
+/// At 2026-07-28 a server sends `notifications/tools/list_changed` only on a
+/// `subscriptions/listen` stream the client opened (there is no session to send it on): with a
+/// server that says its tool list changes, open one for the tool list and refresh on each
+/// notification, as [`Notifier::on_tool_list_changed`] does for a session of an earlier
+/// revision. The stream ends with the session.
+pub(super) fn listen_for_tool_changes(shared: Weak<Shared>, peer: &Peer<RoleClient>) {
+    let Some(info) = peer.peer_info() else { return };
+    let changes = info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    if info.protocol_version != ProtocolVersion::V_2026_07_28 || !changes {
+        return;
+    }
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match peer.listen(filter).await {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                let id = shared.upgrade().map(|s| s.id.clone()).unwrap_or_default();
+                tracing::warn!(provider = %id, error = %e, "cannot listen for tool list changes: the imported tools are read again only on a reconnect");
+                return;
+            }
+        };
+        while let Ok(Some(notification)) = subscription.next().await {
+            if !matches!(notification, ServerNotification::ToolListChangedNotification(_)) {
+                continue;
+            }
+            let Some(shared) = shared.upgrade() else { return };
+            if let Err(e) = refresh(&shared, &peer).await {
+                tracing::warn!(provider = %shared.id, error = %e, "refreshing the MCP tool list after list_changed failed");
+            }
+        }
+    });
 }
 
 /// Reads every page of `tools/list` (bounded) and updates the cache and the synced registry.

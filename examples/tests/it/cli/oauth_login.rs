@@ -286,6 +286,31 @@ impl Drop for Served {
     }
 }
 
+/// Runs `toolsmith ARGS` (an `mcp login --no-browser`) with the test as its browser: opens the
+/// authorization URL it prints, then waits for it. Whether it succeeded, its stdout and its stderr.
+pub(super) fn login_as_browser(args: &[&str], data: &std::path::Path, rt: &tokio::runtime::Runtime) -> (bool, String, String) {
+    let mut login = toolsmith(args, data).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdout = BufReader::new(login.stdout.take().unwrap());
+    let mut printed = String::new();
+    let auth_url = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no authorization URL printed: {printed}");
+        printed.push_str(&line);
+        if line.starts_with("http") {
+            break line.trim().to_owned();
+        }
+    };
+    let landed = rt.block_on(async { reqwest::get(&auth_url).await.unwrap() });
+    assert_eq!(landed.status(), 200, "the callback answered");
+    std::io::Read::read_to_string(&mut stdout, &mut printed).unwrap();
+    let finished = login.wait_with_output().unwrap();
+    (
+        finished.status.success(),
+        printed,
+        String::from_utf8_lossy(&finished.stderr).into_owned(),
+    )
+}
+
 pub(super) fn toolsmith(args: &[&str], data: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolsmith"));
     command
@@ -423,30 +448,12 @@ fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret()
     assert!(!ok && stderr.contains(&format!("toolsmith mcp login demo {url}")), "{stderr}");
 
     // The login: the test is the browser.
-    let mut login = toolsmith(
+    let (logged_in, printed, login_err) = login_as_browser(
         &["--store", store, "mcp", "login", "demo", &url, "--no-browser", "--timeout", "60"],
         dir.path(),
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stdout = BufReader::new(login.stdout.take().unwrap());
-    let mut printed = String::new();
-    let auth_url = loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "no authorization URL printed: {printed}");
-        printed.push_str(&line);
-        if line.starts_with("http") {
-            break line.trim().to_owned();
-        }
-    };
-    let landed = rt.block_on(async { reqwest::get(&auth_url).await.unwrap() });
-    assert_eq!(landed.status(), 200, "the callback answered");
-    std::io::Read::read_to_string(&mut stdout, &mut printed).unwrap();
-    let finished = login.wait_with_output().unwrap();
-    let login_err = String::from_utf8_lossy(&finished.stderr).into_owned();
-    assert!(finished.status.success(), "{printed}\n{login_err}");
+        &rt,
+    );
+    assert!(logged_in, "{printed}\n{login_err}");
     assert!(
         printed.contains("Logged in to `demo`") && printed.contains("refreshable"),
         "{printed}"

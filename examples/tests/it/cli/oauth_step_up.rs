@@ -15,7 +15,7 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use super::oauth_login::{Setup, assert_no_secret, run, setup_serving, toolsmith};
+use super::oauth_login::{Setup, assert_no_secret, login_as_browser, run, setup_serving, toolsmith};
 
 const SCOPED: [&str; 2] = ["--tool-scope", "convert-units=crm.write"];
 
@@ -34,27 +34,8 @@ fn browser_login(setup: &Setup, store: &str, name: &str, args: &[&str]) -> Strin
         "60",
     ];
     argv.extend_from_slice(args);
-    let mut login = toolsmith(&argv, setup.dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(login.stdout.take().unwrap());
-    let mut printed = String::new();
-    let auth_url = loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "no authorization URL printed: {printed}");
-        printed.push_str(&line);
-        if line.starts_with("http") {
-            break line.trim().to_owned();
-        }
-    };
-    let landed = setup.rt.block_on(async { reqwest::get(&auth_url).await.unwrap() });
-    assert_eq!(landed.status(), 200, "the callback answered");
-    std::io::Read::read_to_string(&mut stdout, &mut printed).unwrap();
-    let finished = login.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&finished.stderr).into_owned();
-    assert!(finished.status.success() && printed.contains("Logged in"), "{printed}\n{err}");
+    let (logged_in, printed, err) = login_as_browser(&argv, setup.dir.path(), &setup.rt);
+    assert!(logged_in && printed.contains("Logged in"), "{printed}\n{err}");
     printed + &err
 }
 
