@@ -40,8 +40,6 @@ pub(crate) struct Compiled {
     /// type, its schema the derived one) and the schema's keywords say nothing more. Its body's
     /// outputs are then not checked again (a result the application submits always is).
     output_implied: bool,
-    /// Whether the tool declares a request-context schema (asked of every call, compiled or not).
-    has_context: bool,
     /// Whether a call on the happy path needs no validator at all: its input and output are
     /// implied by its types (schemas of plain keywords only, each well-formed and every `$ref`
     /// resolving: they compile) and it has no context, suspend or resume schema. Such a tool's
@@ -147,12 +145,10 @@ impl Compiled {
             && schemas.request_context.is_none()
             && schemas.suspend.is_none()
             && schemas.resume.is_none();
-        let has_context = schemas.request_context.is_some();
         Compiled {
             tool,
             input_implied,
             output_implied,
-            has_context,
             needs_none,
             validators: OnceLock::new(),
         }
@@ -181,7 +177,7 @@ impl Compiled {
 
     /// Whether the tool declares a request-context schema.
     pub(crate) fn has_context(&self) -> bool {
-        self.has_context
+        self.tool.spec().schemas.request_context.is_some()
     }
 
     /// The validators a call of this tool is checked by; a call of a tool whose schema does

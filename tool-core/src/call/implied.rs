@@ -27,10 +27,7 @@ pub(crate) fn implied_by_type(schema: &Value) -> bool {
     };
     // The root must be an object of named fields: a map or any-value root says nothing a
     // struct's decoding checks.
-    root.get("type").and_then(Value::as_str) == Some("object")
-        && root.contains_key("properties")
-        && plain(schema, DEPTH)
-        && refs_resolve(schema, schema, DEPTH)
+    root.get("type").and_then(Value::as_str) == Some("object") && root.contains_key("properties") && plain(schema, schema, DEPTH)
 }
 
 /// Whether every value the tool's own output type encodes is valid against its output
@@ -38,40 +35,14 @@ pub(crate) fn implied_by_type(schema: &Value) -> bool {
 /// meaningful for a schema derived from a type that encodes no value outside it (what
 /// `#[tool]` vouches for): the caller decides that.
 pub(crate) fn output_implied_by_type(schema: &Value) -> bool {
-    plain(schema, DEPTH) && refs_resolve(schema, schema, DEPTH)
+    plain(schema, schema, DEPTH)
 }
 
-/// Whether every `$ref` under `schema` (one [`plain`] accepted: refs into `$defs` or
-/// `definitions` only) names a member `root` has. With it, a plain schema is well-formed
-/// keyword by keyword, so it compiles: a tool whose every schema is plain needs no compiled
-/// validator before a call strays from the happy path (`call::Compiled`).
-fn refs_resolve(root: &Value, schema: &Value, depth: usize) -> bool {
-    let Some(obj) = schema.as_object() else {
-        return true;
-    };
-    if depth == 0 {
-        return false;
-    }
-    obj.iter().all(|(keyword, value)| match keyword.as_str() {
-        "$ref" => value.as_str().is_some_and(|r| {
-            let (defs, name) = r
-                .strip_prefix("#/$defs/")
-                .map_or(("definitions", r.strip_prefix("#/definitions/")), |n| ("$defs", Some(n)));
-            name.is_some_and(|n| root.get(defs).and_then(|d| d.get(n)).is_some())
-        }),
-        "$defs" | "definitions" | "properties" => value
-            .as_object()
-            .is_some_and(|m| m.values().all(|s| refs_resolve(root, s, depth - 1))),
-        "items" => refs_resolve(root, value, depth - 1),
-        "anyOf" => value
-            .as_array()
-            .is_some_and(|branches| branches.iter().all(|s| refs_resolve(root, s, depth - 1))),
-        _ => true,
-    })
-}
-
-/// One subschema and everything under it.
-fn plain(schema: &Value, depth: usize) -> bool {
+/// One subschema of `root` and everything under it. Every keyword it accepts is well-formed and
+/// every `$ref` names a member of `root`'s `$defs` (or `definitions`), so a plain schema
+/// compiles: a tool whose every schema is plain needs no compiled validator before a call strays
+/// from the happy path (`call::Compiled`).
+fn plain(root: &Value, schema: &Value, depth: usize) -> bool {
     let Some(obj) = schema.as_object() else {
         // `true` accepts anything (a `serde_json::Value` field), `false` nothing.
         return schema.as_bool() == Some(true);
@@ -79,22 +50,26 @@ fn plain(schema: &Value, depth: usize) -> bool {
     if depth == 0 {
         return false;
     }
-    obj.iter().all(|(keyword, value)| keyword_ok(obj, keyword, value, depth - 1))
+    obj.iter().all(|(keyword, value)| keyword_ok(root, obj, keyword, value, depth - 1))
 }
 
-fn keyword_ok(obj: &Map<String, Value>, keyword: &str, value: &Value, depth: usize) -> bool {
+fn keyword_ok(root: &Value, obj: &Map<String, Value>, keyword: &str, value: &Value, depth: usize) -> bool {
     match keyword {
         "$schema" | "title" | "description" | "default" | "examples" | "deprecated" | "readOnly" | "writeOnly" | "$comment" => true,
-        "$defs" | "definitions" | "properties" => value.as_object().is_some_and(|m| m.values().all(|s| plain(s, depth))),
-        "$ref" => value
-            .as_str()
-            .is_some_and(|r| r.starts_with("#/$defs/") || r.starts_with("#/definitions/")),
+        "$defs" | "definitions" | "properties" => value.as_object().is_some_and(|m| m.values().all(|s| plain(root, s, depth))),
+        "$ref" => value.as_str().is_some_and(|r| {
+            let named = |defs: &str, prefix: &str| {
+                r.strip_prefix(prefix)
+                    .is_some_and(|name| root.get(defs).and_then(|d| d.get(name)).is_some())
+            };
+            named("$defs", "#/$defs/") || named("definitions", "#/definitions/")
+        }),
         "type" => types(value).is_some(),
         "required" => value.as_array().is_some_and(|names| names.iter().all(Value::is_string)),
-        "items" => value.is_object() && plain(value, depth),
+        "items" => value.is_object() && plain(root, value, depth),
         "anyOf" => value
             .as_array()
-            .is_some_and(|branches| !branches.is_empty() && branches.iter().all(|s| plain(s, depth))),
+            .is_some_and(|branches| !branches.is_empty() && branches.iter().all(|s| plain(root, s, depth))),
         // A unit-variant enum: strings only, on a string schema.
         "enum" => {
             types(obj.get("type").unwrap_or(&Value::Null)).is_some_and(|t| t == ["string"])

@@ -286,6 +286,20 @@ impl Drop for Served {
     }
 }
 
+/// `toolsmith --store STORE --import-mcp IMPORT call TOOL` converting 100 °C to °F (212): the
+/// imported example tool `convert-units`, under the import's name.
+pub(super) fn convert_call<'a>(store: &'a str, import: &'a str, tool: &'a str) -> [&'a str; 7] {
+    [
+        "--store",
+        store,
+        "--import-mcp",
+        import,
+        "call",
+        tool,
+        r#"{"value": 100, "from": "C", "to": "F"}"#,
+    ]
+}
+
 /// Runs `toolsmith ARGS` (an `mcp login --no-browser`) with the test as its browser: opens the
 /// authorization URL it prints, then waits for it. Whether it succeeded, its stdout and its stderr.
 pub(super) fn login_as_browser(args: &[&str], data: &std::path::Path, rt: &tokio::runtime::Runtime) -> (bool, String, String) {
@@ -435,15 +449,7 @@ fn mcp_login_then_import_refreshes_and_logout_ends_it_without_showing_a_secret()
 
     // Without a login: refused, with the command that logs in.
     let import = format!("demo={url}");
-    let call = [
-        "--store",
-        store,
-        "--import-mcp",
-        &import,
-        "call",
-        "demo_convert-units",
-        r#"{"value": 100, "from": "C", "to": "F"}"#,
-    ];
+    let call = convert_call(store, &import, "demo_convert-units");
     let (ok, _, stderr) = run(&call, dir.path());
     assert!(!ok && stderr.contains(&format!("toolsmith mcp login demo {url}")), "{stderr}");
 
@@ -537,15 +543,7 @@ fn a_machine_logs_in_with_client_credentials_and_its_secret_is_never_shown() {
     assert!(!ok && stderr.contains("--client-secret-env"), "{stderr}");
 
     let import = format!("ci={url}");
-    let call = [
-        "--store",
-        store,
-        "--import-mcp",
-        &import,
-        "call",
-        "ci_convert-units",
-        r#"{"value": 100, "from": "C", "to": "F"}"#,
-    ];
+    let call = convert_call(store, &import, "ci_convert-units");
     let (ok, stdout, stderr) = run(&call, dir.path());
     assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
     outputs.extend([stdout, stderr]);

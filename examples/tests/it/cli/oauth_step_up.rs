@@ -15,7 +15,7 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use super::oauth_login::{Setup, assert_no_secret, login_as_browser, run, setup_serving, toolsmith};
+use super::oauth_login::{Setup, assert_no_secret, convert_call, login_as_browser, run, setup_serving, toolsmith};
 
 const SCOPED: [&str; 2] = ["--tool-scope", "convert-units=crm.write"];
 
@@ -51,15 +51,7 @@ fn a_user_steps_up_by_logging_in_again_for_the_union_of_the_scopes() {
 
     // The call needs `crm.write`: refused, naming the login that asks for every scope.
     let import = format!("crm={}", setup.url);
-    let call = [
-        "--store",
-        store,
-        "--import-mcp",
-        &import,
-        "call",
-        "crm_convert-units",
-        r#"{"value": 100, "from": "C", "to": "F"}"#,
-    ];
+    let call = convert_call(store, &import, "crm_convert-units");
     let (ok, stdout, stderr) = run(&call, setup.dir.path());
     let wanted = format!("toolsmith mcp login crm {} --scope mcp ", setup.url);
     assert!(
@@ -236,15 +228,7 @@ fn a_machine_signs_private_key_jwt_assertions_with_a_key_from_a_file() {
     outputs.push(stderr);
 
     let import = format!("signed={}", setup.url);
-    let call = [
-        "--store",
-        store,
-        "--import-mcp",
-        &import,
-        "call",
-        "signed_convert-units",
-        r#"{"value": 100, "from": "C", "to": "F"}"#,
-    ];
+    let call = convert_call(store, &import, "signed_convert-units");
     let (ok, stdout, stderr) = run(&call, setup.dir.path());
     assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
     outputs.extend([stdout, stderr]);
