@@ -121,6 +121,16 @@ pub trait Hints: Send + Sync {
         None
     }
 
+    /// [`decode_input`](Hints::decode_input) for arguments given as a value (what an MCP
+    /// request carries): `Some(true)` when `value` decodes into the tool's own input type,
+    /// `Some(false)` when it does not, `None` when the tool does not vouch for its input. The
+    /// decoded value is not kept (the first run decodes the value again, which costs less
+    /// than compiling the validator a first valid call would otherwise need).
+    fn value_decodes(&self, value: &Value) -> Option<bool> {
+        let _ = value;
+        None
+    }
+
     /// Whether every output `execute` produces is valid against the output schema by
     /// construction: the output type encodes only what its derived schema accepts and the
     /// output schema is that derived one (`ToolMeta::plain_output`). A registry skips checking
@@ -639,5 +649,10 @@ impl<T: TypedTool> Hints for FnTool<T> {
                 .ok()
                 .flatten()
         })
+    }
+
+    fn value_decodes(&self, value: &Value) -> Option<bool> {
+        self.derived
+            .then(|| crate::panic::catch_panic(|| T::Input::deserialize(value).is_ok()).unwrap_or(false))
     }
 }

@@ -43,7 +43,7 @@ pub(crate) struct Compiled {
     /// Whether a call on the happy path needs no validator at all: its input and output are
     /// implied by its types (schemas of plain keywords only, each well-formed and every `$ref`
     /// resolving: they compile) and it has no context, suspend or resume schema. Such a tool's
-    /// first call does not compile anything (nor build the meta-schema's validators, ≈ 4 M
+    /// first call (text, or a value as MCP sends it, that decodes) does not compile anything (nor build the meta-schema's validators, ≈ 4 M
     /// instructions once per process); a call that strays from the happy path compiles then.
     needs_none: bool,
     validators: OnceLock<Result<Validators, SchemaError>>,

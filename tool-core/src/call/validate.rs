@@ -71,7 +71,8 @@ fn duplicate_key(tool: &str, duplicate: &DuplicateKey) -> ToolError {
 /// Text that repeats a key is refused (the tree's parse fails on it, and only then is the
 /// text read again to say where). For a tool whose type enforces its schema, text that
 /// decodes into that type and surely repeats no key is valid as it is; anything else takes
-/// the validator's path, so a refusal lists every failing path as always.
+/// the validator's path, so a refusal lists every failing path as always; so does a value
+/// (arguments an MCP request carries) that decodes into that type.
 pub(crate) fn validate_args<'a>(
     tool: &dyn Tool,
     compiled: &Compiled,
@@ -103,7 +104,14 @@ pub(crate) fn validate_args<'a>(
             }
             validate_input(tool, compiled, parse_value(tool, text)?).map(Validated::Value)
         }
-        CallArgs::Value(value) => validate_input(id, compiled, value.clone()).map(Validated::Value),
+        CallArgs::Value(value) => {
+            // A value repeats no key: an object that decodes into the tool's type is valid.
+            if compiled.input_implied() && value.is_object() && crate::tool::hints(tool).and_then(|h| h.value_decodes(value)) == Some(true)
+            {
+                return Ok(Validated::Value(value.clone()));
+            }
+            validate_input(id, compiled, value.clone()).map(Validated::Value)
+        }
     }
 }
 

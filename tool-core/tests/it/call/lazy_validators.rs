@@ -195,6 +195,17 @@ async fn nothing_is_compiled_until_a_call_needs_it() {
         .expect("runs");
     assert_eq!(out.value(), json!(5));
     assert_eq!(registry.schemas_compiled("lazy_add"), Some(false));
+    // Arguments given as a value (as an MCP request carries them) that decode: the same.
+    let out = registry
+        .call("lazy_add", json!({"a": 4, "b": 5}), CallOptions::default())
+        .await
+        .expect("runs");
+    assert_eq!(out.value(), json!(9));
+    assert_eq!(
+        registry.schemas_compiled("lazy_add"),
+        Some(false),
+        "a value that decodes compiles nothing"
+    );
     assert_eq!(
         registry.schemas_compiled("lookup"),
         Some(false),
@@ -207,6 +218,12 @@ async fn nothing_is_compiled_until_a_call_needs_it() {
         .expect_err("out of range");
     assert_eq!(err.issues()[0].path, "/b", "{}", err.message());
     assert_eq!(registry.schemas_compiled("lazy_add"), Some(true));
+    // A value its type refuses is refused by the validator, naming the path.
+    let err = registry
+        .call("lazy_add", json!({"a": 2, "b": 300}), CallOptions::default())
+        .await
+        .expect_err("out of range");
+    assert_eq!(err.issues()[0].path, "/b", "{}", err.message());
     // A dynamic tool's first call compiles its schemas.
     registry
         .call("lookup", json!({"id": "a1"}), CallOptions::default())
