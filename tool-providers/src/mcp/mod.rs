@@ -362,14 +362,21 @@ impl McpToolProvider {
         let authorized = match oauth {
             Some((store, login)) => {
                 let http = tls::oauth_clients(id, url, root_pems, *connect_timeout)?;
-                oauth::authorized(id, url, store.clone(), http, client.clone(), login, self.shared.step_up.clone())
+                oauth::authorized(id, url, store.clone(), http, client.clone(), login, self.shared.login_note.clone())
                     .await
                     .map_err(|e| transport_error(id, &e).caused_by(e))?
             }
             None => None,
         };
         let login = oauth.as_ref().map(|(_, login)| login.as_str());
-        let failed = |e: rmcp::service::ClientInitializeError| transport_error(id, tls::initialize_error(&e, login)).caused_by(e);
+        let failed = |e: rmcp::service::ClientInitializeError| {
+            // A note of the session (a new authorization server) says more than the 401.
+            let said = match self.shared.login_note.note() {
+                Some(note) => note,
+                None => tls::initialize_error(&e, login),
+            };
+            transport_error(id, said).caused_by(e)
+        };
         let timed_out = || {
             transport_error(
                 id,

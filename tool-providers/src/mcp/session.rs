@@ -56,8 +56,9 @@ pub(super) struct Shared {
     /// The requests of running calls, by JSON-RPC id, each with the MCP client of its call
     /// (when it came from one): a question the server sends during a call goes there (`ask`).
     pub(super) calls: Mutex<HashMap<RequestId, Option<Arc<dyn McpHandle>>>>,
-    /// What a step-up the user must make needs (an OAuth session's 403 `insufficient_scope`).
-    pub(super) step_up: super::oauth::StepUp,
+    /// What the user must do before a refused request can pass (an OAuth session's step-up or
+    /// new authorization server): said in the errors of calls and listings.
+    pub(super) login_note: super::oauth::LoginNote,
 }
 
 impl Shared {
@@ -73,8 +74,14 @@ impl Shared {
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
             calls: Mutex::default(),
-            step_up: super::oauth::StepUp::default(),
+            login_note: super::oauth::LoginNote::default(),
         }
+    }
+
+    /// `"; "` and what the user must do before a refused request can pass, when the session
+    /// noted something (see `login_note`); else nothing.
+    pub(super) fn login_note(&self) -> String {
+        self.login_note.note().map(|n| format!("; {n}")).unwrap_or_default()
     }
 
     /// The connected peer, if any.
@@ -249,7 +256,7 @@ pub(super) async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Re
         let result = peer
             .list_tools(params)
             .await
-            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}")).caused_by(e))?;
+            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}{}", shared.login_note())).caused_by(e))?;
         tools.extend(result.tools);
         match result.next_cursor {
             Some(next) if !next.is_empty() => {

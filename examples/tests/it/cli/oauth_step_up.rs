@@ -73,19 +73,19 @@ fn a_user_steps_up_by_logging_in_again_for_the_union_of_the_scopes() {
 }
 
 /// One JSON-RPC message to `serve --stdio`, and (for a request) the answer with its id.
-struct Stdio_ {
-    child: std::process::Child,
-    lines: BufReader<std::process::ChildStdout>,
+pub(super) struct Stdio_ {
+    pub(super) child: std::process::Child,
+    pub(super) lines: BufReader<std::process::ChildStdout>,
 }
 
 impl Stdio_ {
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub(super) fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
             let mut line = String::new();
@@ -169,13 +169,13 @@ fn a_machine_steps_up_by_itself_and_fetches_a_new_token_when_its_own_runs_out() 
 }
 
 /// An EC P-256 key made for this test, and its public half (the authorization server's).
-const SIGNER_KEY: &str = "-----BEGIN PRIVATE KEY-----
+pub(super) const SIGNER_KEY: &str = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg8LK86hTIDfic9tDI
 ZneQg6BlJ1aEDCAeRnluPpvqKKuhRANCAASPJ3NAaDHsU0usIOMJNbRX/+IYSQtW
 3AhlKCqMR4zSKYJ64kcqxFJ9rxnXNRbQu6CSyBzMLeqUfagyW7VHldNY
 -----END PRIVATE KEY-----
 ";
-const SIGNER_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+pub(super) const SIGNER_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
 MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEjydzQGgx7FNLrCDjCTW0V//iGEkL
 VtwIZSgqjEeM0imCeuJHKsRSfa8Z1zUW0LugksgczC3qlH2oMlu1R5XTWA==
 -----END PUBLIC KEY-----
