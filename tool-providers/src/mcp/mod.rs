@@ -46,7 +46,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::ServerPeerInfo;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -324,11 +323,12 @@ impl McpToolProvider {
         let handler = Notifier(Arc::downgrade(&self.shared));
         let running = match &self.endpoint {
             Endpoint::Stdio { command, args } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args);
-                let transport = TokioChildProcess::new(cmd)
-                    .map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")).caused_by(e))?;
-                handler.serve(transport).await.map_err(|e| transport_error(id, &e).caused_by(e))?
+                let spawn = || {
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(args);
+                    TokioChildProcess::new(cmd).map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")).caused_by(e))
+                };
+                session::start_stdio(handler, spawn).await?
             }
             Endpoint::Http { .. } => self.connect_http(handler).await?,
         };

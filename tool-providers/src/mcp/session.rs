@@ -115,8 +115,9 @@ impl Shared {
 }
 
 /// How a session starts first: `server/discover` at 2026-07-28 (stateless requests, each with
-/// its own `_meta` and the standard headers); a server that answers that it does not know the
-/// method gets `initialize` on the same connection (`rmcp`'s fallback).
+/// its own `_meta` and the standard headers); a server that answers it with an error (e.g. that
+/// it does not know the method), or not within 10 s, gets `initialize` at 2025-11-25 on the
+/// same connection (`rmcp`'s fallback).
 fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -144,6 +145,31 @@ where
             handler.serve_with_lifecycle(legacy, ClientLifecycleMode::Initialize).await
         }
         started => started,
+    }
+}
+
+/// Starts a session with the process `spawn` starts (stdio), as [`start`] does over HTTP: at
+/// 2026-07-28 when the server offers it (`rmcp`'s fallback to `initialize` on the same pipe when
+/// it answers `server/discover` with an error), else — the process ended or answered in a way
+/// that is neither (e.g. not at all) — with a process started again and `initialize` at
+/// 2025-11-25.
+pub(super) async fn start_stdio<T>(
+    handler: Notifier,
+    spawn: impl Fn() -> Result<T, ProviderError>,
+) -> Result<RunningService<RoleClient, Notifier>, ProviderError>
+where
+    T: rmcp::transport::Transport<RoleClient> + Send + 'static,
+{
+    let id = handler.0.upgrade().map(|s| s.id.clone()).unwrap_or_default();
+    match handler.clone().serve_with_lifecycle(spawn()?, lifecycle()).await {
+        Err(e) if !matches!(e, ClientInitializeError::Cancelled) => {
+            tracing::debug!(provider = %id, error = %e, "no MCP 2026-07-28 session over stdio; starting the server again with `initialize`");
+            handler
+                .serve_with_lifecycle(spawn()?, ClientLifecycleMode::Initialize)
+                .await
+                .map_err(|e| transport_error(&id, &e).caused_by(e))
+        }
+        started => started.map_err(|e| transport_error(&id, &e).caused_by(e)),
     }
 }
 
