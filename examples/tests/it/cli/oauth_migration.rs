@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::oauth_login::{
     Auth, Served, assert_no_secret, convert_call, free_port, login_as_browser, run, serve_resource, start_auth, toolsmith,
 };
-use super::oauth_step_up::{SIGNER_KEY, SIGNER_PUBLIC, Stdio_};
+use super::oauth_step_up::{SIGNER_KEY, SIGNER_PUBLIC, Stdio_, run_as_browser_in};
 
 /// Two authorization servers and the resource server naming the first.
 struct Moving {
@@ -260,4 +260,28 @@ fn a_machine_with_a_secret_is_told_to_log_in_with_a_client_of_the_new_server_and
     assert!(presented(&moving.second).is_empty(), "{:?}", presented(&moving.second));
     assert!(moving.second.state.lock().unwrap().machine_grants.is_empty());
     moving.assert_no_secret(&outputs);
+}
+
+#[test]
+fn with_interactive_login_a_new_import_logs_in_with_the_new_authorization_server_by_itself() {
+    let mut moving = Moving::new();
+    let store = moving.store();
+    let url = moving.url.clone();
+    let login = ["--store", &store, "mcp", "login", "crm", &url, "--no-browser", "--timeout", "60"];
+    let (ok, printed, err) = login_as_browser(&login, moving.dir.path(), &moving.rt);
+    assert!(ok, "{printed}\n{err}");
+    moving.migrate();
+    let import = format!("crm={url}");
+    let mut call = convert_call(&store, &import, "crm_convert-units").to_vec();
+    call.insert(4, "--interactive-login=print");
+    let (ok, stdout, stderr, opened) = run_as_browser_in(&call, moving.dir.path(), &moving.rt);
+    assert!(opened && ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    assert_eq!(
+        moving.second.state.lock().unwrap().clients.len(),
+        1,
+        "registered with the new server"
+    );
+    let old: Vec<String> = moving.first.state.lock().unwrap().clients.keys().cloned().collect();
+    assert!(presented(&moving.second).iter().all(|c| !old.contains(c)));
+    moving.assert_no_secret(&[printed, err, stdout, stderr]);
 }

@@ -25,10 +25,12 @@ use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
 mod binding;
+mod interactive;
 mod jwt;
 mod login;
 mod session;
 
+pub use interactive::InteractiveLogin;
 pub use login::{Logged, Login, LoginMethod, login};
 pub use session::LoginNote;
 pub(crate) use session::Reauthorizing;
@@ -93,6 +95,15 @@ pub enum OAuthError {
 }
 
 impl OAuthError {
+    /// Whether only a new login by the user (or a machine client's new credentials) cures it:
+    /// the stored login is spent or was made with another authorization server.
+    pub fn needs_the_user(&self) -> bool {
+        matches!(
+            self,
+            OAuthError::LoginRequired { .. } | OAuthError::AuthorizationServerChanged { .. }
+        )
+    }
+
     fn auth(step: impl Into<String>) -> impl FnOnce(AuthError) -> OAuthError {
         let step = step.into();
         move |source| {
@@ -267,12 +278,20 @@ pub(crate) async fn manager(url: &str, http: Http, adapter: StoreAdapter) -> Res
     Ok(manager)
 }
 
+/// How a login that needs renewing is renewed: the command that logs in again, where the session
+/// notes what the user must do, and the interactive login when a person asked for one.
+pub(crate) struct Renewal<'a> {
+    pub(crate) login: &'a str,
+    pub(crate) note: LoginNote,
+    pub(crate) interactive: Option<InteractiveLogin>,
+}
+
 /// The authorized HTTP client for the import `name` at `url`, when a login is stored for it
 /// (`None` otherwise): its tokens checked (and refreshed, or fetched again for a machine client,
 /// when close to expiry) before the session starts, and refreshed during it as they run out.
-/// `login` is the command that logs in again, for the error when the stored login is spent and
-/// in the note a refused step-up or an authorization server change leaves in `note` (see
-/// [`Reauthorizing`]).
+/// `renewal.login` is the command that logs in again, for the error when the stored login is
+/// spent and in the note a refused step-up or an authorization server change leaves in
+/// `renewal.note` (see [`Reauthorizing`]).
 ///
 /// The server's authorization server is discovered first: when it is not the one the login was
 /// made with (SEP-2352, see `binding`), the login is not used with it.
@@ -282,9 +301,9 @@ pub(crate) async fn authorized(
     store: Arc<dyn CredentialStore>,
     http: Http,
     session: reqwest13::Client,
-    login: &str,
-    note: LoginNote,
+    renewal: Renewal<'_>,
 ) -> Result<Option<Reauthorizing>, OAuthError> {
+    let Renewal { login, note, interactive } = renewal;
     let Some(mut saved) = StoreAdapter::read(&*store, name).await? else {
         return Ok(None);
     };
@@ -361,6 +380,7 @@ pub(crate) async fn authorized(
     }
     // (A portable machine client moved above is bound to the new one.)
     let issuer = metadata.issuer.clone().or_else(|| binding::stored_issuer(&saved));
+    let interactive = interactive.filter(|_| saved.machine.is_none());
     Ok(Some(Reauthorizing {
         inner: AuthClient::new(session, manager),
         held: Arc::new(std::sync::Mutex::new(
@@ -374,6 +394,7 @@ pub(crate) async fn authorized(
         oauth,
         login: login.to_owned(),
         note,
+        interactive,
         adapter,
         http: fetcher,
     }))

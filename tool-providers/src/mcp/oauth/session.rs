@@ -41,6 +41,10 @@ impl LoginNote {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     fn set(&self, note: String) {
         // Also said where whoever runs the program sees it, whatever becomes of the call's error.
         tracing::warn!("{note}");
@@ -83,6 +87,9 @@ pub(crate) struct Reauthorizing {
     /// The command that logs in again (`toolsmith mcp login NAME URL`).
     pub(crate) login: String,
     pub(crate) note: LoginNote,
+    /// How a login only the user can renew is run during the import, when a person asked for it
+    /// (user logins only).
+    pub(crate) interactive: Option<super::InteractiveLogin>,
     /// Where a token a signed assertion fetched is saved, and the client that fetches it.
     pub(crate) adapter: super::StoreAdapter,
     pub(crate) http: reqwest13::Client,
@@ -95,6 +102,8 @@ enum Cure {
     Refused(String),
     /// A 403 `insufficient_scope` a machine client cures by itself, with the scope asked.
     StepUp(String),
+    /// A 403 `insufficient_scope` of a user's login, with the scope asked.
+    UserStepUp(String),
     None,
 }
 
@@ -104,10 +113,11 @@ impl Reauthorizing {
             StreamableHttpError::AuthRequired(e) => Cure::Refused(e.www_authenticate_header.clone()),
             StreamableHttpError::InsufficientScope(e) => {
                 let required = e.get_required_scope().unwrap_or_default().to_owned();
-                if self.machine.is_some() && !required.is_empty() {
-                    return Cure::StepUp(required);
+                match (self.machine.is_some(), required.is_empty()) {
+                    (_, true) => Cure::None,
+                    (true, false) => Cure::StepUp(required),
+                    (false, false) => Cure::UserStepUp(required),
                 }
-                Cure::None
             }
             _ => Cure::None,
         }
@@ -207,6 +217,30 @@ impl Reauthorizing {
         }
     }
 
+    /// With an interactive login (a user's), runs it for `scopes` (besides those held) and
+    /// points the session at the new login; whether it did.
+    async fn log_in_again(&self, scopes: Vec<String>) -> bool {
+        let Some(how) = &self.interactive else { return false };
+        let store = self.adapter.store.clone();
+        let logged = match how.run(&self.name, &self.resource, store.clone(), scopes).await {
+            Ok(logged) => logged,
+            Err(e) => {
+                tracing::warn!(error = %e, "the interactive login failed");
+                return false;
+            }
+        };
+        let mut manager = self.inner.auth_manager.lock().await;
+        if let Err(e) = super::interactive::rebind_manager(&mut manager, &store, &self.name, &self.resource, &self.oauth).await {
+            tracing::warn!(error = %e, "the new login could not be used");
+            return false;
+        }
+        let saved = super::StoreAdapter::read(&*store, &self.name).await.ok().flatten();
+        *self.issuer.lock().unwrap_or_else(|e| e.into_inner()) = saved.as_ref().and_then(binding::stored_issuer);
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = logged.scopes;
+        self.note.clear();
+        true
+    }
+
     /// Runs `call`; a failure a new token cures is cured and `call` runs again, once.
     async fn recovering<T, E, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<E>>
     where
@@ -220,10 +254,13 @@ impl Reauthorizing {
         };
         let cured = match self.cure(&error) {
             Cure::Refused(challenge) => match self.moved(&challenge).await {
-                Some(moved) => moved,
-                None => self.machine.is_some() && self.refetch(None).await,
+                Some(true) => true,
+                Some(false) => self.log_in_again(Vec::new()).await,
+                None if self.machine.is_some() => self.refetch(None).await,
+                None => self.log_in_again(Vec::new()).await,
             },
             Cure::StepUp(required) => self.refetch(Some(&required)).await,
+            Cure::UserStepUp(required) => self.log_in_again(vec![required]).await,
             Cure::None => false,
         };
         if cured {
