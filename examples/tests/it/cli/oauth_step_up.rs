@@ -305,3 +305,20 @@ fn with_interactive_login_a_user_steps_up_in_the_middle_of_the_call() {
     outputs.extend([stdout, stderr]);
     assert_no_secret(&setup.auth, &outputs);
 }
+
+#[test]
+fn with_interactive_login_an_import_without_a_login_logs_in_first() {
+    let setup = setup_serving(&[]);
+    let store = setup.dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let import = format!("crm={}", setup.url);
+    let mut call = convert_call(store, &import, "crm_convert-units").to_vec();
+    call.insert(4, "--interactive-login=print");
+    let (ok, stdout, stderr, opened) = run_as_browser(&call, &setup);
+    assert!(opened && ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    assert_eq!(setup.auth.state.lock().unwrap().clients.len(), 1, "registered once");
+    // The login is stored: the next import needs none.
+    let (ok, stdout, stderr) = run(&convert_call(store, &import, "crm_convert-units"), setup.dir.path());
+    assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    assert_no_secret(&setup.auth, &[stdout, stderr]);
+}
