@@ -13,7 +13,9 @@
 //!   user's login cannot be widened without the user, so the request fails and the session
 //!   keeps a note naming the scopes and the `mcp login … --scope …` that asks for them.
 //!
-//! The call's error carries the note.
+//! The call's error carries the note. With an interactive login (`--interactive-login`, see
+//! `interactive`), what only the user can cure (a step-up, a new authorization server, a 401 the
+//! refresh did not cure) runs the user's login instead, and the request is sent again, once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
