@@ -19,7 +19,8 @@
 # is then passed to the scenario's echo tool (`toolsmith call`), as the scenario asks.
 #
 # A call refused for want of a scope (step-up) names the `mcp login … --scope …` to run: the
-# script runs it, as the user would, and checks again.
+# script runs it, as the user would, and checks again. An import refused naming `mcp login`
+# (the server now names another authorization server) is logged in again the same way.
 #
 # An `auth/*` scenario's server wants OAuth: the script first logs in as a user would, with
 # `toolsmith mcp login` into a store of its own, and `--follow-authorization-url` in place of
@@ -57,7 +58,19 @@ if [[ $scenario == auth/* ]]; then
     fi
     "${login[@]}" >&2 || exit
 fi
-listed=$("$bin" "${store[@]}" --import-mcp "$name=$url" list --json) || exit
+list() { "$bin" "${store[@]}" --import-mcp "$name=$url" list --json 2>"$dir/list-err"; }
+listed=$(list)
+status=$?
+cat "$dir/list-err" >&2
+if [[ $status -ne 0 && $scenario == auth/* ]] && grep -q -- "mcp login $name " "$dir/list-err"; then
+    # The import was refused naming the login to run (e.g. the server now names another
+    # authorization server, SEP-2352): as a user would, log in again and list once more.
+    "${login[@]}" >&2 || exit
+    listed=$(list)
+    status=$?
+    cat "$dir/list-err" >&2
+fi
+[ $status -eq 0 ] || exit $status
 # The imported tools only (`NAME_<tool>`), not the binary's own.
 mapfile -t ids < <(sed -n "s/^ *\"id\": \"\(${name}_[^\"]*\)\",\{0,1\}\$/\1/p" <<<"$listed")
 echo "client.sh: imported ${#ids[@]} tool(s) from $url: ${ids[*]}" >&2

@@ -241,6 +241,13 @@ pub(super) async fn run(
         false => logged.scopes.join(" "),
     };
     let refresh = if logged.refreshable { ", refreshable" } else { "" };
+    if let Some(from) = &logged.moved_from {
+        writeln!(
+            out,
+            "The server no longer names the authorization server {from} of the stored login: this login was made with the one it names now."
+        )
+        .map_err(ImportingCliError::Output)?;
+    }
     writeln!(out, "Logged in to `{}` ({scopes}{refresh}).", args.name).map_err(ImportingCliError::Output)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -64,6 +64,25 @@ pub struct ImportingCli {
         help_heading = "MCP imports"
     )]
     import_mcp_token_env: Vec<String>,
+    /// Log in to an imported OAuth server when it needs the user, there and then.
+    ///
+    /// A scope the login lacks (step-up), a new authorization server, a login that can no
+    /// longer be refreshed or none at all: the authorization URL is printed on standard error
+    /// (and opened in the browser, unless `--interactive-login=print`), the login is stored as
+    /// `mcp login` would, and the refused request is sent again. Without this flag such a
+    /// request fails naming the `mcp login` to run, which is what a program running
+    /// `toolsmith` needs.
+    #[arg(
+        long = "interactive-login",
+        value_name = "HOW",
+        global = true,
+        help_heading = "MCP imports",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "browser",
+        value_parser = ["browser", "print"]
+    )]
+    interactive_login: Option<String>,
     #[command(flatten)]
     providers: remote::ProviderArgs,
     #[command(flatten)]
@@ -231,15 +250,21 @@ pub async fn execute_importing_with_env(
         )));
     }
     let mut tokens = tokens_from_env(&parsed.import_mcp_token_env, &imports, env)?;
-    // Without a credential file, an empty store: a 401 still names the login command.
+    // Without a credential file, an empty store: a 401 still names the login command (with
+    // `--interactive-login`, the file is made: a login may be stored).
     let logins = match imports.iter().any(|i| matches!(i, Import::Http { .. })) {
         true => Some(
-            login::credential_store(&parsed.global, false)
+            login::credential_store(&parsed.global, parsed.interactive_login.is_some())
                 .await?
                 .unwrap_or_else(|| Arc::new(MemoryCredentials::default())),
         ),
         false => None,
     };
+    let interactive = parsed.interactive_login.as_deref().map(|how| {
+        // On standard error: standard output is the command's answer.
+        let show = |url: &str| eprintln!("Open this URL to log in to the imported MCP server:\n{url}");
+        crate::mcp::oauth::InteractiveLogin::new(how == "browser", std::time::Duration::from_secs(300), show)
+    });
     let registry = Arc::new(error::linked_registry()?);
     let pins: Arc<dyn PinStore> = match parsed.global.pin_store().await? {
         Some(store) => store,
@@ -250,9 +275,12 @@ pub async fn execute_importing_with_env(
     let mut outcome = Ok(());
     for import in &imports {
         let taken: std::collections::BTreeSet<String> = registry.ids().into_iter().collect();
-        let provider = import
+        let mut provider = import
             .provider(&registry, tokens.remove(&import.name().to_ascii_lowercase()), logins.as_ref())
             .pin_in(pins.clone());
+        if let Some(how) = &interactive {
+            provider = provider.interactive_login(how.clone());
+        }
         if let Err(source) = provider.connect().await {
             outcome = Err(ImportingCliError::ProviderAt {
                 at: format!("`--import-mcp {}`", import.name()),

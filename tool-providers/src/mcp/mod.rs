@@ -46,7 +46,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::ServerPeerInfo;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -100,6 +99,8 @@ enum Endpoint {
         idle_connections: usize,
         /// Where an OAuth login for this server may be stored, and the command that logs in.
         oauth: Option<(Arc<dyn CredentialStore>, String)>,
+        /// How a login that needs the user is run during the import, when a person asked.
+        interactive: Option<oauth::InteractiveLogin>,
     },
 }
 
@@ -114,6 +115,7 @@ impl std::fmt::Debug for Endpoint {
                 connect_timeout,
                 idle_connections,
                 oauth,
+                interactive,
             } => f
                 .debug_struct("Http")
                 .field("url", url)
@@ -122,6 +124,7 @@ impl std::fmt::Debug for Endpoint {
                 .field("connect_timeout", connect_timeout)
                 .field("pool_max_idle_per_host", idle_connections)
                 .field("oauth", &oauth.as_ref().map(|(store, _)| store))
+                .field("interactive", interactive)
                 .finish(),
         }
     }
@@ -186,6 +189,7 @@ impl McpToolProvider {
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
                 idle_connections: DEFAULT_IDLE_CONNECTIONS,
                 oauth: None,
+                interactive: None,
             },
         )
     }
@@ -245,6 +249,18 @@ impl McpToolProvider {
     pub fn oauth(mut self, store: Arc<dyn CredentialStore>, login_command: impl Into<String>) -> Self {
         if let Endpoint::Http { oauth, .. } = &mut self.endpoint {
             *oauth = Some((store, login_command.into()));
+        }
+        self
+    }
+
+    /// Runs a login that only the user can renew (a step-up, a new authorization server, a
+    /// token that can no longer be refreshed, no login yet) during the import, as `how` says,
+    /// and sends the refused request again, once, instead of failing naming `login_command`
+    /// (see [`oauth::InteractiveLogin`]: for a person at the keyboard who asked for it, never
+    /// by default). Needs [`oauth`](Self::oauth). HTTP only.
+    pub fn interactive_login(mut self, how: oauth::InteractiveLogin) -> Self {
+        if let Endpoint::Http { interactive, .. } = &mut self.endpoint {
+            *interactive = Some(how);
         }
         self
     }
@@ -324,11 +340,12 @@ impl McpToolProvider {
         let handler = Notifier(Arc::downgrade(&self.shared));
         let running = match &self.endpoint {
             Endpoint::Stdio { command, args } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args);
-                let transport = TokioChildProcess::new(cmd)
-                    .map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")).caused_by(e))?;
-                handler.serve(transport).await.map_err(|e| transport_error(id, &e).caused_by(e))?
+                let spawn = || {
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(args);
+                    TokioChildProcess::new(cmd).map_err(|e| transport_error(id, format!("could not start `{command}`: {e}")).caused_by(e))
+                };
+                session::start_stdio(handler, spawn).await?
             }
             Endpoint::Http { .. } => self.connect_http(handler).await?,
         };
@@ -349,6 +366,7 @@ impl McpToolProvider {
             connect_timeout,
             idle_connections,
             oauth,
+            interactive,
         } = &self.endpoint
         else {
             return Err(ProviderError::Config(format!(
@@ -358,37 +376,86 @@ impl McpToolProvider {
         };
         let id = &self.info.id;
         let client = tls::http_client(id, url, root_pems, *connect_timeout, *idle_connections)?;
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-        let authorized = match oauth {
-            Some((store, login)) => {
-                let http = tls::oauth_clients(id, url, root_pems, *connect_timeout)?;
-                oauth::authorized(id, url, store.clone(), http, client.clone(), login, self.shared.step_up.clone())
-                    .await
-                    .map_err(|e| transport_error(id, &e).caused_by(e))?
-            }
-            None => None,
-        };
         let login = oauth.as_ref().map(|(_, login)| login.as_str());
-        let failed = |e: rmcp::service::ClientInitializeError| transport_error(id, tls::initialize_error(&e, login)).caused_by(e);
+        let failed = |e: rmcp::service::ClientInitializeError| {
+            // A note of the session (a new authorization server) says more than the 401.
+            let said = match self.shared.login_note.note() {
+                Some(note) => note,
+                None => tls::initialize_error(&e, login),
+            };
+            transport_error(id, said).caused_by(e)
+        };
         let timed_out = || {
             transport_error(
                 id,
                 format!("no MCP session with {url} within {connect_timeout:?} (see `connect_timeout`)"),
             )
         };
-        if authorized.is_none()
-            && let Some(token) = bearer
-        {
-            config = config.auth_header(token.as_str());
+        // With an interactive login, a start refused for want of the user's login runs it and
+        // starts again, once.
+        let mut logged_in = false;
+        loop {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let authorized = match oauth {
+                Some((store, login)) => {
+                    let http = tls::oauth_clients(id, url, root_pems, *connect_timeout)?;
+                    let renewal = oauth::Renewal {
+                        login,
+                        note: self.shared.login_note.clone(),
+                        interactive: interactive.clone(),
+                    };
+                    match oauth::authorized(id, url, store.clone(), http, client.clone(), renewal).await {
+                        Ok(authorized) => authorized,
+                        Err(e) if e.needs_the_user() && !logged_in && interactive.is_some() => {
+                            if let Err(login) = self.log_in(store, &[]).await {
+                                tracing::warn!(provider = %id, error = %login, "the interactive login failed");
+                                return Err(transport_error(id, &e).caused_by(e));
+                            }
+                            logged_in = true;
+                            continue;
+                        }
+                        Err(e) => return Err(transport_error(id, &e).caused_by(e)),
+                    }
+                }
+                None => None,
+            };
+            if authorized.is_none()
+                && let Some(token) = bearer
+            {
+                config = config.auth_header(token.as_str());
+            }
+            let unauthorized = authorized.is_none();
+            let started = match authorized {
+                Some(auth) => tokio::time::timeout(*connect_timeout, session::start(handler.clone(), auth, config)).await,
+                None => tokio::time::timeout(*connect_timeout, session::start(handler.clone(), client.clone(), config)).await,
+            };
+            return match started {
+                Ok(Err(e)) if unauthorized && e.auth_challenge().is_some() && !logged_in && interactive.is_some() => {
+                    let Some((store, _)) = oauth else { return Err(failed(e)) };
+                    if let Err(login) = self.log_in(store, &[]).await {
+                        tracing::warn!(provider = %id, error = %login, "the interactive login failed");
+                        return Err(failed(e));
+                    }
+                    logged_in = true;
+                    continue;
+                }
+                Ok(running) => running.map_err(failed),
+                Err(_) => Err(timed_out()),
+            };
         }
-        let started = match authorized {
-            Some(auth) => tokio::time::timeout(*connect_timeout, session::start(handler, auth, config)).await,
-            None => tokio::time::timeout(*connect_timeout, session::start(handler, client, config)).await,
+    }
+
+    /// Runs the interactive login of this import (see [`interactive_login`](Self::interactive_login)).
+    async fn log_in(&self, store: &Arc<dyn CredentialStore>, scopes: &[String]) -> Result<oauth::Logged, oauth::OAuthError> {
+        let Endpoint::Http {
+            url,
+            interactive: Some(how),
+            ..
+        } = &self.endpoint
+        else {
+            return Err(oauth::OAuthError::Login("no interactive login was asked for".into()));
         };
-        match started {
-            Ok(running) => running.map_err(failed),
-            Err(_) => Err(timed_out()),
-        }
+        how.run(&self.info.id, url, store.clone(), scopes.to_vec()).await
     }
 
     /// Reads the tool list again (a `list_changed` notification does this by itself).

@@ -56,8 +56,9 @@ pub(super) struct Shared {
     /// The requests of running calls, by JSON-RPC id, each with the MCP client of its call
     /// (when it came from one): a question the server sends during a call goes there (`ask`).
     pub(super) calls: Mutex<HashMap<RequestId, Option<Arc<dyn McpHandle>>>>,
-    /// What a step-up the user must make needs (an OAuth session's 403 `insufficient_scope`).
-    pub(super) step_up: super::oauth::StepUp,
+    /// What the user must do before a refused request can pass (an OAuth session's step-up or
+    /// new authorization server): said in the errors of calls and listings.
+    pub(super) login_note: super::oauth::LoginNote,
 }
 
 impl Shared {
@@ -73,8 +74,14 @@ impl Shared {
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
             calls: Mutex::default(),
-            step_up: super::oauth::StepUp::default(),
+            login_note: super::oauth::LoginNote::default(),
         }
+    }
+
+    /// `"; "` and what the user must do before a refused request can pass, when the session
+    /// noted something (see `login_note`); else nothing.
+    pub(super) fn login_note(&self) -> String {
+        self.login_note.note().map(|n| format!("; {n}")).unwrap_or_default()
     }
 
     /// The connected peer, if any.
@@ -108,8 +115,9 @@ impl Shared {
 }
 
 /// How a session starts first: `server/discover` at 2026-07-28 (stateless requests, each with
-/// its own `_meta` and the standard headers); a server that answers that it does not know the
-/// method gets `initialize` on the same connection (`rmcp`'s fallback).
+/// its own `_meta` and the standard headers); a server that answers it with an error (e.g. that
+/// it does not know the method), or not within 10 s, gets `initialize` at 2025-11-25 on the
+/// same connection (`rmcp`'s fallback).
 fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -137,6 +145,31 @@ where
             handler.serve_with_lifecycle(legacy, ClientLifecycleMode::Initialize).await
         }
         started => started,
+    }
+}
+
+/// Starts a session with the process `spawn` starts (stdio), as [`start`] does over HTTP: at
+/// 2026-07-28 when the server offers it (`rmcp`'s fallback to `initialize` on the same pipe when
+/// it answers `server/discover` with an error), else — the process ended or answered in a way
+/// that is neither (e.g. not at all) — with a process started again and `initialize` at
+/// 2025-11-25.
+pub(super) async fn start_stdio<T>(
+    handler: Notifier,
+    spawn: impl Fn() -> Result<T, ProviderError>,
+) -> Result<RunningService<RoleClient, Notifier>, ProviderError>
+where
+    T: rmcp::transport::Transport<RoleClient> + Send + 'static,
+{
+    let id = handler.0.upgrade().map(|s| s.id.clone()).unwrap_or_default();
+    match handler.clone().serve_with_lifecycle(spawn()?, lifecycle()).await {
+        Err(e) if !matches!(e, ClientInitializeError::Cancelled) => {
+            tracing::debug!(provider = %id, error = %e, "no MCP 2026-07-28 session over stdio; starting the server again with `initialize`");
+            handler
+                .serve_with_lifecycle(spawn()?, ClientLifecycleMode::Initialize)
+                .await
+                .map_err(|e| transport_error(&id, &e).caused_by(e))
+        }
+        started => started.map_err(|e| transport_error(&id, &e).caused_by(e)),
     }
 }
 
@@ -249,7 +282,7 @@ pub(super) async fn refresh(shared: &Arc<Shared>, peer: &Peer<RoleClient>) -> Re
         let result = peer
             .list_tools(params)
             .await
-            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}")).caused_by(e))?;
+            .map_err(|e| transport_error(&shared.id, format!("tools/list failed: {e}{}", shared.login_note())).caused_by(e))?;
         tools.extend(result.tools);
         match result.next_cursor {
             Some(next) if !next.is_empty() => {

@@ -238,8 +238,11 @@ async fn call_once(
     caller: Option<&Arc<dyn McpHandle>>,
 ) -> Result<ServerResult, ToolError> {
     let failed = |e: rmcp::ServiceError| {
-        let step_up = shared.step_up.note().map(|n| format!("; {n}")).unwrap_or_default();
-        ToolError::new(format!("The MCP server `{}` failed to run `{name}`: {e}{step_up}", shared.id))
+        ToolError::new(format!(
+            "The MCP server `{}` failed to run `{name}`: {e}{}",
+            shared.id,
+            shared.login_note()
+        ))
     };
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer

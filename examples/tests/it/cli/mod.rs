@@ -5,6 +5,7 @@ pub mod input_hygiene;
 pub mod isolation;
 pub mod logging;
 pub mod oauth_login;
+pub mod oauth_migration;
 pub mod oauth_step_up;
 pub mod readme;
 pub mod serve_limits;

@@ -26,7 +26,7 @@ use sha2::Digest;
 #[derive(Default)]
 pub(super) struct Issued {
     /// Registered clients: id → redirect URIs.
-    clients: HashMap<String, Vec<String>>,
+    pub(super) clients: HashMap<String, Vec<String>>,
     /// Codes: code → (client, PKCE challenge, redirect URI).
     codes: HashMap<String, (String, String, String)>,
     /// Access tokens: token → expiry (Unix seconds).
@@ -49,12 +49,17 @@ pub(super) struct Issued {
     /// how many it accepted.
     pub(super) signer_key: Option<String>,
     pub(super) assertions: usize,
+    /// The id of that client (`signer` when unset).
+    pub(super) signer_id: Option<String>,
+    /// Every client id presented at `/authorize` and `/token` (and as an assertion's `iss`),
+    /// in order: a client of another authorization server must never show here.
+    pub(super) presented: Vec<String>,
     counter: u64,
 }
 
 #[derive(Clone)]
 pub(super) struct Auth {
-    issuer: String,
+    pub(super) issuer: String,
     /// The audience introspection answers name: the resource server's URL.
     resource: String,
     pub(super) state: Arc<Mutex<Issued>>,
@@ -116,7 +121,9 @@ async fn metadata(State(auth): State<Auth>) -> Json<Value> {
 
 async fn register(State(auth): State<Auth>, Json(body): Json<Value>) -> Response {
     let redirects: Vec<String> = serde_json::from_value(body["redirect_uris"].clone()).unwrap_or_default();
-    let id = format!("client-{}", auth.state.lock().unwrap().clients.len() + 1);
+    // Unique across authorization servers (their ports differ).
+    let port = auth.issuer.rsplit(':').next().unwrap_or_default().to_owned();
+    let id = format!("client-{}-of-{port}", auth.state.lock().unwrap().clients.len() + 1);
     auth.state.lock().unwrap().clients.insert(id.clone(), redirects.clone());
     let answer = json!({"client_id": id, "redirect_uris": redirects, "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]});
     (StatusCode::CREATED, Json(answer)).into_response()
@@ -125,6 +132,7 @@ async fn register(State(auth): State<Auth>, Json(body): Json<Value>) -> Response
 /// Approves at once (the person who would click is this test), as RFC 6749 §4.1.2 answers.
 async fn authorize(State(auth): State<Auth>, Query(q): Query<HashMap<String, String>>) -> Response {
     let client = q.get("client_id").cloned().unwrap_or_default();
+    auth.state.lock().unwrap().presented.push(client.clone());
     let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
     let known = auth
         .state
@@ -167,6 +175,9 @@ fn url_encode(s: &str) -> String {
 
 async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String>>) -> Response {
     let refused = |why: &str| (StatusCode::BAD_REQUEST, Json(json!({"error": why}))).into_response();
+    if let Some(client) = form.get("client_id") {
+        auth.state.lock().unwrap().presented.push(client.clone());
+    }
     match form.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
             let code = form.get("code").cloned().unwrap_or_default();
@@ -193,17 +204,33 @@ async fn token(State(auth): State<Auth>, Form(form): Form<HashMap<String, String
             Json(auth.tokens(3600, &auth.scope_of(&presented))).into_response()
         }
         Some("client_credentials") if form.contains_key("client_assertion") => {
-            // RFC 7523: ES256, signed by `signer`'s key, for this issuer.
-            let key = auth.state.lock().unwrap().signer_key.clone().unwrap_or_default();
+            // RFC 7523: ES256, signed by the signer's key, for this issuer.
+            let (key, signer) = {
+                let s = auth.state.lock().unwrap();
+                (
+                    s.signer_key.clone().unwrap_or_default(),
+                    s.signer_id.clone().unwrap_or_else(|| "signer".into()),
+                )
+            };
+            let claimed = jsonwebtoken::decode_header(&form["client_assertion"]).ok().and_then(|_| {
+                let mut unchecked = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+                unchecked.insecure_disable_signature_validation();
+                unchecked.validate_aud = false;
+                let key = jsonwebtoken::DecodingKey::from_secret(&[]);
+                jsonwebtoken::decode::<Value>(&form["client_assertion"], &key, &unchecked).ok()
+            });
+            if let Some(iss) = claimed.as_ref().and_then(|c| c.claims["iss"].as_str()) {
+                auth.state.lock().unwrap().presented.push(iss.to_owned());
+            }
             let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
             validation.set_audience(&[&auth.issuer]);
-            validation.set_issuer(&["signer"]);
+            validation.set_issuer(&[&signer]);
             let checked = jsonwebtoken::DecodingKey::from_ec_pem(key.as_bytes())
                 .and_then(|key| jsonwebtoken::decode::<Value>(&form["client_assertion"], &key, &validation));
             let typed =
                 form.get("client_assertion_type").map(String::as_str) == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
             match checked {
-                Ok(jwt) if typed && jwt.claims["sub"] == "signer" && form.get("resource") == Some(&auth.resource) => {}
+                Ok(jwt) if typed && jwt.claims["sub"] == signer.as_str() && form.get("resource") == Some(&auth.resource) => {}
                 _ => return (StatusCode::UNAUTHORIZED, Json(json!({"error": "invalid_client"}))).into_response(),
             }
             let access = auth.fresh("at");
@@ -252,7 +279,7 @@ async fn introspect(State(auth): State<Auth>, _headers: HeaderMap, Form(form): F
 
 /// Starts the authorization server on a thread of its own; `resource` is the audience its
 /// introspection answers name.
-fn start_auth(rt: &tokio::runtime::Runtime, resource: String) -> Auth {
+pub(super) fn start_auth(rt: &tokio::runtime::Runtime, resource: String) -> Auth {
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let issuer = format!("http://{}", listener.local_addr().unwrap());
     let auth = Auth {
@@ -273,7 +300,7 @@ fn start_auth(rt: &tokio::runtime::Runtime, resource: String) -> Auth {
 }
 
 /// A free loopback port (the resource server must know its own URL before it starts).
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -365,7 +392,22 @@ pub(super) fn setup_serving(serve_flags: &[&str]) -> Setup {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let auth = start_auth(&rt, url.clone());
-    let server_store = dir.path().join("server.sqlite3");
+    let served = serve_resource(dir.path(), port, &auth, serve_flags);
+    Setup {
+        rt,
+        dir,
+        auth,
+        url,
+        _served: served,
+    }
+}
+
+/// `toolsmith serve --http 127.0.0.1:PORT` (its store in `dir`, `serve_flags` added) as the
+/// protected resource of the authorization server `auth` (its metadata names it, tokens are
+/// introspected there), once it listens.
+pub(super) fn serve_resource(dir: &std::path::Path, port: u16, auth: &Auth, serve_flags: &[&str]) -> Served {
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let server_store = dir.join("server.sqlite3");
     let introspection = format!("{}/introspect", auth.issuer);
     let bind = format!("127.0.0.1:{port}");
     let flags = [
@@ -384,7 +426,7 @@ pub(super) fn setup_serving(serve_flags: &[&str]) -> Setup {
     let flags: Vec<&str> = flags.iter().copied().chain(serve_flags.iter().copied()).collect();
     let server_secret = "rs-secret-CANARY";
     auth.state.lock().unwrap().secrets.push(server_secret.into());
-    let mut child = toolsmith(&flags, dir.path())
+    let mut child = toolsmith(&flags, dir)
         .env("TOOLSMITH_OAUTH_CLIENT_ID", "resource-server")
         .env("TOOLSMITH_OAUTH_CLIENT_SECRET", server_secret)
         .env("RUST_LOG", "info")
@@ -396,13 +438,7 @@ pub(super) fn setup_serving(serve_flags: &[&str]) -> Setup {
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut banner).unwrap();
     let served = Served(child);
     assert!(banner.contains(&bind), "{banner}");
-    Setup {
-        rt,
-        dir,
-        auth,
-        url,
-        _served: served,
-    }
+    served
 }
 
 /// Fails naming the output (and the line, the secret masked) when it shows one of the secrets

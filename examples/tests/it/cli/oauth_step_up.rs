@@ -73,19 +73,19 @@ fn a_user_steps_up_by_logging_in_again_for_the_union_of_the_scopes() {
 }
 
 /// One JSON-RPC message to `serve --stdio`, and (for a request) the answer with its id.
-struct Stdio_ {
-    child: std::process::Child,
-    lines: BufReader<std::process::ChildStdout>,
+pub(super) struct Stdio_ {
+    pub(super) child: std::process::Child,
+    pub(super) lines: BufReader<std::process::ChildStdout>,
 }
 
 impl Stdio_ {
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub(super) fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
             let mut line = String::new();
@@ -169,13 +169,13 @@ fn a_machine_steps_up_by_itself_and_fetches_a_new_token_when_its_own_runs_out() 
 }
 
 /// An EC P-256 key made for this test, and its public half (the authorization server's).
-const SIGNER_KEY: &str = "-----BEGIN PRIVATE KEY-----
+pub(super) const SIGNER_KEY: &str = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg8LK86hTIDfic9tDI
 ZneQg6BlJ1aEDCAeRnluPpvqKKuhRANCAASPJ3NAaDHsU0usIOMJNbRX/+IYSQtW
 3AhlKCqMR4zSKYJ64kcqxFJ9rxnXNRbQu6CSyBzMLeqUfagyW7VHldNY
 -----END PRIVATE KEY-----
 ";
-const SIGNER_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+pub(super) const SIGNER_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
 MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEjydzQGgx7FNLrCDjCTW0V//iGEkL
 VtwIZSgqjEeM0imCeuJHKsRSfa8Z1zUW0LugksgczC3qlH2oMlu1R5XTWA==
 -----END PUBLIC KEY-----
@@ -233,4 +233,92 @@ fn a_machine_signs_private_key_jwt_assertions_with_a_key_from_a_file() {
     assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
     outputs.extend([stdout, stderr]);
     assert_no_secret(&setup.auth, &outputs);
+}
+
+/// `toolsmith ARGS` with the test as the browser of the login it runs by itself
+/// (`--interactive-login=print`): the URL it prints on standard error opened, then waited for.
+/// Whether it succeeded, its stdout, its stderr, and whether a URL was printed.
+pub(super) fn run_as_browser(args: &[&str], setup: &Setup) -> (bool, String, String, bool) {
+    run_as_browser_in(args, setup.dir.path(), &setup.rt)
+}
+
+/// [`run_as_browser`] with the data directory `data`, `rt` running the requests.
+pub(super) fn run_as_browser_in(args: &[&str], data: &std::path::Path, rt: &tokio::runtime::Runtime) -> (bool, String, String, bool) {
+    let mut child = toolsmith(args, data).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let mut opened = false;
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        said.push_str(&line);
+        if line.starts_with("http") && said.contains("Open this URL to log in") {
+            let landed = rt.block_on(async { reqwest::get(line.trim()).await.unwrap() });
+            assert_eq!(landed.status(), 200, "the callback answered");
+            opened = true;
+            break;
+        }
+    }
+    let rest = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let status = child.wait().unwrap();
+    said.push_str(&rest.join().unwrap());
+    (status.success(), out.join().unwrap(), said, opened)
+}
+
+#[test]
+fn with_interactive_login_a_user_steps_up_in_the_middle_of_the_call() {
+    let setup = setup_serving(&SCOPED);
+    let store = setup.dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let mut outputs = vec![browser_login(&setup, store, "crm", &["--scope", "mcp"])];
+    let import = format!("crm={}", setup.url);
+    let call = convert_call(store, &import, "crm_convert-units");
+
+    // Without the flag (a program): the error naming the login, nothing waits for a browser.
+    let (ok, stdout, stderr) = run(&call, setup.dir.path());
+    let wanted = format!("log in again for it with `toolsmith mcp login crm {} --scope mcp ", setup.url);
+    assert!(
+        !ok && stderr.contains(&wanted) && stderr.contains("--scope crm.write`") && !stderr.contains("Open this URL"),
+        "{stdout}\n{stderr}"
+    );
+    outputs.extend([stdout, stderr]);
+    assert_eq!(setup.auth.state.lock().unwrap().asked.len(), 1);
+
+    // With it: the login runs there (the test is the browser) and the call passes.
+    let mut interactive = call.to_vec();
+    interactive.insert(4, "--interactive-login=print");
+    let (ok, stdout, stderr, opened) = run_as_browser(&interactive, &setup);
+    assert!(opened && ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    let asked = setup.auth.state.lock().unwrap().asked.clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let second: Vec<&str> = asked[1].split(' ').collect();
+    assert!(second.contains(&"mcp") && second.contains(&"crm.write"), "{asked:?}");
+    outputs.extend([stdout, stderr]);
+
+    // The wider login is stored: the next call needs no login.
+    let (ok, stdout, stderr) = run(&call, setup.dir.path());
+    assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    outputs.extend([stdout, stderr]);
+    assert_no_secret(&setup.auth, &outputs);
+}
+
+#[test]
+fn with_interactive_login_an_import_without_a_login_logs_in_first() {
+    let setup = setup_serving(&[]);
+    let store = setup.dir.path().join("client.sqlite3");
+    let store = store.to_str().unwrap();
+    let import = format!("crm={}", setup.url);
+    let mut call = convert_call(store, &import, "crm_convert-units").to_vec();
+    call.insert(4, "--interactive-login=print");
+    let (ok, stdout, stderr, opened) = run_as_browser(&call, &setup);
+    assert!(opened && ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    assert_eq!(setup.auth.state.lock().unwrap().clients.len(), 1, "registered once");
+    // The login is stored: the next import needs none.
+    let (ok, stdout, stderr) = run(&convert_call(store, &import, "crm_convert-units"), setup.dir.path());
+    assert!(ok && stdout.contains("212"), "{stdout}\n{stderr}");
+    assert_no_secret(&setup.auth, &[stdout, stderr]);
 }

@@ -144,7 +144,8 @@ pub(crate) async fn exchange(
         None => machine.scopes.clone(),
     };
     let received = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).ok();
-    let credentials = StoredCredentials::new(machine.client_id.clone(), Some(token), scopes.clone(), received);
+    let credentials =
+        StoredCredentials::new(machine.client_id.clone(), Some(token), scopes.clone(), received).with_issuer(Some(signed.issuer.clone()));
     adapter
         .save(credentials)
         .await

@@ -98,6 +98,10 @@ pub struct Logged {
     pub scopes: Vec<String>,
     /// Whether a refresh token came with the access token.
     pub refreshable: bool,
+    /// The issuer of the authorization server the login stored before this one was made with,
+    /// when the server now names another one (SEP-2352: the new login was registered with it,
+    /// nothing of the old one was sent to it).
+    pub moved_from: Option<String>,
 }
 
 /// Logs in to `login.url` and stores the tokens in `store` under `login.name`; `show_url` is
@@ -114,7 +118,9 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
     let challenge = challenge(&http.stop, &url, None).await;
     // Logging in again (a step-up): the scopes the stored login holds, those its token now
     // lacks (the server's 403 `insufficient_scope` to it) and those asked are all asked for.
-    let scopes = match StoreAdapter::read(&*store, &name).await.ok().flatten() {
+    let before = StoreAdapter::read(&*store, &name).await.ok().flatten();
+    let issuer_before = before.as_ref().filter(|s| s.url == url).and_then(super::binding::stored_issuer);
+    let scopes = match before {
         Some(saved) if saved.url == url => {
             let held = saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default();
             let token = saved
@@ -139,9 +145,11 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
         url: url.clone(),
         redirect_uri: None,
         client_secret: None,
+        preregistered: matches!(method, LoginMethod::Browser { client_id: Some(_), .. }),
         machine: None,
         credentials: None,
     };
+    let (kept, kept_name) = (store.clone(), name.clone());
     let start = Start {
         store,
         name,
@@ -150,7 +158,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
         challenge,
         template,
     };
-    match method {
+    let mut logged = match method {
         LoginMethod::ClientCredentials { client_id, client_secret } => {
             let machine = Machine {
                 client_id,
@@ -206,7 +214,13 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
             };
             browser_login(start, browser, &mut request, show_url).await
         }
-    }
+    }?;
+    let issuer_now = StoreAdapter::read(&*kept, &kept_name)
+        .await?
+        .as_ref()
+        .and_then(super::binding::stored_issuer);
+    logged.moved_from = issuer_before.filter(|before| issuer_now.as_ref().is_some_and(|now| now != before));
+    Ok(logged)
 }
 
 /// What both logins start from.
@@ -272,6 +286,7 @@ async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAu
     Ok(Logged {
         scopes: manager.get_current_scopes().await,
         refreshable: token.refresh_token().is_some(),
+        moved_from: None,
     })
 }
 
@@ -296,6 +311,7 @@ async fn signed_login(start: Start, mut machine: Machine, private_key_pem: Strin
     Ok(Logged {
         scopes,
         refreshable: false,
+        moved_from: None,
     })
 }
 
@@ -360,6 +376,7 @@ async fn browser_login(
     Ok(Logged {
         scopes: session.auth_manager.get_current_scopes().await,
         refreshable: token.refresh_token().is_some(),
+        moved_from: None,
     })
 }
 

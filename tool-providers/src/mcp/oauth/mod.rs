@@ -24,13 +24,16 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
+mod binding;
+mod interactive;
 mod jwt;
 mod login;
 mod session;
 
+pub use interactive::InteractiveLogin;
 pub use login::{Logged, Login, LoginMethod, login};
+pub use session::LoginNote;
 pub(crate) use session::Reauthorizing;
-pub use session::StepUp;
 
 /// Why an OAuth step of the MCP client failed. Never carries a token or a secret.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +52,22 @@ pub enum OAuthError {
         why: String,
         /// The command that logs in.
         login: String,
+    },
+    /// The server's protected-resource metadata names another authorization server than the
+    /// one the stored login was made with (SEP-2352): nothing of that login is sent to the new
+    /// one, and only a new login (or, for a portable machine client, a new token) goes on.
+    #[error(
+        "the MCP server `{name}` now names the authorization server {to}, not {from} that its stored login was made with, and a login is not carried from one authorization server to another: {again}"
+    )]
+    AuthorizationServerChanged {
+        /// The import's name.
+        name: String,
+        /// The issuer of the stored login.
+        from: String,
+        /// The issuer the server names now.
+        to: String,
+        /// What to run (the login command, and the client it needs).
+        again: String,
     },
     /// An OAuth exchange failed (discovery, registration, authorization, token).
     #[error("{step}: {detail}")]
@@ -76,6 +95,15 @@ pub enum OAuthError {
 }
 
 impl OAuthError {
+    /// Whether only a new login by the user (or a machine client's new credentials) cures it:
+    /// the stored login is spent or was made with another authorization server.
+    pub fn needs_the_user(&self) -> bool {
+        matches!(
+            self,
+            OAuthError::LoginRequired { .. } | OAuthError::AuthorizationServerChanged { .. }
+        )
+    }
+
     fn auth(step: impl Into<String>) -> impl FnOnce(AuthError) -> OAuthError {
         let step = step.into();
         move |source| {
@@ -128,6 +156,10 @@ pub(crate) struct Saved {
     /// A pre-registered confidential client's secret (authorization code logins).
     #[serde(default)]
     pub(crate) client_secret: Option<String>,
+    /// Whether the authorization code login used a client registered beforehand (`--client-id`),
+    /// which is specific to its authorization server.
+    #[serde(default)]
+    pub(crate) preregistered: bool,
     /// The client-credentials settings (machine logins).
     #[serde(default)]
     pub(crate) machine: Option<Machine>,
@@ -199,6 +231,7 @@ impl RmcpCredentialStore for StoreAdapter {
 
 /// The OAuth exchanges' HTTP requests, sent by reqwest clients with the MCP session's TLS
 /// settings: one that follows redirects, one that stops at them (as each exchange asks).
+#[derive(Clone)]
 pub(crate) struct Http {
     pub(crate) follow: reqwest13::Client,
     pub(crate) stop: reqwest13::Client,
@@ -245,21 +278,33 @@ pub(crate) async fn manager(url: &str, http: Http, adapter: StoreAdapter) -> Res
     Ok(manager)
 }
 
+/// How a login that needs renewing is renewed: the command that logs in again, where the session
+/// notes what the user must do, and the interactive login when a person asked for one.
+pub(crate) struct Renewal<'a> {
+    pub(crate) login: &'a str,
+    pub(crate) note: LoginNote,
+    pub(crate) interactive: Option<InteractiveLogin>,
+}
+
 /// The authorized HTTP client for the import `name` at `url`, when a login is stored for it
 /// (`None` otherwise): its tokens checked (and refreshed, or fetched again for a machine client,
 /// when close to expiry) before the session starts, and refreshed during it as they run out.
-/// `login` is the command that logs in again, for the error when the stored login is spent and
-/// in the note a refused step-up leaves in `step_up` (see [`Reauthorizing`]).
+/// `renewal.login` is the command that logs in again, for the error when the stored login is
+/// spent and in the note a refused step-up or an authorization server change leaves in
+/// `renewal.note` (see [`Reauthorizing`]).
+///
+/// The server's authorization server is discovered first: when it is not the one the login was
+/// made with (SEP-2352, see `binding`), the login is not used with it.
 pub(crate) async fn authorized(
     name: &str,
     url: &str,
     store: Arc<dyn CredentialStore>,
     http: Http,
     session: reqwest13::Client,
-    login: &str,
-    step_up: StepUp,
+    renewal: Renewal<'_>,
 ) -> Result<Option<Reauthorizing>, OAuthError> {
-    let Some(saved) = StoreAdapter::read(&*store, name).await? else {
+    let Renewal { login, note, interactive } = renewal;
+    let Some(mut saved) = StoreAdapter::read(&*store, name).await? else {
         return Ok(None);
     };
     let again = |why: &str| OAuthError::LoginRequired {
@@ -270,6 +315,8 @@ pub(crate) async fn authorized(
     if saved.url != url {
         return Err(again(&format!("the stored login is for {}", saved.url)));
     }
+    let fetcher = http.stop.clone();
+    let metadata = binding::current(url, &http, None).await?;
     let mut template = saved.clone();
     template.credentials = None;
     let adapter = StoreAdapter {
@@ -277,14 +324,32 @@ pub(crate) async fn authorized(
         name: name.to_owned(),
         template,
     };
-    let fetcher = http.stop.clone();
+    if let (Some(from), Some(to)) = (binding::stored_issuer(&saved), metadata.issuer.clone())
+        && from != to
+    {
+        match saved.machine.as_mut() {
+            Some(machine) if binding::moves_by_itself(machine) => {
+                binding::move_machine(machine, &metadata, url, &adapter, &fetcher).await?;
+            }
+            machine => return Err(binding::moved(name, login, machine.as_deref(), saved.preregistered, &from, &to)),
+        }
+    }
+    let adapter = StoreAdapter {
+        template: Saved {
+            machine: saved.machine.clone(),
+            ..adapter.template
+        },
+        ..adapter
+    };
+    let oauth = http.clone();
     let mut manager = manager(url, http, adapter.clone()).await?;
+    manager.set_metadata(metadata.clone());
     if !manager
         .initialize_from_store()
         .await
         .map_err(OAuthError::auth(format!("reading the login of `{name}`")))?
     {
-        return Err(again("no tokens are stored, or the authorization server changed"));
+        return Err(again("no tokens are stored"));
     }
     let client_id = saved.credentials.as_ref().map(|c| c.client_id.clone()).unwrap_or_default();
     if let (Some(secret), Some(redirect)) = (&saved.client_secret, &saved.redirect_uri) {
@@ -313,14 +378,23 @@ pub(crate) async fn authorized(
         },
         Err(e) => return Err(OAuthError::auth(format!("refreshing the token of `{name}`"))(e)),
     }
+    // (A portable machine client moved above is bound to the new one.)
+    let issuer = metadata.issuer.clone().or_else(|| binding::stored_issuer(&saved));
+    let interactive = interactive.filter(|_| saved.machine.is_none());
     Ok(Some(Reauthorizing {
         inner: AuthClient::new(session, manager),
         held: Arc::new(std::sync::Mutex::new(
             saved.credentials.as_ref().map(|c| c.granted_scopes.clone()).unwrap_or_default(),
         )),
-        machine: saved.machine.map(|m| (m, url.to_owned())),
+        machine: saved.machine.map(|m| Arc::new(std::sync::Mutex::new(m))),
+        resource: url.to_owned(),
+        name: name.to_owned(),
+        preregistered: saved.preregistered,
+        issuer: Arc::new(std::sync::Mutex::new(issuer)),
+        oauth,
         login: login.to_owned(),
-        step_up,
+        note,
+        interactive,
         adapter,
         http: fetcher,
     }))
@@ -346,6 +420,7 @@ mod tests {
                 url: "http://127.0.0.1:1/mcp".into(),
                 redirect_uri: None,
                 client_secret: None,
+                preregistered: false,
                 machine: None,
                 credentials: None,
             },

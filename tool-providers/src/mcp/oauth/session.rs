@@ -1,13 +1,21 @@
 //! The authorized HTTP client of one session: `rmcp`'s [`AuthClient`] (the token on every
 //! request, refreshed before it runs out and once on a 401) with what it does not do itself:
 //!
+//! - a 401 that `rmcp`'s refresh did not cure: the server's authorization server is discovered
+//!   again (the challenge's `resource_metadata`), and when it is not the one the login was made
+//!   with (SEP-2352, see `binding`), a portable machine client moves to it by itself and sends
+//!   the request again, once; any other login fails, the session keeping a note ([`LoginNote`])
+//!   naming the login that registers with the new one;
 //! - a machine client (client credentials, which come without a refresh token) whose token ran
 //!   out, or was refused with a 401, fetches a new one and sends the request again, once;
 //! - a 403 `insufficient_scope` (step-up): a machine client fetches a token for the union of
 //!   the scopes it has and the scope the challenge names and sends the request again, once; a
 //!   user's login cannot be widened without the user, so the request fails and the session
-//!   keeps a note ([`StepUp`]) naming the scopes and the `mcp login … --scope …` that asks for
-//!   them, which the call's error carries.
+//!   keeps a note naming the scopes and the `mcp login … --scope …` that asks for them.
+//!
+//! The call's error carries the note. With an interactive login (`--interactive-login`, see
+//! `interactive`), what only the user can cure (a step-up, a new authorization server, a 401 the
+//! refresh did not cure) runs the user's login instead, and the request is sent again, once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,20 +29,27 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
-use super::Machine;
+use super::{Machine, binding};
 
-/// Where a session keeps what a refused step-up needs: the sentence naming the scopes and the
-/// login that asks for them.
+/// Where a session keeps what the user must do before a refused request can pass: the sentence
+/// naming the login to run (for a step-up, with the scopes; for a new authorization server,
+/// with the client it needs).
 #[derive(Clone, Default)]
-pub struct StepUp(Arc<Mutex<Option<String>>>);
+pub struct LoginNote(Arc<Mutex<Option<String>>>);
 
-impl StepUp {
-    /// The note of the last refused step-up, if any.
+impl LoginNote {
+    /// The last note, if any.
     pub fn note(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     fn set(&self, note: String) {
+        // Also said where whoever runs the program sees it, whatever becomes of the call's error.
+        tracing::warn!("{note}");
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
     }
 }
@@ -50,40 +65,61 @@ pub(crate) fn union(current: &[String], required: &str) -> Vec<String> {
     all
 }
 
-/// An [`AuthClient`] that recovers a machine client's token and handles step-up (see the
-/// module docs).
+/// An [`AuthClient`] that recovers a machine client's token, handles step-up and notices a new
+/// authorization server (see the module docs).
 #[derive(Clone)]
 pub(crate) struct Reauthorizing {
     pub(crate) inner: AuthClient<reqwest13::Client>,
-    /// The machine client's settings and the resource (the server's URL), when it is one.
-    pub(crate) machine: Option<(Machine, String)>,
+    /// The machine client's settings, when it is one (its token endpoint and issuer change when
+    /// it moves to a new authorization server).
+    pub(crate) machine: Option<Arc<Mutex<Machine>>>,
+    /// The MCP server's URL (the resource tokens are asked for).
+    pub(crate) resource: String,
+    /// The import's name.
+    pub(crate) name: String,
+    /// Whether the user login used a client registered beforehand (`--client-id`).
+    pub(crate) preregistered: bool,
+    /// The issuer of the authorization server the login is bound to.
+    pub(crate) issuer: Arc<Mutex<Option<String>>>,
+    /// The OAuth exchanges' HTTP clients (discovery).
+    pub(crate) oauth: super::Http,
     /// The scopes the login holds: those the stored login was granted, widened by a machine
     /// client's step-up (so its next token keeps them).
     pub(crate) held: Arc<Mutex<Vec<String>>>,
     /// The command that logs in again (`toolsmith mcp login NAME URL`).
     pub(crate) login: String,
-    pub(crate) step_up: StepUp,
+    pub(crate) note: LoginNote,
+    /// How a login only the user can renew is run during the import, when a person asked for it
+    /// (user logins only).
+    pub(crate) interactive: Option<super::InteractiveLogin>,
     /// Where a token a signed assertion fetched is saved, and the client that fetches it.
     pub(crate) adapter: super::StoreAdapter,
     pub(crate) http: reqwest13::Client,
 }
 
-/// A failure that a new token may cure: a refused or missing token, or a scope the token lacks.
+/// A failure that a new token may cure: a refused token (perhaps of an authorization server the
+/// server no longer names), or a scope the token lacks.
 enum Cure {
-    Refetch(Option<String>),
+    /// A 401, with its `WWW-Authenticate`.
+    Refused(String),
+    /// A 403 `insufficient_scope` a machine client cures by itself, with the scope asked.
+    StepUp(String),
+    /// A 403 `insufficient_scope` of a user's login, with the scope asked.
+    UserStepUp(String),
     None,
 }
 
 impl Reauthorizing {
     fn cure<E: std::error::Error + Send + Sync + 'static>(&self, error: &StreamableHttpError<E>) -> Cure {
         match error {
-            StreamableHttpError::AuthRequired(_) if self.machine.is_some() => Cure::Refetch(None),
+            StreamableHttpError::AuthRequired(e) => Cure::Refused(e.www_authenticate_header.clone()),
             StreamableHttpError::InsufficientScope(e) => {
                 let required = e.get_required_scope().unwrap_or_default().to_owned();
-                if self.machine.is_some() && !required.is_empty() {
-                    return Cure::Refetch(Some(required));
+                match (self.machine.is_some(), required.is_empty()) {
+                    (_, true) => Cure::None,
+                    (true, false) => Cure::StepUp(required),
+                    (false, false) => Cure::UserStepUp(required),
                 }
-                Cure::None
             }
             _ => Cure::None,
         }
@@ -93,29 +129,37 @@ impl Reauthorizing {
     fn note_step_up(&self, required: &str) {
         let wanted = union(&self.held(), required);
         let flags: Vec<String> = wanted.iter().map(|s| format!("--scope {s}")).collect();
-        let note = format!(
+        self.note.set(format!(
             "the server asks for the scope `{required}`, which this login was not granted: log in again for it with `{} {}`",
             self.login,
             flags.join(" ")
-        );
-        // Also said where whoever runs the program sees it, whatever becomes of the call's error.
-        tracing::warn!("{note}");
-        self.step_up.set(note);
+        ));
     }
 
     fn held(&self) -> Vec<String> {
         self.held.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    fn machine(&self) -> Option<Machine> {
+        self.machine.as_ref().map(|m| m.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
     /// A new machine token, for the scopes held and `required` (when given) besides those the
     /// machine client asks for.
     async fn refetch(&self, required: Option<&str>) -> bool {
-        let Some((machine, resource)) = &self.machine else { return false };
+        let Some(stored) = self.machine() else { return false };
+        let resource = &self.resource;
         let manager = self.inner.auth_manager.lock().await;
-        let mut machine = machine.clone();
+        let mut machine = stored.clone();
         machine.scopes = union(&union(&machine.scopes, &self.held().join(" ")), required.unwrap_or_default());
         let fetched = match machine.signed.is_some() {
-            true => super::jwt::exchange(&self.http, &machine, resource, &self.adapter).await.map(drop),
+            true => {
+                // Saved with the machine client as it is stored (its own scopes), at the
+                // authorization server it is bound to now.
+                let mut adapter = self.adapter.clone();
+                adapter.template.machine = Some(stored);
+                super::jwt::exchange(&self.http, &machine, resource, &adapter).await.map(drop)
+            }
             false => manager
                 .exchange_client_credentials(&machine.config(resource))
                 .await
@@ -135,6 +179,70 @@ impl Reauthorizing {
         }
     }
 
+    /// After a 401 with `challenge`: whether the server names another authorization server
+    /// than the login's. A portable machine client moves to it (`Some(true)` when it has a new
+    /// token); for any other login the note names the login to run (`Some(false)`). `None`: the
+    /// same server (or none could be discovered).
+    async fn moved(&self, challenge: &str) -> Option<bool> {
+        let bound = self.issuer.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+        let metadata = match binding::current(&self.resource, &self.oauth, Some(challenge)).await {
+            Ok(metadata) => metadata,
+            Err(e) => {
+                tracing::debug!(error = %e, "the authorization server could not be discovered again after a 401");
+                return None;
+            }
+        };
+        let now = metadata.issuer.clone().filter(|now| *now != bound)?;
+        let Some(mut machine) = self.machine().filter(binding::moves_by_itself) else {
+            let machine = self.machine();
+            let error = binding::moved(&self.name, &self.login, machine.as_ref(), self.preregistered, &bound, &now);
+            self.note.set(error.to_string());
+            return Some(false);
+        };
+        let _one_at_a_time = self.inner.auth_manager.lock().await;
+        match binding::move_machine(&mut machine, &metadata, &self.resource, &self.adapter, &self.http).await {
+            Ok(scopes) => {
+                *self.held.lock().unwrap_or_else(|e| e.into_inner()) = scopes;
+                *self.issuer.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+                if let Some(shared) = &self.machine {
+                    *shared.lock().unwrap_or_else(|e| e.into_inner()) = machine;
+                }
+                Some(true)
+            }
+            Err(e) => {
+                self.note.set(format!(
+                    "the MCP server `{}` now names the authorization server {now}, and fetching a token there failed: {e}",
+                    self.name
+                ));
+                Some(false)
+            }
+        }
+    }
+
+    /// With an interactive login (a user's), runs it for `scopes` (besides those held) and
+    /// points the session at the new login; whether it did.
+    async fn log_in_again(&self, scopes: Vec<String>) -> bool {
+        let Some(how) = &self.interactive else { return false };
+        let store = self.adapter.store.clone();
+        let logged = match how.run(&self.name, &self.resource, store.clone(), scopes).await {
+            Ok(logged) => logged,
+            Err(e) => {
+                tracing::warn!(error = %e, "the interactive login failed");
+                return false;
+            }
+        };
+        let mut manager = self.inner.auth_manager.lock().await;
+        if let Err(e) = super::interactive::rebind_manager(&mut manager, &store, &self.name, &self.resource, &self.oauth).await {
+            tracing::warn!(error = %e, "the new login could not be used");
+            return false;
+        }
+        let saved = super::StoreAdapter::read(&*store, &self.name).await.ok().flatten();
+        *self.issuer.lock().unwrap_or_else(|e| e.into_inner()) = saved.as_ref().and_then(binding::stored_issuer);
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = logged.scopes;
+        self.note.clear();
+        true
+    }
+
     /// Runs `call`; a failure a new token cures is cured and `call` runs again, once.
     async fn recovering<T, E, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<E>>
     where
@@ -146,15 +254,24 @@ impl Reauthorizing {
             Err(error) => error,
             done => return done,
         };
-        match self.cure(&error) {
-            Cure::Refetch(required) if self.refetch(required.as_deref()).await => call().await,
-            _ => {
-                if let StreamableHttpError::InsufficientScope(e) = &error {
-                    self.note_step_up(e.get_required_scope().unwrap_or_default());
-                }
-                Err(error)
-            }
+        let cured = match self.cure(&error) {
+            Cure::Refused(challenge) => match self.moved(&challenge).await {
+                Some(true) => true,
+                Some(false) => self.log_in_again(Vec::new()).await,
+                None if self.machine.is_some() => self.refetch(None).await,
+                None => self.log_in_again(Vec::new()).await,
+            },
+            Cure::StepUp(required) => self.refetch(Some(&required)).await,
+            Cure::UserStepUp(required) => self.log_in_again(vec![required]).await,
+            Cure::None => false,
+        };
+        if cured {
+            return call().await;
         }
+        if let StreamableHttpError::InsufficientScope(e) = &error {
+            self.note_step_up(e.get_required_scope().unwrap_or_default());
+        }
+        Err(error)
     }
 }
 

@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
+use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use tool_core::provider::{ListToolsOptions, ProviderRegistry, ResolveOptions, ToolProvider};
 use tool_core::{CallOptions, Registry};
@@ -112,9 +113,12 @@ async fn slugs(p: &McpToolProvider, options: ListToolsOptions) -> Vec<String> {
     s
 }
 
-/// Lists, checks annotations, calls through a registry: the same for both transports.
+/// Lists, checks annotations, calls through a registry: the same for both transports, each
+/// at MCP 2026-07-28 (`server/discover` first, our server offering it).
 async fn exercise_toolsmith(provider: McpToolProvider) {
     provider.connect().await.unwrap();
+    let version = provider.server_info().unwrap().protocol_version.clone();
+    assert_eq!(version, ProtocolVersion::V_2026_07_28, "the session starts at 2026-07-28");
     let id = provider.info().id.clone();
     assert_eq!(
         slugs(&provider, ListToolsOptions::default()).await,
@@ -325,8 +329,19 @@ async fn the_python_sdk_example_server() {
         return;
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fastmcp_server.py");
-    let provider = McpToolProvider::stdio("fastmcp", python, [script.to_string_lossy().into_owned()]);
+    let script = script.to_string_lossy().into_owned();
+    // The SDK speaks 2026-07-28: the import starts with `server/discover`.
+    let modern = McpToolProvider::stdio("fastmcp", python.clone(), [script.clone()]);
+    exercise_fastmcp(modern, ProtocolVersion::V_2026_07_28).await;
+    // The same server not knowing `server/discover`: the import falls back to `initialize`.
+    let legacy = McpToolProvider::stdio("fastmcp", python, [script, "--only-2025-11-25".to_owned()]);
+    exercise_fastmcp(legacy, ProtocolVersion::V_2025_11_25).await;
+}
+
+/// Lists, calls and answers a question of the Python SDK's example server, reached at `version`.
+async fn exercise_fastmcp(provider: McpToolProvider, version: ProtocolVersion) {
     provider.connect().await.unwrap();
+    assert_eq!(provider.server_info().unwrap().protocol_version, version);
     assert_eq!(slugs(&provider, ListToolsOptions::default()).await, ["add", "greet", "shout"]);
     let resolved = provider
         .resolve_tools(vec!["add".into(), "shout".into()], ResolveOptions::default())
@@ -350,8 +365,9 @@ async fn the_python_sdk_example_server() {
         .unwrap_err();
     assert!(err.message().contains("nothing to shout"), "{err:?}");
 
-    // The tool's question (at 2025-11-25 an `elicitation/create` of the server's own) reaches
-    // the call's MCP client; with no one to ask, the form's default answers it.
+    // The tool's question (at 2025-11-25 an `elicitation/create` of the server's own, at
+    // 2026-07-28 an input-required result) reaches the call's MCP client; with no one to ask,
+    // the form's default answers it.
     let greet = provider
         .resolve_tools(vec!["greet".into()], ResolveOptions::default())
         .await
@@ -372,6 +388,9 @@ async fn the_python_sdk_example_server() {
 /// A bare JSON-RPC MCP server (standard library Python only): `paged` lists `t0`..`t2` over
 /// three pages, `endless` hands out a new cursor forever; the first page also lists a tool
 /// whose name no Toolsmith id allows, and every call returns text plus an image.
+///
+/// It knows MCP 2025-06-18 only: any other method is answered "method not found" (-32601), or in
+/// mode `strict` ends the process (as some servers do before `initialize`).
 const PAGED_SERVER: &str = r#"
 import json, sys
 mode = sys.argv[1]
@@ -380,6 +399,8 @@ for line in sys.stdin:
     if "id" not in msg or "method" not in msg:
         continue
     method, params = msg["method"], msg.get("params") or {}
+    if mode == "strict" and method not in ("initialize", "tools/list", "tools/call", "ping"):
+        sys.exit(3)
     if method == "initialize":
         result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": True}},
                   "serverInfo": {"name": "paged", "version": "1"}}
@@ -441,6 +462,9 @@ fn paged_server(mode: &str) -> McpToolProvider {
 async fn pagination_is_followed_bounded_and_bad_names_are_skipped() {
     let paged = paged_server("paged");
     paged.connect().await.unwrap();
+    // `server/discover` answered "method not found": `initialize` on the same pipe.
+    let version = paged.server_info().unwrap().protocol_version.clone();
+    assert_eq!(version, ProtocolVersion::V_2025_06_18, "the session fell back to `initialize`");
     assert_eq!(slugs(&paged, ListToolsOptions::default()).await, ["bad name!", "t0", "t1", "t2"]);
     let resolved = paged
         .resolve_tools(vec!["t0".into(), "t2".into(), "bad name!".into()], ResolveOptions::default())
@@ -460,6 +484,13 @@ async fn pagination_is_followed_bounded_and_bad_names_are_skipped() {
     );
     assert_eq!(out.value()[1]["type"], "image");
     paged.close().await;
+
+    // A server that ends at `server/discover` is started again and sent `initialize`.
+    let strict = paged_server("strict");
+    strict.connect().await.unwrap();
+    assert_eq!(strict.server_info().unwrap().protocol_version, ProtocolVersion::V_2025_06_18);
+    assert_eq!(slugs(&strict, ListToolsOptions::default()).await, ["bad name!", "t0", "t1", "t2"]);
+    strict.close().await;
 
     let endless = paged_server("endless");
     endless.connect().await.unwrap();
