@@ -12,7 +12,8 @@
 //! links and embedded resources alike.
 //!
 //! This module owns the provider, its settings and its [`ToolProvider`] surface; `session`
-//! the live session (tool list, synced registry, progress routes), `tools` one remote call,
+//! the live session (tool list, synced registry), `progress` where each call's progress goes,
+//! `tools` one remote call,
 //! `content` a result's mapping onto our output, and `tls` the HTTP client.
 //!
 //! ```no_run
@@ -66,6 +67,7 @@ use tools::build_tool;
 mod ask;
 mod content;
 pub mod oauth;
+mod progress;
 mod session;
 mod tls;
 mod tools;

@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter,
-    Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, InboundStreamOrigin, NotificationContext, Peer, RequestContext,
@@ -31,9 +30,6 @@ use super::{MAX_PAGES, PIN_PROVIDER};
 /// A synced registry and the definitions of the tools this provider put there.
 type Synced = (Arc<Registry>, BTreeMap<String, Tool>);
 
-/// The MCP client each running call reports progress to, and the last progress passed on.
-type ProgressRoutes = HashMap<ProgressToken, (Arc<dyn McpHandle>, f64)>;
-
 /// State shared by the provider, its notification handler and its tools' handlers.
 pub(super) struct Shared {
     pub(super) id: String,
@@ -51,11 +47,13 @@ pub(super) struct Shared {
     /// Serialises refreshes.
     refreshing: tokio::sync::Mutex<()>,
     /// Where the progress of each running call goes (the MCP client of the call, when it came
-    /// from one), and the last progress passed on, by the progress token of its `tools/call`.
-    pub(super) progress: Mutex<ProgressRoutes>,
+    /// from one), by the progress token of its `tools/call`.
+    pub(super) progress: Mutex<super::progress::ProgressRoutes>,
     /// The requests of running calls, by JSON-RPC id, each with the MCP client of its call
     /// (when it came from one): a question the server sends during a call goes there (`ask`).
     pub(super) calls: Mutex<HashMap<RequestId, Option<Arc<dyn McpHandle>>>>,
+    /// Woken when a call enters `calls`: a question can come before its call's entry does.
+    pub(super) call_started: tokio::sync::Notify,
     /// What the user must do before a refused request can pass (an OAuth session's step-up or
     /// new authorization server): said in the errors of calls and listings.
     pub(super) login_note: super::oauth::LoginNote,
@@ -74,6 +72,7 @@ impl Shared {
             refreshing: tokio::sync::Mutex::new(()),
             progress: Mutex::default(),
             calls: Mutex::default(),
+            call_started: tokio::sync::Notify::new(),
             login_note: super::oauth::LoginNote::default(),
         }
     }
@@ -103,16 +102,36 @@ impl Shared {
     /// The MCP client of the running call a question of the server came with: the call whose
     /// response stream carried it (Streamable HTTP), else the only call running (stdio cannot
     /// tell), else no one.
-    fn caller_of(&self, origin: Option<&InboundStreamOrigin>) -> Option<Arc<dyn McpHandle>> {
+    ///
+    /// A question can arrive before its call's entry: the request is sent before the entry can
+    /// be made (rmcp chooses its id as it sends it). A question naming a request with no entry
+    /// yet waits for it, up to [`QUESTION_WAIT`].
+    async fn caller_of(&self, origin: Option<&InboundStreamOrigin>) -> Option<Arc<dyn McpHandle>> {
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
+            let deadline = tokio::time::Instant::now() + QUESTION_WAIT;
+            loop {
+                let started = self.call_started.notified();
+                tokio::pin!(started);
+                started.as_mut().enable();
+                if let Some(caller) = self.calls.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+                    return caller.clone();
+                }
+                if tokio::time::timeout_at(deadline, started).await.is_err() {
+                    return None;
+                }
+            }
+        }
         let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
         match origin {
-            Some(InboundStreamOrigin::OutboundRequest(id)) => calls.get(id).cloned().flatten(),
-            Some(InboundStreamOrigin::Unassociated) => None,
+            Some(InboundStreamOrigin::Unassociated | InboundStreamOrigin::OutboundRequest(_)) => None,
             None if calls.len() == 1 => calls.values().next().cloned().flatten(),
             None => None,
         }
     }
 }
+
+/// How long a question of the server waits for the entry of the call it came with.
+const QUESTION_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How a session starts first: `server/discover` at 2026-07-28 (stateless requests, each with
 /// its own `_meta` and the standard headers); a server that answers it with an error (e.g. that
@@ -204,7 +223,7 @@ impl ClientHandler for Notifier {
         let Some(shared) = self.0.upgrade() else {
             return Ok(super::ask::without_anyone(&request));
         };
-        let caller = shared.caller_of(context.extensions.get::<InboundStreamOrigin>());
+        let caller = shared.caller_of(context.extensions.get::<InboundStreamOrigin>()).await;
         super::ask::elicit(&shared.id, caller.as_ref(), request)
             .await
             .map_err(|e| ErrorData::internal_error(e.message().to_owned(), None))
@@ -212,16 +231,7 @@ impl ClientHandler for Notifier {
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let Some(shared) = self.0.upgrade() else { return };
-        let mut routes = shared.progress.lock().unwrap_or_else(|e| e.into_inner());
-        // rmcp runs notification handlers concurrently, so they can come here out of order;
-        // progress must increase, so one overtaken by a later one is dropped. Passed on under
-        // the lock, in the order accepted.
-        if let Some((sink, last)) = routes.get_mut(&params.progress_token)
-            && params.progress > *last
-        {
-            *last = params.progress;
-            sink.progress(params.progress, params.total, params.message);
-        }
+        shared.progress.lock().unwrap_or_else(|e| e.into_inner()).report(params);
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

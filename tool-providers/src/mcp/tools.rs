@@ -118,7 +118,7 @@ impl Tool for McpTool {
     }
 }
 
-/// Routes a call's progress to its caller while it runs.
+/// Routes a call's progress to its caller while it runs, and forgets its token when it ends.
 struct ProgressRoute<'a> {
     shared: &'a Shared,
     token: ProgressToken,
@@ -126,7 +126,7 @@ struct ProgressRoute<'a> {
 
 impl Drop for ProgressRoute<'_> {
     fn drop(&mut self) {
-        self.shared.progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.token);
+        self.shared.progress.lock().unwrap_or_else(|e| e.into_inner()).close(&self.token);
     }
 }
 
@@ -250,15 +250,15 @@ async fn call_once(
         .await
         .map_err(failed)?;
     let _call = CallRoute::new(shared, handle.id.clone(), caller.cloned());
-    let _route = caller.map(|sink| {
-        let token = handle.progress_token.clone();
+    let token = handle.progress_token.clone();
+    if let Some(sink) = caller {
         shared
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), (sink.clone(), f64::NEG_INFINITY));
-        ProgressRoute { shared, token }
-    });
+            .open(token.clone(), sink.clone());
+    }
+    let _route = ProgressRoute { shared, token };
     let mut abandon = Abandon {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
@@ -278,6 +278,7 @@ struct CallRoute<'a> {
 impl<'a> CallRoute<'a> {
     fn new(shared: &'a Shared, id: RequestId, caller: Option<Arc<dyn McpHandle>>) -> Self {
         shared.calls.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), caller);
+        shared.call_started.notify_waiters();
         CallRoute { shared, id }
     }
 }
