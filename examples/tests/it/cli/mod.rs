@@ -8,3 +8,4 @@ pub mod oauth_login;
 pub mod oauth_step_up;
 pub mod readme;
 pub mod serve_limits;
+pub mod serve_search;
