@@ -17,18 +17,10 @@ use crate::spec::ToolSpec;
 /// documents).
 pub(crate) const ANTHROPIC_CODE_EXECUTION: &str = "code_execution_20250825";
 
-/// The tool a request must also carry for the tools that code may call (`allowed_callers`
-/// naming `programmatic` or a code execution version), once per export: Anthropic's code
-/// execution tool (`{type: "code_execution_20250825", name: "code_execution"}`, the newest
-/// version any tool names when several are named: the request takes one, and a warning says
-/// so), OpenAI Responses' `{type: "programmatic_tool_calling"}`. `None` when no tool allows
-/// code callers or the dialect has no programmatic calling (its export warns per tool).
-pub(crate) fn programmatic_tool<'a>(
-    dialect: Dialect,
-    specs: impl IntoIterator<Item = &'a ToolSpec>,
-    warnings: &mut Vec<String>,
-) -> Option<Value> {
-    let mut versions: Vec<&str> = Vec::new();
+/// The code execution versions the tools' `allowed_callers` name (`programmatic` is
+/// [`ANTHROPIC_CODE_EXECUTION`]), each once, sorted: empty when no tool allows code callers.
+pub(crate) fn code_versions<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
     for spec in specs {
         for caller in &spec.presentation.allowed_callers {
             let version = match caller.as_str() {
@@ -36,18 +28,25 @@ pub(crate) fn programmatic_tool<'a>(
                 "programmatic" => ANTHROPIC_CODE_EXECUTION,
                 other => other,
             };
-            if !versions.contains(&version) {
-                versions.push(version);
+            if !versions.iter().any(|v| v == version) {
+                versions.push(version.to_owned());
             }
         }
     }
-    if versions.is_empty() {
-        return None;
-    }
+    versions.sort_unstable();
+    versions
+}
+
+/// The tool a request must also carry for the tools that code may call (`versions`, from
+/// [`code_versions`]), once per export: Anthropic's code execution tool (`{type:
+/// "code_execution_20250825", name: "code_execution"}`, the newest version when several are
+/// named: the request takes one, and a warning says so), OpenAI Responses' `{type:
+/// "programmatic_tool_calling"}`. `None` when no tool allows code callers or the dialect has
+/// no programmatic calling (its export warns per tool).
+pub(crate) fn programmatic_tool(dialect: Dialect, versions: &[String], warnings: &mut Vec<String>) -> Option<Value> {
+    let newest = versions.last()?;
     match dialect {
         Dialect::Anthropic => {
-            versions.sort_unstable();
-            let newest = versions[versions.len() - 1];
             if versions.len() > 1 {
                 warnings.push(format!(
                     "the tools name several code execution versions ({}): Anthropic takes one code execution tool, `{newest}` is sent",

@@ -170,6 +170,9 @@ pub struct Catalog {
     placements: Vec<Placement>,
     /// The search index, built at the first search, and the registry version it reflects.
     index: LiveIndex,
+    /// The code execution versions the tools' `allowed_callers` name (see
+    /// `fields::code_versions`), read once.
+    code_versions: Vec<String>,
 }
 
 impl fmt::Debug for Catalog {
@@ -199,6 +202,7 @@ impl Catalog {
         let texts = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
         let overrides = Overrides::default();
         let placements = tools.iter().map(|t| overrides.place(t.spec())).collect();
+        let code_versions = fields::code_versions(tools.iter().map(|t| t.spec()));
         Catalog {
             name: name.into(),
             version: version.into(),
@@ -211,6 +215,7 @@ impl Catalog {
             overrides,
             placements,
             index: LiveIndex::default(),
+            code_versions,
         }
     }
 
@@ -451,9 +456,8 @@ impl Catalog {
     /// The export's last touches, whatever built its items: the tool programmatic callers need
     /// (see `fields::programmatic_tool`), then the cache breakpoint.
     fn finish(&self, mut export: Export) -> Export {
-        let specs = self.tools.iter().map(|t| t.spec());
-        if let Some(tool) =
-            fields::programmatic_tool(export.dialect, specs, &mut export.warnings).and_then(|v| serde_json::value::to_raw_value(&v).ok())
+        if let Some(tool) = fields::programmatic_tool(export.dialect, &self.code_versions, &mut export.warnings)
+            .and_then(|v| serde_json::value::to_raw_value(&v).ok())
         {
             export.items.push(export::Item::Value(Arc::from(tool)));
         }
