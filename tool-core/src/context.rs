@@ -35,6 +35,7 @@ use crate::spec::BackgroundOverride;
 mod handles;
 mod loaded;
 pub use handles::{Elicitation, LogLevel, McpHandle, Observe, Workflow, Writer};
+pub(crate) use loaded::SEARCH_TOOL;
 pub use loaded::{Deferral, LoadedTools};
 
 /// The untyped request context: a JSON object of shared state and dependencies.

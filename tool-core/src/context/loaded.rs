@@ -13,6 +13,9 @@ use serde_json::Value;
 
 use crate::spec::ToolSpec;
 
+/// The generated search tool's name ([`SEARCH_TOOL`](crate::catalog::SEARCH_TOOL) is this).
+pub(crate) const SEARCH_TOOL: &str = "search_tools";
+
 /// Which tools wait to be found by tool search, the one rule shared by a
 /// [`Catalog`](crate::catalog::Catalog) (its exports), the MCP server
 /// ([`McpConfig::deferral`](crate::mcp::McpConfig)) and the runtime's loaded-set check
@@ -76,7 +79,7 @@ impl Deferral {
     /// generated search tool ([`SEARCH_TOOL`](crate::catalog::SEARCH_TOOL), registered where a
     /// runtime answers it) never does: it is how the others are found.
     pub fn defers(&self, spec: &ToolSpec) -> bool {
-        if spec.id == crate::catalog::SEARCH_TOOL {
+        if spec.id == SEARCH_TOOL {
             return false;
         }
         match &*self.0 {
