@@ -1,7 +1,8 @@
 """`toolsmith serve --tool-search` through the official Python SDK: the deferred example tools
 (`convert-units`, `convert-timezone`: `#[tool(defer_loading)]`) are listed only once a
 `search_tools` call finds them, for the session that searched; a request without a session
-(2026-07-28) names what it loaded in `_meta["io.toolsmith/loaded"]`.
+(2026-07-28) names what it loaded in `_meta["io.toolsmith/loaded"]`; `--defer-all-except` is
+the server's rule over the tools' own.
 """
 
 from __future__ import annotations
@@ -88,3 +89,19 @@ async def test_a_request_without_a_session_names_what_it_loaded(servers: Servers
             result = await call(client, "convert-timezone", args, meta=meta)
             assert not result.is_error, text_of(result)
             assert "2024-03-09" in text_of(result), text_of(result)
+
+
+async def test_defer_all_except_is_the_servers_rule(servers: Servers) -> None:
+    # `convert-units` declares `defer_loading`; the rule loads it up front and defers the rest.
+    target = servers.toolsmith("stdio", "--tool-search", "--defer-all-except", "convert-units")
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with connect(target, "legacy") as client:
+            assert await names(client) == {"convert-units", "search_tools"}
+            result = await call(client, "convert-units", CONVERSION)
+            assert not result.is_error, text_of(result)
+            refused = await call(client, "text-stats", {"text": "one two"})
+            assert refused.is_error and "search_tools" in text_of(refused), text_of(refused)
+            found = await search(client, "count the words of a text")
+            assert found["loaded"] == ["text-stats"], found
+            assert not (await call(client, "text-stats", {"text": "one two"})).is_error
+            assert await names(client) == {"convert-units", "text-stats", "search_tools"}

@@ -148,13 +148,17 @@ const FORMATS = {
   // A tool search export (`*-search*`, `toolsmith catalog --tool-search`) may also hold
   // {type:"namespace", ...} groups and the {type:"tool_search", ...} tool.
   'openai-responses'(data, name) {
-    const lines = [`import type { FunctionTool, NamespaceTool, ToolSearchTool, Tool } from 'openai/resources/responses/responses';`];
+    const lines = [
+      `import type { FunctionTool, NamespaceTool, ToolSearchTool, Tool } from 'openai/resources/responses/responses';`,
+      // The hosted tool a catalog adds once when a tool allows programmatic callers.
+      `type Programmatic = Tool.ProgrammaticToolCalling;`,
+    ];
     if (name.includes('-search')) {
-      lines.push(`export const tools: (FunctionTool | NamespaceTool | ToolSearchTool)[] = ${literal(marked(data))};`);
+      lines.push(`export const tools: (FunctionTool | NamespaceTool | ToolSearchTool | Programmatic)[] = ${literal(marked(data))};`);
     } else if (Array.isArray(data)) {
-      lines.push(`export const tools: FunctionTool[] = ${literal(marked(data))};`);
+      lines.push(`export const tools: (FunctionTool | Programmatic)[] = ${literal(marked(data))};`);
     } else {
-      lines.push(`export const catalog: { tools: FunctionTool[] } = ${literal(marked(data))};`);
+      lines.push(`export const catalog: { tools: (FunctionTool | Programmatic)[] } = ${literal(marked(data))};`);
       lines.push(`export const tools = catalog.tools;`);
     }
     lines.push(`export const asRequestParam: Tool[] = tools;`);
@@ -167,15 +171,17 @@ const FORMATS = {
   // A tool search export (`*-search*`) may also hold the BM25 tool search server tool.
   anthropic(data, name) {
     const lines = [
-      `import type { Tool, ToolSearchToolBm25_20251119, ToolUnion } from '@anthropic-ai/sdk/resources/messages';`,
+      `import type { Tool, ToolSearchToolBm25_20251119, ToolUnion, CodeExecutionTool20250825, CodeExecutionTool20260120 } from '@anthropic-ai/sdk/resources/messages';`,
       `import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages';`,
+      // The code execution tool a catalog adds once when a tool allows programmatic callers.
+      `type CodeExecution = CodeExecutionTool20250825 | CodeExecutionTool20260120;`,
     ];
     if (name.includes('-search')) {
-      lines.push(`export const tools: (Tool | ToolSearchToolBm25_20251119)[] = ${literal(marked(data))};`);
+      lines.push(`export const tools: (Tool | ToolSearchToolBm25_20251119 | CodeExecution)[] = ${literal(marked(data))};`);
     } else if (Array.isArray(data)) {
-      lines.push(`export const tools: Tool[] = ${literal(marked(data))};`);
+      lines.push(`export const tools: (Tool | CodeExecution)[] = ${literal(marked(data))};`);
     } else {
-      lines.push(`export const catalog: { tools: Tool[] } = ${literal(marked(data))};`);
+      lines.push(`export const catalog: { tools: (Tool | CodeExecution)[] } = ${literal(marked(data))};`);
       lines.push(`export const tools = catalog.tools;`);
     }
     lines.push(`export const asRequestParam: ToolUnion[] = tools;`);

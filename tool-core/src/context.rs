@@ -35,7 +35,8 @@ use crate::spec::BackgroundOverride;
 mod handles;
 mod loaded;
 pub use handles::{Elicitation, LogLevel, McpHandle, Observe, Workflow, Writer};
-pub use loaded::LoadedTools;
+pub(crate) use loaded::SEARCH_TOOL;
+pub use loaded::{Deferral, LoadedTools};
 
 /// The untyped request context: a JSON object of shared state and dependencies.
 ///
@@ -114,6 +115,12 @@ pub struct CallData {
     /// hands it back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_tools: Option<LoadedTools>,
+    /// Which tools the loaded-set check treats as deferred ([`Deferral`]: a catalog's
+    /// [`Catalog::deferral`](crate::catalog::Catalog::deferral), the MCP server's
+    /// [`McpConfig::deferral`](crate::mcp::McpConfig)); `None`: each tool's own
+    /// `defer_loading`. Only read with `loaded_tools`; kept with a waiting call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferral: Option<Deferral>,
 }
 
 fn no_messages(messages: &Arc<[Value]>) -> bool {
@@ -136,6 +143,7 @@ impl CallData {
             background,
             idempotency_key,
             loaded_tools,
+            deferral,
         } = &self;
         let empty = tool_call_id.is_none()
             && thread_id.is_none()
@@ -145,7 +153,8 @@ impl CallData {
             && context.is_none()
             && background.is_none()
             && idempotency_key.is_none()
-            && loaded_tools.is_none();
+            && loaded_tools.is_none()
+            && deferral.is_none();
         if empty {
             EMPTY.get_or_init(Default::default).clone()
         } else {

@@ -144,6 +144,14 @@ impl CallOptions {
         self
     }
 
+    /// Which tools the loaded-set check treats as deferred (a catalog's
+    /// [`Catalog::deferral`](crate::catalog::Catalog::deferral)); without it, each tool's own
+    /// `defer_loading` (see [`CallData::deferral`]).
+    pub fn deferral(mut self, deferral: crate::context::Deferral) -> Self {
+        self.data.deferral = Some(deferral);
+        self
+    }
+
     /// Tunes the background settings of a tool that opted in.
     pub fn background(mut self, over: BackgroundOverride) -> Self {
         self.data.background = Some(over);

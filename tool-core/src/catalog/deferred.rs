@@ -26,7 +26,7 @@ use crate::spec::ToolSpec;
 use crate::tool::ToolOutput;
 
 /// The name of the generated search tool.
-pub const SEARCH_TOOL: &str = "search_tools";
+pub const SEARCH_TOOL: &str = crate::context::SEARCH_TOOL;
 
 /// How many tools one search loads when the model does not say.
 const DEFAULT_LIMIT: usize = 5;

@@ -2,8 +2,9 @@
 //! `eager_input_streaming`, Anthropic's and OpenAI Responses' `allowed_callers`, Gemini's
 //! `behavior`.
 //!
-//! Owns which dialect sends which of them, in which spelling, and the warning for each one a
-//! dialect cannot carry (never dropped silently). Must not lay out entries (that is
+//! Owns which dialect sends which of them, in which spelling, the tool a request needs beside
+//! them for programmatic callers, and the warning for each one a dialect cannot carry (never
+//! dropped silently; for MCP, only what its clients would lose, see [`mcp_loss`]). Must not lay out entries (that is
 //! `format`'s).
 
 use serde_json::{Value, json};
@@ -16,11 +17,73 @@ use crate::spec::ToolSpec;
 /// documents).
 pub(crate) const ANTHROPIC_CODE_EXECUTION: &str = "code_execution_20250825";
 
+/// The code execution versions the tools' `allowed_callers` name (`programmatic` is
+/// [`ANTHROPIC_CODE_EXECUTION`]), each once, sorted: empty when no tool allows code callers.
+pub(crate) fn code_versions<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
+    for spec in specs {
+        for caller in &spec.presentation.allowed_callers {
+            let version = match caller.as_str() {
+                "direct" => continue,
+                "programmatic" => ANTHROPIC_CODE_EXECUTION,
+                other => other,
+            };
+            if !versions.iter().any(|v| v == version) {
+                versions.push(version.to_owned());
+            }
+        }
+    }
+    versions.sort_unstable();
+    versions
+}
+
+/// The tool a request must also carry for the tools that code may call (`versions`, from
+/// [`code_versions`]), once per export: Anthropic's code execution tool (`{type:
+/// "code_execution_20250825", name: "code_execution"}`, the newest version when several are
+/// named: the request takes one, and a warning says so), OpenAI Responses' `{type:
+/// "programmatic_tool_calling"}`. `None` when no tool allows code callers or the dialect has
+/// no programmatic calling (its export warns per tool).
+pub(crate) fn programmatic_tool(dialect: Dialect, versions: &[String], warnings: &mut Vec<String>) -> Option<Value> {
+    let newest = versions.last()?;
+    match dialect {
+        Dialect::Anthropic => {
+            if versions.len() > 1 {
+                warnings.push(format!(
+                    "the tools name several code execution versions ({}): Anthropic takes one code execution tool, `{newest}` is sent",
+                    versions.join(", ")
+                ));
+            }
+            Some(json!({"type": newest, "name": "code_execution"}))
+        }
+        Dialect::OpenAiResponses => Some(json!({"type": "programmatic_tool_calling"})),
+        _ => None,
+    }
+}
+
+/// Whether MCP loses something that matters when it lists `spec`'s tool, and what: a tool only
+/// code may call (`allowed_callers` without `direct`) is one an MCP client's model calls
+/// directly. The other provider-only fields (`eager_input_streaming`, Gemini's `behavior`,
+/// a code caller beside `direct`) shape the request the client builds for its own provider,
+/// which MCP leaves to the client: nothing is lost, nothing is said.
+pub(crate) fn mcp_loss(spec: &ToolSpec) -> Option<String> {
+    let callers = &spec.presentation.allowed_callers;
+    (!callers.is_empty() && !callers.iter().any(|c| c == "direct")).then(|| {
+        format!(
+            "tool `{}`: `allowed_callers` has no `direct` (only code may call it), but MCP clients call their tools directly: listed anyway",
+            spec.id
+        )
+    })
+}
+
 /// The fields of `spec` that `dialect` carries beside the common ones, in order, and a warning
 /// in `warnings` for each set field it cannot carry.
 pub(crate) fn extra(dialect: Dialect, spec: &ToolSpec, warnings: &mut Vec<String>) -> Vec<(&'static str, Value)> {
     let p = &spec.presentation;
     let mut out = Vec::new();
+    if dialect == Dialect::Mcp {
+        warnings.extend(mcp_loss(spec));
+        return out;
+    }
     let mut unsent = |field: &str, whose: &str| {
         warnings.push(format!(
             "tool `{}`: {} cannot carry `{field}` ({whose}): not sent",

@@ -27,6 +27,7 @@
 //! ```
 
 mod deferred;
+mod expand;
 mod export;
 mod fields;
 mod format;
@@ -36,12 +37,15 @@ mod placement;
 mod search;
 pub mod toolsmith;
 
+pub use crate::context::Deferral;
 #[cfg(feature = "runtime")]
 pub(crate) use deferred::not_loaded;
 pub use deferred::{LoadedTools, SEARCH_TOOL, ToolSearchMode};
 #[cfg(feature = "mcp")]
 pub(crate) use deferred::{search_answer, search_request, search_spec};
 pub use export::Export;
+#[cfg(feature = "cli")]
+pub(crate) use fields::mcp_loss;
 pub use placement::{InvalidNamespace, Placement};
 pub use search::{SearchHit, SearchIndex};
 
@@ -60,7 +64,7 @@ use export::{CachedEntry, Item};
 use format::SchemaText;
 use names::NameMap;
 use pass::PassError;
-use placement::{Deferral, Overrides, Selector};
+use placement::{Overrides, Selector};
 
 /// How strictness is decided at export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -166,6 +170,9 @@ pub struct Catalog {
     placements: Vec<Placement>,
     /// The search index, built at the first search, and the registry version it reflects.
     index: LiveIndex,
+    /// The code execution versions the tools' `allowed_callers` name (see
+    /// `fields::code_versions`), read once.
+    code_versions: Vec<String>,
 }
 
 impl fmt::Debug for Catalog {
@@ -195,6 +202,7 @@ impl Catalog {
         let texts = tools.iter().map(|_| std::array::from_fn(|_| OnceLock::new())).collect();
         let overrides = Overrides::default();
         let placements = tools.iter().map(|t| overrides.place(t.spec())).collect();
+        let code_versions = fields::code_versions(tools.iter().map(|t| t.spec()));
         Catalog {
             name: name.into(),
             version: version.into(),
@@ -207,6 +215,7 @@ impl Catalog {
             overrides,
             placements,
             index: LiveIndex::default(),
+            code_versions,
         }
     }
 
@@ -252,16 +261,39 @@ impl Catalog {
     /// assert!(catalog.placement("crm_find").unwrap().deferred);
     /// ```
     pub fn defer_all_except<'a>(self, core: impl IntoIterator<Item = &'a str>) -> Catalog {
-        let mut overrides = self.overrides.clone();
-        overrides.deferral = Deferral::AllExcept(core.into_iter().map(str::to_owned).collect());
-        self.with_overrides(overrides)
+        self.deferring(Deferral::all_except(core))
     }
 
     /// Loads every tool up front, whatever the tools declare (`#[tool(defer_loading)]`).
     pub fn defer_none(self) -> Catalog {
+        self.deferring(Deferral::none())
+    }
+
+    /// Defers the tools `deferral` selects, whatever the tools declare. Hand the same rule to
+    /// the runtime's loaded-set check ([`CallOptions::deferral`], with
+    /// [`Catalog::deferral`]) and to an MCP server (`McpConfig::deferral`), so every part
+    /// agrees on which tools wait to be found.
+    ///
+    /// ```
+    /// use tool_core::catalog::{Catalog, Deferral};
+    /// use tool_core::{DynamicTool, Registry};
+    ///
+    /// let tool = |id: &str, tag: &str| DynamicTool::builder(id, "A tool").with_spec(|s| s.presentation.tags = vec![tag.into()]).handler(|_, _| async { Ok(serde_json::json!(null)) }).unwrap();
+    /// let catalog = Catalog::new("agent", "1.0.0", Registry::from_iter([tool("search_web", "core"), tool("crm_find", "crm")]))
+    ///     .deferring(Deferral::tagged(["crm"]));
+    /// assert!(catalog.placement("crm_find").unwrap().deferred);
+    /// assert!(!catalog.placement("search_web").unwrap().deferred);
+    /// assert_eq!(catalog.deferral(), &Deferral::tagged(["crm"]));
+    /// ```
+    pub fn deferring(self, deferral: Deferral) -> Catalog {
         let mut overrides = self.overrides.clone();
-        overrides.deferral = Deferral::None;
+        overrides.deferral = deferral;
         self.with_overrides(overrides)
+    }
+
+    /// The catalog's deferral rule ([`Deferral::as_declared`] unless one was set).
+    pub fn deferral(&self) -> &Deferral {
+        &self.overrides.deferral
     }
 
     /// Puts the tools carrying `tag` in `namespace` (over their own; an earlier rule that
@@ -421,8 +453,14 @@ impl Catalog {
         self.export_entries(dialect, strictness).map(|e| self.finish(e))
     }
 
-    /// The export's last touches, whatever built its items: the cache breakpoint.
+    /// The export's last touches, whatever built its items: the tool programmatic callers need
+    /// (see `fields::programmatic_tool`), then the cache breakpoint.
     fn finish(&self, mut export: Export) -> Export {
+        if let Some(tool) = fields::programmatic_tool(export.dialect, &self.code_versions, &mut export.warnings)
+            .and_then(|v| serde_json::value::to_raw_value(&v).ok())
+        {
+            export.items.push(export::Item::Value(Arc::from(tool)));
+        }
         if self.overrides.cache_tools {
             if export.dialect == Dialect::Anthropic {
                 if let Some(last) = export.items.pop() {

@@ -2,12 +2,12 @@
 //! model finds it, and under which namespace.
 //!
 //! Owns [`Placement`] (one tool's answer), the catalog's overrides of the tools' own defaults
-//! (`#[tool(defer_loading)]`, `#[tool(namespace = "...")]`) and [`InvalidNamespace`]. Which
+//! (a [`Deferral`] over `#[tool(defer_loading)]`, namespace rules over
+//! `#[tool(namespace = "...")]`) and [`InvalidNamespace`]. Which
 //! tools load up front is the agent's decision, so a catalog's rule wins over the tool's
 //! default. Must not write any provider's format (that is `deferred`'s).
 
-use std::collections::BTreeSet;
-
+use crate::context::Deferral;
 use crate::spec::{ToolSpec, is_namespace};
 
 /// A name that cannot be a namespace (see [`is_namespace`]).
@@ -22,18 +22,6 @@ pub struct Placement {
     pub deferred: bool,
     /// The namespace it is listed and searched under.
     pub namespace: Option<String>,
-}
-
-/// Which tools a catalog defers, overriding the tools' own `defer_loading`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) enum Deferral {
-    /// As each tool declares.
-    #[default]
-    AsDeclared,
-    /// Every tool but these ids (the core set).
-    AllExcept(BTreeSet<String>),
-    /// None: every tool loads up front.
-    None,
 }
 
 /// What selects the tools a namespace rule applies to.
@@ -60,11 +48,7 @@ pub(crate) struct Overrides {
 impl Overrides {
     /// Where `spec`'s tool sits under these overrides.
     pub fn place(&self, spec: &ToolSpec) -> Placement {
-        let deferred = match &self.deferral {
-            Deferral::AsDeclared => spec.presentation.defer_loading,
-            Deferral::AllExcept(core) => !core.contains(&spec.id),
-            Deferral::None => false,
-        };
+        let deferred = self.deferral.defers(spec);
         let namespace = self
             .namespaces
             .iter()

@@ -18,13 +18,16 @@
 //!   in every script; on top we split identifiers (`create_issue`, `createIssue`,
 //!   `github.issues`) into their words, lowercase, and fold English plurals.
 //!
-//! Must not know providers' formats or the loaded set (the catalog's `deferred` module's).
+//! A query's words are expanded before ranking (`expand`: synonyms, abbreviations, light
+//! stemming). Must not know providers' formats or the loaded set (the catalog's `deferred`
+//! module's).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::expand;
 use crate::spec::ToolSpec;
 
 /// BM25's term-frequency saturation.
@@ -209,19 +212,14 @@ impl SearchIndex {
             return Vec::new();
         }
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
-        let mut terms: Vec<String> = Vec::new();
-        for_each_term(&query, |t| {
-            if !terms.iter().any(|x| x == t) {
-                terms.push(t.to_owned());
-            }
-        });
+        let terms = self.query_terms(&query);
         let n = self.live as f32;
         let avg = (self.total_len / self.live as f64).max(f64::MIN_POSITIVE) as f32;
         // A dense score per document slot, and the slots touched: cheaper than a map when
         // a common word matches thousands of tools.
         let mut scores = vec![0.0_f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for term in &terms {
+        for (term, weight) in &terms {
             let Some(list) = self.postings.get(term.as_str()) else {
                 continue;
             };
@@ -235,7 +233,7 @@ impl SearchIndex {
                     touched.push(slot);
                 }
                 let norm = K1 * (1.0 - B + B * doc.len / avg);
-                *score += idf * tf * (K1 + 1.0) / (tf + norm);
+                *score += weight * idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
         let id = |slot: u32| self.docs.get(slot as usize).and_then(Option::as_ref).map_or("", |d| d.id.as_str());
@@ -258,6 +256,33 @@ impl SearchIndex {
                 score,
             })
             .collect()
+    }
+}
+
+impl SearchIndex {
+    /// A query's terms with their weights: its own words (1; a word the index does not hold
+    /// replaced by its stem that it does), then what they bring (see `expand`: synonyms,
+    /// abbreviations, kinds; arithmetic signs bring mathematics), each once.
+    fn query_terms(&self, query: &str) -> Vec<(String, f32)> {
+        let mut own: Vec<String> = Vec::new();
+        for_each_term(query, |t| {
+            let t = match self.postings.contains_key(t) {
+                true => t.to_owned(),
+                false => expand::stem(t, |s| self.postings.contains_key(s)).unwrap_or_else(|| t.to_owned()),
+            };
+            if !own.contains(&t) {
+                own.push(t);
+            }
+        });
+        let mut terms: Vec<(String, f32)> = own.iter().map(|t| (t.clone(), 1.0)).collect();
+        let arithmetic = expand::is_arithmetic(query).then(expand::arithmetic);
+        let brought = own.iter().flat_map(|t| expand::synonyms(t)).chain(arithmetic.into_iter().flatten());
+        for term in brought {
+            if !terms.iter().any(|(t, _)| t == term) {
+                terms.push((term.clone(), expand::SYNONYM_WEIGHT));
+            }
+        }
+        terms
     }
 }
 

@@ -355,6 +355,11 @@ pub struct ServeCommand {
     /// loaded in `_meta["io.toolsmith/loaded"]`.
     #[arg(long, help_heading = "Server")]
     tool_search: bool,
+    /// With --tool-search: defer every tool but these ids (comma-separated; `""` defers all).
+    ///
+    /// Whatever the tools declare (`#[tool(defer_loading)]`), as `catalog --defer-all-except`.
+    #[arg(long, value_name = "IDS", value_delimiter = ',', requires = "tool_search", help_heading = "Server")]
+    defer_all_except: Option<Vec<String>>,
     /// The most the model sees of a result (`16KiB`) for tools that set none.
     ///
     /// `16KiB`, `64kB` or bytes. Over it, the content keeps the result's head and tail and links

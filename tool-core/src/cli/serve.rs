@@ -228,6 +228,7 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         stateless,
         json_response,
         tool_search,
+        defer_all_except,
         max_model_output,
         retention,
         limits,
@@ -252,6 +253,12 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         runtime.registry().set_model_output_budget(max_model_output);
     }
     add_tool_scopes(runtime.registry(), &auth.tool_scope)?;
+    // What MCP's clients would lose of a tool's declaration, said once (see `catalog::mcp_loss`).
+    for tool in runtime.registry().tools() {
+        if let Some(loss) = crate::catalog::mcp_loss(tool.spec()) {
+            tracing::warn!("{loss}");
+        }
+    }
     let context = context
         .map(|c| crate::json::parse_unique(c.as_bytes()).map_err(|source| CliError::Json { what: "--context", source }))
         .transpose()?;
@@ -262,6 +269,9 @@ pub(super) async fn serve(runtime: &Runtime, serve: ServeCommand) -> Result<Exit
         input_timeout: std::time::Duration::from_secs(input_timeout),
         hide_unauthorized_tools: auth.hide_unauthorized_tools,
         tool_search,
+        deferral: defer_all_except.map_or_else(crate::catalog::Deferral::default, |core| {
+            crate::catalog::Deferral::all_except(core.into_iter().filter(|id| !id.is_empty()))
+        }),
         list_caching: crate::mcp::ListCaching {
             ttl: deploy.list_ttl(),
             tools_can_change: tools_can_change(runtime.registry()),

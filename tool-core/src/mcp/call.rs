@@ -208,6 +208,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 caller: caller.map(Arc::new),
                 context: self.shared.config.context.clone(),
                 idempotency_key,
+                // The server's rule goes with the set: the runtime's check then agrees with ours.
+                deferral: loaded_tools.as_ref().map(|_| self.shared.config.deferral.clone()),
                 loaded_tools,
                 ..Default::default()
             },

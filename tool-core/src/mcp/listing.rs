@@ -139,6 +139,8 @@ struct Entry {
 pub(super) struct ListingCache {
     current: Option<Arc<Listing>>,
     entries: HashMap<String, Entry>,
+    /// Which tools tool search defers ([`McpConfig::deferral`](super::McpConfig)).
+    deferral: crate::catalog::Deferral,
 }
 
 /// Tools MCP cannot list, each with why.
@@ -156,6 +158,15 @@ impl fmt::Display for Unlistable {
 }
 
 impl ListingCache {
+    /// The cache, deferring the tools `deferral` selects.
+    pub(super) fn deferring(mut self, deferral: crate::catalog::Deferral) -> Self {
+        if deferral != self.deferral {
+            self.current = None;
+        }
+        self.deferral = deferral;
+        self
+    }
+
     /// The listing of the registry as it is now: the current one when the registry has not
     /// changed since, else one rebuilt from the entries of the tools it still holds.
     pub(super) fn listing(&mut self, registry: &Registry) -> Result<Arc<Listing>, Unlistable> {
@@ -186,7 +197,7 @@ impl ListingCache {
                     listed.push(McpTool::clone(mcp));
                     scopes.push(entry.tool.spec().policy.scopes.clone());
                     ids.push(id.clone());
-                    deferred.push(entry.tool.spec().presentation.defer_loading);
+                    deferred.push(self.deferral.defers(entry.tool.spec()));
                 }
                 Err(e) => unlistable.push(e.clone()),
             }

@@ -57,6 +57,10 @@ pub struct McpConfig {
     /// [`LOADED_META`](super::LOADED_META). A deferred tool not loaded is refused, saying to
     /// search first; a loaded one is called as any listed tool is.
     pub tool_search: bool,
+    /// Which tools tool search defers (default: each tool's own `defer_loading`); a catalog's
+    /// rule ([`Catalog::deferral`](crate::catalog::Catalog::deferral)) serves the same tools
+    /// the same way here. Read only with `tool_search`.
+    pub deferral: crate::catalog::Deferral,
 }
 
 impl Default for McpConfig {
@@ -73,6 +77,7 @@ impl Default for McpConfig {
             hide_unauthorized_tools: false,
             list_caching: super::ListCaching::default(),
             tool_search: false,
+            deferral: crate::catalog::Deferral::default(),
         }
     }
 }
@@ -128,6 +133,7 @@ impl Shared {
 
     fn new(runtime: Runtime, config: McpConfig, results: Arc<dyn ResultStore>, listing: ListingCache, parked: Parking) -> Shared {
         let shared_bus = runtime.bus();
+        let listing = listing.deferring(config.deferral.clone());
         Shared {
             shares_store: shared_bus.is_some(),
             bus: shared_bus.unwrap_or_else(|| Arc::new(MemoryBus::new())),

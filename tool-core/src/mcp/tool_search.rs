@@ -6,7 +6,8 @@
 //! last, and always the names the request carries in `_meta` under [`LOADED_META`]), answering
 //! `search_tools` calls (the catalog's search answer, over an index that follows the registry)
 //! and refusing calls of deferred tools the request has not loaded. Which tools are deferred is
-//! each tool's own `defer_loading`. Listing is `listing`'s, running a call `call`'s.
+//! the server's [`Deferral`](crate::catalog::Deferral) (`McpConfig::deferral`: by default each
+//! tool's own `defer_loading`). Listing is `listing`'s, running a call `call`'s.
 //!
 //! Sessions that last (stdio, Streamable HTTP with sessions, revisions up to 2025-11-25) keep
 //! their loaded set for their lifetime and hear `notifications/tools/list_changed` after a

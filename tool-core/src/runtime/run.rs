@@ -38,7 +38,13 @@ impl Runtime {
         let viewer = self.viewer(tool.as_deref());
         let prepared = match (&tool, &data.loaded_tools) {
             // The conversation searches for its deferred tools and has not found this one.
-            (Some(t), Some(loaded)) if t.spec().presentation.defer_loading && !loaded.contains(&t.spec().id) => {
+            (Some(t), Some(loaded))
+                if data
+                    .deferral
+                    .as_ref()
+                    .map_or(t.spec().presentation.defer_loading, |d| d.defers(t.spec()))
+                    && !loaded.contains(&t.spec().id) =>
+            {
                 Err(crate::catalog::not_loaded(tool_name))
             }
             _ => self

@@ -42,7 +42,11 @@ fn native_search_for_openai_responses_with_namespaces() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let list = run.json();
-    assert_eq!(names(&list), ["calculate", "convert-units", "weather", "tool_search"]);
+    // calculate allows programmatic callers: the hosted tool they need comes last, once.
+    assert_eq!(
+        names(&list),
+        ["calculate", "convert-units", "weather", "tool_search", "programmatic_tool_calling"]
+    );
     assert!(list[0].get("defer_loading").is_none(), "core tools load up front: {}", list[0]);
     assert_eq!(list[1]["defer_loading"], true);
     // calculate declares allowed_callers: OpenAI's spelling.
@@ -55,6 +59,7 @@ fn native_search_for_openai_responses_with_namespaces() {
     );
     assert!(group["tools"][3].get("defer_loading").is_none() && group["tools"][0]["defer_loading"] == true);
     assert_eq!(list[3], serde_json::json!({"type": "tool_search"}));
+    assert_eq!(list[4], serde_json::json!({"type": "programmatic_tool_calling"}));
 
     let client = toolsmith(&[
         "catalog",
@@ -129,11 +134,17 @@ fn anthropic_search_and_the_cache_breakpoint() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let list = run.json();
-    assert_eq!(names(&list), ["calculate", "convert-units", "tool_search_tool_bm25"]);
+    // calculate's programmatic callers need Anthropic's code execution tool: added once, last,
+    // so the cache breakpoint is on it.
+    assert_eq!(
+        names(&list),
+        ["calculate", "convert-units", "tool_search_tool_bm25", "code_execution"]
+    );
     assert_eq!(list[0]["allowed_callers"], serde_json::json!(["direct", "code_execution_20250825"]));
     assert_eq!(list[1]["defer_loading"], true);
-    assert_eq!(list[2]["cache_control"]["type"], "ephemeral");
-    assert!(list[0].get("cache_control").is_none() && list[1].get("cache_control").is_none());
+    assert_eq!(list[3]["type"], "code_execution_20250825");
+    assert_eq!(list[3]["cache_control"]["type"], "ephemeral");
+    assert!((0..3).all(|i| list[i].get("cache_control").is_none()), "{list}");
 
     // Where the format cannot carry a field, standard error says so.
     let openai = toolsmith(&["catalog", "--format", "openai", "--cache-tools", "--tag", "math"]);

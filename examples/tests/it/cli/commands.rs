@@ -473,7 +473,8 @@ fn catalog_formats_tags_and_strict() {
     assert_eq!(responses[0]["strict"], false);
 
     let anthropic = toolsmith(&["catalog", "--format", "anthropic", "--tag", "math"]).json();
-    assert_eq!(ids(&anthropic, ""), ["calculate", "convert-units"]);
+    // `calculate` allows programmatic callers: Anthropic's code execution tool comes last.
+    assert_eq!(ids(&anthropic, ""), ["calculate", "convert-units", "code_execution"]);
     assert!(anthropic[0]["input_schema"].is_object() && anthropic[0]["input_examples"].is_array());
 
     let gemini = toolsmith(&["catalog", "--format", "gemini", "--tag", "weather"]).json();

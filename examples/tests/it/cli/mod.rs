@@ -9,3 +9,4 @@ pub mod oauth_migration;
 pub mod oauth_step_up;
 pub mod readme;
 pub mod serve_limits;
+pub mod serve_search;

@@ -4,10 +4,13 @@
 
 use tool_core::catalog::Catalog;
 
-/// The floor: below it, a change to the index, the tokeniser or a description made search over
-/// the example tools worse (measured: 0.83, 20 of 24; the misses are queries whose words no
-/// description uses, such as "square root" for `calculate`'s `math::sqrt`).
-const FLOOR: f64 = 0.8;
+/// The floors: below them, a change to the index, the tokeniser, the query expansion or a
+/// description made search over the example tools worse. Measured: recall@5 1.00 (24 of 24),
+/// recall@1 0.92; before the query expansion (synonyms, kinds of units, arithmetic signs, light
+/// stemming) 0.83 and 0.71, the misses being words no description has ("square root",
+/// "kilometres", "pounds", "17%").
+const FLOOR: f64 = 0.95;
+const FLOOR_AT_1: f64 = 0.85;
 
 /// The weather tools are one tool shown four ways: any of them answers a weather query.
 const WEATHER: &[&str] = &["weather-tool", "weather-mcp", "weather-model-output", "weather-hooks"];
@@ -70,4 +73,5 @@ fn recall_at_5_over_the_example_tools() {
         QUERIES.len()
     );
     assert!(recall5 >= FLOOR, "recall@5 {recall5:.2} < {FLOOR}: {misses:#?}");
+    assert!(recall1 >= FLOOR_AT_1, "recall@1 {recall1:.2} < {FLOOR_AT_1}");
 }

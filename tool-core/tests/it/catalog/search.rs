@@ -143,3 +143,40 @@ fn words_of_other_scripts_are_found() {
     assert_eq!(index.search("погоды", 3)[0].id, "pogoda");
     assert_eq!(index.search("MÜNCHEN", 3)[0].id, "wetter");
 }
+
+#[test]
+fn a_query_finds_tools_by_synonyms_stems_and_kinds_but_its_own_words_rank_first() {
+    let spec = |id: &str, description: &str| ToolSpec::new(id, description, json!({"type": "object"}));
+    let index = SearchIndex::new(&[
+        spec("files_remove", "Remove a file from the workspace"),
+        spec("money_convert", "Convert an amount between currencies"),
+        spec("units", "Convert an amount between units of length or mass"),
+        spec("math", "Evaluate a mathematical expression"),
+        spec("files_delete_all", "Delete every file of a folder"),
+    ]);
+    let top = |q: &str| index.search(q, 5).into_iter().map(|h| h.id).collect::<Vec<_>>();
+    // A synonym finds the tool; a tool with the query's own word ranks above it.
+    assert_eq!(top("delete a file"), ["files_delete_all", "files_remove"]);
+    let mut erase = top("erase a file");
+    erase.sort();
+    assert_eq!(erase, ["files_delete_all", "files_remove"]);
+    // A stem the index holds: `converting` is `convert`.
+    assert_eq!(top("converting currencies")[0], "money_convert");
+    // Words no description has that name what a tool works on.
+    assert_eq!(top("kilometres to miles")[0], "units");
+    assert_eq!(top("pounds in a stone")[0], "units");
+    assert_eq!(top("square root of two")[0], "math");
+    assert_eq!(top("17% of 2340")[0], "math");
+    // Nothing a query holds fails the search.
+    for q in [
+        "",
+        "%%%",
+        "√",
+        "İstanbul'da hava",
+        "東京の天気 converting",
+        "\u{200d}ing",
+        "eding ing ed",
+    ] {
+        let _ = index.search(q, 5);
+    }
+}

@@ -2,10 +2,12 @@
 //! `rmcp`'s client: deferred tools hidden until `search_tools` loads them for the session, the
 //! session told its list changed, other sessions unaffected, calls of tools not loaded refused,
 //! loaded ones run through the runtime as any listed tool (approval, `to_model_output`), and a
-//! request without a session naming what it loaded in `_meta["io.toolsmith/loaded"]`.
+//! request without a session naming what it loaded in `_meta["io.toolsmith/loaded"]`; the
+//! server's deferral rule (`McpConfig::deferral`) over the tools' own.
 
 use super::server::{call_params, is_error, request, result_of, sessionless, start_http, stateless, text_of, tool_names};
 use serde_json::{Value, json};
+use tool_core::catalog::Deferral;
 use tool_core::context::Elicitation;
 use tool_core::mcp::{LOADED_META, McpConfig, McpServer};
 use tool_core::prelude::*;
@@ -220,4 +222,42 @@ async fn a_request_without_a_session_names_what_it_loaded_in_meta() {
     // A malformed value is a protocol error naming the key.
     let bad = ask(addr, 6, "tools/list", json!({"_meta": {LOADED_META: "ts_forecast"}})).await;
     assert!(bad["error"]["message"].as_str().unwrap_or_default().contains(LOADED_META), "{bad}");
+}
+
+fn server_deferring(deferral: Deferral) -> McpServer {
+    let registry = Registry::from_iter([add::tool(), crm_find::tool(), crm_delete::tool(), forecast::tool()]);
+    let config = McpConfig {
+        tool_search: true,
+        deferral,
+        ..McpConfig::default()
+    };
+    McpServer::new(Runtime::new(registry), config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_deferral_rule_decides_what_is_listed_searched_and_refused() {
+    // Every tool but `crm_find` (deferred by its own declaration) waits to be found.
+    let mcp = McpPair::start(server_deferring(Deferral::all_except(["crm_find"]))).await;
+    assert_eq!(mcp.tool_names().await, ["crm_find", "search_tools"]);
+    let call = mcp.call("crm_find", json!({"name": "Ada"})).await;
+    assert!(!call.is_error(), "loaded up front by the rule: {}", call.text());
+    assert_eq!(call.text(), "customer card: Ada");
+    // `ts_add` (loaded up front by its own) is deferred by the rule: refused until found.
+    let refused = mcp.call("ts_add", json!({"a": 1, "b": 2})).await;
+    assert!(refused.is_error() && refused.text().contains("not loaded"), "{}", refused.text());
+    let found = answer(&mcp.call("search_tools", json!({"query": "add two numbers", "limit": 1})).await);
+    assert_eq!(names(&found), ["ts_add"], "{found}");
+    assert_eq!(mcp.call("ts_add", json!({"a": 1, "b": 2})).await.text(), "3.0");
+    assert_eq!(mcp.tool_names().await, ["crm_find", "ts_add", "search_tools"]);
+    mcp.close().await;
+
+    // No tool deferred: every tool listed and called, whatever they declare.
+    let mcp = McpPair::start(server_deferring(Deferral::none())).await;
+    let listed = mcp.tool_names().await;
+    assert!(
+        listed.starts_with(&["crm_delete", "crm_find", "ts_add", "ts_forecast"].map(String::from)),
+        "{listed:?}"
+    );
+    assert_eq!(mcp.call("ts_forecast", json!({"city": "Oslo"})).await.text(), "sunny in Oslo");
+    mcp.close().await;
 }

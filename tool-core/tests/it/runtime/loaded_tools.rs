@@ -1,11 +1,12 @@
 //! The runtime with the conversation's loaded set (`CallOptions::loaded_tools`): a deferred
 //! tool the conversation has not loaded is refused as unknown, saying to search first; a loaded
 //! one runs as any tool (its `to_model_output` applied); without a set nothing changes; a call
-//! that waits keeps the set and hands it back when continued.
+//! that waits keeps the set and hands it back when continued; a catalog's deferral rule
+//! (`CallOptions::deferral`) decides which tools are deferred instead of their own.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use tool_core::catalog::{Catalog, LoadedTools};
+use tool_core::catalog::{Catalog, Deferral, LoadedTools};
 use tool_core::prelude::*;
 use tool_core::runtime::{Outcome, ResumeOptions, Runtime};
 use tool_core::{Dialect, ErrorKind};
@@ -131,4 +132,55 @@ async fn a_waiting_call_keeps_the_loaded_set_and_hands_it_back() {
         panic!()
     };
     assert_eq!(output.value(), json!("cancelled C-3"));
+}
+
+#[tokio::test]
+async fn the_catalogs_deferral_decides_what_the_runtime_refuses() {
+    let runtime = runtime();
+    // Everything but `lt_refund` deferred: `lt_now` (loaded up front by its own declaration)
+    // is refused, `lt_refund` (deferred by its own) runs without a search.
+    let catalog = Catalog::new("agent", "1.0.0", tools()).defer_all_except(["lt_refund"]);
+    let options = || {
+        CallOptions::default()
+            .loaded_tools(LoadedTools::default())
+            .deferral(catalog.deferral().clone())
+    };
+    let run = runtime.call("lt_now", json!({}), options()).finish().await;
+    let Outcome::Failed(error) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    assert_eq!(error.kind(), ErrorKind::UnknownTool);
+    assert!(error.message().contains("`lt_now` is not loaded"), "{}", error.message());
+    let run = runtime.call("lt_refund", json!({"order": "D-4"}), options()).finish().await;
+    assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
+
+    // `defer_none`: the declared-deferred tool runs with nothing loaded.
+    let none = Catalog::new("agent", "1.0.0", tools()).defer_none();
+    let run = runtime
+        .call(
+            "lt_refund",
+            json!({"order": "D-5"}),
+            CallOptions::default()
+                .loaded_tools(LoadedTools::default())
+                .deferral(none.deferral().clone()),
+        )
+        .finish()
+        .await;
+    assert!(matches!(run.outcome, Outcome::Done(_)), "{:?}", run.outcome);
+
+    // A tag rule: the tools carrying it wait; a waiting call keeps the rule with its data.
+    let tagged = Deferral::tagged(["orders"]);
+    let mut loaded = LoadedTools::default();
+    loaded.extend(["lt_cancel"]);
+    let stream = runtime.call(
+        "lt_cancel",
+        json!({"order": "D-6"}),
+        CallOptions::default().loaded_tools(loaded).deferral(tagged.clone()),
+    );
+    let Outcome::AwaitingApproval(_) = stream.finish().await.outcome else {
+        panic!()
+    };
+    let pending = runtime.pending().await.unwrap();
+    let stored = pending.iter().find(|p| p.args["order"] == "D-6").unwrap();
+    assert_eq!(stored.data.deferral.as_ref(), Some(&tagged));
 }

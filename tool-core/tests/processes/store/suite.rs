@@ -22,6 +22,7 @@ mod postgres_only;
 mod results;
 mod tasks;
 mod tool_search;
+mod tool_search_e2e;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -379,7 +380,8 @@ pub fn trials(suite: &str) -> Vec<Trial> {
         .chain(tasks::CASES)
         .chain(results::CASES)
         .chain(audit::CASES)
-        .chain(tool_search::CASES);
+        .chain(tool_search::CASES)
+        .chain(tool_search_e2e::CASES);
     let cases = cases.map(|c| (c, every_kind));
     // The cases of what only a database keeps (kept results, counted by `store status`; the
     // audit trail through the command line).
