@@ -17,6 +17,7 @@ use tool_core::mcp::http::HttpOptions;
 use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{MemoryStore, Runtime, TaskOptions};
+use tool_core::spec::TaskSupport;
 
 use super::modern::{LEGACY, MODERN, TASKS, listed, rpc, settled};
 use crate::support::http_server::{self, Served};
@@ -197,4 +198,24 @@ async fn a_task_required_tool_refuses_a_client_that_cannot_take_a_task_before_it
     let done = settled(&url, handle["result"]["taskId"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "built in the background", "{done}");
+}
+
+#[test]
+fn the_toolsmith_catalog_keeps_a_task_required_tool_required() {
+    let catalog = tool_core::catalog::Catalog::new("t", "1", Registry::from_iter([only_a_task::tool(), may_be_a_task::tool()]));
+    let doc = catalog.to_toolsmith();
+    let background = |id: &str| {
+        let tools = doc["tools"].as_array().unwrap();
+        tools.iter().find(|t| t["id"] == id).unwrap()["background"].clone()
+    };
+    assert_eq!(background("ts-only-a-task"), json!({"enabled": true, "required": true}));
+    assert_eq!(background("ts-may-be-a-task"), json!({"enabled": true}));
+    let never = tool_core::catalog::toolsmith::dispatcher(|id, _, _| async move { Err(ToolError::new(format!("{id} was dispatched"))) });
+    let loaded = tool_core::catalog::Catalog::from_toolsmith(&doc, never).unwrap();
+    let support: Vec<_> = loaded
+        .tools()
+        .iter()
+        .map(|t| tool_core::spec::BackgroundSpec::task_support(t.spec().policy.background.as_ref()))
+        .collect();
+    assert_eq!(support, [TaskSupport::Optional, TaskSupport::Required], "in id order");
 }
