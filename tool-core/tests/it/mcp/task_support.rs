@@ -5,7 +5,8 @@
 //!   (JSON and SSE answers) and stdio; 2025-06-18 and 2026-07-28 peers get no such field;
 //! - a task-required tool refuses, before it runs, a 2026-07-28 client without the tasks
 //!   extension (`-32021`, naming the extension) and an older client (`-32601`), and runs as a
-//!   task for a client with the extension.
+//!   task for a client with the extension;
+//! - the toolsmith catalog format keeps `background(required)` through a round trip.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
