@@ -85,6 +85,9 @@ trap 'exit 130' INT TERM
 start_server() {
     local log="$work/server.log"
     rm -f "$work"/store.db*
+    # The log exists before the fixture starts: the loop below may read it before the
+    # background shell has opened it (`sed` would fail, and with it the script).
+    : >"$log"
     "$bin" --store "$work/store.db" --http 127.0.0.1:0 "$@" 2>"$log" &
     server=$!
     # The fixture prints `serving MCP on http://ADDR/mcp` once it listens.

@@ -49,3 +49,14 @@ def catalog() -> dict[str, dict]:
     out = toolsmith_cli("catalog", "--format", "mcp")
     assert out.returncode == 0, out.stderr
     return {t["name"]: t for t in json.loads(out.stdout)["tools"]}
+
+
+@pytest.fixture(scope="session")
+def task_support() -> dict[str, str]:
+    """Each background tool's MCP `taskSupport`, by id, read from `toolsmith catalog --format
+    toolsmith` (its `background` settings): `required` or `optional`."""
+    out = toolsmith_cli("catalog", "--format", "toolsmith")
+    assert out.returncode == 0, out.stderr
+    tools = json.loads(out.stdout)["tools"]
+    return {t["id"]: "required" if t["background"].get("required") else "optional"
+            for t in tools if (t.get("background") or {}).get("enabled")}

@@ -98,12 +98,19 @@ async def list_all(client: Any) -> list[types.Tool]:
 
 
 @pytest.mark.parametrize("transport,mode", cases())
-async def test_list_tools_matches_catalog(servers, toolsmith_stdio, catalog, transport, mode):
+async def test_list_tools_matches_catalog(servers, toolsmith_stdio, catalog, task_support, transport, mode):
     with anyio.fail_after(TEST_TIMEOUT):
         async with connect(toolsmith_target(servers, toolsmith_stdio, transport), mode) as client:
             tools = await list_all(client)
     listed = {t.name: dump(t) for t in tools}
     assert [t.name for t in tools] == list(catalog), "the listing is the catalog, in its order"
+    # A 2025-11-25 session (`legacy`) also hears which tools may run as tasks; 2026-07-28 dropped
+    # the field. (The catalog names no revision, so it has none.)
+    assert task_support, "the examples have a background tool"
+    for name, entry in listed.items():
+        execution = entry.pop("execution", None)
+        expected = {"taskSupport": task_support[name]} if mode == "legacy" and name in task_support else None
+        assert execution == expected, name
     for name, entry in catalog.items():
         # Every field: name, title, description, inputSchema, outputSchema, annotations, _meta.
         assert listed[name] == entry, name

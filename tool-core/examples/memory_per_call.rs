@@ -46,6 +46,7 @@ fn main() {
         .with_spec(|s| {
             s.policy.background = Some(BackgroundSpec {
                 enabled: true,
+                required: false,
                 timeout_ms: None,
                 max_retries: None,
                 wait_timeout_ms: Some(0),

@@ -462,6 +462,11 @@ impl McpSpec {
 pub struct BackgroundSpec {
     /// May run in the background.
     pub enabled: bool,
+    /// Runs only in the background (task-required; implies `enabled`): never in the
+    /// foreground of a call. An MCP client that cannot take a task is refused (`-32021` on
+    /// 2026-07-28, `-32601` before, as each revision says) instead of waiting for the result.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
     /// Per-attempt timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
@@ -471,6 +476,42 @@ pub struct BackgroundSpec {
     /// How long a caller waits for the result before the placeholder is returned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_timeout_ms: Option<u64>,
+}
+
+impl BackgroundSpec {
+    /// How the tool takes part in tasks (MCP `execution.taskSupport`): `required` when it runs
+    /// only in the background, `optional` when it may, else `forbidden`.
+    pub fn task_support(background: Option<&BackgroundSpec>) -> TaskSupport {
+        match background {
+            Some(b) if b.required => TaskSupport::Required,
+            Some(b) if b.enabled => TaskSupport::Optional,
+            _ => TaskSupport::Forbidden,
+        }
+    }
+}
+
+/// Whether a tool's calls may, must or must not run as tasks (MCP 2025-11-25's
+/// `execution.taskSupport`, which the tasks extension of 2026-07-28 keeps on the server's side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never a task (a tool that did not opt into the background).
+    Forbidden,
+    /// A task when the caller can take one, else in the foreground (`background(...)`).
+    Optional,
+    /// Only a task (`background(required)`).
+    Required,
+}
+
+impl TaskSupport {
+    /// The wire value: `forbidden`, `optional` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
 }
 
 /// Per-call tuning of a background tool. Only a tool whose `background(enabled = true)` opted

@@ -369,8 +369,9 @@ pub async fn slow_compute(
     Ok(format!("computed {} in {seconds} s", bounded(label.as_deref().unwrap_or("result"))))
 }
 
-/// Fails with a tool error after a second (a task that completes with `isError`)
-#[tool(id = "failing_job", background(enabled = true))]
+/// Fails with a tool error after a second (a task that completes with `isError`); task-required,
+/// so a client that cannot take a task is refused before it runs (`-32021` on 2026-07-28)
+#[tool(id = "failing_job", background(required))]
 pub async fn failing_job() -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     Err(ToolError::new("The job failed, as it always does."))

@@ -21,6 +21,12 @@ pub async fn empty_parens(name: String) -> String {
     name
 }
 
+/// Only ever a task (task-required)
+#[tool(background(required, wait_timeout_ms = 0))]
+pub async fn only_a_task(name: String) -> String {
+    name
+}
+
 /// Never in the background
 #[tool(background(enabled = false))]
 pub async fn quick(name: String) -> String {
@@ -34,6 +40,7 @@ pub fn main() {
             registry.get("render-report").unwrap().spec().policy.background,
             Some(BackgroundSpec {
                 enabled: true,
+                required: false,
                 timeout_ms: Some(30_000),
                 max_retries: Some(2),
                 wait_timeout_ms: Some(500),
@@ -43,9 +50,20 @@ pub fn main() {
             registry.get("quick").unwrap().spec().policy.background,
             Some(BackgroundSpec {
                 enabled: false,
+                required: false,
                 timeout_ms: None,
                 max_retries: None,
                 wait_timeout_ms: None,
+            })
+        );
+        assert_eq!(
+            registry.get("only-a-task").unwrap().spec().policy.background,
+            Some(BackgroundSpec {
+                enabled: true,
+                required: true,
+                timeout_ms: None,
+                max_retries: None,
+                wait_timeout_ms: Some(0),
             })
         );
         for id in ["bare", "empty-parens"] {
@@ -53,6 +71,7 @@ pub fn main() {
                 registry.get(id).unwrap().spec().policy.background,
                 Some(BackgroundSpec {
                     enabled: true,
+                    required: false,
                     timeout_ms: None,
                     max_retries: None,
                     wait_timeout_ms: None,

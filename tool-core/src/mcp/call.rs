@@ -98,6 +98,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             return Err(refused);
         }
         let tool = ToolRef { name, id };
+        if let Some(refused) = self.refuse_foreground(&tool, ctx) {
+            return Err(refused);
+        }
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
         let meta = [Some(&ctx.meta.0), request.meta.as_ref().map(|m| &m.0)];
         let asked = CallMeta::read(meta.iter().flatten().map(|m| &***m))?;

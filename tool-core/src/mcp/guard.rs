@@ -47,6 +47,8 @@ pub(super) struct Guard {
     pub(super) sessions: Option<Arc<SessionSlots>>,
     /// The per-caller limits of `tools/call` (`None`: none set).
     pub(super) fairness: Option<Arc<Fairness>>,
+    /// Adds `execution.taskSupport` to the `tools/list` answers of 2025-11-25 peers.
+    pub(super) execution: super::execution::Execution,
 }
 
 fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
@@ -220,8 +222,17 @@ impl Guard {
             Ok(slot) => slot,
             Err(refused) => return *refused,
         };
+        // A 2025-11-25 listing gets each tool's `execution` on its way out (`execution`).
+        let lists = message.is("tools/list")
+            && parts
+                .headers
+                .get("mcp-protocol-version")
+                .is_some_and(|v| v.as_bytes().trim_ascii() == super::execution::REVISION.as_bytes());
         let call = self.calls.begin();
-        let response = logged(inner(Request::from_parts(parts, Body::from(bytes))).await);
+        let mut response = logged(inner(Request::from_parts(parts, Body::from(bytes))).await);
+        if lists {
+            response = self.execution.rewrite(response).await;
+        }
         let response = response.map(|body| Tracked::body(body, call));
         if let (Some(slot), Some(sessions)) = (slot, &self.sessions) {
             // The slot goes to the session the request created (none: it frees at once).

@@ -295,6 +295,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.limits.session_idle_timeout);
     let sessions = CappedSessions::new(local, slots.clone());
+    let execution = super::execution::Execution::of(&server);
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), sessions.into(), config);
     let metadata = gate.metadata_routes();
     let calls = Activity::new();
@@ -305,6 +306,7 @@ fn build_router<E: ServerHandler + Clone + Send + Sync + 'static>(
         body_timeout: options.limits.body_read_timeout,
         sessions: (!options.stateless).then_some(slots),
         fairness: super::fairness::Fairness::new(&options.limits.per_caller),
+        execution,
     });
     let service = Shared::new(service);
     let router = axum::Router::new()

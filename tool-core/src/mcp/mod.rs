@@ -50,6 +50,7 @@ mod caching;
 mod call;
 mod call_meta;
 mod convert;
+mod execution;
 mod fairness;
 mod gate;
 mod guard;

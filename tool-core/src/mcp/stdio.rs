@@ -6,7 +6,10 @@
 //! would drop them silently, or end the session); the answers and rmcp's own messages share
 //! one writer, a line at a time. Lines are read in bounded chunks: one longer than the limit
 //! is answered `-32600` as soon as the limit is passed, and the rest of it is discarded as it
-//! arrives (never held), then the next line is served.
+//! arrives (never held), then the next line is served. The `tools/list` answers of a session
+//! that negotiated 2025-11-25 get each tool's `execution` on their way out (`execution`).
+
+use std::sync::Arc;
 
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
@@ -14,6 +17,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 
 use super::McpServer;
+use super::execution::{Execution, StdioListings};
 
 /// Longest accepted line (16 MiB); a longer one is refused and skipped.
 const MAX_LINE: usize = 16 << 20;
@@ -37,21 +41,24 @@ where
     let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
     let (lines_tx, lines_rx) = mpsc::unbounded_channel::<String>();
+    // The `tools/list` answers of a 2025-11-25 session get each tool's `execution`.
+    let (listings, execution) = (Arc::new(StdioListings::default()), Execution::of(&server));
 
     // One writer: every outgoing line, whole.
     let writer = tokio::spawn(write_lines(output, lines_rx));
     // rmcp's messages, a line at a time.
     let from_server = lines_tx.clone();
+    let seen = listings.clone();
     let forward = tokio::spawn(async move {
         let mut lines = BufReader::new(from_rmcp).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            if from_server.send(line).is_err() {
+            if from_server.send(seen.server_sends(&execution, line)).is_err() {
                 break;
             }
         }
     });
     // The client's lines: valid messages to rmcp, the rest answered here.
-    let reader = tokio::spawn(read_client(input, to_rmcp, lines_tx));
+    let reader = tokio::spawn(read_client(input, to_rmcp, lines_tx, listings));
 
     // Its own log level and call limit, even when clones of one server serve several streams.
     let running = server
@@ -135,14 +142,19 @@ async fn skip_line<R: AsyncBufRead + Unpin>(input: &mut R) -> std::io::Result<()
     }
 }
 
-/// The error line a line gets instead of going to rmcp (`None`: it goes on).
-fn refusal(line: &str) -> Option<String> {
+/// The error line a line gets instead of going to rmcp (`None`: it goes on, noted in
+/// `listings`).
+fn refusal(line: &str, listings: &StdioListings) -> Option<String> {
     // Parsed once, refusing what is not JSON and objects that repeat a key (I-JSON).
     let refused = match super::body::parse(line.as_bytes()) {
         Err(r) => Some(("not JSON, or a repeated key", error_line(r.id, r.code, r.message))),
         Ok(v) => super::guard::invalid_message(&v)
             .map(|(id, why)| ("not a JSON-RPC message", error_line(id, -32600, format!("Invalid request: {why}"))))
-            .or_else(|| super::guard::invalid_params(&v).map(|(id, why)| ("invalid initialize params", error_line(id, -32602, why)))),
+            .or_else(|| super::guard::invalid_params(&v).map(|(id, why)| ("invalid initialize params", error_line(id, -32602, why))))
+            .or_else(|| {
+                listings.client_sent(&v);
+                None
+            }),
     };
     let (reason, answer) = refused?;
     tracing::warn!(reason, "refused an MCP stdio message");
@@ -155,6 +167,7 @@ async fn read_client<R: AsyncRead + Unpin>(
     input: R,
     mut to_rmcp: DuplexStream,
     errors: mpsc::UnboundedSender<String>,
+    listings: Arc<StdioListings>,
 ) -> std::io::Result<()> {
     let mut input = BufReader::new(input);
     let mut buf = Vec::new();
@@ -180,7 +193,7 @@ async fn read_client<R: AsyncRead + Unpin>(
         if line.is_empty() {
             continue;
         }
-        match refusal(line) {
+        match refusal(line, &listings) {
             Some(answer) => {
                 let _ = errors.send(answer);
             }

@@ -25,8 +25,8 @@
 //! an answer are `ask`'s, the queue is the runtime's.
 
 use rmcp::model::{
-    CallToolResponse, CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest, InputRequests,
-    InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
+    CallToolResponse, ClientCapabilities, CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode,
+    InputRequest, InputRequests, InputResponses, JsonObject, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -37,7 +37,7 @@ use super::server::{McpServer, modern};
 use super::{ask, convert, identity};
 use crate::context::CallEnv;
 use crate::runtime::{EventStream, Outcome, PendingCall, PendingKind, RunEventKind, TaskRecord, TaskState};
-use crate::spec::BackgroundOverride;
+use crate::spec::{BackgroundOverride, BackgroundSpec, TaskSupport};
 
 /// How often a client is told to poll `tasks/get`, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 500;
@@ -89,11 +89,44 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// declared the tasks extension, a tool that opted into the background, a task store.
     pub(super) fn runs_as_task(&self, tool: &ToolRef, ctx: &RequestContext<RoleServer>) -> bool {
         let declared = ctx.client_capabilities().is_some_and(|c| c.supports_tasks());
-        let background = self
-            .registry()
-            .get(&tool.id)
-            .is_some_and(|t| t.spec().policy.background.is_some_and(|b| b.enabled));
-        modern(ctx) && declared && background && self.shared.runtime.has_task_store()
+        modern(ctx) && declared && self.task_support(&tool.id) != TaskSupport::Forbidden && self.shared.runtime.has_task_store()
+    }
+
+    /// How the tool with this id takes part in tasks (`Forbidden` for an unknown one).
+    pub(super) fn task_support(&self, id: &str) -> TaskSupport {
+        let tool = self.registry().get(id);
+        BackgroundSpec::task_support(tool.as_ref().and_then(|t| t.spec().policy.background.as_ref()))
+    }
+
+    /// The refusal of a call of a task-required tool (`background(required)`) that cannot run
+    /// as a task for this request, before the tool runs: on 2026-07-28, a client that did not
+    /// declare the tasks extension gets a missing required client capability (`-32021`,
+    /// SEP-2663 "Required Capabilities", naming the extension in `requiredCapabilities`); an
+    /// older revision's client, which cannot start a task here, gets `-32601` (2025-11-25:
+    /// "Servers MUST return a -32601 (Method not found) error if a client does not attempt
+    /// to" invoke a `required` tool as a task); a server without a task store cannot run it.
+    pub(super) fn refuse_foreground(&self, tool: &ToolRef, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
+        if self.task_support(&tool.id) != TaskSupport::Required || self.runs_as_task(tool, ctx) {
+            return None;
+        }
+        let name = &tool.name;
+        let data = Some(json!({"taskSupport": TaskSupport::Required.as_str()}));
+        if !modern(ctx) {
+            let message = format!(
+                "The tool `{name}` runs only as a task, which this server starts for clients of MCP 2026-07-28 that declare the `{TASKS_EXTENSION_ID}` extension."
+            );
+            return Some(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, data));
+        }
+        if !ctx.client_capabilities().is_some_and(|c| c.supports_tasks()) {
+            let mut refused = ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build());
+            refused.message = format!(
+                "The tool `{name}` runs only as a task: declare the `{TASKS_EXTENSION_ID}` extension in the request's client capabilities to call it."
+            )
+            .into();
+            return Some(refused);
+        }
+        let message = format!("The tool `{name}` runs only as a task, and this server keeps no task store to run it in.");
+        Some(ErrorData::internal_error(message, data))
     }
 
     /// Who owns the tasks this request starts: the token's subject, else the session (as for

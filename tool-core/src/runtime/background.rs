@@ -37,7 +37,7 @@ pub(crate) struct Plan {
 /// The settings of a call of a tool that opted in, merged with the call's override. `None`:
 /// foreground (not opted in, or disabled for this call).
 pub(crate) fn settings(spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Option<Settings> {
-    let base = spec.policy.background.as_ref().filter(|b| b.enabled);
+    let base = spec.policy.background.as_ref().filter(|b| b.enabled || b.required);
     let Some(base) = base else {
         if over.is_some() {
             tracing::debug!(tool = %spec.id, "a background override was given for a tool that did not opt in; ignored");
@@ -46,7 +46,11 @@ pub(crate) fn settings(spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Op
     };
     let over = over.cloned().unwrap_or_default();
     if over.enabled == Some(false) {
-        return None;
+        // A task-required tool never runs in the foreground (its author said it must not block).
+        if !base.required {
+            return None;
+        }
+        tracing::debug!(tool = %spec.id, "a foreground override was given for a task-required tool; ignored");
     }
     Some(Settings {
         timeout: over.timeout_ms.or(base.timeout_ms).map(Duration::from_millis),

@@ -65,6 +65,8 @@ pub struct Background {
     pub timeout_ms: Option<LitInt>,
     pub max_retries: Option<LitInt>,
     pub wait_timeout_ms: Option<LitInt>,
+    /// `required`: the tool runs only as a task (where `required` is written).
+    pub required: Option<Span>,
 }
 
 /// Everything `#[tool(...)]` can say.
@@ -205,7 +207,7 @@ fn parse_key(cx: &mut Ctxt, a: &mut ToolAttrs, meta: ParseNestedMeta) -> syn::Re
 
 /// A flag (`strict`, `blocking`); a value (`strict = true`) is reported with the fix. `off`
 /// says what to write instead of `= false`.
-fn flag(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<Span>, off: &str) -> syn::Result<()> {
+pub(super) fn flag(cx: &mut Ctxt, meta: &ParseNestedMeta, slot: &mut Option<Span>, off: &str) -> syn::Result<()> {
     if !meta.input.peek(Token![=]) {
         set(cx, meta, slot, syn::spanned::Spanned::span(&meta.path));
         return Ok(());

@@ -12,7 +12,7 @@ const PHASES: &str = "input, input_delta, output, error, approval, suspend, resu
 const MCP_KEYS: &str = "title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, meta, requires";
 /// The client capabilities a tool may require (`mcp(requires = [...])`).
 const CAPABILITIES: [&str; 3] = ["elicitation", "roots", "sampling"];
-const BACKGROUND_KEYS: &str = "enabled, timeout_ms, max_retries, wait_timeout_ms";
+const BACKGROUND_KEYS: &str = "enabled, required, timeout_ms, max_retries, wait_timeout_ms";
 
 /// `transform(display(phase = f, ...), transcript(...))`.
 pub fn transform(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
@@ -107,7 +107,8 @@ fn parse_mcp(cx: &mut Ctxt, m: &mut Mcp, meta: ParseNestedMeta) -> syn::Result<(
     Ok(())
 }
 
-/// `background`, `background()` and `background(enabled = true, ...)`: all opt in.
+/// `background`, `background()` and `background(enabled = true, ...)`: all opt in;
+/// `background(required)` also makes the tool task-required (it never runs in the foreground).
 pub fn background(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
     let mut b = Background {
         span: Some(syn::spanned::Spanned::span(&meta.path)),
@@ -121,6 +122,12 @@ pub fn background(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> s
             syn::parse::Parser::parse2(syn::meta::parser(|inner| parse_background(cx, &mut b, inner)), tokens)?;
         }
     }
+    if let (Some(_), Some(enabled)) = (b.required, b.enabled.as_ref().filter(|e| !e.value)) {
+        cx.error_spanned_by(
+            enabled,
+            "a task-required tool (`required`) runs only in the background: remove `enabled = false`, or `required`",
+        );
+    }
     set(cx, meta, &mut a.background, b);
     Ok(())
 }
@@ -132,6 +139,8 @@ fn parse_background(cx: &mut Ctxt, b: &mut Background, meta: ParseNestedMeta) ->
             let v = parse_bool(cx, &meta, "enabled")?;
             set_some(cx, &meta, &mut b.enabled, v)
         }
+        // A flag: a task-required tool (MCP `taskSupport: "required"`) runs only as a task.
+        "required" => super::flag(cx, &meta, &mut b.required, "leave `required` out to let clients choose")?,
         "timeout_ms" | "max_retries" | "wait_timeout_ms" => {
             let (slot, example) = match key.as_str() {
                 "timeout_ms" => (&mut b.timeout_ms, "30_000"),

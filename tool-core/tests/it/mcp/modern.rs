@@ -23,8 +23,8 @@ use tool_core::mcp::{McpConfig, McpServer};
 use tool_core::prelude::*;
 use tool_core::runtime::{MemoryStore, Runtime, TaskOptions};
 
-const MODERN: &str = "2026-07-28";
-const LEGACY: &str = "2025-11-25";
+pub(super) const MODERN: &str = "2026-07-28";
+pub(super) const LEGACY: &str = "2025-11-25";
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// Routes by region (the header mirrors the argument)
@@ -131,7 +131,14 @@ async fn serve() -> (Served, String) {
 /// One request of revision `version` (2026-07-28: with its `_meta`, declaring `capabilities`,
 /// and the `Mcp-Method`/`Mcp-Name` headers unless `headers` sets them): the HTTP status and
 /// the JSON-RPC answer.
-async fn rpc(url: &str, version: &str, method: &str, mut params: Value, capabilities: Value, headers: &[(&str, &str)]) -> (u16, Value) {
+pub(super) async fn rpc(
+    url: &str,
+    version: &str,
+    method: &str,
+    mut params: Value,
+    capabilities: Value,
+    headers: &[(&str, &str)],
+) -> (u16, Value) {
     if version == MODERN {
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -171,7 +178,7 @@ async fn modern(url: &str, method: &str, params: Value) -> (u16, Value) {
     rpc(url, MODERN, method, params, json!({}), &[]).await
 }
 
-fn listed<'a>(list: &'a Value, name: &str) -> &'a Value {
+pub(super) fn listed<'a>(list: &'a Value, name: &str) -> &'a Value {
     list["result"]["tools"]
         .as_array()
         .and_then(|tools| tools.iter().find(|t| t["name"] == name))
@@ -341,10 +348,10 @@ async fn a_tampered_request_state_is_refused_as_invalid_params() {
     assert_eq!(done["result"]["content"][0]["text"], "Ada at file:///work", "{done}");
 }
 
-const TASKS: fn() -> Value = || json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+pub(super) const TASKS: fn() -> Value = || json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
 
 /// Polls `tasks/get` until the task leaves `working`.
-async fn settled(url: &str, task_id: &str) -> Value {
+pub(super) async fn settled(url: &str, task_id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
         let (_, got) = rpc(url, MODERN, "tasks/get", json!({"taskId": task_id}), TASKS(), &[]).await;
@@ -357,7 +364,7 @@ async fn settled(url: &str, task_id: &str) -> Value {
     }
 }
 
-async fn start_task(url: &str, tool: &str) -> String {
+pub(super) async fn start_task(url: &str, tool: &str) -> String {
     let (_, handle) = rpc(url, MODERN, "tools/call", json!({"name": tool, "arguments": {}}), TASKS(), &[]).await;
     assert_eq!(handle["result"]["resultType"], "task", "{handle}");
     handle["result"]["taskId"].as_str().unwrap().to_owned()

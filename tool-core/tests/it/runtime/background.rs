@@ -519,6 +519,23 @@ async fn an_override_can_keep_an_opted_in_tool_in_the_foreground() {
     assert_eq!(foreground_result(&events), json!("quick bg"));
 }
 
+/// Answers at once, but only ever in the background
+#[tool(id = "bg-only-bg", background(required))]
+pub async fn only_bg() -> String {
+    "only bg".into()
+}
+
+#[tokio::test]
+async fn a_task_required_tool_stays_in_the_background_whatever_the_override() {
+    let runtime = Runtime::new(Registry::from_iter([only_bg::tool()]));
+    let off = with_override(BackgroundOverride {
+        enabled: Some(false),
+        ..Default::default()
+    });
+    let events = run(&runtime, "bg-only-bg", json!({}), off).await;
+    assert_eq!(completed_in_background(&events), json!("only bg"));
+}
+
 #[tokio::test]
 async fn an_override_never_moves_a_tool_that_did_not_opt_in() {
     let runtime = Runtime::new(Registry::from_iter([not_opted::tool(), opted_out::tool()]));
