@@ -11,9 +11,6 @@
 //! - a machine client with a secret (registered with the first server) fails naming the login
 //!   with a client of the new server, its secret never sent there.
 
-use std::io::BufReader;
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 
 use super::oauth_login::{
@@ -66,18 +63,10 @@ impl Moving {
     fn session(&self, name: &str) -> Stdio_ {
         let import = format!("{name}={}", self.url);
         let store = self.store();
-        let mut child = toolsmith(&["--store", &store, "--import-mcp", &import, "serve", "--stdio"], self.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap());
-        let mut session = Stdio_ { child, lines };
-        let hello = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}});
-        session.request(1, "initialize", hello);
-        session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        session
+        Stdio_::start(&mut toolsmith(
+            &["--store", &store, "--import-mcp", &import, "serve", "--stdio"],
+            self.dir.path(),
+        ))
     }
 
     /// Every client id either authorization server saw, and the secrets either gave out, checked

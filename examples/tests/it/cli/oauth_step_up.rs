@@ -79,6 +79,22 @@ pub(super) struct Stdio_ {
 }
 
 impl Stdio_ {
+    /// Starts `command` (a `serve --stdio`) and initializes its session at 2025-11-25.
+    pub(super) fn start(command: &mut std::process::Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap());
+        let mut session = Stdio_ { child, lines };
+        let hello = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}});
+        session.request(1, "initialize", hello);
+        session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
     pub(super) fn send(&mut self, message: Value) {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
@@ -129,18 +145,9 @@ fn a_machine_steps_up_by_itself_and_fetches_a_new_token_when_its_own_runs_out() 
 
     // A long session: `serve --stdio` with the server imported, two calls three seconds apart.
     let import = format!("ci={}", setup.url);
-    let mut child = toolsmith(&["--store", store, "--import-mcp", &import, "serve", "--stdio"], setup.dir.path())
-        .env("RUST_LOG", "debug")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = BufReader::new(child.stdout.take().unwrap());
-    let mut session = Stdio_ { child, lines };
-    let hello = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}});
-    session.request(1, "initialize", hello);
-    session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut session = Stdio_::start(
+        toolsmith(&["--store", store, "--import-mcp", &import, "serve", "--stdio"], setup.dir.path()).env("RUST_LOG", "debug"),
+    );
     let convert = json!({"name": "ci_convert-units", "arguments": {"value": 100, "from": "C", "to": "F"}});
     let first = session.request(2, "tools/call", convert.clone());
     assert!(first.to_string().contains("212"), "{first}");
