@@ -82,6 +82,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 Some(json!({"available": known})),
             ));
         };
+        // A tool MCP cannot list is a definition error: its calls are refused, naming why
+        // (its listing fails whole the same way).
+        if let Some(Err(unlistable)) = listing.entry(&name) {
+            return Err(ErrorData::internal_error(
+                format!("the tool `{name}` cannot be served over MCP: {unlistable}"),
+                None,
+            ));
+        }
         if let Some(refused) = loaded
             .as_ref()
             .and_then(|loaded| self.refuse_unloaded(&listing, &name, &id, loaded))

@@ -2,14 +2,17 @@
 //! a time, and telling clients when that changes.
 //!
 //! Owns [`Listing`] (one version of the registry's tools as MCP lists them, and the way back
-//! from an MCP name to a tool id), [`ListingCache`] (each tool's entry converted once, kept per
-//! tool for as long as the registry holds that very tool under that name), cursor paging and
-//! the `list_changed` notifications. How one tool becomes an entry is `convert`'s; calling a
+//! from an MCP name to a tool id), [`ListingCache`] (each tool's entry converted once, when
+//! first needed, kept per tool for as long as the registry holds that very tool under that
+//! name), cursor paging and the `list_changed` notifications. A listing's routes (names, ids,
+//! scopes, deferral) come from the specs when it is made; the entries are converted when a
+//! `tools/list` (or a lookup of one tool's entry) first needs them: a `tools/call` needs only
+//! the routes, so a cold server's first call does not convert every tool. How one tool becomes an entry is `convert`'s; calling a
 //! tool is `call`'s.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{ListToolsResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleServer, SubscriptionContext};
@@ -29,7 +32,11 @@ use crate::tool::Tool;
 pub(super) struct Listing {
     version: u64,
     names: NameMap,
-    tools: Vec<McpTool>,
+    /// Each tool's entry, in listing order (converted when first needed).
+    entries: Vec<Arc<Entry>>,
+    /// Every entry converted, once a page or a search needed them all; the tools MCP cannot
+    /// list otherwise (a listing fails whole, naming each).
+    tools: OnceLock<Result<Vec<McpTool>, Unlistable>>,
     /// The scopes each listed tool needs (`Policy::scopes` of its spec), in listing order.
     scopes: Vec<Vec<String>>,
     /// Each listed tool's id, in listing order (ordered).
@@ -46,18 +53,44 @@ impl Listing {
 
     /// Every listed name, in listing order.
     pub(super) fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| &*t.name)
+        self.entries.iter().map(|e| e.name.as_str())
     }
 
-    /// The entry listed as `name`.
+    /// Every entry, converted now if no page needed them before; the tools MCP cannot list
+    /// otherwise.
+    fn tools(&self) -> Result<&[McpTool], &Unlistable> {
+        let tools = self.tools.get_or_init(|| {
+            let (mut listed, mut unlistable) = (Vec::with_capacity(self.entries.len()), Vec::new());
+            for entry in &self.entries {
+                match entry.listed() {
+                    Ok(mcp) => listed.push(McpTool::clone(mcp)),
+                    Err(e) => unlistable.push(e.clone()),
+                }
+            }
+            if unlistable.is_empty() {
+                Ok(listed)
+            } else {
+                Err(Unlistable(unlistable))
+            }
+        });
+        tools.as_ref().map(Vec::as_slice)
+    }
+
+    /// The entry listed as `name`, converted now if nothing needed it before (`None`: no such
+    /// name; `Some(Err)`: MCP cannot list that tool).
+    pub(super) fn entry(&self, name: &str) -> Option<Result<&McpTool, &NotListable>> {
+        let i = self.position(self.id(name)?)?;
+        Some(self.entries[i].listed().as_ref().map(|t| &**t))
+    }
+
+    /// The entry listed as `name`, when MCP can list it.
     pub(super) fn tool(&self, name: &str) -> Option<&McpTool> {
-        self.tools.iter().find(|t| t.name == name)
+        self.entry(name)?.ok()
     }
 
     /// The scopes the tool listed as `name` needs.
     pub(super) fn scopes(&self, name: &str) -> Option<&[String]> {
-        let i = self.tools.iter().position(|t| t.name == name)?;
-        Some(&self.scopes[i])
+        self.scopes_of(self.id(name)?)
     }
 
     /// The position of the tool with this id.
@@ -67,7 +100,7 @@ impl Listing {
 
     /// The name the tool with this id is listed as.
     pub(super) fn name(&self, id: &str) -> Option<&str> {
-        self.position(id).map(|i| &*self.tools[i].name)
+        self.position(id).map(|i| self.entries[i].name.as_str())
     }
 
     /// Whether the tool with this id is deferred: listed (with tool search) once loaded.
@@ -101,8 +134,8 @@ impl Listing {
         visible: impl Fn(&str, &[String]) -> bool,
         extra: Option<&McpTool>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools: Vec<&McpTool> = self
-            .tools
+        let all = self.tools().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut tools: Vec<&McpTool> = all
             .iter()
             .zip(self.ids.iter().zip(&self.scopes))
             .filter(|(_, (id, scopes))| visible(id, scopes))
@@ -130,7 +163,16 @@ struct Entry {
     tool: Arc<dyn Tool>,
     /// The MCP name it was listed under (a mapped name can change when other tools come).
     name: String,
-    listed: Result<Arc<McpTool>, NotListable>,
+    /// The tool as MCP lists it, converted when first needed.
+    listed: OnceLock<Result<Arc<McpTool>, NotListable>>,
+}
+
+impl Entry {
+    /// The tool as MCP lists it, converted now if nothing needed it before.
+    fn listed(&self) -> &Result<Arc<McpTool>, NotListable> {
+        self.listed
+            .get_or_init(|| convert::tool(self.tool.spec(), &self.name).map(Arc::new))
+    }
 }
 
 /// The current listing and every tool's entry, so that a registry change converts only the
@@ -138,7 +180,7 @@ struct Entry {
 #[derive(Default)]
 pub(super) struct ListingCache {
     current: Option<Arc<Listing>>,
-    entries: HashMap<String, Entry>,
+    entries: HashMap<String, Arc<Entry>>,
     /// Which tools tool search defers ([`McpConfig::deferral`](super::McpConfig)).
     deferral: crate::catalog::Deferral,
 }
@@ -168,17 +210,18 @@ impl ListingCache {
     }
 
     /// The listing of the registry as it is now: the current one when the registry has not
-    /// changed since, else one rebuilt from the entries of the tools it still holds.
-    pub(super) fn listing(&mut self, registry: &Registry) -> Result<Arc<Listing>, Unlistable> {
+    /// changed since, else one rebuilt from the entries of the tools it still holds (an entry
+    /// is converted when first needed, see [`Listing::tools`]).
+    pub(super) fn listing(&mut self, registry: &Registry) -> Arc<Listing> {
         let version = registry.version();
         if let Some(listing) = self.current.as_ref().filter(|l| l.version == version) {
-            return Ok(listing.clone());
+            return listing.clone();
         }
         self.current = None;
         let tools = registry.tools();
         let names = NameMap::build(Dialect::Mcp, tools.iter().map(|t| t.spec().id.as_str()));
         let mut previous = std::mem::take(&mut self.entries);
-        let (mut listed, mut unlistable) = (Vec::with_capacity(tools.len()), Vec::new());
+        let mut entries = Vec::with_capacity(tools.len());
         let mut scopes = Vec::with_capacity(tools.len());
         let (mut ids, mut deferred) = (Vec::with_capacity(tools.len()), Vec::with_capacity(tools.len()));
         for tool in tools {
@@ -186,36 +229,30 @@ impl ListingCache {
             let name = names.name(&id).unwrap_or(&id).to_owned();
             let entry = match previous.remove(&id) {
                 Some(entry) if Arc::ptr_eq(&entry.tool, &tool) && entry.name == name => entry,
-                _ => Entry {
-                    listed: convert::tool(tool.spec(), &name).map(Arc::new),
+                _ => Arc::new(Entry {
                     tool,
                     name,
-                },
+                    listed: OnceLock::new(),
+                }),
             };
-            match &entry.listed {
-                Ok(mcp) => {
-                    listed.push(McpTool::clone(mcp));
-                    scopes.push(entry.tool.spec().policy.scopes.clone());
-                    ids.push(id.clone());
-                    deferred.push(self.deferral.defers(entry.tool.spec()));
-                }
-                Err(e) => unlistable.push(e.clone()),
-            }
+            let spec = entry.tool.spec();
+            scopes.push(spec.policy.scopes.clone());
+            deferred.push(self.deferral.defers(spec));
+            ids.push(id.clone());
+            entries.push(entry.clone());
             self.entries.insert(id, entry);
-        }
-        if !unlistable.is_empty() {
-            return Err(Unlistable(unlistable));
         }
         let listing = Arc::new(Listing {
             version,
             names,
-            tools: listed,
+            entries,
+            tools: OnceLock::new(),
             scopes,
             ids,
             deferred,
         });
         self.current = Some(listing.clone());
-        Ok(listing)
+        listing
     }
 }
 
@@ -225,9 +262,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // Every request lists (a call looks its tool up): the first one starts the relay.
         self.ensure_relay();
         let mut cache = self.shared.listing.lock().unwrap_or_else(|p| p.into_inner());
-        cache
-            .listing(self.registry())
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        Ok(cache.listing(self.registry()))
     }
 
     /// One `tools/list` page; with [`McpConfig::hide_unauthorized_tools`](super::McpConfig)
@@ -335,10 +370,10 @@ mod tests {
             .unwrap()
     }
 
-    /// Each tool's entry, by id (the `Arc` says whether it was converted again).
+    /// Each tool's entry, by id, converted (the `Arc` says whether it was converted again).
     fn entries(cache: &ListingCache) -> HashMap<String, Arc<McpTool>> {
         let entries = cache.entries.iter();
-        entries.map(|(id, e)| (id.clone(), e.listed.clone().unwrap())).collect()
+        entries.map(|(id, e)| (id.clone(), e.listed().clone().unwrap())).collect()
     }
 
     fn names(listing: &Listing) -> Vec<&str> {
@@ -349,17 +384,23 @@ mod tests {
     fn a_registry_change_converts_only_the_tools_it_touched() {
         let registry = Registry::from_iter([echo("a"), echo("b"), echo("c")]);
         let mut cache = ListingCache::default();
-        let first = cache.listing(&registry).unwrap();
+        let first = cache.listing(&registry);
         assert_eq!(names(&first), ["a", "b", "c"]);
+        assert!(
+            cache.entries.values().all(|e| e.listed.get().is_none()),
+            "a listing converts nothing until an entry is needed"
+        );
+        assert_eq!(first.tool("b").map(|t| &*t.name), Some("b"));
+        assert!(cache.entries["b"].listed.get().is_some() && cache.entries["a"].listed.get().is_none());
         let before = entries(&cache);
         assert!(
-            Arc::ptr_eq(&first, &cache.listing(&registry).unwrap()),
+            Arc::ptr_eq(&first, &cache.listing(&registry)),
             "an unchanged registry reuses its listing"
         );
 
         registry.insert(echo("d")).unwrap();
         registry.remove("b");
-        let second = cache.listing(&registry).unwrap();
+        let second = cache.listing(&registry);
         assert_eq!(names(&second), ["a", "c", "d"]);
         let after = entries(&cache);
         assert_eq!(after.len(), 3, "a removed tool's entry goes");
@@ -370,7 +411,7 @@ mod tests {
         // The same id for another tool is another entry.
         registry.remove("a");
         registry.insert(echo("a")).unwrap();
-        cache.listing(&registry).unwrap();
+        cache.listing(&registry);
         let replaced = entries(&cache);
         assert!(!Arc::ptr_eq(&after["a"], &replaced["a"]), "a replaced tool keeps its old entry");
         assert!(Arc::ptr_eq(&after["c"], &replaced["c"]));
@@ -381,9 +422,9 @@ mod tests {
         // `a/b` is listed as `a_b` until a tool takes that spelling as its id.
         let registry = Registry::from_iter([echo("a/b")]);
         let mut cache = ListingCache::default();
-        assert_eq!(names(&cache.listing(&registry).unwrap()), ["a_b"]);
+        assert_eq!(names(&cache.listing(&registry)), ["a_b"]);
         registry.insert(echo("a_b")).unwrap();
-        let listing = cache.listing(&registry).unwrap();
+        let listing = cache.listing(&registry);
         let mapped = listing.names.name("a/b").unwrap().to_owned();
         assert!(mapped.starts_with("a_b_"), "{mapped}");
         assert!(names(&listing).contains(&mapped.as_str()));
@@ -394,7 +435,7 @@ mod tests {
     #[test]
     fn pages_follow_the_cursor_and_refuse_foreign_ones() {
         let registry = Registry::from_iter(["a", "b", "c"].map(echo));
-        let listing = ListingCache::default().listing(&registry).unwrap();
+        let listing = ListingCache::default().listing(&registry);
         let first = listing.page(None, 2, |_, _| true, None).unwrap();
         assert_eq!(first.next_cursor.as_deref(), Some("2"));
         let last = listing.page(first.next_cursor.as_deref(), 2, |_, _| true, None).unwrap();
@@ -411,8 +452,13 @@ mod tests {
             .handler(|input, _| async move { Ok(input) })
             .unwrap();
         let registry = Registry::from_iter([echo("a"), bad]);
-        let err = ListingCache::default().listing(&registry).err().unwrap();
-        assert!(err.to_string().starts_with("the tools could not be listed:\n- tool `bad`"), "{err}");
+        let listing = ListingCache::default().listing(&registry);
+        let err = listing.page(None, 10, |_, _| true, None).unwrap_err();
+        assert!(err.message.starts_with("the tools could not be listed:\n- tool `bad`"), "{err:?}");
+        // The routes stand: a call finds each tool, and the one MCP cannot list says why.
+        assert!(listing.entry("a").is_some_and(|e| e.is_ok()));
+        let bad = listing.entry("bad").unwrap().unwrap_err();
+        assert!(bad.to_string().starts_with("tool `bad`"), "{bad}");
     }
 
     #[tokio::test]
