@@ -59,6 +59,26 @@ impl Moving {
         self.dir.path().join("client.sqlite3").to_str().unwrap().to_owned()
     }
 
+    /// `mcp login crm URL --no-browser` into the store, the test being the browser; what it
+    /// printed (standard output, standard error).
+    fn log_in_user(&self) -> (String, String) {
+        let store = self.store();
+        let login = [
+            "--store",
+            &store,
+            "mcp",
+            "login",
+            "crm",
+            &self.url,
+            "--no-browser",
+            "--timeout",
+            "60",
+        ];
+        let (ok, printed, err) = login_as_browser(&login, self.dir.path(), &self.rt);
+        assert!(ok, "{printed}\n{err}");
+        (printed, err)
+    }
+
     /// `serve --stdio` importing the server as `name`, initialized: a long session.
     fn session(&self, name: &str) -> Stdio_ {
         let import = format!("{name}={}", self.url);
@@ -103,10 +123,7 @@ fn presented(auth: &Auth) -> Vec<String> {
 fn a_user_login_is_not_carried_to_a_new_authorization_server_and_mcp_login_registers_with_it() {
     let mut moving = Moving::new();
     let store = moving.store();
-    let url = moving.url.clone();
-    let login = ["--store", &store, "mcp", "login", "crm", &url, "--no-browser", "--timeout", "60"];
-    let (ok, printed, err) = login_as_browser(&login, moving.dir.path(), &moving.rt);
-    assert!(ok, "{printed}\n{err}");
+    let (printed, err) = moving.log_in_user();
     let mut outputs = vec![printed, err];
     let old_clients = presented(&moving.first);
     assert!(!old_clients.is_empty());
@@ -133,8 +150,7 @@ fn a_user_login_is_not_carried_to_a_new_authorization_server_and_mcp_login_regis
     assert!(moving.second.state.lock().unwrap().clients.is_empty());
 
     // `mcp login` again registers with the new server (a client of its own) and says so.
-    let (ok, printed, err) = login_as_browser(&login, moving.dir.path(), &moving.rt);
-    assert!(ok, "{printed}\n{err}");
+    let (printed, err) = moving.log_in_user();
     assert!(
         printed.contains(&format!("no longer names the authorization server {}", moving.first.issuer)),
         "{printed}"
@@ -256,9 +272,7 @@ fn with_interactive_login_a_new_import_logs_in_with_the_new_authorization_server
     let mut moving = Moving::new();
     let store = moving.store();
     let url = moving.url.clone();
-    let login = ["--store", &store, "mcp", "login", "crm", &url, "--no-browser", "--timeout", "60"];
-    let (ok, printed, err) = login_as_browser(&login, moving.dir.path(), &moving.rt);
-    assert!(ok, "{printed}\n{err}");
+    let (printed, err) = moving.log_in_user();
     moving.migrate();
     let import = format!("crm={url}");
     let mut call = convert_call(&store, &import, "crm_convert-units").to_vec();
