@@ -84,7 +84,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         // A tool MCP cannot list is a definition error: its calls are refused, naming why
         // (its listing fails whole the same way).
-        if let Some(Err(unlistable)) = listing.entry(&name) {
+        if let Some(Err(unlistable)) = listing.entry_of(&id) {
             return Err(ErrorData::internal_error(
                 format!("the tool `{name}` cannot be served over MCP: {unlistable}"),
                 None,

@@ -79,7 +79,12 @@ impl Listing {
     /// The entry listed as `name`, converted now if nothing needed it before (`None`: no such
     /// name; `Some(Err)`: MCP cannot list that tool).
     pub(super) fn entry(&self, name: &str) -> Option<Result<&McpTool, &NotListable>> {
-        let i = self.position(self.id(name)?)?;
+        self.entry_of(self.id(name)?)
+    }
+
+    /// The entry of the tool with this id (see [`Listing::entry`]).
+    pub(super) fn entry_of(&self, id: &str) -> Option<Result<&McpTool, &NotListable>> {
+        let i = self.position(id)?;
         Some(self.entries[i].listed().as_ref().map(|t| &**t))
     }
 
