@@ -5,9 +5,14 @@
 # alternate. Rows:
 #   - `echo` alone, and with 1,000 generated tools (TOOLS=1000, bench/mcp/shared/generated.rs:
 #     the same names, descriptions and three-parameter schemas on both sides);
-#   - the example tools through the `toolsmith` binary (`serve --http --stateless
-#     --json-response`, every feature the CLI links, calling `calculate`) against bare rmcp
-#     with the same number of tools.
+#   - the example tools served by a binary of their own (bench/mcp/examples: the `examples`
+#     crate's tools and Toolsmith's MCP server, as a user deploys their tools), calling
+#     `calculate`, against bare rmcp serving the same tools: their `tools/list` entries (names,
+#     descriptions, schemas, annotations), taken from our server's listing and read from a
+#     file at start (`TOOLS_FILE`), each answering with its arguments;
+#   - the same tools through the `toolsmith` command line (`serve --http --stateless
+#     --json-response`, every feature the CLI links: its store, pins and flags) against the
+#     same bare rmcp.
 # Also prints each server's RSS right after its first answer. Not part of CI.
 #
 #   bench/mcp/startup.sh            # NO_BUILD=1 to use what is built; RUNS=30 for more runs
@@ -17,11 +22,12 @@ ROOT=$(cd "$HERE/../.." && pwd)
 RUNS=${RUNS:-15}
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 if [[ "${NO_BUILD:-0}" != 1 ]]; then
-  (cd "$ROOT" && cargo build --release -p mcp-toolsmith-echo && cargo build --release -p examples --bin toolsmith) >&2
+  (cd "$ROOT" && cargo build --release -p mcp-toolsmith-echo && cargo build --release -p mcp-toolsmith-examples && cargo build --release -p examples --bin toolsmith) >&2
   cargo build --release --locked --manifest-path "$HERE/rmcp/Cargo.toml" >&2
 fi
 ours=$TARGET_DIR/release/mcp-toolsmith-echo
 cli=$TARGET_DIR/release/toolsmith
+own=$TARGET_DIR/release/mcp-toolsmith-examples
 bare=$HERE/rmcp/target/release/mcp-bare-rmcp
 flags=(ADDR --stateless --json-response)
 examples=$("$cli" list --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
@@ -46,8 +52,13 @@ for tools in 0 1000; do
   r=$(measure "$tools" "$bare" "${flags[@]}")
   row "echo + $tools generated" "$o" "$r" "mcp-toolsmith-echo"
 done
-# The example tools: bare rmcp serves `echo` plus as many generated tools, so the counts match.
-o=$(STARTUP_CALL='{"name": "calculate", "arguments": {"expression": "1 + 1"}}' \
-  measure 0 "$cli" serve --http "${flags[@]}")
-r=$(measure $((examples - 1)) "$bare" "${flags[@]}")
+# The example tools. Bare rmcp serves their own `tools/list` entries, saved from our server.
+listing=$(mktemp -t startup-listing.XXXXXX)
+trap 'rm -f "$listing"' EXIT
+python3 "$HERE/listing.py" "$own" "$listing"
+export STARTUP_CALL='{"name": "calculate", "arguments": {"expression": "1 + 1"}}'
+o=$(measure 0 "$own" "${flags[@]}")
+r=$(TOOLS_FILE=$listing measure 0 "$bare" "${flags[@]}")
+row "the $examples example tools" "$o" "$r" "mcp-toolsmith-examples"
+o=$(measure 0 "$cli" serve --http "${flags[@]}")
 row "the $examples example tools" "$o" "$r" "toolsmith serve"

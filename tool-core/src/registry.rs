@@ -596,6 +596,16 @@ impl Registry {
         call::validate_resume(id, &entry.compiled, data)
     }
 
+    /// Whether a tool here will compile its schemas at its first call: its happy path needs a
+    /// validator and nothing compiled it yet. A server that serves such a tool starts building
+    /// what that compilation waits for as it starts (`call::warm_up_compiler`). What the tests
+    /// of that warm-up ask.
+    #[doc(hidden)]
+    pub fn compiles_at_first_call(&self) -> bool {
+        let tools = self.tools.read().unwrap_or_else(|p| p.into_inner());
+        tools.values().any(|e| !e.compiled.needs_none() && !e.compiled.is_compiled())
+    }
+
     /// Whether tool `id`'s schemas have been compiled yet (by a call that needed them, or
     /// [`Registry::compile_schemas`]). `None` for an unknown id. What the tests of lazy
     /// compilation ask.

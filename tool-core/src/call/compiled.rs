@@ -191,6 +191,11 @@ impl Compiled {
         self.validators.get().is_some()
     }
 
+    /// Whether a call on the happy path needs no validator (see `needs_none`).
+    pub(crate) fn needs_none(&self) -> bool {
+        self.needs_none
+    }
+
     /// Whether the input validator is skipped for text that decodes (see `input_implied`).
     pub(crate) fn input_implied(&self) -> bool {
         self.input_implied
@@ -200,4 +205,23 @@ impl Compiled {
     pub(crate) fn output_implied(&self) -> bool {
         self.output_implied
     }
+}
+
+/// Builds, on a thread of its own, what the first compilation of any schema in this process
+/// waits for: the validator of the JSON Schema meta-schema each schema is checked against as it
+/// compiles (draft 2020-12, the draft every schema here declares; ≈ 4.3 M instructions, built
+/// once a process). A server starts this as it starts listening, when one of its tools
+/// compiles at its first call: that call, often the first request a cold process answers, then
+/// finds it built, or waits only for the rest of it. Once a process; nothing waits for it (a
+/// process that cannot start a thread compiles at the first call, as without it).
+#[cfg(feature = "mcp")]
+pub(crate) fn warm_up_compiler() {
+    static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if STARTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let _ = std::thread::Builder::new().name("toolsmith-schemas".into()).spawn(|| {
+        // Any schema but `{}` and `true` (which the check skips) builds the validator.
+        let _ = jsonschema::meta::is_valid(&serde_json::json!({"type": "object"}));
+    });
 }

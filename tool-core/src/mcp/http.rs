@@ -376,6 +376,7 @@ pub async fn serve<E: ServerHandler + Clone + Send + Sync + 'static>(
             "refusing to serve plain HTTP on {addr}, which is not a loopback address: MCP requires HTTPS there. Give a certificate and key (`--tls-cert FILE --tls-key FILE`), or `--insecure-http` when a proxy in front terminates TLS"
         )));
     }
+    server.warm_up();
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
     let streams = CancellationToken::new();

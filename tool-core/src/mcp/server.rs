@@ -253,6 +253,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     pub(super) fn registry(&self) -> &Registry {
         self.shared.runtime.registry()
     }
+
+    /// What serving starts with: when a tool's first call will compile its schemas, the
+    /// compiler's one-time part is built on a thread of its own meanwhile
+    /// (`call::warm_up_compiler`).
+    pub(super) fn warm_up(&self) {
+        if self.registry().compiles_at_first_call() {
+            crate::call::warm_up_compiler();
+        }
+    }
 }
 
 /// Why a request served without a session cannot be sent a request of the server's own.

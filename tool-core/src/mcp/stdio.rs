@@ -38,6 +38,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    server.warm_up();
     let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
     let (lines_tx, lines_rx) = mpsc::unbounded_channel::<String>();

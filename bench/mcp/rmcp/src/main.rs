@@ -5,7 +5,11 @@
 //!
 //! `mcp-bare-rmcp ADDR [--stateless] [--json-response]`; prints `serving MCP on http://ADDR/mcp`
 //! on stderr once it listens. TCP_NODELAY, like the other servers of the bench. `TOOLS=N` adds
-//! the N generated tools of the start-up bench (`../shared/generated.rs`) as dynamic routes.
+//! the N generated tools of the start-up bench (`../shared/generated.rs`) as dynamic routes;
+//! `TOOLS_FILE=PATH` adds the tools of a `tools/list` result's `tools` array saved in PATH (the
+//! start-up bench saves Toolsmith's listing of the example tools), each answering with its
+//! arguments as text: the same names, descriptions, schemas and annotations, read and parsed
+//! at start as a server that keeps its tools' definitions as data does.
 
 use axum::serve::ListenerExt;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
@@ -20,7 +24,6 @@ mod generated;
 
 #[derive(Debug, Clone)]
 struct Echo {
-    #[allow(dead_code)] // read by the code #[tool_handler] generates
     tool_router: ToolRouter<Self>,
 }
 
@@ -32,9 +35,10 @@ struct EchoInput {
 
 #[tool_router]
 impl Echo {
-    /// The generated tools' routes, built once (`TOOLS=N`; none by default).
-    fn generated() -> Vec<ToolRoute<Self>> {
-        (0..generated::count())
+    /// The generated tools' routes, built once (`TOOLS=N`; none by default), then the tools of
+    /// `TOOLS_FILE` (none when it is not set).
+    fn generated() -> std::io::Result<Vec<ToolRoute<Self>>> {
+        let mut routes: Vec<ToolRoute<Self>> = (0..generated::count())
             .map(|i| {
                 let (name, description, schema) = generated::tool(i);
                 ToolRoute::new_dyn(Tool::new(name, description, schema), |cx| {
@@ -42,7 +46,17 @@ impl Echo {
                     Box::pin(async move { Ok(CallToolResult::success(vec![ContentBlock::text(id)]).into()) })
                 })
             })
-            .collect()
+            .collect();
+        if let Some(path) = std::env::var_os("TOOLS_FILE") {
+            let tools: Vec<Tool> = serde_json::from_slice(&std::fs::read(path)?)?;
+            routes.extend(tools.into_iter().map(|tool| {
+                ToolRoute::new_dyn(tool, |cx| {
+                    let text = cx.arguments.as_ref().map(|a| serde_json::Value::Object(a.clone()).to_string()).unwrap_or_default();
+                    Box::pin(async move { Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into()) })
+                })
+            }));
+        }
+        Ok(routes)
     }
 
     /// A session's server as rmcp's examples build it (`Self::tool_router()` per session), plus
@@ -61,7 +75,10 @@ impl Echo {
     }
 }
 
-#[tool_handler]
+// The session's own router (`self.tool_router`): rmcp 3.11's `#[tool_handler]` defaults to
+// `Self::tool_router()`, which rebuilds the `#[tool]` routes (echo's schema included) on every
+// call and list and never sees routes added at run time (the generated and listed tools).
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for Echo {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -78,7 +95,7 @@ async fn main() -> std::io::Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
         .with_json_response(json_response);
-    let generated = Echo::generated();
+    let generated = Echo::generated()?;
     let service = StreamableHttpService::new(
         move || Ok(Echo::new(&generated)),
         LocalSessionManager::default().into(),

@@ -231,3 +231,18 @@ async fn nothing_is_compiled_until_a_call_needs_it() {
         .expect("runs");
     assert_eq!(registry.schemas_compiled("lookup"), Some(true));
 }
+
+/// What decides whether a server starts building the compiler's one-time part as it starts
+/// serving: a tool whose first call will compile its schemas.
+#[tokio::test]
+async fn a_server_warms_the_compiler_only_for_tools_that_compile_at_their_first_call() {
+    // Types that imply every schema: no call on the happy path compiles anything.
+    let implied = Registry::from_iter([lazy_add::tool()]);
+    assert!(!implied.compiles_at_first_call());
+    // A dynamic tool's schema is checked by its validator at its first call.
+    let registry = Registry::try_from_tools([lookup()]).expect("a registry");
+    assert!(registry.compiles_at_first_call());
+    // Once compiled (by a call, or by being asked), nothing is left to warm.
+    registry.compile_schemas().expect("compiles");
+    assert!(!registry.compiles_at_first_call());
+}
