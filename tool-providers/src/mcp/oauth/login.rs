@@ -129,7 +129,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 .and_then(|c| c.token_response.as_ref())
                 .map(|t| t.access_token().secret().clone());
             let lacking = match token {
-                Some(token) => self::challenge(&http.stop, &url, Some(&token))
+                Some(token) => self::challenge(&http.stop, &url, Some((&token, saved.dpop.as_ref())))
                     .await
                     .and_then(|c| insufficient_scope(&c)),
                 None => None,
@@ -148,6 +148,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
         preregistered: matches!(method, LoginMethod::Browser { client_id: Some(_), .. }),
         machine: None,
         credentials: None,
+        dpop: None,
     };
     let (kept, kept_name) = (store.clone(), name.clone());
     let start = Start {
@@ -238,10 +239,12 @@ struct Start {
 impl Start {
     /// The authorization manager, its metadata discovered (from the challenge first).
     async fn discovered(self) -> Result<(rmcp::transport::auth::AuthorizationManager, String), OAuthError> {
-        self.discovered_with_metadata().await.map(|(manager, url, _)| (manager, url))
+        self.discovered_with_metadata().await.map(|(manager, url, ..)| (manager, url))
     }
 
-    /// [`Self::discovered`], and the authorization server's metadata.
+    /// [`Self::discovered`], and the authorization server's metadata and what is stored with
+    /// the tokens. When the authorization server offers DPoP, the login gets a key of its own:
+    /// its token requests carry proofs, and it is stored with the tokens.
     async fn discovered_with_metadata(
         self,
     ) -> Result<
@@ -249,6 +252,7 @@ impl Start {
             rmcp::transport::auth::AuthorizationManager,
             String,
             rmcp::transport::auth::AuthorizationMetadata,
+            Saved,
         ),
         OAuthError,
     > {
@@ -258,16 +262,30 @@ impl Start {
             url,
             http,
             challenge,
-            template,
+            mut template,
         } = self;
-        let adapter = StoreAdapter { store, name, template };
-        let mut manager = manager(&url, http, adapter).await?;
+        let slot = http.dpop.clone();
+        let adapter = StoreAdapter {
+            store,
+            name,
+            template: template.clone(),
+        };
+        let mut manager = manager(&url, http, adapter.clone()).await?;
         let resolution = manager
             .resolve_metadata_from_challenge(challenge.as_deref())
             .await
             .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
+        if super::dpop::offered(&resolution.metadata.additional_fields) {
+            let key = super::dpop::DpopKey::generate()?;
+            slot.set(super::dpop::Dpop::new(key.clone()));
+            template.dpop = Some(key);
+            manager.set_credential_store(StoreAdapter {
+                template: template.clone(),
+                ..adapter
+            });
+        }
         manager.set_metadata(resolution.metadata.clone());
-        Ok((manager, url, resolution.metadata))
+        Ok((manager, url, resolution.metadata, template))
     }
 }
 
@@ -293,8 +311,8 @@ async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAu
 /// The client-credentials grant with a signed assertion (`private_key_jwt`).
 async fn signed_login(start: Start, mut machine: Machine, private_key_pem: String) -> Result<Logged, OAuthError> {
     let http = start.http.stop.clone();
-    let (store, name, mut template) = (start.store.clone(), start.name.clone(), start.template.clone());
-    let (_, url, metadata) = start.discovered_with_metadata().await?;
+    let (store, name) = (start.store.clone(), start.name.clone());
+    let (_, url, metadata, mut template) = start.discovered_with_metadata().await?;
     // The assertion's audience: the authorization server's issuer identifier (RFC 7523 §3).
     let issuer = metadata.issuer.clone().unwrap_or_else(|| {
         let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
@@ -381,10 +399,10 @@ async fn browser_login(
 }
 
 /// The `WWW-Authenticate` of the server's challenge to a first request sent with `token` (none:
-/// unauthenticated): a 401, or a 403 (`insufficient_scope`) when a token was sent. The first
+/// unauthenticated; with its DPoP key, when it is bound to one): a 401, or a 403 (`insufficient_scope`) when a token was sent. The first
 /// request is an `initialize` (2025-11-25), then, when that passed unchallenged, a
 /// `server/discover` (2026-07-28), since a server may let either through unauthenticated.
-async fn challenge(client: &reqwest13::Client, url: &str, token: Option<&str>) -> Option<String> {
+async fn challenge(client: &reqwest13::Client, url: &str, token: Option<(&str, Option<&super::dpop::DpopKey>)>) -> Option<String> {
     let client_info = serde_json::json!({"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")});
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -406,8 +424,15 @@ async fn challenge(client: &reqwest13::Client, url: &str, token: Option<&str>) -
         if let Some(version) = version {
             request = request.header("mcp-protocol-version", version).header("mcp-method", method);
         }
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
+        match token {
+            Some((token, Some(key))) => {
+                let Ok(proof) = key.proof("POST", url, Some(token), None) else {
+                    continue;
+                };
+                request = request.header("authorization", format!("DPoP {token}")).header("dpop", proof);
+            }
+            Some((token, None)) => request = request.bearer_auth(token),
+            None => {}
         }
         let Ok(response) = request.body(body.to_string()).send().await else {
             continue;

@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
+use super::dpop::{self, Dpop};
 use super::{Machine, binding};
 
 /// Where a session keeps what the user must do before a refused request can pass: the sentence
@@ -95,6 +96,9 @@ pub(crate) struct Reauthorizing {
     /// Where a token a signed assertion fetched is saved, and the client that fetches it.
     pub(crate) adapter: super::StoreAdapter,
     pub(crate) http: reqwest13::Client,
+    /// The login's DPoP key, when its tokens are bound to one: the token then goes as
+    /// `Authorization: DPoP` with a proof on every request (see `dpop`).
+    pub(crate) dpop: Option<Arc<Dpop>>,
 }
 
 /// A failure that a new token may cure: a refused token (perhaps of an authorization server the
@@ -278,6 +282,81 @@ impl Reauthorizing {
 type Stream = BoxStream<'static, Result<Sse, SseError>>;
 type Headers = HashMap<HeaderName, HeaderValue>;
 
+/// `headers` with the DPoP token and a fresh proof for a `method` request to `uri`.
+fn dpop_headers(dpop: &Dpop, method: &str, uri: &str, token: &str, headers: &Headers) -> Result<Headers, dpop::DpopError> {
+    let mut headers = headers.clone();
+    let value = |text: String| HeaderValue::from_str(&text).map_err(|_| dpop::DpopError::Key("a header cannot carry it"));
+    headers.insert(http::header::AUTHORIZATION, value(format!("DPoP {token}"))?);
+    headers.insert(HeaderName::from_static("dpop"), value(dpop.proof(method, uri, Some(token))?)?);
+    Ok(headers)
+}
+
+impl Reauthorizing {
+    /// Sends a DPoP login's request: `call` is given the headers (`headers`, the token as
+    /// `Authorization: DPoP`, a proof for `method` on `uri`) and sends them without `rmcp`'s
+    /// bearer. A refusal asking for a nonce (RFC 9449 §9) is answered by learning the nonce and
+    /// sending the request again, once; any other refusal goes to [`Self::recovering`].
+    async fn with_dpop<T, E, F, Fut>(
+        &self,
+        dpop: &Dpop,
+        (method, uri, session_id): (&str, &str, Option<&str>),
+        headers: &Headers,
+        call: F,
+    ) -> Result<T, StreamableHttpError<E>>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Headers) -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<E>>>,
+    {
+        let proofless = |e: dpop::DpopError| StreamableHttpError::Auth(rmcp::transport::auth::AuthError::InternalError(e.to_string()));
+        let token = match self.inner.get_access_token().await {
+            Ok(token) => token,
+            // No usable token: sent without one, the server's 401 drives the recovery.
+            Err(rmcp::transport::auth::AuthError::AuthorizationRequired) => return call(headers.clone()).await,
+            Err(e) => return Err(e.into()),
+        };
+        let first = call(dpop_headers(dpop, method, uri, &token, headers).map_err(proofless)?).await;
+        let Err(StreamableHttpError::AuthRequired(challenge)) = first else {
+            return first;
+        };
+        if dpop::asks_for_nonce(&challenge.www_authenticate_header) && self.learn_nonce(dpop, uri, session_id, &token, headers).await {
+            return call(dpop_headers(dpop, method, uri, &token, headers).map_err(proofless)?).await;
+        }
+        Err(StreamableHttpError::AuthRequired(challenge))
+    }
+
+    /// The nonce the MCP server at `uri` asks for, learnt from its answer to a `ping` (which has
+    /// no effect whether or not the server takes it): `rmcp` keeps only the `WWW-Authenticate` of
+    /// the 401 that asked, not its `DPoP-Nonce`. Whether a new nonce was learnt.
+    async fn learn_nonce(&self, dpop: &Dpop, uri: &str, session_id: Option<&str>, token: &str, headers: &Headers) -> bool {
+        let Ok(headers) = dpop_headers(dpop, "POST", uri, token, headers) else {
+            return false;
+        };
+        let mut request = self
+            .inner
+            .http_client
+            .post(uri)
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header(http::header::CONTENT_TYPE, "application/json");
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        if let Some(session_id) = session_id {
+            request = request.header("mcp-session-id", session_id);
+        }
+        let ping = serde_json::json!({"jsonrpc": "2.0", "id": "toolsmith-dpop-nonce", "method": "ping"});
+        let response = match request.body(ping.to_string()).send().await {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::debug!(error = %e.without_url(), "asking the MCP server for its DPoP nonce failed");
+                return false;
+            }
+        };
+        let nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok());
+        nonce.is_some_and(|nonce| dpop.remember_nonce(uri, nonce))
+    }
+}
+
 impl StreamableHttpClient for Reauthorizing {
     type Error = <reqwest13::Client as StreamableHttpClient>::Error;
 
@@ -289,15 +368,14 @@ impl StreamableHttpClient for Reauthorizing {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
         .await
     }
 
@@ -310,17 +388,10 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)
+            .await
     }
 
     async fn post_message_with_response_limits(
@@ -332,15 +403,19 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                limits,
-            )
+        self.recovering(|| async {
+            let Some(dpop) = &self.dpop else {
+                let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+                return (self.inner)
+                    .post_message_with_response_limits(uri, message, session_id, auth_header.clone(), custom_headers.clone(), limits)
+                    .await;
+            };
+            let request = ("POST", &*uri, session_id.as_deref());
+            self.with_dpop(dpop, request, &custom_headers, |headers| {
+                let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+                (self.inner.http_client).post_message_with_response_limits(uri, message, session_id, None, headers, limits)
+            })
+            .await
         })
         .await
     }
@@ -352,9 +427,16 @@ impl StreamableHttpClient for Reauthorizing {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner
-                .delete_session(uri.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
+        self.recovering(|| async {
+            let Some(dpop) = &self.dpop else {
+                return (self.inner)
+                    .delete_session(uri.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
+                    .await;
+            };
+            self.with_dpop(dpop, ("DELETE", &*uri, Some(&*session_id)), &custom_headers, |headers| {
+                (self.inner.http_client).delete_session(uri.clone(), session_id.clone(), None, headers)
+            })
+            .await
         })
         .await
     }
@@ -367,15 +449,14 @@ impl StreamableHttpClient for Reauthorizing {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<Stream, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
         .await
     }
 
@@ -388,15 +469,25 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<Stream, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
+        self.recovering(|| async {
+            let (session, last) = (session_id.clone(), last_event_id.clone());
+            let Some(dpop) = &self.dpop else {
+                return (self.inner)
+                    .get_stream_with_max_sse_event_size(
+                        uri.clone(),
+                        session,
+                        last,
+                        auth_header.clone(),
+                        custom_headers.clone(),
+                        max_sse_event_size,
+                    )
+                    .await;
+            };
+            self.with_dpop(dpop, ("GET", &*uri, session_id.as_deref()), &custom_headers, |headers| {
+                let (uri, session, last) = (uri.clone(), session_id.clone(), last_event_id.clone());
+                (self.inner.http_client).get_stream_with_max_sse_event_size(uri, session, last, None, headers, max_sse_event_size)
+            })
+            .await
         })
         .await
     }

@@ -1,5 +1,6 @@
 pub mod calls;
 pub mod content;
+pub mod dpop;
 pub mod provider;
 pub mod questions;
 pub mod tls;
