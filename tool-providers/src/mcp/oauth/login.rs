@@ -46,6 +46,21 @@ pub enum LoginMethod {
         /// Its private key, PEM.
         private_key_pem: String,
     },
+    /// The JWT bearer grant (RFC 7523 §2.1) with a JWT another party issued, read from a file at
+    /// each grant: a workload's identity token (workload identity federation, SEP-1933), or,
+    /// with `identity_provider`, the user's ID token, exchanged there for an identity assertion
+    /// authorization grant first (enterprise-managed authorization, SEP-990).
+    JwtBearer {
+        /// The client's id at the authorization server (empty: none is sent).
+        client_id: String,
+        /// Its secret, when it is a confidential client (`client_secret_basic` when the
+        /// authorization server offers it, else `client_secret_post`).
+        client_secret: Option<String>,
+        /// The file holding the JWT (its first line).
+        jwt_file: std::path::PathBuf,
+        /// Where the ID token is exchanged (enterprise-managed authorization).
+        identity_provider: Option<IdentityProvider>,
+    },
     /// The client-credentials grant (machine to machine).
     ClientCredentials {
         /// The client's id.
@@ -54,6 +69,16 @@ pub enum LoginMethod {
         /// authorization server offers, else `client_secret_post`).
         client_secret: String,
     },
+}
+
+/// The enterprise identity provider of an enterprise-managed login: the ID token is exchanged
+/// at its token endpoint (RFC 8693) for an identity assertion authorization grant.
+#[derive(Debug, Clone)]
+pub struct IdentityProvider {
+    /// Its issuer (its token endpoint is discovered from its metadata).
+    pub issuer: String,
+    /// This client's id there.
+    pub client_id: String,
 }
 
 impl std::fmt::Debug for LoginMethod {
@@ -67,6 +92,15 @@ impl std::fmt::Debug for LoginMethod {
             LoginMethod::ClientAssertion { client_id, .. } => f
                 .debug_struct("ClientAssertion")
                 .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            LoginMethod::JwtBearer {
+                client_id,
+                identity_provider,
+                ..
+            } => f
+                .debug_struct("JwtBearer")
+                .field("client_id", client_id)
+                .field("identity_provider", identity_provider)
                 .finish_non_exhaustive(),
             LoginMethod::ClientCredentials { client_id, .. } => f
                 .debug_struct("ClientCredentials")
@@ -166,6 +200,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_secret,
                 scopes,
                 signed: None,
+                bearer: None,
             };
             machine_login(start, machine).await
         }
@@ -178,8 +213,24 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_secret: String::new(),
                 scopes,
                 signed: None,
+                bearer: None,
             };
             signed_login(start, machine, private_key_pem).await
+        }
+        LoginMethod::JwtBearer {
+            client_id,
+            client_secret,
+            jwt_file,
+            identity_provider,
+        } => {
+            let machine = Machine {
+                client_id,
+                client_secret: client_secret.unwrap_or_default(),
+                scopes,
+                signed: None,
+                bearer: None,
+            };
+            bearer_login(start, machine, jwt_file, identity_provider).await
         }
         LoginMethod::Browser {
             port,
@@ -326,6 +377,52 @@ async fn signed_login(start: Start, mut machine: Machine, private_key_pem: Strin
     template.machine = Some(machine.clone());
     let adapter = StoreAdapter { store, name, template };
     let scopes = super::jwt::exchange(&http, &machine, &url, &adapter).await?;
+    Ok(Logged {
+        scopes,
+        refreshable: false,
+        moved_from: None,
+    })
+}
+
+/// The JWT bearer grant (see [`LoginMethod::JwtBearer`]).
+async fn bearer_login(
+    start: Start,
+    mut machine: Machine,
+    jwt_file: std::path::PathBuf,
+    idp: Option<IdentityProvider>,
+) -> Result<Logged, OAuthError> {
+    let http = start.http.stop.clone();
+    let (store, name) = (start.store.clone(), start.name.clone());
+    let (_, url, metadata, mut template) = start.discovered_with_metadata().await?;
+    let issuer = metadata.issuer.clone().unwrap_or_else(|| {
+        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
+        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+    });
+    let methods = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(serde_json::Value::as_array)
+        .map(|m| m.iter().filter_map(|m| m.as_str().map(str::to_owned)).collect::<Vec<_>>())
+        .unwrap_or_default();
+    // RFC 8414: client_secret_basic when the server names no methods.
+    let basic = methods.is_empty() || methods.iter().any(|m| m == "client_secret_basic");
+    let exchange = match idp {
+        Some(idp) => Some(super::bearer::Exchange {
+            token_endpoint: super::bearer::idp_token_endpoint(&http, &idp.issuer).await?,
+            client_id: idp.client_id,
+        }),
+        None => None,
+    };
+    machine.bearer = Some(super::bearer::Bearer {
+        assertion_file: std::path::absolute(&jwt_file).unwrap_or(jwt_file),
+        token_endpoint: metadata.token_endpoint,
+        issuer,
+        basic,
+        exchange,
+    });
+    template.machine = Some(machine.clone());
+    let adapter = StoreAdapter { store, name, template };
+    let scopes = super::bearer::exchange(&http, &machine, &url, &adapter).await?;
     Ok(Logged {
         scopes,
         refreshable: false,

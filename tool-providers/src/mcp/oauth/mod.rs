@@ -10,6 +10,11 @@
 //! `offline_access` when offered), the `iss` check of the authorization response (RFC 9207), the
 //! refresh of a token close to its expiry, and client credentials for machines.
 //!
+//! Toolsmith adds the authorization extensions `rmcp` lacks: DPoP-bound tokens when the
+//! authorization server offers them (`dpop`), `private_key_jwt` client assertions (`jwt`), and
+//! the JWT bearer grant of workload identity federation and enterprise-managed authorization
+//! (`bearer`), whose token requests it sends itself (`grant`).
+//!
 //! This module keeps what a login obtained in a [`CredentialStore`] under the import's name
 //! (`Saved`: the server URL, the tokens, the client and, for a machine client, its secret) and
 //! builds the authorized HTTP client a connection uses (`authorized`); [`login`] runs the
@@ -24,15 +29,17 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
+mod bearer;
 mod binding;
 mod dpop;
+mod grant;
 mod interactive;
 mod jwt;
 mod login;
 mod session;
 
 pub use interactive::InteractiveLogin;
-pub use login::{Logged, Login, LoginMethod, login};
+pub use login::{IdentityProvider, Logged, Login, LoginMethod, login};
 pub use session::LoginNote;
 pub(crate) use session::Reauthorizing;
 
@@ -133,6 +140,9 @@ pub(crate) struct Machine {
     /// The key, token endpoint and issuer of a `private_key_jwt` client.
     #[serde(default)]
     pub(crate) signed: Option<jwt::Signed>,
+    /// The JWT bearer grant's settings (workload identity, enterprise-managed authorization).
+    #[serde(default)]
+    pub(crate) bearer: Option<bearer::Bearer>,
 }
 
 impl Machine {
@@ -440,6 +450,9 @@ pub(crate) async fn authorized(
         Err(AuthError::AuthorizationRequired) => match &saved.machine {
             Some(machine) if machine.signed.is_some() => {
                 jwt::exchange(&fetcher, machine, url, &adapter).await?;
+            }
+            Some(machine) if machine.bearer.is_some() => {
+                bearer::exchange(&fetcher, machine, url, &adapter).await?;
             }
             Some(machine) => {
                 manager

@@ -156,15 +156,14 @@ impl Reauthorizing {
         let manager = self.inner.auth_manager.lock().await;
         let mut machine = stored.clone();
         machine.scopes = union(&union(&machine.scopes, &self.held().join(" ")), required.unwrap_or_default());
-        let fetched = match machine.signed.is_some() {
-            true => {
-                // Saved with the machine client as it is stored (its own scopes), at the
-                // authorization server it is bound to now.
-                let mut adapter = self.adapter.clone();
-                adapter.template.machine = Some(stored);
-                super::jwt::exchange(&self.http, &machine, resource, &adapter).await.map(drop)
-            }
-            false => manager
+        // Saved with the machine client as it is stored (its own scopes), at the authorization
+        // server it is bound to now.
+        let mut adapter = self.adapter.clone();
+        adapter.template.machine = Some(stored);
+        let fetched = match (machine.signed.is_some(), machine.bearer.is_some()) {
+            (true, _) => super::jwt::exchange(&self.http, &machine, resource, &adapter).await.map(drop),
+            (_, true) => super::bearer::exchange(&self.http, &machine, resource, &adapter).await.map(drop),
+            _ => manager
                 .exchange_client_credentials(&machine.config(resource))
                 .await
                 .map(drop)

@@ -277,29 +277,10 @@ async fn log_in_and_list(servers: &Servers) -> (Vec<String>, Value) {
     (names, serde_json::from_slice(&stored).unwrap())
 }
 
-/// Log lines, whatever thread writes them.
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Lines {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-#[tokio::test(flavor = "current_thread")]
+// One thread: the thread-local log subscriber sees rmcp's and reqwest's tasks too.
+#[tokio::test]
 async fn a_dpop_login_binds_its_tokens_to_its_key_and_answers_both_servers_nonces() {
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let logs = crate::support::logs::capture();
 
     let servers = start(true).await;
     let (names, stored) = log_in_and_list(&servers).await;
@@ -322,7 +303,7 @@ async fn a_dpop_login_binds_its_tokens_to_its_key_and_answers_both_servers_nonce
 
     // The key is stored with the login, and no log line shows it.
     let key = stored["dpop"].as_str().expect("the DPoP key is stored with the login");
-    let logged = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let logged = logs.text();
     assert!(!logged.is_empty(), "the trace log was captured");
     let pkcs8 = B64.decode(key).unwrap();
     // The private scalar is the 32 bytes after the PKCS#8 prefix of a P-256 key (ring's layout).
