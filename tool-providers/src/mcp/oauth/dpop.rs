@@ -172,7 +172,12 @@ impl DpopSlot {
     }
 
     pub(crate) fn set(&self, dpop: Arc<Dpop>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(dpop);
+        self.replace(Some(dpop));
+    }
+
+    /// Puts `dpop` (none: a login without a key) in place of what was there.
+    pub(crate) fn replace(&self, dpop: Option<Arc<Dpop>>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = dpop;
     }
 }
 

@@ -419,11 +419,10 @@ pub(crate) async fn authorized(
         },
         ..adapter
     };
-    // A DPoP login's refreshes carry proofs of its key, as its session's requests do.
-    let dpop = saved.dpop.clone().map(dpop::Dpop::new);
-    if let Some(dpop) = &dpop {
-        http.dpop.set(dpop.clone());
-    }
+    // A DPoP login's refreshes carry proofs of its key, as its session's requests do (one slot
+    // for both: a new login during the session puts its own key there).
+    http.dpop.replace(saved.dpop.clone().map(dpop::Dpop::new));
+    let dpop = http.dpop.clone();
     let oauth = http.clone();
     let mut manager = manager(url, http, adapter.clone()).await?;
     manager.set_metadata(metadata.clone());

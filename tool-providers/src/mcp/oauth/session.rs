@@ -97,8 +97,9 @@ pub(crate) struct Reauthorizing {
     pub(crate) adapter: super::StoreAdapter,
     pub(crate) http: reqwest13::Client,
     /// The login's DPoP key, when its tokens are bound to one: the token then goes as
-    /// `Authorization: DPoP` with a proof on every request (see `dpop`).
-    pub(crate) dpop: Option<Arc<Dpop>>,
+    /// `Authorization: DPoP` with a proof on every request (see `dpop`). The slot `oauth`'s
+    /// token requests use too, so a new login (interactive) puts its key in both.
+    pub(crate) dpop: dpop::DpopSlot,
 }
 
 /// A failure that a new token may cure: a refused token (perhaps of an authorization server the
@@ -240,6 +241,7 @@ impl Reauthorizing {
             return false;
         }
         let saved = super::StoreAdapter::read(&*store, &self.name).await.ok().flatten();
+        self.dpop.replace(saved.as_ref().and_then(|s| s.dpop.clone()).map(Dpop::new));
         *self.issuer.lock().unwrap_or_else(|e| e.into_inner()) = saved.as_ref().and_then(binding::stored_issuer);
         *self.held.lock().unwrap_or_else(|e| e.into_inner()) = logged.scopes;
         self.note.clear();
@@ -403,14 +405,14 @@ impl StreamableHttpClient for Reauthorizing {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         self.recovering(|| async {
-            let Some(dpop) = &self.dpop else {
+            let Some(dpop) = self.dpop.get() else {
                 let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
                 return (self.inner)
                     .post_message_with_response_limits(uri, message, session_id, auth_header.clone(), custom_headers.clone(), limits)
                     .await;
             };
             let request = ("POST", &*uri, session_id.as_deref());
-            self.with_dpop(dpop, request, &custom_headers, |headers| {
+            self.with_dpop(&dpop, request, &custom_headers, |headers| {
                 let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
                 (self.inner.http_client).post_message_with_response_limits(uri, message, session_id, None, headers, limits)
             })
@@ -427,12 +429,12 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
         self.recovering(|| async {
-            let Some(dpop) = &self.dpop else {
+            let Some(dpop) = self.dpop.get() else {
                 return (self.inner)
                     .delete_session(uri.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
                     .await;
             };
-            self.with_dpop(dpop, ("DELETE", &*uri, Some(&*session_id)), &custom_headers, |headers| {
+            self.with_dpop(&dpop, ("DELETE", &*uri, Some(&*session_id)), &custom_headers, |headers| {
                 (self.inner.http_client).delete_session(uri.clone(), session_id.clone(), None, headers)
             })
             .await
@@ -470,7 +472,7 @@ impl StreamableHttpClient for Reauthorizing {
     ) -> Result<Stream, StreamableHttpError<Self::Error>> {
         self.recovering(|| async {
             let (session, last) = (session_id.clone(), last_event_id.clone());
-            let Some(dpop) = &self.dpop else {
+            let Some(dpop) = self.dpop.get() else {
                 return (self.inner)
                     .get_stream_with_max_sse_event_size(
                         uri.clone(),
@@ -482,7 +484,7 @@ impl StreamableHttpClient for Reauthorizing {
                     )
                     .await;
             };
-            self.with_dpop(dpop, ("GET", &*uri, session_id.as_deref()), &custom_headers, |headers| {
+            self.with_dpop(&dpop, ("GET", &*uri, session_id.as_deref()), &custom_headers, |headers| {
                 let (uri, session, last) = (uri.clone(), session_id.clone(), last_event_id.clone());
                 (self.inner.http_client).get_stream_with_max_sse_event_size(uri, session, last, None, headers, max_sse_event_size)
             })

@@ -253,6 +253,10 @@ async fn start(offers: bool) -> Servers {
 /// tools; the tools' names and the stored login.
 async fn log_in_and_list(servers: &Servers) -> (Vec<String>, Value) {
     let store: Arc<dyn CredentialStore> = Arc::new(MemoryCredentials::default());
+    log_in_and_list_in(servers, &store).await
+}
+
+async fn log_in_and_list_in(servers: &Servers, store: &Arc<dyn CredentialStore>) -> (Vec<String>, Value) {
     let login = Login {
         name: "crm".into(),
         url: servers.resource.clone(),
@@ -314,6 +318,39 @@ async fn a_dpop_login_binds_its_tokens_to_its_key_and_answers_both_servers_nonce
     for token in seen.tokens.keys() {
         assert!(!logged.contains(token.as_str()), "a token shows in the log");
     }
+}
+
+/// Plays the browser for an interactive login: follows the authorization URL to the loopback
+/// callback, on a thread of its own.
+fn follow(url: &str) {
+    let url = url.to_owned();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let _ = runtime.block_on(reqwest::get(url));
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_login_in_the_middle_of_an_import_brings_its_own_key_to_the_session() {
+    let servers = start(true).await;
+    let store: Arc<dyn CredentialStore> = Arc::new(MemoryCredentials::default());
+    let (_, first) = log_in_and_list_in(&servers, &store).await;
+    // The server forgets the token: only a new login (run interactively) gets in again.
+    servers.seen.lock().unwrap().tokens.clear();
+    let how = oauth::InteractiveLogin::new(false, Duration::from_secs(20), follow);
+    let provider = McpToolProvider::http("crm", servers.resource.clone())
+        .oauth(store.clone(), "toolsmith mcp login crm URL")
+        .interactive_login(how);
+    provider.connect().await.unwrap();
+    let listed = provider.list_tools(ListToolsOptions::default()).await.unwrap();
+    provider.close().await;
+    assert_eq!(listed.data.len(), 1);
+    let second: Value = serde_json::from_slice(&store.get("crm".into()).await.unwrap().unwrap()).unwrap();
+    // A new key, and the session's proofs made with it: the new token is bound to it.
+    assert_ne!(first["dpop"], second["dpop"]);
+    let seen = servers.seen.lock().unwrap();
+    assert!(seen.faults.is_empty(), "{:?}", seen.faults);
+    assert_eq!(seen.tokens.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
