@@ -483,6 +483,7 @@ pub(crate) async fn authorized(
         adapter,
         http: fetcher,
         dpop,
+        token_kind: Arc::default(),
     }))
 }
 

@@ -100,6 +100,9 @@ pub(crate) struct Reauthorizing {
     /// `Authorization: DPoP` with a proof on every request (see `dpop`). The slot `oauth`'s
     /// token requests use too, so a new login (interactive) puts its key in both.
     pub(crate) dpop: dpop::DpopSlot,
+    /// The last token sent and whether it was issued bound to the key (`token_type` `DPoP`): an
+    /// authorization server may answer a proof with a bearer token, which goes as one.
+    pub(crate) token_kind: Arc<Mutex<Option<(String, bool)>>>,
 }
 
 /// A failure that a new token may cure: a refused token (perhaps of an authorization server the
@@ -316,6 +319,13 @@ impl Reauthorizing {
             Err(rmcp::transport::auth::AuthError::AuthorizationRequired) => return call(headers.clone()).await,
             Err(e) => return Err(e.into()),
         };
+        if !self.bound(&token).await {
+            let mut headers = headers.clone();
+            let bearer = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| proofless(dpop::DpopError::Key("a header cannot carry it")))?;
+            headers.insert(http::header::AUTHORIZATION, bearer);
+            return call(headers).await;
+        }
         let first = call(dpop_headers(dpop, method, uri, &token, headers).map_err(proofless)?).await;
         let Err(StreamableHttpError::AuthRequired(challenge)) = first else {
             return first;
@@ -324,6 +334,21 @@ impl Reauthorizing {
             return call(dpop_headers(dpop, method, uri, &token, headers).map_err(proofless)?).await;
         }
         Err(StreamableHttpError::AuthRequired(challenge))
+    }
+
+    /// Whether `token` was issued as a DPoP token (its answer's `token_type`), read from the
+    /// stored login once per token.
+    async fn bound(&self, token: &str) -> bool {
+        if let Some((last, bound)) = self.token_kind.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+            && last == token
+        {
+            return *bound;
+        }
+        let credentials = self.inner.auth_manager.lock().await.get_credentials().await;
+        let issued = credentials.ok().and_then(|(_, response)| response);
+        let bound = issued.is_none_or(|r| oauth2::TokenResponse::token_type(&r).as_ref().eq_ignore_ascii_case("dpop"));
+        *self.token_kind.lock().unwrap_or_else(|e| e.into_inner()) = Some((token.to_owned(), bound));
+        bound
     }
 
     /// The nonce the MCP server at `uri` asks for, learnt from its answer to a `ping` (which has

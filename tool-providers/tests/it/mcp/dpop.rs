@@ -30,8 +30,10 @@ const RS_NONCE: &str = "rs-nonce-1";
 /// What both servers saw.
 #[derive(Default)]
 struct Seen {
-    /// Whether the authorization server offers DPoP.
+    /// Whether the authorization server offers DPoP, and whether it answers a proof with a bearer
+    /// token all the same.
     offers: bool,
+    unbound: bool,
     /// Token → the thumbprint of the key it is bound to (none: a bearer token).
     tokens: HashMap<String, Option<String>>,
     /// Every proof's `jti` (both servers).
@@ -149,6 +151,10 @@ async fn token(State(s): State<Servers>, headers: HeaderMap, Form(_form): Form<H
         return (StatusCode::BAD_REQUEST, [("dpop-nonce", AS_NONCE)], refusal).into_response();
     }
     seen.as_nonced += 1;
+    if seen.unbound {
+        seen.tokens.insert(access.clone(), None);
+        return Json(json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600})).into_response();
+    }
     seen.tokens.insert(access.clone(), Some(jkt));
     Json(json!({"access_token": access, "token_type": "DPoP", "expires_in": 3600})).into_response()
 }
@@ -351,6 +357,22 @@ async fn a_new_login_in_the_middle_of_an_import_brings_its_own_key_to_the_sessio
     let seen = servers.seen.lock().unwrap();
     assert!(seen.faults.is_empty(), "{:?}", seen.faults);
     assert_eq!(seen.tokens.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bearer_token_answered_to_a_proof_goes_as_a_bearer_one() {
+    let servers = start(true).await;
+    servers.seen.lock().unwrap().unbound = true;
+    let (names, stored) = log_in_and_list(&servers).await;
+    assert_eq!(names, ["echo"]);
+    let seen = servers.seen.lock().unwrap();
+    assert_eq!(seen.as_nonced, 1, "the token request carried a proof");
+    assert!(
+        seen.schemes.iter().all(|s| s == "Bearer") && !seen.schemes.is_empty(),
+        "{:?}",
+        seen.schemes
+    );
+    assert!(stored.get("dpop").is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
