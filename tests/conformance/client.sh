@@ -28,6 +28,9 @@
 # client the scenario's context names (MCP_CONFORMANCE_CONTEXT's `client_id`, `client_secret`)
 # is used as a pre-registered one, or with the client-credentials grant for the
 # `client-credentials-*` scenarios; the secret goes through a variable, as a user would pass it.
+# `auth/wif-jwt-bearer` logs in with the workload JWT the context gives (`--jwt-bearer-assertion-file`),
+# `auth/enterprise-managed-authorization` with the context's ID token and identity provider
+# (`--enterprise-id-token-file`, `--idp-issuer`, `--idp-client-id`).
 set -uo pipefail
 url=${!#}
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +52,18 @@ if [[ $scenario == auth/* ]]; then
         # private_key_jwt: the key the scenario gives, in a file as a user would keep it.
         context private_key_pem >"$dir/client-key.pem"
         login+=(--client-credentials --client-id "$client_id" --client-key-file "$dir/client-key.pem")
+    elif [[ $scenario == auth/wif-jwt-bearer ]]; then
+        # Workload identity: the workload's JWT (the context's valid one), in a file as a
+        # platform would keep it.
+        context valid_jwt >"$dir/workload.jwt"
+        login+=(--client-id "$client_id" --jwt-bearer-assertion-file "$dir/workload.jwt")
+    elif [[ $scenario == auth/enterprise-managed-authorization ]]; then
+        # Enterprise-managed: the user's ID token from the enterprise identity provider, in a
+        # file; exchanged there as its client, then presented as the MCP server's client.
+        context idp_id_token >"$dir/id-token.jwt"
+        login+=(--client-id "$client_id" --client-secret-env CONFORMANCE_CLIENT_SECRET
+            --enterprise-id-token-file "$dir/id-token.jwt" --idp-issuer "$(context idp_issuer)"
+            --idp-client-id "$(context idp_client_id)")
     elif [[ $scenario == auth/client-credentials-* ]]; then
         login+=(--client-credentials --client-id "$client_id" --client-secret-env CONFORMANCE_CLIENT_SECRET)
     else

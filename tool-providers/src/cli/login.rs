@@ -35,7 +35,9 @@ enum McpAction {
     /// the authorization server to redirect to `http://127.0.0.1:PORT/callback`, and stores the
     /// tokens with the store (next to a SQLite file, in a PostgreSQL database), where
     /// `--import-mcp NAME=URL` finds and refreshes them.
-    /// `--client-credentials` logs a machine in without a browser.
+    /// `--client-credentials` logs a machine in without a browser, `--jwt-bearer-assertion-file`
+    /// a workload with its platform's identity token, `--enterprise-id-token-file` a user with
+    /// an enterprise identity provider's ID token.
     #[command(after_long_help = LOGIN_EXAMPLES)]
     Login(LoginArgs),
     /// Remove the stored login of NAME.
@@ -51,6 +53,8 @@ pub(super) const LOGIN_EXAMPLES: &str = "Examples:
   toolsmith mcp login crm https://crm.internal.example/mcp --no-browser
   CRM_SECRET=… toolsmith mcp login crm https://crm.internal.example/mcp --client-credentials \\
       --client-id toolsmith-ci --client-secret-env CRM_SECRET
+  toolsmith mcp login crm https://crm.internal.example/mcp \\
+      --jwt-bearer-assertion-file /var/run/secrets/tokens/crm-token
   toolsmith --import-mcp crm=https://crm.internal.example/mcp list
   toolsmith mcp logout crm";
 
@@ -97,9 +101,39 @@ struct LoginArgs {
     /// key is stored with the login, like a secret; it is never taken from the command line.
     #[arg(long, value_name = "FILE", requires = "client_credentials", conflicts_with_all = ["client_secret_env", "client_secret_file"])]
     client_key_file: Option<PathBuf>,
+    /// The JWT bearer logins' options (boxed: most logins have none).
+    #[command(flatten)]
+    jwt: Box<JwtArgs>,
     /// How long to wait for the authorization, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     timeout: u64,
+}
+
+/// The options of the JWT bearer logins (workload identity, enterprise-managed authorization).
+#[derive(Debug, Args)]
+struct JwtArgs {
+    /// Log in with the JWT bearer grant, presenting the JWT in FILE (workload identity).
+    ///
+    /// RFC 7523 §2.1: a JWT your platform issued for the authorization server (a Kubernetes
+    /// service account token, a CI or cloud identity token) is the grant. The file is read again
+    /// whenever a new token is needed, so a platform that rotates it is followed; the JWT is
+    /// never stored nor shown. With `--client-id` (and a secret) for a registered client.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["client_credentials", "follow_authorization_url", "enterprise_id_token_file"])]
+    jwt_bearer_assertion_file: Option<PathBuf>,
+    /// Log in with your enterprise identity provider's ID token in FILE (enterprise-managed).
+    ///
+    /// SEP-990: the ID token is exchanged at the identity provider (`--idp-issuer`, as the
+    /// client `--idp-client-id`) for an identity assertion grant (RFC 8693 token exchange), which
+    /// the JWT bearer grant presents to the MCP server's authorization server, as `--client-id`
+    /// with its secret. The file is read again for every new token.
+    #[arg(long, value_name = "FILE", requires_all = ["idp_issuer", "idp_client_id", "client_id"], conflicts_with_all = ["client_credentials", "follow_authorization_url"])]
+    enterprise_id_token_file: Option<PathBuf>,
+    /// The issuer URL of the enterprise identity provider (with --enterprise-id-token-file).
+    #[arg(long, value_name = "URL", requires = "enterprise_id_token_file")]
+    idp_issuer: Option<String>,
+    /// This client's id at the enterprise identity provider (with --enterprise-id-token-file).
+    #[arg(long, value_name = "ID", requires = "enterprise_id_token_file")]
+    idp_client_id: Option<String>,
 }
 
 /// The command that logs in to `url` as `name`, as the binary is run.
@@ -200,7 +234,24 @@ pub(super) async fn run(
         ),
         None => None,
     };
+    let jwt_file = args
+        .jwt
+        .jwt_bearer_assertion_file
+        .clone()
+        .or(args.jwt.enterprise_id_token_file.clone());
     let method = match (args.client_credentials, secret) {
+        (_, client_secret) if jwt_file.is_some() => LoginMethod::JwtBearer {
+            client_id: args.client_id.clone().unwrap_or_default(),
+            client_secret,
+            jwt_file: jwt_file.unwrap_or_default(),
+            identity_provider: match (&args.jwt.idp_issuer, &args.jwt.idp_client_id) {
+                (Some(issuer), Some(client_id)) => Some(oauth::IdentityProvider {
+                    issuer: issuer.clone(),
+                    client_id: client_id.clone(),
+                }),
+                _ => None,
+            },
+        },
         (true, _) if key.is_some() => LoginMethod::ClientAssertion {
             client_id: args.client_id.clone().unwrap_or_default(),
             private_key_pem: key.unwrap_or_default(),

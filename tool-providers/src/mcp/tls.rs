@@ -175,6 +175,7 @@ pub(super) fn oauth_clients(id: &str, url: &str, root_pems: &[Vec<u8>], timeout:
     Ok(super::oauth::Http {
         follow: build(reqwest13::redirect::Policy::limited(MAX_REDIRECTS))?,
         stop: build(reqwest13::redirect::Policy::none())?,
+        dpop: Default::default(),
     })
 }
 

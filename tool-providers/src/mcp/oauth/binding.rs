@@ -130,6 +130,7 @@ mod tests {
             client_secret: "machine-secret-CANARY".into(),
             scopes: vec![],
             signed: None,
+            bearer: None,
         };
         let machine = moved("ci", "L", Some(&machine), false, "http://as1", "http://as2").to_string();
         assert!(

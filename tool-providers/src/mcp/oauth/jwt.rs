@@ -9,8 +9,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rmcp::transport::auth::{CredentialStore as _, OAuthTokenResponse, StoredCredentials};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Machine, OAuthError, StoreAdapter};
 
@@ -116,46 +115,24 @@ pub(crate) async fn exchange(
     if !machine.scopes.is_empty() {
         form.push(("scope", machine.scopes.join(" ")));
     }
-    let refused = |why: String| OAuthError::Login(format!("the client-credentials grant (private_key_jwt) failed: {why}"));
-    // application/x-www-form-urlencoded, as a URL's query encodes it.
-    let mut encoder = reqwest13::Url::parse("http://form.invalid/").map_err(|e| refused(e.to_string()))?;
-    encoder.query_pairs_mut().extend_pairs(&form);
-    let body = encoder.query().unwrap_or_default().to_owned();
-    let response = http
-        .post(&signed.token_endpoint)
-        .header("accept", "application/json")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| refused(e.without_url().to_string()))?;
-    let status = response.status();
-    let bytes = response.bytes().await.map_err(|e| refused(e.without_url().to_string()))?;
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    if !status.is_success() {
-        // The authorization server's error code and words (RFC 6749 §5.2), never a token.
-        let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        return Err(refused(format!("{status}: {} {}", text("error"), text("error_description"))));
-    }
-    let token: OAuthTokenResponse =
-        serde_json::from_value(body).map_err(|e| refused(format!("the token answer is not understood ({e:?})").replace('"', "")))?;
-    let scopes: Vec<String> = match oauth2::TokenResponse::scopes(&token) {
-        Some(granted) => granted.iter().map(|s| s.to_string()).collect(),
-        None => machine.scopes.clone(),
-    };
-    let received = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).ok();
-    let credentials =
-        StoredCredentials::new(machine.client_id.clone(), Some(token), scopes.clone(), received).with_issuer(Some(signed.issuer.clone()));
-    adapter
-        .save(credentials)
-        .await
-        .map_err(|e| OAuthError::Login(format!("storing the token failed: {e}")))?;
-    Ok(scopes)
+    let what = "the client-credentials grant (private_key_jwt)";
+    let dpop = adapter.template.dpop.as_ref();
+    let answer = super::grant::post(
+        http,
+        &signed.token_endpoint,
+        form,
+        super::grant::ClientAuth::Public(None),
+        dpop,
+        what,
+    )
+    .await?;
+    super::grant::save(adapter, &machine.client_id, answer, &machine.scopes, &signed.issuer, what).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     /// An EC P-256 key made for this test (PKCS#8).
     const EC_KEY: &str = "-----BEGIN PRIVATE KEY-----

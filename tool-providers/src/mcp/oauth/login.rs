@@ -46,6 +46,21 @@ pub enum LoginMethod {
         /// Its private key, PEM.
         private_key_pem: String,
     },
+    /// The JWT bearer grant (RFC 7523 §2.1) with a JWT another party issued, read from a file at
+    /// each grant: a workload's identity token (workload identity federation, SEP-1933), or,
+    /// with `identity_provider`, the user's ID token, exchanged there for an identity assertion
+    /// authorization grant first (enterprise-managed authorization, SEP-990).
+    JwtBearer {
+        /// The client's id at the authorization server (empty: none is sent).
+        client_id: String,
+        /// Its secret, when it is a confidential client (`client_secret_basic` when the
+        /// authorization server offers it, else `client_secret_post`).
+        client_secret: Option<String>,
+        /// The file holding the JWT (its first line).
+        jwt_file: std::path::PathBuf,
+        /// Where the ID token is exchanged (enterprise-managed authorization).
+        identity_provider: Option<IdentityProvider>,
+    },
     /// The client-credentials grant (machine to machine).
     ClientCredentials {
         /// The client's id.
@@ -54,6 +69,16 @@ pub enum LoginMethod {
         /// authorization server offers, else `client_secret_post`).
         client_secret: String,
     },
+}
+
+/// The enterprise identity provider of an enterprise-managed login: the ID token is exchanged
+/// at its token endpoint (RFC 8693) for an identity assertion authorization grant.
+#[derive(Debug, Clone)]
+pub struct IdentityProvider {
+    /// Its issuer (its token endpoint is discovered from its metadata).
+    pub issuer: String,
+    /// This client's id there.
+    pub client_id: String,
 }
 
 impl std::fmt::Debug for LoginMethod {
@@ -67,6 +92,15 @@ impl std::fmt::Debug for LoginMethod {
             LoginMethod::ClientAssertion { client_id, .. } => f
                 .debug_struct("ClientAssertion")
                 .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            LoginMethod::JwtBearer {
+                client_id,
+                identity_provider,
+                ..
+            } => f
+                .debug_struct("JwtBearer")
+                .field("client_id", client_id)
+                .field("identity_provider", identity_provider)
                 .finish_non_exhaustive(),
             LoginMethod::ClientCredentials { client_id, .. } => f
                 .debug_struct("ClientCredentials")
@@ -129,7 +163,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 .and_then(|c| c.token_response.as_ref())
                 .map(|t| t.access_token().secret().clone());
             let lacking = match token {
-                Some(token) => self::challenge(&http.stop, &url, Some(&token))
+                Some(token) => self::challenge(&http.stop, &url, Some((&token, saved.dpop.as_ref())))
                     .await
                     .and_then(|c| insufficient_scope(&c)),
                 None => None,
@@ -148,6 +182,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
         preregistered: matches!(method, LoginMethod::Browser { client_id: Some(_), .. }),
         machine: None,
         credentials: None,
+        dpop: None,
     };
     let (kept, kept_name) = (store.clone(), name.clone());
     let start = Start {
@@ -165,6 +200,7 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_secret,
                 scopes,
                 signed: None,
+                bearer: None,
             };
             machine_login(start, machine).await
         }
@@ -177,8 +213,24 @@ pub async fn login(login: Login, store: Arc<dyn CredentialStore>, show_url: &mut
                 client_secret: String::new(),
                 scopes,
                 signed: None,
+                bearer: None,
             };
             signed_login(start, machine, private_key_pem).await
+        }
+        LoginMethod::JwtBearer {
+            client_id,
+            client_secret,
+            jwt_file,
+            identity_provider,
+        } => {
+            let machine = Machine {
+                client_id,
+                client_secret: client_secret.unwrap_or_default(),
+                scopes,
+                signed: None,
+                bearer: None,
+            };
+            bearer_login(start, machine, jwt_file, identity_provider).await
         }
         LoginMethod::Browser {
             port,
@@ -238,10 +290,12 @@ struct Start {
 impl Start {
     /// The authorization manager, its metadata discovered (from the challenge first).
     async fn discovered(self) -> Result<(rmcp::transport::auth::AuthorizationManager, String), OAuthError> {
-        self.discovered_with_metadata().await.map(|(manager, url, _)| (manager, url))
+        self.discovered_with_metadata().await.map(|(manager, url, ..)| (manager, url))
     }
 
-    /// [`Self::discovered`], and the authorization server's metadata.
+    /// [`Self::discovered`], and the authorization server's metadata and what is stored with
+    /// the tokens. When the authorization server offers DPoP, the login gets a key of its own:
+    /// its token requests carry proofs, and it is stored with the tokens.
     async fn discovered_with_metadata(
         self,
     ) -> Result<
@@ -249,6 +303,7 @@ impl Start {
             rmcp::transport::auth::AuthorizationManager,
             String,
             rmcp::transport::auth::AuthorizationMetadata,
+            Saved,
         ),
         OAuthError,
     > {
@@ -258,16 +313,30 @@ impl Start {
             url,
             http,
             challenge,
-            template,
+            mut template,
         } = self;
-        let adapter = StoreAdapter { store, name, template };
-        let mut manager = manager(&url, http, adapter).await?;
+        let slot = http.dpop.clone();
+        let adapter = StoreAdapter {
+            store,
+            name,
+            template: template.clone(),
+        };
+        let mut manager = manager(&url, http, adapter.clone()).await?;
         let resolution = manager
             .resolve_metadata_from_challenge(challenge.as_deref())
             .await
             .map_err(OAuthError::auth(format!("discovering the authorization server of {url}")))?;
+        if super::dpop::offered(&resolution.metadata.additional_fields) {
+            let key = super::dpop::DpopKey::generate()?;
+            slot.set(super::dpop::Dpop::new(key.clone()));
+            template.dpop = Some(key);
+            manager.set_credential_store(StoreAdapter {
+                template: template.clone(),
+                ..adapter
+            });
+        }
         manager.set_metadata(resolution.metadata.clone());
-        Ok((manager, url, resolution.metadata))
+        Ok((manager, url, resolution.metadata, template))
     }
 }
 
@@ -293,8 +362,8 @@ async fn machine_login(mut start: Start, machine: Machine) -> Result<Logged, OAu
 /// The client-credentials grant with a signed assertion (`private_key_jwt`).
 async fn signed_login(start: Start, mut machine: Machine, private_key_pem: String) -> Result<Logged, OAuthError> {
     let http = start.http.stop.clone();
-    let (store, name, mut template) = (start.store.clone(), start.name.clone(), start.template.clone());
-    let (_, url, metadata) = start.discovered_with_metadata().await?;
+    let (store, name) = (start.store.clone(), start.name.clone());
+    let (_, url, metadata, mut template) = start.discovered_with_metadata().await?;
     // The assertion's audience: the authorization server's issuer identifier (RFC 7523 §3).
     let issuer = metadata.issuer.clone().unwrap_or_else(|| {
         let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
@@ -308,6 +377,52 @@ async fn signed_login(start: Start, mut machine: Machine, private_key_pem: Strin
     template.machine = Some(machine.clone());
     let adapter = StoreAdapter { store, name, template };
     let scopes = super::jwt::exchange(&http, &machine, &url, &adapter).await?;
+    Ok(Logged {
+        scopes,
+        refreshable: false,
+        moved_from: None,
+    })
+}
+
+/// The JWT bearer grant (see [`LoginMethod::JwtBearer`]).
+async fn bearer_login(
+    start: Start,
+    mut machine: Machine,
+    jwt_file: std::path::PathBuf,
+    idp: Option<IdentityProvider>,
+) -> Result<Logged, OAuthError> {
+    let http = start.http.stop.clone();
+    let (store, name) = (start.store.clone(), start.name.clone());
+    let (_, url, metadata, mut template) = start.discovered_with_metadata().await?;
+    let issuer = metadata.issuer.clone().unwrap_or_else(|| {
+        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
+        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+    });
+    let methods = metadata
+        .additional_fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(serde_json::Value::as_array)
+        .map(|m| m.iter().filter_map(|m| m.as_str().map(str::to_owned)).collect::<Vec<_>>())
+        .unwrap_or_default();
+    // RFC 8414: client_secret_basic when the server names no methods.
+    let basic = methods.is_empty() || methods.iter().any(|m| m == "client_secret_basic");
+    let exchange = match idp {
+        Some(idp) => Some(super::bearer::Exchange {
+            token_endpoint: super::bearer::idp_token_endpoint(&http, &idp.issuer).await?,
+            client_id: idp.client_id,
+        }),
+        None => None,
+    };
+    machine.bearer = Some(super::bearer::Bearer {
+        assertion_file: std::path::absolute(&jwt_file).unwrap_or(jwt_file),
+        token_endpoint: metadata.token_endpoint,
+        issuer,
+        basic,
+        exchange,
+    });
+    template.machine = Some(machine.clone());
+    let adapter = StoreAdapter { store, name, template };
+    let scopes = super::bearer::exchange(&http, &machine, &url, &adapter).await?;
     Ok(Logged {
         scopes,
         refreshable: false,
@@ -381,10 +496,10 @@ async fn browser_login(
 }
 
 /// The `WWW-Authenticate` of the server's challenge to a first request sent with `token` (none:
-/// unauthenticated): a 401, or a 403 (`insufficient_scope`) when a token was sent. The first
+/// unauthenticated; with its DPoP key, when it is bound to one): a 401, or a 403 (`insufficient_scope`) when a token was sent. The first
 /// request is an `initialize` (2025-11-25), then, when that passed unchallenged, a
 /// `server/discover` (2026-07-28), since a server may let either through unauthenticated.
-async fn challenge(client: &reqwest13::Client, url: &str, token: Option<&str>) -> Option<String> {
+async fn challenge(client: &reqwest13::Client, url: &str, token: Option<(&str, Option<&super::dpop::DpopKey>)>) -> Option<String> {
     let client_info = serde_json::json!({"name": "toolsmith", "version": env!("CARGO_PKG_VERSION")});
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -406,8 +521,15 @@ async fn challenge(client: &reqwest13::Client, url: &str, token: Option<&str>) -
         if let Some(version) = version {
             request = request.header("mcp-protocol-version", version).header("mcp-method", method);
         }
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
+        match token {
+            Some((token, Some(key))) => {
+                let Ok(proof) = key.proof("POST", url, Some(token), None) else {
+                    continue;
+                };
+                request = request.header("authorization", format!("DPoP {token}")).header("dpop", proof);
+            }
+            Some((token, None)) => request = request.bearer_auth(token),
+            None => {}
         }
         let Ok(response) = request.body(body.to_string()).send().await else {
             continue;

@@ -10,6 +10,11 @@
 //! `offline_access` when offered), the `iss` check of the authorization response (RFC 9207), the
 //! refresh of a token close to its expiry, and client credentials for machines.
 //!
+//! Toolsmith adds the authorization extensions `rmcp` lacks: DPoP-bound tokens when the
+//! authorization server offers them (`dpop`), `private_key_jwt` client assertions (`jwt`), and
+//! the JWT bearer grant of workload identity federation and enterprise-managed authorization
+//! (`bearer`), whose token requests it sends itself (`grant`).
+//!
 //! This module keeps what a login obtained in a [`CredentialStore`] under the import's name
 //! (`Saved`: the server URL, the tokens, the client and, for a machine client, its secret) and
 //! builds the authorized HTTP client a connection uses (`authorized`); [`login`] runs the
@@ -24,14 +29,17 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use tool_core::credentials::{CredentialError, CredentialStore};
 
+mod bearer;
 mod binding;
+mod dpop;
+mod grant;
 mod interactive;
 mod jwt;
 mod login;
 mod session;
 
 pub use interactive::InteractiveLogin;
-pub use login::{Logged, Login, LoginMethod, login};
+pub use login::{IdentityProvider, Logged, Login, LoginMethod, login};
 pub use session::LoginNote;
 pub(crate) use session::Reauthorizing;
 
@@ -132,6 +140,9 @@ pub(crate) struct Machine {
     /// The key, token endpoint and issuer of a `private_key_jwt` client.
     #[serde(default)]
     pub(crate) signed: Option<jwt::Signed>,
+    /// The JWT bearer grant's settings (workload identity, enterprise-managed authorization).
+    #[serde(default)]
+    pub(crate) bearer: Option<bearer::Bearer>,
 }
 
 impl Machine {
@@ -166,6 +177,9 @@ pub(crate) struct Saved {
     /// The tokens, as `rmcp` keeps them.
     #[serde(default)]
     pub(crate) credentials: Option<StoredCredentials>,
+    /// The key the tokens are bound to (DPoP, RFC 9449), when the authorization server offered it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dpop: Option<dpop::DpopKey>,
 }
 
 /// `rmcp`'s credential store over ours: one [`Saved`] document under `name`, its tokens
@@ -230,15 +244,75 @@ impl RmcpCredentialStore for StoreAdapter {
 }
 
 /// The OAuth exchanges' HTTP requests, sent by reqwest clients with the MCP session's TLS
-/// settings: one that follows redirects, one that stops at them (as each exchange asks).
+/// settings: one that follows redirects, one that stops at them (as each exchange asks). A token
+/// request of a DPoP login carries a proof (and is sent again, once, with the nonce the
+/// authorization server asks for).
 #[derive(Clone)]
 pub(crate) struct Http {
     pub(crate) follow: reqwest13::Client,
     pub(crate) stop: reqwest13::Client,
+    /// The login's DPoP key, once it has one.
+    pub(crate) dpop: dpop::DpopSlot,
+}
+
+/// Whether `request` is a token request (RFC 6749 §3.2: a form POST with a `grant_type`).
+fn is_token_request(request: &http::Request<Vec<u8>>) -> bool {
+    let form = request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    request.method() == http::Method::POST && form && request.body().split(|b| *b == b'&').any(|p| p.starts_with(b"grant_type="))
+}
+
+/// Whether a token endpoint's answer asks for a DPoP nonce (RFC 9449 §8: a 400 `use_dpop_nonce`).
+pub(crate) fn refused_for_nonce(status: http::StatusCode, body: &[u8]) -> bool {
+    status == http::StatusCode::BAD_REQUEST
+        && serde_json::from_slice::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(|e| e == "use_dpop_nonce"))
+            .unwrap_or(false)
+}
+
+/// A copy of `request` (an `http::Request` is not `Clone`).
+fn copy(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let mut copy = http::Request::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    copy
 }
 
 /// Largest OAuth response body read (metadata, registration, tokens).
 const MAX_BODY: usize = 1 << 20;
+
+impl Http {
+    /// Sends `request` (with `timeout`) through `client`, its answer read whole (bounded).
+    async fn send(
+        client: &reqwest13::Client,
+        request: http::Request<Vec<u8>>,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let mut outgoing = reqwest13::Request::try_from(request).map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+        if let Some(timeout) = timeout {
+            *outgoing.timeout_mut() = Some(timeout);
+        }
+        let mut response = client.execute(outgoing).await.map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+        let mut builder = http::Response::builder().status(response.status()).version(response.version());
+        for (name, value) in response.headers() {
+            builder = builder.header(name, value);
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| Box::new(e) as OAuthHttpClientError)? {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(format!("the OAuth response is larger than {MAX_BODY} bytes").into());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        builder.body(body).map_err(|e| Box::new(e) as OAuthHttpClientError)
+    }
+}
 
 impl OAuthHttpClient for Http {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
@@ -247,23 +321,27 @@ impl OAuthHttpClient for Http {
                 OAuthHttpRedirectPolicy::Stop => &self.stop,
                 _ => &self.follow,
             };
-            let mut outgoing = reqwest13::Request::try_from(request.request).map_err(|e| Box::new(e) as OAuthHttpClientError)?;
-            if let Some(timeout) = request.timeout {
-                *outgoing.timeout_mut() = Some(timeout);
-            }
-            let mut response = client.execute(outgoing).await.map_err(|e| Box::new(e) as OAuthHttpClientError)?;
-            let mut builder = http::Response::builder().status(response.status()).version(response.version());
-            for (name, value) in response.headers() {
-                builder = builder.header(name, value);
-            }
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| Box::new(e) as OAuthHttpClientError)? {
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Err(format!("the OAuth response is larger than {MAX_BODY} bytes").into());
+            let timeout = request.timeout;
+            let request = request.request;
+            let Some(dpop) = self.dpop.get().filter(|_| is_token_request(&request)) else {
+                return Http::send(client, request, timeout).await;
+            };
+            let url = request.uri().to_string();
+            let mut retried = false;
+            loop {
+                let mut outgoing = copy(&request);
+                let proof = dpop.proof("POST", &url, None).map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+                let proof = http::HeaderValue::from_str(&proof).map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+                outgoing.headers_mut().insert("dpop", proof);
+                let response = Http::send(client, outgoing, timeout).await?;
+                let nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok());
+                let fresh = nonce.is_some_and(|nonce| dpop.remember_nonce(&url, nonce));
+                if fresh && !retried && refused_for_nonce(response.status(), response.body()) {
+                    retried = true;
+                    continue;
                 }
-                body.extend_from_slice(&chunk);
+                return Ok(response);
             }
-            builder.body(body).map_err(|e| Box::new(e) as OAuthHttpClientError)
         })
     }
 }
@@ -341,6 +419,10 @@ pub(crate) async fn authorized(
         },
         ..adapter
     };
+    // A DPoP login's refreshes carry proofs of its key, as its session's requests do (one slot
+    // for both: a new login during the session puts its own key there).
+    http.dpop.replace(saved.dpop.clone().map(dpop::Dpop::new));
+    let dpop = http.dpop.clone();
     let oauth = http.clone();
     let mut manager = manager(url, http, adapter.clone()).await?;
     manager.set_metadata(metadata.clone());
@@ -367,6 +449,9 @@ pub(crate) async fn authorized(
         Err(AuthError::AuthorizationRequired) => match &saved.machine {
             Some(machine) if machine.signed.is_some() => {
                 jwt::exchange(&fetcher, machine, url, &adapter).await?;
+            }
+            Some(machine) if machine.bearer.is_some() => {
+                bearer::exchange(&fetcher, machine, url, &adapter).await?;
             }
             Some(machine) => {
                 manager
@@ -397,6 +482,8 @@ pub(crate) async fn authorized(
         interactive,
         adapter,
         http: fetcher,
+        dpop,
+        token_kind: Arc::default(),
     }))
 }
 
@@ -423,6 +510,7 @@ mod tests {
                 preregistered: false,
                 machine: None,
                 credentials: None,
+                dpop: None,
             },
         };
         adapter

@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
+use super::dpop::{self, Dpop};
 use super::{Machine, binding};
 
 /// Where a session keeps what the user must do before a refused request can pass: the sentence
@@ -95,6 +96,13 @@ pub(crate) struct Reauthorizing {
     /// Where a token a signed assertion fetched is saved, and the client that fetches it.
     pub(crate) adapter: super::StoreAdapter,
     pub(crate) http: reqwest13::Client,
+    /// The login's DPoP key, when its tokens are bound to one: the token then goes as
+    /// `Authorization: DPoP` with a proof on every request (see `dpop`). The slot `oauth`'s
+    /// token requests use too, so a new login (interactive) puts its key in both.
+    pub(crate) dpop: dpop::DpopSlot,
+    /// The last token sent and whether it was issued bound to the key (`token_type` `DPoP`): an
+    /// authorization server may answer a proof with a bearer token, which goes as one.
+    pub(crate) token_kind: Arc<Mutex<Option<(String, bool)>>>,
 }
 
 /// A failure that a new token may cure: a refused token (perhaps of an authorization server the
@@ -152,15 +160,14 @@ impl Reauthorizing {
         let manager = self.inner.auth_manager.lock().await;
         let mut machine = stored.clone();
         machine.scopes = union(&union(&machine.scopes, &self.held().join(" ")), required.unwrap_or_default());
-        let fetched = match machine.signed.is_some() {
-            true => {
-                // Saved with the machine client as it is stored (its own scopes), at the
-                // authorization server it is bound to now.
-                let mut adapter = self.adapter.clone();
-                adapter.template.machine = Some(stored);
-                super::jwt::exchange(&self.http, &machine, resource, &adapter).await.map(drop)
-            }
-            false => manager
+        // Saved with the machine client as it is stored (its own scopes), at the authorization
+        // server it is bound to now.
+        let mut adapter = self.adapter.clone();
+        adapter.template.machine = Some(stored);
+        let fetched = match (machine.signed.is_some(), machine.bearer.is_some()) {
+            (true, _) => super::jwt::exchange(&self.http, &machine, resource, &adapter).await.map(drop),
+            (_, true) => super::bearer::exchange(&self.http, &machine, resource, &adapter).await.map(drop),
+            _ => manager
                 .exchange_client_credentials(&machine.config(resource))
                 .await
                 .map(drop)
@@ -237,6 +244,7 @@ impl Reauthorizing {
             return false;
         }
         let saved = super::StoreAdapter::read(&*store, &self.name).await.ok().flatten();
+        self.dpop.replace(saved.as_ref().and_then(|s| s.dpop.clone()).map(Dpop::new));
         *self.issuer.lock().unwrap_or_else(|e| e.into_inner()) = saved.as_ref().and_then(binding::stored_issuer);
         *self.held.lock().unwrap_or_else(|e| e.into_inner()) = logged.scopes;
         self.note.clear();
@@ -278,6 +286,103 @@ impl Reauthorizing {
 type Stream = BoxStream<'static, Result<Sse, SseError>>;
 type Headers = HashMap<HeaderName, HeaderValue>;
 
+/// `headers` with the DPoP token and a fresh proof for a `method` request to `uri`.
+fn dpop_headers(dpop: &Dpop, method: &str, uri: &str, token: &str, headers: &Headers) -> Result<Headers, dpop::DpopError> {
+    let mut headers = headers.clone();
+    let value = |text: String| HeaderValue::from_str(&text).map_err(|_| dpop::DpopError::Key("a header cannot carry it"));
+    headers.insert(http::header::AUTHORIZATION, value(format!("DPoP {token}"))?);
+    headers.insert(HeaderName::from_static("dpop"), value(dpop.proof(method, uri, Some(token))?)?);
+    Ok(headers)
+}
+
+impl Reauthorizing {
+    /// Sends a DPoP login's request: `call` is given the headers (`headers`, the token as
+    /// `Authorization: DPoP`, a proof for `method` on `uri`) and sends them without `rmcp`'s
+    /// bearer. A refusal asking for a nonce (RFC 9449 §9) is answered by learning the nonce and
+    /// sending the request again, once; any other refusal goes to [`Self::recovering`].
+    async fn with_dpop<T, E, F, Fut>(
+        &self,
+        dpop: &Dpop,
+        (method, uri, session_id): (&str, &str, Option<&str>),
+        headers: &Headers,
+        call: F,
+    ) -> Result<T, StreamableHttpError<E>>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Headers) -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<E>>>,
+    {
+        let proofless = |e: dpop::DpopError| StreamableHttpError::Auth(rmcp::transport::auth::AuthError::InternalError(e.to_string()));
+        let token = match self.inner.get_access_token().await {
+            Ok(token) => token,
+            // No usable token: sent without one, the server's 401 drives the recovery.
+            Err(rmcp::transport::auth::AuthError::AuthorizationRequired) => return call(headers.clone()).await,
+            Err(e) => return Err(e.into()),
+        };
+        if !self.bound(&token).await {
+            let mut headers = headers.clone();
+            let bearer = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| proofless(dpop::DpopError::Key("a header cannot carry it")))?;
+            headers.insert(http::header::AUTHORIZATION, bearer);
+            return call(headers).await;
+        }
+        let first = call(dpop_headers(dpop, method, uri, &token, headers).map_err(proofless)?).await;
+        let Err(StreamableHttpError::AuthRequired(challenge)) = first else {
+            return first;
+        };
+        if dpop::asks_for_nonce(&challenge.www_authenticate_header) && self.learn_nonce(dpop, uri, session_id, &token, headers).await {
+            return call(dpop_headers(dpop, method, uri, &token, headers).map_err(proofless)?).await;
+        }
+        Err(StreamableHttpError::AuthRequired(challenge))
+    }
+
+    /// Whether `token` was issued as a DPoP token (its answer's `token_type`), read from the
+    /// stored login once per token.
+    async fn bound(&self, token: &str) -> bool {
+        if let Some((last, bound)) = self.token_kind.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+            && last == token
+        {
+            return *bound;
+        }
+        let credentials = self.inner.auth_manager.lock().await.get_credentials().await;
+        let issued = credentials.ok().and_then(|(_, response)| response);
+        let bound = issued.is_none_or(|r| oauth2::TokenResponse::token_type(&r).as_ref().eq_ignore_ascii_case("dpop"));
+        *self.token_kind.lock().unwrap_or_else(|e| e.into_inner()) = Some((token.to_owned(), bound));
+        bound
+    }
+
+    /// The nonce the MCP server at `uri` asks for, learnt from its answer to a `ping` (which has
+    /// no effect whether or not the server takes it): `rmcp` keeps only the `WWW-Authenticate` of
+    /// the 401 that asked, not its `DPoP-Nonce`. Whether a new nonce was learnt.
+    async fn learn_nonce(&self, dpop: &Dpop, uri: &str, session_id: Option<&str>, token: &str, headers: &Headers) -> bool {
+        let Ok(headers) = dpop_headers(dpop, "POST", uri, token, headers) else {
+            return false;
+        };
+        let mut request = self
+            .inner
+            .http_client
+            .post(uri)
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header(http::header::CONTENT_TYPE, "application/json");
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        if let Some(session_id) = session_id {
+            request = request.header("mcp-session-id", session_id);
+        }
+        let ping = serde_json::json!({"jsonrpc": "2.0", "id": "toolsmith-dpop-nonce", "method": "ping"});
+        let response = match request.body(ping.to_string()).send().await {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::debug!(error = %e.without_url(), "asking the MCP server for its DPoP nonce failed");
+                return false;
+            }
+        };
+        let nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok());
+        nonce.is_some_and(|nonce| dpop.remember_nonce(uri, nonce))
+    }
+}
+
 impl StreamableHttpClient for Reauthorizing {
     type Error = <reqwest13::Client as StreamableHttpClient>::Error;
 
@@ -289,15 +394,14 @@ impl StreamableHttpClient for Reauthorizing {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
         .await
     }
 
@@ -310,17 +414,10 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, limits)
+            .await
     }
 
     async fn post_message_with_response_limits(
@@ -332,15 +429,19 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                limits,
-            )
+        self.recovering(|| async {
+            let Some(dpop) = self.dpop.get() else {
+                let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+                return (self.inner)
+                    .post_message_with_response_limits(uri, message, session_id, auth_header.clone(), custom_headers.clone(), limits)
+                    .await;
+            };
+            let request = ("POST", &*uri, session_id.as_deref());
+            self.with_dpop(&dpop, request, &custom_headers, |headers| {
+                let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+                (self.inner.http_client).post_message_with_response_limits(uri, message, session_id, None, headers, limits)
+            })
+            .await
         })
         .await
     }
@@ -352,9 +453,16 @@ impl StreamableHttpClient for Reauthorizing {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner
-                .delete_session(uri.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
+        self.recovering(|| async {
+            let Some(dpop) = self.dpop.get() else {
+                return (self.inner)
+                    .delete_session(uri.clone(), session_id.clone(), auth_header.clone(), custom_headers.clone())
+                    .await;
+            };
+            self.with_dpop(&dpop, ("DELETE", &*uri, Some(&*session_id)), &custom_headers, |headers| {
+                (self.inner.http_client).delete_session(uri.clone(), session_id.clone(), None, headers)
+            })
+            .await
         })
         .await
     }
@@ -367,15 +475,14 @@ impl StreamableHttpClient for Reauthorizing {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<Stream, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            )
-        })
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
         .await
     }
 
@@ -388,15 +495,25 @@ impl StreamableHttpClient for Reauthorizing {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<Stream, StreamableHttpError<Self::Error>> {
-        self.recovering(|| {
-            self.inner.get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
+        self.recovering(|| async {
+            let (session, last) = (session_id.clone(), last_event_id.clone());
+            let Some(dpop) = self.dpop.get() else {
+                return (self.inner)
+                    .get_stream_with_max_sse_event_size(
+                        uri.clone(),
+                        session,
+                        last,
+                        auth_header.clone(),
+                        custom_headers.clone(),
+                        max_sse_event_size,
+                    )
+                    .await;
+            };
+            self.with_dpop(&dpop, ("GET", &*uri, session_id.as_deref()), &custom_headers, |headers| {
+                let (uri, session, last) = (uri.clone(), session_id.clone(), last_event_id.clone());
+                (self.inner.http_client).get_stream_with_max_sse_event_size(uri, session, last, None, headers, max_sse_event_size)
+            })
+            .await
         })
         .await
     }
