@@ -443,6 +443,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Found::Waiting(call) => {
                 let error = crate::error::ToolError::with_kind(crate::error::ErrorKind::Aborted, "The task was cancelled.");
                 self.end_waiting(&call, TaskState::Cancelled, &error).await?;
+                if call.kind == PendingKind::Suspended {
+                    // Nothing to decline: the suspended call is just given up.
+                    self.shared.runtime.forget(&call.tool_call_id).await;
+                    return Ok(());
+                }
                 let options = self.options(ctx, CallEnv::default());
                 let declined = self
                     .shared

@@ -143,6 +143,19 @@ async fn a_task_answered_in_parts_on_two_instances_completes_with_both() {
     let done = settled(&a, &task_id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "ada and grace", "{done}");
+
+    // Cancelled while it waits (one part given), the task ends cancelled and takes no answer.
+    let handle = call(&a, "tools/call", json!({"name": "ti-two", "arguments": {}}), TASKS()).await;
+    let task_id = handle["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(settled(&a, &task_id).await["status"], "input_required");
+    let first = json!({"taskId": task_id, "inputResponses": {"first": accept("ada")}});
+    call(&a, "tasks/update", first, TASKS()).await;
+    call(&b, "tasks/cancel", json!({"taskId": task_id}), TASKS()).await;
+    assert_eq!(settled(&a, &task_id).await["status"], "cancelled");
+    let second = json!({"taskId": task_id, "inputResponses": {"second": accept("grace")}});
+    let (_, refused) = rpc(&a, MODERN, "tasks/update", second, TASKS(), &[]).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(settled(&b, &task_id).await["status"], "cancelled");
 }
 
 #[tokio::test]
