@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::decide::{Held, ResumeOptions};
 use super::outcome::EventStream;
@@ -94,6 +94,27 @@ impl PendingCall {
     pub fn missing_parts(&self) -> Vec<String> {
         self.parts().into_iter().filter(|p| !self.answers.contains_key(p)).collect()
     }
+
+    /// Whether `value` is a valid part `part`: the resume schema with that property alone,
+    /// required (its `$defs` kept), checks `{part: value}`. `Err`: why not, in words a model
+    /// or a person reads.
+    fn check_part(&self, part: &str, value: &Value) -> Result<(), String> {
+        let Some(mut schema) = self.resume_schema.clone() else {
+            return Ok(());
+        };
+        let property = schema.get("properties").and_then(|p| p.get(part)).cloned();
+        let Some(object) = schema.as_object_mut() else { return Ok(()) };
+        object.insert("properties".into(), json!({ part: property }));
+        object.insert("required".into(), json!([part]));
+        object.remove("additionalProperties");
+        let validator = jsonschema::validator_for(&schema).map_err(|e| format!("the resume schema does not compile: {e}"))?;
+        let candidate = json!({ part: value });
+        let errors: Vec<String> = validator.iter_errors(&candidate).take(3).map(|e| e.to_string()).collect();
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(format!("the part `{part}` does not match the resume schema: {}", errors.join("; "))),
+        }
+    }
 }
 
 fn invalid(message: String) -> RuntimeError {
@@ -123,6 +144,13 @@ impl Runtime {
                 ),
             }));
         }
+        if let Some(why) = given.iter().find_map(|(part, value)| call.check_part(part, value).err()) {
+            self.release(id).await;
+            return Err(invalid(format!(
+                "The call `{id}` cannot take this answer: {why}; nothing was kept."
+            )));
+        }
+        let given_now: Vec<String> = given.keys().cloned().collect();
         call.answers.extend(given);
         let missing = call.missing_parts();
         // Written back as waiting, which ends this claim.
@@ -137,6 +165,16 @@ impl Runtime {
             Ok(run) => Ok(Parted::Resumed(Box::new(run))),
             // Another instance's last part resumed it first: nothing is missing any more.
             Err(RuntimeError::UnknownCall(_) | RuntimeError::Store(StoreError::Busy(_))) => Ok(Parted::Waiting { missing }),
+            // The parts together do not make valid resume data: the ones given now are asked
+            // again (the call never waits with every part in and nothing left to ask).
+            Err(refused @ RuntimeError::InvalidResume(_)) => {
+                let mut call = self.claim_for_parts(id).await?;
+                call.answers.retain(|part, _| !given_now.contains(part));
+                let saved = self.inner.store.save(&call).await;
+                drop(Held(id.to_owned()));
+                saved?;
+                Err(refused)
+            }
             Err(e) => Err(e),
         }
     }

@@ -158,6 +158,16 @@ async fn parts_on_two_instances(b: Backend) {
         "{:?}",
         refused.err()
     );
+    // A part that does not match its schema is refused, and nothing is kept.
+    let mut wrong = Map::new();
+    wrong.insert("first".into(), json!({"name": "first"}));
+    let refused = a.answer_part(call_id, wrong, ResumeOptions::default()).await;
+    assert!(
+        matches!(&refused, Err(RuntimeError::InvalidResume(e)) if e.message().contains("confirm")),
+        "{:?}",
+        refused.err()
+    );
+    assert!(other.pending_call(call_id).await.unwrap().unwrap().answers.is_empty());
     // The first part on one instance; the other instance reads it from the store.
     match a.answer_part(call_id, part("first", true), ResumeOptions::default()).await.unwrap() {
         Parted::Waiting { missing } => assert_eq!(missing, ["second"]),
