@@ -13,6 +13,7 @@
 //! | where the call is | status |
 //! |---|---|
 //! | waiting for approval (the runtime's pending store) | `input_required`, the approval form as `inputRequests.approval` |
+//! | waiting for resume data (its tool suspended itself; the pending store) | `input_required`, a form per part not answered yet (`inputRequests.<part>`), or `inputRequests.resume` for the whole |
 //! | queued or running (the task store) | `working` |
 //! | completed, or failed (a tool error; a declined approval) | `completed`, the `CallToolResult` (`isError` for a failure) |
 //! | failed by a panic of the tool (a protocol-level failure) | `failed`, a JSON-RPC error |

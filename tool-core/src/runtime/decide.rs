@@ -419,6 +419,12 @@ impl Runtime {
     /// edited arguments (bound to what is stored, as [`approve`](Self::approve) is). Data that
     /// does not match is refused and the call keeps waiting. A call whose earlier run was
     /// interrupted is refused unless `options` says [`rerun`](ResumeOptions::rerun).
+    ///
+    /// On a runtime with a task store, a suspended call that is a durable task (its tool
+    /// suspended itself in the task: the call names its task id) and a call of a tool that
+    /// gathers its input first (`background(asks_first)`) are queued as a task again, with the
+    /// data, rather than run in the foreground ([`ResumeOptions::background`] may name the
+    /// task).
     pub async fn resume(&self, tool_call_id: &str, data: Value, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let ask = Ask::new("resume data", None, true);
         let (call, prepared) = self.claim(tool_call_id, ask, Some(&data), options.take()).await?;
