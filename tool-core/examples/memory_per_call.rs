@@ -47,6 +47,7 @@ fn main() {
             s.policy.background = Some(BackgroundSpec {
                 enabled: true,
                 required: false,
+                asks_first: false,
                 timeout_ms: None,
                 max_retries: None,
                 wait_timeout_ms: Some(0),

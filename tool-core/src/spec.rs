@@ -467,6 +467,12 @@ pub struct BackgroundSpec {
     /// 2026-07-28, `-32601` before, as each revision says) instead of waiting for the result.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub required: bool,
+    /// Gathers its input in the foreground first (`asks_first`): a call without resume data
+    /// runs in the foreground, where the tool may suspend itself to ask for what it needs (an
+    /// MCP client is asked within the call, SEP-2322's input-required rounds); the call resumed
+    /// with the answer goes to the background (an MCP task, with the gathered answer).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub asks_first: bool,
     /// Per-attempt timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,

@@ -14,7 +14,8 @@
 //! keys of their own, `test_missing_capability` (`mcp(requires = ["sampling"])`),
 //! `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`,
 //! `test_custom_headers` (a `#[tool(header = "Region")]` parameter); the tasks extension's:
-//! `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`), each bounded
+//! `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, and `multi_input`
+//! and `test_tool_with_task` from [`mrtr`]), each bounded
 //! (sleeps of at most 120 s, echoes of at most 200 characters), and a few more for our own
 //! client tests: `echo`
 //! (the benchmark tool), `slow` (runs until cancelled; with `MCP_FIXTURE_CANCEL_LOG` set it
@@ -26,6 +27,9 @@
 //! `overflow` (overflows its stack in a child process: `isolate = "process"`). Prompts,
 //! resources, resource subscriptions and completion, which `#[tool]` does not cover, come from
 //! [`FixtureExtras`], an `rmcp` handler written directly.
+
+#[path = "mcp_fixture/mrtr.rs"]
+mod mrtr;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -1022,6 +1026,8 @@ fn registry() -> Registry {
         failing_job::tool(),
         protocol_error_job::tool(),
         confirm_delete::tool(),
+        mrtr::multi_input::tool(),
+        mrtr::test_tool_with_task::tool(),
         test_streaming_elicitation::tool(),
         test_logging_tool::tool(),
         test_trigger_tool_change::tool(),

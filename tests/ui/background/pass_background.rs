@@ -27,6 +27,12 @@ pub async fn only_a_task(name: String) -> String {
     name
 }
 
+/// Gathers its input in the foreground, then is a task
+#[tool(background(required, asks_first))]
+pub async fn asks_then_works(name: String) -> String {
+    name
+}
+
 /// Never in the background
 #[tool(background(enabled = false))]
 pub async fn quick(name: String) -> String {
@@ -41,6 +47,7 @@ pub fn main() {
             Some(BackgroundSpec {
                 enabled: true,
                 required: false,
+                asks_first: false,
                 timeout_ms: Some(30_000),
                 max_retries: Some(2),
                 wait_timeout_ms: Some(500),
@@ -51,6 +58,7 @@ pub fn main() {
             Some(BackgroundSpec {
                 enabled: false,
                 required: false,
+                asks_first: false,
                 timeout_ms: None,
                 max_retries: None,
                 wait_timeout_ms: None,
@@ -61,9 +69,21 @@ pub fn main() {
             Some(BackgroundSpec {
                 enabled: true,
                 required: true,
+                asks_first: false,
                 timeout_ms: None,
                 max_retries: None,
                 wait_timeout_ms: Some(0),
+            })
+        );
+        assert_eq!(
+            registry.get("asks-then-works").unwrap().spec().policy.background,
+            Some(BackgroundSpec {
+                enabled: true,
+                required: true,
+                asks_first: true,
+                timeout_ms: None,
+                max_retries: None,
+                wait_timeout_ms: None,
             })
         );
         for id in ["bare", "empty-parens"] {
@@ -72,6 +92,7 @@ pub fn main() {
                 Some(BackgroundSpec {
                     enabled: true,
                     required: false,
+                    asks_first: false,
                     timeout_ms: None,
                     max_retries: None,
                     wait_timeout_ms: None,

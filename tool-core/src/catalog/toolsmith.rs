@@ -278,6 +278,7 @@ fn background_from(v: &Value) -> BackgroundSpec {
     BackgroundSpec {
         enabled: v.get("enabled").and_then(Value::as_bool).unwrap_or(false),
         required: v.get("required").and_then(Value::as_bool).unwrap_or(false),
+        asks_first: v.get("asksFirst").and_then(Value::as_bool).unwrap_or(false),
         timeout_ms: v.get("timeoutMs").and_then(Value::as_u64),
         max_retries: v.get("maxRetries").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()),
         wait_timeout_ms: v.get("waitTimeoutMs").and_then(Value::as_u64),

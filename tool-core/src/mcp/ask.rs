@@ -84,7 +84,7 @@ fn edits(content: Option<&Value>) -> serde_json::Map<String, Value> {
 
 /// A resume schema as an elicitation form: an object whose properties are all strings,
 /// numbers, integers, booleans or enums (what MCP forms can show). `None` otherwise.
-fn flat_form(schema: &Value) -> Option<ElicitationSchema> {
+pub(super) fn flat_form(schema: &Value) -> Option<ElicitationSchema> {
     let props = schema.get("properties")?.as_object()?;
     let mut out = serde_json::Map::new();
     for (k, p) in props {
@@ -311,10 +311,22 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Ok(slot) => slot,
             Err(refused) => return error_result(refused),
         };
-        let stream = self
-            .apply(state, waiting.kind, answer, self.options(ctx, slot.continuation.clone()))
-            .await;
+        // A tool that gathers its input first goes on as a task once it has it (SEP-2663's
+        // composition: the final round's answer is the task's handle).
+        let as_task = waiting.kind == PendingKind::Suspended && self.asks_first(&tool.id) && self.runs_as_task(tool, ctx);
+        let mut options = self.options(ctx, slot.continuation.clone());
+        if as_task {
+            options = options.background(self.task_override(&waiting.tool_call_id, ctx));
+        }
+        let stream = self.apply(state, waiting.kind, answer, options).await;
         match stream {
+            Ok(s) if as_task => {
+                let (continuation, task_id) = (slot.continuation.clone(), super::tasks::task_id_of(&waiting.tool_call_id));
+                let response = Box::pin(self.task_handle(tool, s, &task_id, ctx, &continuation)).await;
+                drop(continuation);
+                slot.finish().await;
+                response
+            }
             Ok(s) => self.drive(tool, s, slot, ctx, 1).await,
             Err(e) => {
                 slot.finish().await;

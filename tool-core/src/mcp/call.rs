@@ -208,7 +208,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // comes back as the request state that names the waiting call (and in a task's id), so
         // it must not be guessable.
         let call_id = format!("mcp_{}", uuid::Uuid::new_v4().simple());
-        let as_task = self.runs_as_task(tool, ctx);
+        // A tool that gathers its input first asks within this request; its resumed run is the
+        // task (`ask::answer_waiting`).
+        let as_task = self.runs_as_task(tool, ctx) && !self.asks_first(&tool.id);
         let mut options = CallOptions {
             data: CallData {
                 background: as_task.then(|| self.task_override(&call_id, ctx)),

@@ -13,6 +13,7 @@
 //! | where the call is | status |
 //! |---|---|
 //! | waiting for approval (the runtime's pending store) | `input_required`, the approval form as `inputRequests.approval` |
+//! | waiting for resume data (its tool suspended itself; the pending store) | `input_required`, a form per part not answered yet (`inputRequests.<part>`), or `inputRequests.resume` for the whole |
 //! | queued or running (the task store) | `working` |
 //! | completed, or failed (a tool error; a declined approval) | `completed`, the `CallToolResult` (`isError` for a failure) |
 //! | failed by a panic of the tool (a protocol-level failure) | `failed`, a JSON-RPC error |
@@ -25,8 +26,9 @@
 //! an answer are `ask`'s, the queue is the runtime's.
 
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode,
-    InputRequest, InputRequests, InputResponses, JsonObject, TASKS_EXTENSION_ID, Task, TaskPayload, TaskStatus,
+    CallToolResponse, ClientCapabilities, CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorCode, InputRequest, InputRequests, InputResponses, JsonObject, TASKS_EXTENSION_ID, Task, TaskPayload,
+    TaskStatus,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -36,7 +38,7 @@ use super::call::{ToolRef, error_result};
 use super::server::{McpServer, modern};
 use super::{ask, convert, identity};
 use crate::context::CallEnv;
-use crate::runtime::{EventStream, Outcome, PendingCall, PendingKind, RunEventKind, TaskRecord, TaskState};
+use crate::runtime::{EventStream, Outcome, Parted, PendingCall, PendingKind, RunEventKind, TaskRecord, TaskState};
 use crate::spec::{BackgroundOverride, BackgroundSpec, TaskSupport};
 
 /// How often a client is told to poll `tasks/get`, in milliseconds.
@@ -44,6 +46,9 @@ const POLL_INTERVAL_MS: u64 = 500;
 
 /// The form key of an approval (as in `ask`'s input-required results).
 const APPROVAL: &str = "approval";
+
+/// The form key of resume data asked whole (as in `ask`'s input-required results).
+const RESUME: &str = "resume";
 
 /// The task id of call `call_id`.
 pub(super) fn task_id_of(call_id: &str) -> String {
@@ -90,6 +95,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     pub(super) fn runs_as_task(&self, tool: &ToolRef, ctx: &RequestContext<RoleServer>) -> bool {
         let declared = ctx.client_capabilities().is_some_and(|c| c.supports_tasks());
         modern(ctx) && declared && self.task_support(&tool.id) != TaskSupport::Forbidden && self.shared.runtime.has_task_store()
+    }
+
+    /// Whether the tool with this id gathers its input before it becomes a task
+    /// (`background(asks_first)`): its first round runs in the request, its resumed run is
+    /// the task.
+    pub(super) fn asks_first(&self, id: &str) -> bool {
+        let tool = self.registry().get(id);
+        tool.is_some_and(|t| t.spec().policy.background.is_some_and(|b| b.asks_first))
     }
 
     /// How the tool with this id takes part in tasks (`Forbidden` for an unknown one).
@@ -225,6 +238,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
 
     fn waiting_task(&self, id: &str, call: &PendingCall) -> DetailedTask {
         let base = task(id, TaskStatus::InputRequired, call.created_at_ms, call.created_at_ms);
+        if call.kind == PendingKind::Suspended
+            && let Some(input_requests) = resume_requests(call)
+        {
+            let base = base
+                .with_status_message("Waiting for the user's input: answer with `tasks/update` (one request at a time, or all at once).");
+            return DetailedTask::new(base, TaskPayload::InputRequired { input_requests });
+        }
         if call.kind != PendingKind::Approval {
             let message = format!("The call waits for {}.", call.kind.waits_for());
             return DetailedTask::new(base.with_status_message(message), TaskPayload::Working);
@@ -303,6 +323,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let Found::Waiting(call) = self.find(id, ctx).await? else {
             return Err(ErrorData::invalid_params(format!("The task `{id}` waits for no input."), None));
         };
+        if call.kind == PendingKind::Suspended {
+            return self.update_suspended(id, &call, responses, ctx).await;
+        }
         let answer = responses
             .get(APPROVAL)
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
@@ -326,6 +349,65 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .await
             .map_err(|e| ErrorData::invalid_params(format!("The answer for task `{id}` could not be used: {e}"), None))?;
         // Until the approved call is queued (a declined one just ends).
+        let _ = queued(&mut events).await;
+        Ok(())
+    }
+
+    /// `tasks/update` of a task whose tool suspended itself: the answers to its questions (one
+    /// per part of its resume data, or the whole of it), kept with the waiting call until the
+    /// last one is in (so any instance takes the rest); then the call is queued again with
+    /// them before this returns. Answers that do not accept (declined, dismissed) leave their
+    /// question open; answers to nothing asked are ignored (SEP-2322).
+    async fn update_suspended(
+        &self,
+        id: &str,
+        call: &PendingCall,
+        responses: &InputResponses,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let accepted = |key: &str| -> Result<Option<Value>, ErrorData> {
+            let Some(given) = responses.get(key) else { return Ok(None) };
+            let answer = serde_json::from_value::<ElicitResult>(given.clone()).map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("The answer for task `{id}` is not an elicitation result: `inputResponses.{key}` must be one."),
+                    None,
+                )
+            })?;
+            Ok((answer.action == ElicitationAction::Accept).then(|| answer.content.unwrap_or_else(|| json!({}))))
+        };
+        let options = self.options(ctx, CallEnv::default());
+        let unusable =
+            |e: crate::runtime::RuntimeError| ErrorData::invalid_params(format!("The answer for task `{id}` could not be used: {e}"), None);
+        let missing = call.missing_parts();
+        let mut events = if missing.is_empty() {
+            let Some(data) = accepted(RESUME)? else { return Ok(()) };
+            self.shared
+                .runtime
+                .resume(&call.tool_call_id, data, options)
+                .await
+                .map_err(unusable)?
+        } else {
+            let mut given = serde_json::Map::new();
+            for part in missing {
+                if let Some(data) = accepted(&part)? {
+                    given.insert(part, data);
+                }
+            }
+            if given.is_empty() {
+                return Ok(());
+            }
+            match self
+                .shared
+                .runtime
+                .answer_part(&call.tool_call_id, given, options)
+                .await
+                .map_err(unusable)?
+            {
+                Parted::Waiting { .. } => return Ok(()),
+                Parted::Resumed(events) => *events,
+            }
+        };
+        // Until the resumed call is queued again.
         let _ = queued(&mut events).await;
         Ok(())
     }
@@ -362,6 +444,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Found::Waiting(call) => {
                 let error = crate::error::ToolError::with_kind(crate::error::ErrorKind::Aborted, "The task was cancelled.");
                 self.end_waiting(&call, TaskState::Cancelled, &error).await?;
+                if call.kind == PendingKind::Suspended {
+                    // Nothing to decline: the suspended call is just given up.
+                    self.shared.runtime.forget(&call.tool_call_id).await;
+                    return Ok(());
+                }
                 let options = self.options(ctx, CallEnv::default());
                 let declined = self
                     .shared
@@ -376,6 +463,31 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             }
         }
     }
+}
+
+/// The questions of a task whose tool suspended itself: one per part of its resume data not
+/// answered yet (each part's form), or its resume data whole as one form (`resume`). `None`:
+/// its resume data is not a form a client can ask for.
+fn resume_requests(call: &PendingCall) -> Option<InputRequests> {
+    let payload = call.suspend_payload.as_ref().map(Value::to_string).unwrap_or_default();
+    let request = |key: &str, schema: &Value| {
+        let form = ask::flat_form(schema)?;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!("Tool `{}` needs your input to continue ({key}):\n{payload}", call.tool_name),
+            requested_schema: form,
+        };
+        Some((key.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params))))
+    };
+    let parts = call.parts();
+    if parts.is_empty() {
+        let whole = request(RESUME, call.resume_schema.as_ref()?)?;
+        return Some(InputRequests::from_iter([whole]));
+    }
+    call.missing_parts()
+        .iter()
+        .map(|part| request(part, &call.part_schema(part)?))
+        .collect()
 }
 
 /// Follows a run until its call is queued as a task (`working`) or waits for approval

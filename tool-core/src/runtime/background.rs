@@ -34,6 +34,12 @@ pub(crate) struct Plan {
     permit: OwnedSemaphorePermit,
 }
 
+/// Whether the tool gathers its input in the foreground before it goes to the background
+/// (`background(asks_first)`): its first run may suspend to ask; its resumed run is queued.
+pub(crate) fn asks_first(spec: &ToolSpec) -> bool {
+    spec.policy.background.as_ref().is_some_and(|b| b.asks_first)
+}
+
 /// The settings of a call of a tool that opted in, merged with the call's override. `None`:
 /// foreground (not opted in, or disabled for this call).
 pub(crate) fn settings(spec: &ToolSpec, over: Option<&BackgroundOverride>) -> Option<Settings> {

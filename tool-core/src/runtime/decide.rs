@@ -24,7 +24,7 @@ use crate::call::{CallArgs, Finished, trace};
 use crate::context::{CallEnv, ToolCallInfo};
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::OwnedPrepared;
-use crate::spec::ToolSpec;
+use crate::spec::{BackgroundOverride, ToolSpec};
 
 impl Answer {
     /// The answer as the `tool-call-resumed` event carries it (an edit's arguments are added
@@ -90,6 +90,7 @@ pub struct ResumeOptions {
     env: CallEnv,
     rerun: bool,
     actor: Actor,
+    background: Option<BackgroundOverride>,
 }
 
 impl ResumeOptions {
@@ -111,6 +112,15 @@ impl ResumeOptions {
     /// Without it such a call is refused ([`StoreError::Interrupted`](super::StoreError::Interrupted)).
     pub fn rerun(mut self) -> Self {
         self.rerun = true;
+        self
+    }
+
+    /// A resumed call continues in the background with these settings instead of the ones it
+    /// was stored with (its task id and owner, say): for a tool that gathers its input first
+    /// (`background(asks_first)`), whose resumed run is queued as a durable task. Ignored for
+    /// a tool that did not opt into the background, and on a runtime without a task store.
+    pub fn background(mut self, settings: BackgroundOverride) -> Self {
+        self.background = Some(settings);
         self
     }
 
@@ -409,6 +419,12 @@ impl Runtime {
     /// edited arguments (bound to what is stored, as [`approve`](Self::approve) is). Data that
     /// does not match is refused and the call keeps waiting. A call whose earlier run was
     /// interrupted is refused unless `options` says [`rerun`](ResumeOptions::rerun).
+    ///
+    /// On a runtime with a task store, a suspended call that is a durable task (its tool
+    /// suspended itself in the task: the call names its task id) and a call of a tool that
+    /// gathers its input first (`background(asks_first)`) are queued as a task again, with the
+    /// data, rather than run in the foreground ([`ResumeOptions::background`] may name the
+    /// task).
     pub async fn resume(&self, tool_call_id: &str, data: Value, options: ResumeOptions) -> Result<EventStream, RuntimeError> {
         let ask = Ask::new("resume data", None, true);
         let (call, prepared) = self.claim(tool_call_id, ask, Some(&data), options.take()).await?;
@@ -428,6 +444,14 @@ impl Runtime {
             return Ok(self.continue_approval(call, prepared, (answer, Some(data)), options.env));
         }
         self.audit_decision(&call, AuditAction::Resume, &options, (false, true)).await;
+        let mut data_for_run = call.data_for_run();
+        if let Some(settings) = options.background {
+            data_for_run.background = Some(settings);
+        }
+        // Queued again with its data: a task whose tool suspended itself (it names its task),
+        // and the call of a tool that gathers its input before it goes to the background.
+        let is_task = data_for_run.background.as_ref().is_some_and(|b| b.task_id.is_some());
+        let to_queue = self.inner.tasks.is_some() && (is_task || super::background::asks_first(prepared.tool().spec()));
         let env = options.env;
         let (sink, stream) = Sink::channel();
         let stream = stream.with_loaded(call.data.loaded_tools.clone());
@@ -446,9 +470,9 @@ impl Runtime {
                 &sink,
                 &prepared,
                 &at,
-                (Arc::new(call.data_for_run()), env),
+                (Arc::new(data_for_run), env),
                 Some(data),
-                (false, Origin::Stored),
+                (to_queue, Origin::Stored),
             )
             .await;
         };

@@ -42,6 +42,7 @@ mod decide;
 mod events;
 mod once;
 mod outcome;
+mod partial;
 mod pending;
 mod reconcile;
 mod retention;
@@ -70,6 +71,7 @@ pub use binding::{Answer, Binding, Decision};
 pub use decide::ResumeOptions;
 pub use events::{CallRef, ErrorPayload, Event, RunEvent, RunEventKind, ShownEvent, ShownOutput};
 pub use outcome::{BackgroundTask, EventStream, Outcome, Run, Waiting};
+pub use partial::Parted;
 pub use pending::{PendingCall, PendingKind};
 pub use reconcile::Reconciling;
 #[cfg(feature = "cli")]
@@ -495,6 +497,7 @@ impl Runtime {
             max_retries: 0,
             timeout_ms: None,
             created_at_ms: call.created_at_ms,
+            resume_data: None,
         };
         queue.store.enqueue_ended_task(&task, state, error).await?;
         Ok(true)

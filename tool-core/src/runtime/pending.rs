@@ -79,6 +79,12 @@ pub struct PendingCall {
     /// earlier version has none, and is bound to what is stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binding: Option<Binding>,
+    /// The parts of the resume data given so far, by property of the resume schema (a
+    /// suspended call asked in parts: [`Runtime::answer_part`](super::Runtime::answer_part)).
+    /// The call resumes once every required part is in; until then any instance sharing the
+    /// store takes the rest.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub answers: Map<String, Value>,
 }
 
 impl PendingCall {

@@ -115,11 +115,17 @@ impl Runtime {
         if tool.spec().behaviour.client_side {
             return Box::pin(self.wait(sink, &self.viewer(Some(&*tool)), call, prepared, &data, Wait::Result)).await;
         }
+        // A tool that asks first (`background(asks_first)`) runs its first round, which gathers
+        // its input, in the foreground: only its resumed run goes to the background.
+        let may_background = may_background && !(resume.is_none() && background::asks_first(tool.spec()));
         if let (true, Some(queue)) = (may_background, &self.inner.tasks) {
             if let Some(settings) = background::settings(tool.spec(), data.background.as_ref()) {
-                return Box::pin(tasks::enqueue(self, queue, sink, prepared, call, data, settings)).await;
+                return Box::pin(tasks::enqueue(self, queue, sink, (prepared, call), data, settings, resume)).await;
             }
-        } else if may_background && let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref()) {
+        } else if may_background
+            && resume.is_none()
+            && let Some(plan) = background::plan(&self.inner, tool.spec(), data.background.as_ref())
+        {
             return Box::pin(background::run(self, sink, prepared, call, (data, env), plan)).await;
         }
         let ended = match super::once::attempt(&self.inner.receipts, prepared, &data, env, resume).await {
@@ -212,6 +218,7 @@ impl Runtime {
                     data.caller.as_deref().map(crate::Caller::owner),
                 )
             }),
+            answers: Default::default(),
         };
         if let Err(e) = self.inner.store.save(&pending).await {
             let name = &call.tool_name;

@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::background::{self, Settings};
 use super::events::{CallRef, RunEventKind};
-use super::outcome::{Outcome, Sink};
+use super::outcome::{Outcome, Sink, Waiting};
+use super::pending::{PendingCall, PendingKind};
 use super::run::fail;
 use super::store::{ClaimedTask, NewTask, StoreError, TaskLease, TaskRecord, TaskState, TaskStore};
 use super::{Inner, Runtime};
@@ -156,16 +157,17 @@ fn now_ms() -> u64 {
     u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Queues a background call and answers it: the task's result when it ends within the wait
-/// timeout, else the placeholder, then (while the caller listens) the task's end.
+/// Queues a background call (with the resume data it continues with, if any) and answers it:
+/// the task's result when it ends within the wait timeout, else the placeholder, then (while
+/// the caller listens) the task's end.
 pub(crate) async fn enqueue(
     runtime: &Runtime,
     queue: &Arc<Queue>,
     sink: &Sink,
-    prepared: &OwnedPrepared,
-    call: &CallRef,
+    (prepared, call): (&OwnedPrepared, &CallRef),
     data: Arc<CallData>,
     settings: Settings,
+    resume_data: Option<Value>,
 ) {
     let tool = prepared.tool().clone();
     let viewer = runtime.viewer(Some(&*tool));
@@ -184,6 +186,7 @@ pub(crate) async fn enqueue(
         max_retries: settings.max_retries,
         timeout_ms: settings.timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         created_at_ms: now_ms(),
+        resume_data,
     };
     if let Err(e) = queue.store.enqueue_task(&task).await {
         let name = &call.tool_name;
@@ -200,6 +203,9 @@ pub(crate) async fn enqueue(
     if let Some(wait) = settings.wait
         && let Ok(Some(record)) = tokio::time::timeout(wait, watch(queue, &task_id, None)).await
     {
+        if became_waiting(runtime, sink, call, &*tool, &record).await {
+            return;
+        }
         let ended = match record.state {
             TaskState::Completed => record
                 .output
@@ -212,7 +218,9 @@ pub(crate) async fn enqueue(
     background::placeholder(runtime, sink, call, &*tool, &task_id);
     let (runtime, queue, sink, call) = (runtime.clone(), queue.clone(), sink.clone(), call.clone());
     tokio::spawn(tracing::Instrument::in_current_span(async move {
-        if let Some(record) = watch(&queue, &task_id, Some(&sink)).await {
+        if let Some(record) = watch(&queue, &task_id, Some(&sink)).await
+            && !became_waiting(&runtime, &sink, &call, &*tool, &record).await
+        {
             report_end(&runtime, &sink, &call, &*tool, record);
         }
     }));
@@ -244,7 +252,29 @@ async fn watch(queue: &Queue, task_id: &str, sink: Option<&Sink>) -> Option<Task
     }
 }
 
-/// A record standing for a task that vanished from the store.
+/// Whether a task that left the queue did so because its tool suspended itself (its call now
+/// waits for resume data in the pending store, [`suspend`]): then the run's listeners are told
+/// the call is suspended, as a call in the foreground would be.
+async fn became_waiting(runtime: &Runtime, sink: &Sink, call: &CallRef, tool: &dyn crate::tool::Tool, record: &TaskRecord) -> bool {
+    // `gone` leaves the tool's name empty: any other record is the task's own.
+    if !record.task.tool_name.is_empty() {
+        return false;
+    }
+    let waiting = match runtime.inner.store.get(&call.tool_call_id).await {
+        Ok(Some(waiting)) if waiting.kind == PendingKind::Suspended => waiting,
+        _ => return false,
+    };
+    let event = runtime.viewer(Some(tool)).event(call.event(RunEventKind::ToolCallSuspended {
+        suspend_payload: waiting.suspend_payload.clone().unwrap_or(Value::Null),
+        args: waiting.args.clone(),
+        resume_schema: waiting.resume_schema.clone(),
+    }));
+    sink.send(event.clone());
+    sink.end(Outcome::Suspended(Box::new(Waiting { call: waiting, event })));
+    true
+}
+
+/// A record standing for a task that vanished from the store (its tool's name left empty).
 fn gone(task_id: &str, error: ToolError) -> TaskRecord {
     TaskRecord {
         task: NewTask {
@@ -255,6 +285,7 @@ fn gone(task_id: &str, error: ToolError) -> TaskRecord {
             max_retries: 0,
             timeout_ms: None,
             created_at_ms: 0,
+            resume_data: None,
         },
         state: TaskState::Failed,
         attempts: 0,
@@ -339,6 +370,10 @@ async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
     let run = async {
         let ended = match prepare(runtime, &task) {
             Ok(prepared) => match run_leased(runtime, queue, &lease, &prepared, &task).await {
+                Some(Ok(Finished::Suspended(s))) if suspend(runtime, queue, (&task, &lease), &prepared, &s.payload).await => {
+                    queue.ended.notify_waiters();
+                    return;
+                }
                 Some(ended) => ended,
                 None => return,
             },
@@ -348,7 +383,7 @@ async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
             Ok(Finished::Output(output)) => TaskEnd::Completed(output),
             Ok(Finished::Suspended(_)) => TaskEnd::Failed(
                 ToolError::new(format!(
-                    "Tool `{}` suspended itself in a background task; a durable background task cannot wait for resume data.",
+                    "Tool `{}` suspended itself in a background task, and the task could not wait for resume data (the tool declares no `resume` type, or the store could not keep the waiting call).",
                     task.tool_name
                 )),
                 false,
@@ -378,6 +413,60 @@ async fn execute(runtime: &Runtime, queue: &Queue, claimed: ClaimedTask) {
         queue.ended.notify_waiters();
     };
     tracing::Instrument::instrument(run, span).await;
+}
+
+/// A task whose tool suspended itself waits for its resume data as a call in the pending store,
+/// under the same call id and task id (saved first, so the task is never unknown in between),
+/// and leaves the queue under its lease; resumed, it is queued again with the data
+/// ([`Runtime::resume`]). `false`: it cannot wait (the tool declares no resume schema, the call
+/// has no id, the store refused or the lease was lost), and the attempt ends as it did before.
+async fn suspend(
+    runtime: &Runtime,
+    queue: &Queue,
+    (task, lease): (&NewTask, &TaskLease),
+    prepared: &OwnedPrepared,
+    payload: &Value,
+) -> bool {
+    let spec = prepared.tool().spec();
+    let (Some(call_id), Some(resume_schema)) = (task.data.tool_call_id.clone(), spec.schemas.resume.clone()) else {
+        return false;
+    };
+    // The call keeps its task id: resumed, it is queued again as the same task.
+    let mut background = task.data.background.clone().unwrap_or_default();
+    background.task_id = Some(task.task_id.clone());
+    let waiting = PendingCall {
+        tool_call_id: call_id.clone(),
+        tool_name: task.tool_name.clone(),
+        kind: PendingKind::Suspended,
+        args: task.args.clone(),
+        data: CallData {
+            tool_call_id: None,
+            background: Some(background),
+            ..(*task.data).clone()
+        },
+        suspend_payload: Some(payload.clone()),
+        resume_schema: Some(resume_schema),
+        created_at_ms: now_ms(),
+        binding: None,
+        answers: Default::default(),
+    };
+    if let Err(e) = runtime.inner.store.save(&waiting).await {
+        tracing::warn!(error = %e, "a suspended task's waiting call could not be saved; the task fails");
+        return false;
+    }
+    match queue.store.suspend_task(lease).await {
+        Ok(true) => {
+            tracing::info!("the task's tool suspended itself: the task waits for its resume data");
+            true
+        }
+        taken => {
+            if let Err(e) = taken {
+                tracing::warn!(error = %e, "a suspended task could not leave the queue; it fails");
+            }
+            runtime.forget(&call_id).await;
+            false
+        }
+    }
 }
 
 /// How an attempt ended, as its task records it.
@@ -438,7 +527,7 @@ async fn run_leased(
         timeout: task.timeout_ms.map(Duration::from_millis),
         ..CallEnv::default()
     };
-    let run = super::once::run(&runtime.inner.receipts, prepared, &task.data, env, None);
+    let run = super::once::run(&runtime.inner.receipts, prepared, &task.data, env, task.resume_data.clone());
     tokio::select! {
         ended = run => Some(ended),
         () = keep_lease(queue, lease) => {

@@ -67,6 +67,8 @@ pub struct Background {
     pub wait_timeout_ms: Option<LitInt>,
     /// `required`: the tool runs only as a task (where `required` is written).
     pub required: Option<Span>,
+    /// `asks_first`: the first run gathers input in the foreground (where it is written).
+    pub asks_first: Option<Span>,
 }
 
 /// Everything `#[tool(...)]` can say.

@@ -12,7 +12,7 @@ const PHASES: &str = "input, input_delta, output, error, approval, suspend, resu
 const MCP_KEYS: &str = "title, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, meta, requires";
 /// The client capabilities a tool may require (`mcp(requires = [...])`).
 const CAPABILITIES: [&str; 3] = ["elicitation", "roots", "sampling"];
-const BACKGROUND_KEYS: &str = "enabled, required, timeout_ms, max_retries, wait_timeout_ms";
+const BACKGROUND_KEYS: &str = "enabled, required, asks_first, timeout_ms, max_retries, wait_timeout_ms";
 
 /// `transform(display(phase = f, ...), transcript(...))`.
 pub fn transform(cx: &mut Ctxt, a: &mut ToolAttrs, meta: &ParseNestedMeta) -> syn::Result<()> {
@@ -141,6 +141,14 @@ fn parse_background(cx: &mut Ctxt, b: &mut Background, meta: ParseNestedMeta) ->
         }
         // A flag: a task-required tool (MCP `taskSupport: "required"`) runs only as a task.
         "required" => super::flag(cx, &meta, &mut b.required, "leave `required` out to let clients choose")?,
+        // A flag: the first run gathers the tool's input in the foreground, the resumed run is
+        // the background one.
+        "asks_first" => super::flag(
+            cx,
+            &meta,
+            &mut b.asks_first,
+            "leave `asks_first` out to run every round in the background",
+        )?,
         "timeout_ms" | "max_retries" | "wait_timeout_ms" => {
             let (slot, example) = match key.as_str() {
                 "timeout_ms" => (&mut b.timeout_ms, "30_000"),

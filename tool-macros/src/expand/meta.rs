@@ -134,10 +134,11 @@ fn background(t: &Tool) -> TokenStream {
     };
     let enabled = b.enabled.as_ref().is_none_or(|l| l.value);
     let required = b.required.is_some();
+    let asks_first = b.asks_first.is_some();
     let int = |v: &Option<LitInt>| opt(v, pr);
     let (timeout, retries, wait) = (int(&b.timeout_ms), int(&b.max_retries), int(&b.wait_timeout_ms));
     quote! {
-        #pr::Option::Some(#pr::BackgroundSpec { enabled: #enabled, required: #required, timeout_ms: #timeout, max_retries: #retries, wait_timeout_ms: #wait })
+        #pr::Option::Some(#pr::BackgroundSpec { enabled: #enabled, required: #required, asks_first: #asks_first, timeout_ms: #timeout, max_retries: #retries, wait_timeout_ms: #wait })
     }
 }
 

@@ -135,6 +135,14 @@ impl TaskStore for MemoryStore {
         Ok(Some(record.state))
     }
 
+    async fn suspend_task(&self, lease: &TaskLease) -> Result<bool, StoreError> {
+        let mut tasks = self.task_rows();
+        if leased(&mut tasks, lease).is_none() {
+            return Ok(false);
+        }
+        Ok(tasks.remove(&lease.task_id).is_some())
+    }
+
     async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
         let mut tasks = self.task_rows();
         let Some(record) = tasks.get_mut(task_id).filter(|r| !r.state.is_final()) else {

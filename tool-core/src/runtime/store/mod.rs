@@ -374,6 +374,9 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
     async fn fail_task(&self, lease: &TaskLease, error: &crate::error::ToolError, retry: bool) -> Result<Option<TaskState>, StoreError> {
         (**self).fail_task(lease, error, retry).await
     }
+    async fn suspend_task(&self, lease: &TaskLease) -> Result<bool, StoreError> {
+        (**self).suspend_task(lease).await
+    }
     async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
         (**self).cancel_task(task_id).await
     }

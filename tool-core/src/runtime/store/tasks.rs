@@ -114,6 +114,10 @@ pub struct NewTask {
     pub timeout_ms: Option<u64>,
     /// When it was enqueued (milliseconds since the Unix epoch).
     pub created_at_ms: u64,
+    /// The resume data the call continues with: a task whose tool suspended itself is queued
+    /// again with the data it waited for (the tool runs with it as `resume_data`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_data: Option<Value>,
 }
 
 /// The lease of one attempt: who runs it, and which attempt it is (the fencing token).
@@ -246,6 +250,15 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Records a failed attempt: queued again when `retry` and retries are left, else failed
     /// with `error`. `None`: refused (the lease is not current); else the state now.
     async fn fail_task(&self, lease: &TaskLease, error: &ToolError, retry: bool) -> Result<Option<TaskState>, StoreError>;
+    /// Takes the leased attempt's task out of the queue because its tool suspended itself: the
+    /// call now waits in the pending store (for resume data, under the same task id) and is
+    /// queued again, with its resume data, once it has it. `false`: refused (the lease is not
+    /// current). The default refuses every time: a store that cannot take a task out fails a
+    /// suspended task instead.
+    async fn suspend_task(&self, lease: &TaskLease) -> Result<bool, StoreError> {
+        let _ = lease;
+        Ok(false)
+    }
     /// Cancels a queued or running task (a running one's instance learns it at its next
     /// renewal and stops). `false`: unknown or already ended.
     async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError>;

@@ -15,6 +15,7 @@ use crate::support::child_cli;
 mod audit;
 mod instances;
 mod orphans;
+mod parts;
 use crate::support::postgres as pg;
 mod credentials;
 mod pins;
@@ -378,6 +379,7 @@ pub fn trials(suite: &str) -> Vec<Trial> {
     let cases = CASES
         .iter()
         .chain(tasks::CASES)
+        .chain(parts::CASES)
         .chain(results::CASES)
         .chain(audit::CASES)
         .chain(tool_search::CASES)

@@ -209,6 +209,14 @@ impl TaskStore for PostgresStore {
         Ok(done.map_err(storage(StorePart::Tasks, "cannot record a task's output"))? == 1)
     }
 
+    async fn suspend_task(&self, lease: &TaskLease) -> Result<bool, StoreError> {
+        let sql = format!("DELETE FROM toolsmith_tasks WHERE {LEASED}");
+        let client = self.client(StorePart::Tasks).await?;
+        let attempt = i64::from(lease.attempt);
+        let removed = client.execute(&sql, &[&lease.task_id, &lease.owner, &attempt]).await;
+        Ok(removed.map_err(storage(StorePart::Tasks, "cannot take a suspended task out of the queue"))? == 1)
+    }
+
     async fn fail_task(&self, lease: &TaskLease, error: &ToolError, retry: bool) -> Result<Option<TaskState>, StoreError> {
         const WHAT: &str = "cannot record a task's failure";
         let client = self.client(StorePart::Tasks).await?;

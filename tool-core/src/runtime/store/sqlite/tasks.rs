@@ -220,6 +220,12 @@ impl Db {
         Ok((failed == 1).then_some(TaskState::Failed))
     }
 
+    fn suspend_task(&self, lease: &TaskLease) -> Result<bool, StoreError> {
+        let sql = format!("DELETE FROM tasks WHERE {LEASED}");
+        let removed = self.conn().execute(&sql, params![lease.task_id, lease.owner, lease.attempt]);
+        Ok(removed.or_storage(StorePart::Tasks, "cannot take a suspended task out of the queue")? == 1)
+    }
+
     fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
         let (_, error_json, tag) = outcome(task_id, TaskState::Cancelled, None, Some(&cancelled_error()), &self.key);
         let sql = "UPDATE tasks SET state = 'cancelled', output_json = NULL, error_json = ?2, outcome_tag = ?3, updated_at_ms = ?4 \
@@ -322,6 +328,10 @@ impl TaskStore for SqliteStore {
     async fn fail_task(&self, lease: &TaskLease, error: &ToolError, retry: bool) -> Result<Option<TaskState>, StoreError> {
         let (lease, error) = (lease.clone(), error.clone());
         self.blocking(move |db| db.fail_task(&lease, &error, retry)).await
+    }
+    async fn suspend_task(&self, lease: &TaskLease) -> Result<bool, StoreError> {
+        let lease = lease.clone();
+        self.blocking(move |db| db.suspend_task(&lease)).await
     }
     async fn cancel_task(&self, task_id: &str) -> Result<bool, StoreError> {
         let id = task_id.to_owned();
