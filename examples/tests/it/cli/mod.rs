@@ -1,12 +1,15 @@
 pub mod catalog_search;
 pub mod commands;
+pub mod file_tools;
 pub mod help;
 pub mod input_hygiene;
 pub mod isolation;
 pub mod logging;
+pub mod mcp_import;
 pub mod oauth_login;
 pub mod oauth_migration;
 pub mod oauth_step_up;
 pub mod readme;
 pub mod serve_limits;
 pub mod serve_search;
+pub mod shared;

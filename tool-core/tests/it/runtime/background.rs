@@ -1,6 +1,7 @@
-//! Background tasks through the runtime: the placeholder, the task's events, retries,
-//! per-attempt timeouts, the wait timeout, the concurrency limit, per-call overrides,
-//! validation and panics.
+//! Background tasks through the runtime: the placeholder, the task's events, the wait timeout,
+//! the concurrency limit, validation, approval and views. Retries, per-attempt timeouts and
+//! panics are in `background_retries`, per-call overrides in `background_overrides`, the
+//! helpers they share in `background_support`.
 //!
 //! Every tool here has its own attempt counter or gate (tests run in parallel). No test
 //! depends on timing beyond generous timeouts: a tool that must still be running when the
@@ -11,140 +12,13 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tool_core::prelude::*;
-use tool_core::runtime::{EventStream, ResumeOptions, Runtime};
-use tool_core::spec::BackgroundOverride;
+use tool_core::runtime::{ResumeOptions, Runtime};
 
+use super::background_support::*;
 use crate::support::wire::{Wire as RunEvent, wire};
-use tool_core::CancellationToken;
-
-const PREFIX: &str = "Background task started. Task ID: ";
-/// How long anything may take before a test gives up (never reached when the feature works).
-const PATIENCE: Duration = Duration::from_secs(10);
 
 // ---------------------------------------------------------------------------------------------
-// Helpers
-// ---------------------------------------------------------------------------------------------
-
-/// The raw events of a whole run.
-async fn run(runtime: &Runtime, tool: &str, args: Value, options: CallOptions) -> Vec<RunEvent> {
-    let events = tokio::time::timeout(PATIENCE, runtime.call(tool, args, options).collect())
-        .await
-        .unwrap_or_else(|_| panic!("the run of `{tool}` did not end"));
-    events.into_iter().map(|e| wire(&e.raw)).collect()
-}
-
-/// The next raw event of a run (`None` when it is over).
-async fn next(stream: &mut EventStream) -> Option<RunEvent> {
-    tokio::time::timeout(PATIENCE, stream.next())
-        .await
-        .expect("no event arrived")
-        .map(|e| wire(&e.raw))
-}
-
-fn kinds(events: &[RunEvent]) -> Vec<&'static str> {
-    events.iter().map(RunEvent::kind).collect()
-}
-
-fn is_background(event: &RunEvent) -> bool {
-    matches!(
-        event,
-        RunEvent::BackgroundTaskStarted { .. } | RunEvent::BackgroundTaskCompleted { .. } | RunEvent::BackgroundTaskFailed { .. }
-    )
-}
-
-/// The id every event of a run shares.
-fn single_call_id(events: &[RunEvent]) -> String {
-    let id = events.first().expect("no events").tool_call_id().to_owned();
-    assert!(
-        events.iter().all(|e| e.tool_call_id() == id),
-        "events of several calls: {events:#?}"
-    );
-    id
-}
-
-/// Checks a placeholder result (and its model output) and returns the task id it names.
-fn placeholder_task(event: &RunEvent) -> String {
-    let RunEvent::ToolResult { result, model_output, .. } = event else {
-        panic!("expected the placeholder tool-result, got {event:#?}");
-    };
-    let Value::String(text) = result else {
-        panic!("the placeholder is not a string: {result}");
-    };
-    let task = text.strip_prefix(PREFIX).unwrap_or_else(|| panic!("not a placeholder: {text:?}"));
-    assert!(!task.trim().is_empty(), "the placeholder names no task: {text:?}");
-    assert_eq!(
-        model_output.as_ref(),
-        Some(&ModelOutput::Text(text.clone())),
-        "the model sees the placeholder"
-    );
-    task.to_owned()
-}
-
-/// A whole background run: tool-call, placeholder, started, then completed (`Ok` with the
-/// result) or failed (`Err` with the error JSON), every event of one call and one task.
-fn background_outcome(events: &[RunEvent]) -> Result<Value, Value> {
-    let ends = ["background-task-completed", "background-task-failed"];
-    assert!(
-        events.len() == 4
-            && kinds(&events[..3]) == ["tool-call", "tool-result", "background-task-started"]
-            && ends.contains(&events[3].kind()),
-        "{events:#?}"
-    );
-    single_call_id(events);
-    let task = placeholder_task(&events[1]);
-    let RunEvent::BackgroundTaskStarted { task_id, .. } = &events[2] else {
-        unreachable!()
-    };
-    assert_eq!(task_id, &task);
-    match &events[3] {
-        RunEvent::BackgroundTaskCompleted { task_id, result, .. } => {
-            assert_eq!(task_id, &task);
-            Ok(result.clone())
-        }
-        RunEvent::BackgroundTaskFailed { task_id, error, .. } => {
-            assert_eq!(task_id, &task);
-            Err(error.clone())
-        }
-        _ => unreachable!(),
-    }
-}
-
-/// A whole background run that completed; returns the completed result.
-fn completed_in_background(events: &[RunEvent]) -> Value {
-    background_outcome(events).unwrap_or_else(|error| panic!("the task failed: {error}\n{events:#?}"))
-}
-
-/// A whole background run that failed; returns the error JSON.
-fn failed_in_background(events: &[RunEvent]) -> Value {
-    match background_outcome(events) {
-        Ok(result) => panic!("the task completed with {result}\n{events:#?}"),
-        Err(error) => error,
-    }
-}
-
-/// A whole foreground run that succeeded: tool-call, then the real result. Returns it.
-fn foreground_result(events: &[RunEvent]) -> Value {
-    assert_eq!(kinds(events), ["tool-call", "tool-result"], "{events:#?}");
-    assert!(!events.iter().any(is_background));
-    single_call_id(events);
-    let RunEvent::ToolResult { result, .. } = &events[1] else {
-        unreachable!()
-    };
-    assert!(
-        !result.as_str().is_some_and(|s| s.starts_with(PREFIX)),
-        "a foreground run must not answer with the placeholder: {result}"
-    );
-    result.clone()
-}
-
-/// Waits until the test opens `gate` (or gives up after [`PATIENCE`]; the tool then returns
-/// a value the test rejects).
-async fn pass(gate: &Semaphore) -> bool {
-    matches!(tokio::time::timeout(PATIENCE, gate.acquire()).await, Ok(Ok(_)))
-}
-
-// ---------------------------------------------------------------------------------------------
-// 1. The placeholder, then the task's events
+// The placeholder, then the task's events
 // ---------------------------------------------------------------------------------------------
 
 #[derive(Serialize, JsonSchema)]
@@ -250,155 +124,7 @@ async fn a_task_still_running_after_the_wait_timeout_answers_with_the_placeholde
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. Retries
-// ---------------------------------------------------------------------------------------------
-
-static RECOVERS_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Fails its first two attempts
-#[tool(id = "bg-flaky-recovers", background(max_retries = 2))]
-pub async fn flaky_recovers() -> Result<String, ToolError> {
-    let attempt = RECOVERS_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    if attempt <= 2 {
-        Err(ToolError::new(format!("attempt {attempt} failed")))
-    } else {
-        Ok(format!("done on attempt {attempt}"))
-    }
-}
-
-static GIVES_UP_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Fails its first two attempts, but may retry only once
-#[tool(id = "bg-flaky-gives-up", background(max_retries = 1))]
-pub async fn flaky_gives_up() -> Result<String, ToolError> {
-    let attempt = GIVES_UP_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    if attempt <= 2 {
-        Err(ToolError::new(format!("attempt {attempt} failed")))
-    } else {
-        Ok(format!("done on attempt {attempt}"))
-    }
-}
-
-#[tokio::test]
-async fn a_task_that_fails_within_its_retries_completes() {
-    let runtime = Runtime::new(Registry::from_iter([flaky_recovers::tool()]));
-    let events = run(&runtime, "bg-flaky-recovers", json!({}), CallOptions::default()).await;
-    assert_eq!(completed_in_background(&events), json!("done on attempt 3"));
-    assert_eq!(RECOVERS_ATTEMPTS.load(SeqCst), 3);
-}
-
-#[tokio::test]
-async fn a_task_that_fails_past_its_retries_fails_with_the_last_error() {
-    let runtime = Runtime::new(Registry::from_iter([flaky_gives_up::tool()]));
-    let events = run(&runtime, "bg-flaky-gives-up", json!({}), CallOptions::default()).await;
-    let error = failed_in_background(&events);
-    assert_eq!(error["error"], json!(true));
-    assert_eq!(error["kind"], json!("execution"));
-    assert_eq!(error["message"], json!("attempt 2 failed"), "the last attempt's error: {error}");
-    assert_eq!(GIVES_UP_ATTEMPTS.load(SeqCst), 2, "1 attempt + max_retries = 1");
-}
-
-static FAILS_FAST_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Always fails at once; the caller waits long enough for every attempt
-#[tool(id = "bg-fails-fast", background(max_retries = 2, wait_timeout_ms = 10_000))]
-pub async fn fails_fast() -> Result<String, ToolError> {
-    let attempt = FAILS_FAST_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    Err(ToolError::new(format!("attempt {attempt} failed")))
-}
-
-#[tokio::test]
-async fn a_task_that_fails_within_the_wait_timeout_is_an_ordinary_error_after_its_retries() {
-    let runtime = Runtime::new(Registry::from_iter([fails_fast::tool()]));
-    let events = run(&runtime, "bg-fails-fast", json!({}), CallOptions::default()).await;
-    assert_eq!(kinds(&events), ["tool-call", "tool-error"], "{events:#?}");
-    single_call_id(&events);
-    let RunEvent::ToolError { error, .. } = &events[1] else {
-        unreachable!()
-    };
-    assert_eq!(error["message"], json!("attempt 3 failed"), "{error}");
-    assert_eq!(FAILS_FAST_ATTEMPTS.load(SeqCst), 3);
-}
-
-static CANCELLED_ENTERED: Semaphore = Semaphore::const_new(0);
-static CANCELLED_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Runs until cancelled
-#[tool(id = "bg-cancelled", background(max_retries = 3))]
-pub async fn cancelled() -> String {
-    CANCELLED_ATTEMPTS.fetch_add(1, SeqCst);
-    CANCELLED_ENTERED.add_permits(1);
-    tokio::time::sleep(Duration::from_secs(60)).await;
-    "not cancelled".into()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_callers_cancellation_is_not_retried() {
-    let runtime = Runtime::new(Registry::from_iter([cancelled::tool()]));
-    let token = CancellationToken::new();
-    let options = CallOptions::default().cancellation(token.clone());
-    let mut stream = runtime.call("bg-cancelled", json!({}), options);
-    assert!(matches!(next(&mut stream).await, Some(RunEvent::ToolCall { .. })));
-    let task = placeholder_task(&next(&mut stream).await.expect("no tool-result"));
-    assert!(matches!(next(&mut stream).await, Some(RunEvent::BackgroundTaskStarted { .. })));
-    assert!(pass(&CANCELLED_ENTERED).await, "the first attempt never started");
-    token.cancel();
-    match next(&mut stream).await {
-        Some(RunEvent::BackgroundTaskFailed { task_id, error, .. }) => {
-            assert_eq!(task_id, task);
-            assert_eq!(error["kind"], json!("aborted"), "{error}");
-        }
-        other => panic!("expected background-task-failed, got {other:#?}"),
-    }
-    assert_eq!(next(&mut stream).await, None);
-    assert_eq!(CANCELLED_ATTEMPTS.load(SeqCst), 1, "a cancelled task is not retried");
-}
-
-// ---------------------------------------------------------------------------------------------
-// 3. Per-attempt timeout
-// ---------------------------------------------------------------------------------------------
-
-static SLOW_ONCE_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Hangs on its first attempt only
-#[tool(id = "bg-slow-once", background(timeout_ms = 100, max_retries = 1))]
-pub async fn slow_once() -> String {
-    let attempt = SLOW_ONCE_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    if attempt == 1 {
-        tokio::time::sleep(Duration::from_secs(60)).await;
-    }
-    format!("attempt {attempt}")
-}
-
-static ALWAYS_SLOW_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Always hangs
-#[tool(id = "bg-always-slow", background(timeout_ms = 50, max_retries = 1))]
-pub async fn always_slow() -> String {
-    ALWAYS_SLOW_ATTEMPTS.fetch_add(1, SeqCst);
-    tokio::time::sleep(Duration::from_secs(60)).await;
-    "woke up".into()
-}
-
-#[tokio::test]
-async fn a_timed_out_attempt_is_retried() {
-    let runtime = Runtime::new(Registry::from_iter([slow_once::tool()]));
-    let events = run(&runtime, "bg-slow-once", json!({}), CallOptions::default()).await;
-    assert_eq!(completed_in_background(&events), json!("attempt 2"));
-    assert_eq!(SLOW_ONCE_ATTEMPTS.load(SeqCst), 2);
-}
-
-#[tokio::test]
-async fn a_task_whose_every_attempt_times_out_fails_as_aborted() {
-    let runtime = Runtime::new(Registry::from_iter([always_slow::tool()]));
-    let events = run(&runtime, "bg-always-slow", json!({}), CallOptions::default()).await;
-    let error = failed_in_background(&events);
-    assert_eq!(error["kind"], json!("aborted"), "{error}");
-    assert_eq!(ALWAYS_SLOW_ATTEMPTS.load(SeqCst), 2);
-}
-
-// ---------------------------------------------------------------------------------------------
-// 4. wait_timeout_ms
+// wait_timeout_ms
 // ---------------------------------------------------------------------------------------------
 
 // `to_model_output` takes exactly `&Output`, here `&String`.
@@ -429,7 +155,7 @@ async fn a_task_done_within_the_wait_timeout_is_an_ordinary_result() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. Concurrency limit
+// Concurrency limit
 // ---------------------------------------------------------------------------------------------
 
 static CROWDED_ENTERED: AtomicU32 = AtomicU32::new(0);
@@ -470,122 +196,7 @@ async fn past_the_limit_an_opted_in_tool_runs_in_the_foreground() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 6. Per-call overrides
-// ---------------------------------------------------------------------------------------------
-
-/// Opted in, returns at once
-#[tool(id = "bg-quick-bg", background(enabled = true))]
-pub async fn quick_bg() -> String {
-    "quick bg".into()
-}
-
-/// Never opted in
-#[tool(id = "bg-not-opted")]
-pub async fn not_opted() -> String {
-    "not opted".into()
-}
-
-/// Opted out explicitly
-#[tool(id = "bg-opted-out", background(enabled = false))]
-pub async fn opted_out() -> String {
-    "opted out".into()
-}
-
-static OVERRIDE_FAILS_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Always fails; retries nothing unless told
-#[tool(id = "bg-override-fails", background(max_retries = 0))]
-pub async fn override_fails() -> Result<String, ToolError> {
-    let attempt = OVERRIDE_FAILS_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    Err(ToolError::new(format!("attempt {attempt} failed")))
-}
-
-fn with_override(over: BackgroundOverride) -> CallOptions {
-    CallOptions::default().background(over)
-}
-
-#[tokio::test]
-async fn an_override_can_keep_an_opted_in_tool_in_the_foreground() {
-    let runtime = Runtime::new(Registry::from_iter([quick_bg::tool()]));
-    // Without the override it goes to the background…
-    let events = run(&runtime, "bg-quick-bg", json!({}), CallOptions::default()).await;
-    assert_eq!(completed_in_background(&events), json!("quick bg"));
-    // …with `enabled: false` it does not.
-    let off = with_override(BackgroundOverride {
-        enabled: Some(false),
-        ..Default::default()
-    });
-    let events = run(&runtime, "bg-quick-bg", json!({}), off).await;
-    assert_eq!(foreground_result(&events), json!("quick bg"));
-}
-
-/// Answers at once, but only ever in the background
-#[tool(id = "bg-only-bg", background(required))]
-pub async fn only_bg() -> String {
-    "only bg".into()
-}
-
-#[tokio::test]
-async fn a_task_required_tool_stays_in_the_background_whatever_the_override() {
-    let runtime = Runtime::new(Registry::from_iter([only_bg::tool()]));
-    let off = with_override(BackgroundOverride {
-        enabled: Some(false),
-        ..Default::default()
-    });
-    let events = run(&runtime, "bg-only-bg", json!({}), off).await;
-    assert_eq!(completed_in_background(&events), json!("only bg"));
-}
-
-#[tokio::test]
-async fn an_override_never_moves_a_tool_that_did_not_opt_in() {
-    let runtime = Runtime::new(Registry::from_iter([not_opted::tool(), opted_out::tool()]));
-    let on = BackgroundOverride {
-        enabled: Some(true),
-        timeout_ms: Some(5_000),
-        max_retries: Some(3),
-        // No wait: a call moved to the background would answer with the placeholder.
-        wait_timeout_ms: None,
-        ..Default::default()
-    };
-    let events = run(&runtime, "bg-not-opted", json!({}), with_override(on.clone())).await;
-    assert_eq!(foreground_result(&events), json!("not opted"));
-    let events = run(&runtime, "bg-opted-out", json!({}), with_override(on)).await;
-    assert_eq!(foreground_result(&events), json!("opted out"));
-}
-
-#[tokio::test]
-async fn an_override_of_max_retries_changes_the_attempts() {
-    let runtime = Runtime::new(Registry::from_iter([override_fails::tool()]));
-    let events = run(&runtime, "bg-override-fails", json!({}), CallOptions::default()).await;
-    assert_eq!(failed_in_background(&events)["message"], json!("attempt 1 failed"));
-    assert_eq!(OVERRIDE_FAILS_ATTEMPTS.load(SeqCst), 1, "the tool's own policy: no retry");
-
-    let retry_twice = with_override(BackgroundOverride {
-        max_retries: Some(2),
-        ..Default::default()
-    });
-    let events = run(&runtime, "bg-override-fails", json!({}), retry_twice).await;
-    assert_eq!(failed_in_background(&events)["message"], json!("attempt 4 failed"));
-    assert_eq!(
-        OVERRIDE_FAILS_ATTEMPTS.load(SeqCst),
-        1 + 3,
-        "the override's policy: 1 attempt + 2 retries"
-    );
-}
-
-#[tokio::test]
-async fn an_override_of_the_wait_timeout_applies() {
-    let runtime = Runtime::new(Registry::from_iter([quick_bg::tool()]));
-    let wait = with_override(BackgroundOverride {
-        wait_timeout_ms: Some(10_000),
-        ..Default::default()
-    });
-    let events = run(&runtime, "bg-quick-bg", json!({}), wait).await;
-    assert_eq!(foreground_result(&events), json!("quick bg"));
-}
-
-// ---------------------------------------------------------------------------------------------
-// 7. Validation
+// Validation
 // ---------------------------------------------------------------------------------------------
 
 static VALIDATED_RUNS: AtomicU32 = AtomicU32::new(0);
@@ -615,52 +226,6 @@ async fn invalid_arguments_never_go_to_the_background() {
     let events = run(&runtime, "bg-validated", json!({"count": 4}), CallOptions::default()).await;
     assert_eq!(completed_in_background(&events), json!(8));
     assert_eq!(VALIDATED_RUNS.load(SeqCst), 1);
-}
-
-// ---------------------------------------------------------------------------------------------
-// 8. Panics
-// ---------------------------------------------------------------------------------------------
-
-static PANICS_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Always panics
-#[tool(id = "bg-panics", background(max_retries = 2))]
-pub async fn panics() -> String {
-    let attempt = PANICS_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    panic!("background attempt {attempt} panicked on purpose");
-}
-
-static PANICS_ONCE_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
-
-/// Panics on its first attempt only
-#[tool(id = "bg-panics-once", background(max_retries = 1))]
-pub async fn panics_once() -> String {
-    let attempt = PANICS_ONCE_ATTEMPTS.fetch_add(1, SeqCst) + 1;
-    if attempt == 1 {
-        panic!("first attempt panicked on purpose");
-    }
-    format!("attempt {attempt}")
-}
-
-#[tokio::test]
-async fn a_panicking_task_is_retried_then_fails_as_a_panic() {
-    let runtime = Runtime::new(Registry::from_iter([panics::tool(), panics_once::tool(), quick_bg::tool()]));
-    let events = run(&runtime, "bg-panics", json!({}), CallOptions::default()).await;
-    let error = failed_in_background(&events);
-    assert_eq!(error["kind"], json!("panic"), "{error}");
-    assert!(
-        error["message"].as_str().unwrap_or_default().contains("attempt 3 panicked"),
-        "{error}"
-    );
-    assert_eq!(PANICS_ATTEMPTS.load(SeqCst), 3, "1 attempt + max_retries = 2");
-
-    let events = run(&runtime, "bg-panics-once", json!({}), CallOptions::default()).await;
-    assert_eq!(completed_in_background(&events), json!("attempt 2"));
-    assert_eq!(PANICS_ONCE_ATTEMPTS.load(SeqCst), 2);
-
-    // The runtime (and the process) carry on.
-    let events = run(&runtime, "bg-quick-bg", json!({}), CallOptions::default()).await;
-    assert_eq!(completed_in_background(&events), json!("quick bg"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 pub mod approval_binding;
 pub mod audit;
 pub mod background;
+pub mod background_overrides;
+pub mod background_retries;
+pub mod background_support;
 pub mod client_side;
 pub mod loaded_tools;
 pub mod pending;
