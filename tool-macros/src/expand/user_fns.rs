@@ -9,11 +9,29 @@ use syn::spanned::Spanned;
 use super::Tool;
 use crate::attr::Approval;
 
-/// The `TypedTool` methods that call the user's functions.
+/// The `TypedTool` methods that call the user's functions, and the `HAS_*` constants that
+/// say which the tool has (each `false` keeps tool-core's code for that part out of the crate).
 pub fn expand(t: &Tool) -> TokenStream {
     let (model_output, approval, transform) = (to_model_output(t), approval(t), transform(t));
     let hooks = hooks(t);
-    quote!(#model_output #approval #transform #hooks)
+    let a = t.attrs;
+    let has = [
+        ("HAS_TRANSFORM", !transform.is_empty()),
+        (
+            "HAS_INPUT_HOOKS",
+            a.on_input_start.is_some() || a.on_input_delta.is_some() || a.on_input_available.is_some(),
+        ),
+        ("HAS_ON_OUTPUT", a.on_output.is_some()),
+        ("HAS_MODEL_OUTPUT", !model_output.is_empty()),
+        ("HAS_APPROVAL", !approval.is_empty()),
+        ("HAS_RESULT", t.f.client_side.is_some()),
+    ];
+    // Only the `false` ones: the trait's default is `true`.
+    let lacks = has.into_iter().filter(|(_, has)| !has).map(|(name, _)| {
+        let name = format_ident!("{}", name);
+        quote!(const #name: bool = false;)
+    });
+    quote!(#(#lacks)* #model_output #approval #transform #hooks)
 }
 
 /// Calls the user function `path` through a fn pointer of the type the attribute expects
