@@ -7,12 +7,13 @@
 //! `mcp-toolsmith-examples ADDR [--stateless] [--json-response]`; prints
 //! `serving MCP on http://ADDR/mcp` on stderr once it listens.
 
+#[path = "../../toolsmith/src/args.rs"]
+mod args;
 #[path = "../../toolsmith/src/serve.rs"]
 mod serve;
 
 use std::process::ExitCode;
 
-use tool_core::mcp::http::HttpOptions;
 use tool_core::prelude::*;
 
 // Linking the library keeps its `#[tool]` registrations in the binary.
@@ -21,22 +22,10 @@ extern crate examples;
 const USAGE: &str = "usage: mcp-toolsmith-examples ADDR [--stateless] [--json-response]";
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let Some(addr) = args.next().and_then(|a| a.parse().ok()) else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
+    let (addr, options) = match args::parse(USAGE) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
     };
-    let mut options = HttpOptions::default();
-    for flag in args {
-        match flag.as_str() {
-            "--stateless" => options.stateless = true,
-            "--json-response" => options.json_response = true,
-            _ => {
-                eprintln!("{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
-    }
     let registry = match Registry::from_module("examples") {
         Ok(registry) => registry,
         Err(e) => {

@@ -9,13 +9,13 @@
 //! the bench). `TOOLS=N` adds the N generated tools of the start-up bench
 //! (`../shared/generated.rs`) as dynamic tools.
 
+mod args;
 #[path = "../../shared/generated.rs"]
 mod generated;
 mod serve;
 
 use std::process::ExitCode;
 
-use tool_core::mcp::http::HttpOptions;
 use tool_core::prelude::*;
 
 /// Returns the text it is given
@@ -49,21 +49,9 @@ fn registry() -> Registry {
 const USAGE: &str = "usage: mcp-toolsmith-echo ADDR [--stateless] [--json-response]";
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let Some(addr) = args.next().and_then(|a| a.parse().ok()) else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
+    let (addr, options) = match args::parse(USAGE) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
     };
-    let mut options = HttpOptions::default();
-    for flag in args {
-        match flag.as_str() {
-            "--stateless" => options.stateless = true,
-            "--json-response" => options.json_response = true,
-            _ => {
-                eprintln!("{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
-    }
     serve::serve("mcp-toolsmith-echo", "toolsmith-echo", registry(), addr, options)
 }

@@ -365,10 +365,7 @@ async fn signed_login(start: Start, mut machine: Machine, private_key_pem: Strin
     let (store, name) = (start.store.clone(), start.name.clone());
     let (_, url, metadata, mut template) = start.discovered_with_metadata().await?;
     // The assertion's audience: the authorization server's issuer identifier (RFC 7523 §3).
-    let issuer = metadata.issuer.clone().unwrap_or_else(|| {
-        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
-        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
-    });
+    let issuer = issuer_of(&metadata);
     machine.signed = Some(super::jwt::Signed {
         private_key_pem,
         token_endpoint: metadata.token_endpoint,
@@ -384,6 +381,15 @@ async fn signed_login(start: Start, mut machine: Machine, private_key_pem: Strin
     })
 }
 
+/// The authorization server's issuer identifier, as a JWT grant's audience (RFC 7523 §3): the
+/// one its metadata names, else the origin of its token endpoint.
+fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> String {
+    metadata.issuer.clone().unwrap_or_else(|| {
+        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
+        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+    })
+}
+
 /// The JWT bearer grant (see [`LoginMethod::JwtBearer`]).
 async fn bearer_login(
     start: Start,
@@ -394,10 +400,7 @@ async fn bearer_login(
     let http = start.http.stop.clone();
     let (store, name) = (start.store.clone(), start.name.clone());
     let (_, url, metadata, mut template) = start.discovered_with_metadata().await?;
-    let issuer = metadata.issuer.clone().unwrap_or_else(|| {
-        let endpoint = reqwest13::Url::parse(&metadata.token_endpoint).ok();
-        endpoint.map(|u| u.origin().ascii_serialization()).unwrap_or_default()
-    });
+    let issuer = issuer_of(&metadata);
     let methods = metadata
         .additional_fields
         .get("token_endpoint_auth_methods_supported")
