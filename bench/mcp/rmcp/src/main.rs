@@ -11,6 +11,8 @@
 //! arguments as text: the same names, descriptions, schemas and annotations, read and parsed
 //! at start as a server that keeps its tools' definitions as data does.
 
+use std::sync::Arc;
+
 use axum::serve::ListenerExt;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::wrapper::Parameters;
@@ -24,7 +26,10 @@ mod generated;
 
 #[derive(Debug, Clone)]
 struct Echo {
-    tool_router: ToolRouter<Self>,
+    /// Built once at start and shared by every session (and, stateless, every request: rmcp
+    /// makes a new handler per request there, and `Self::tool_router()` per request would
+    /// rebuild echo's route and schema each time, about 28 k instructions a call).
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -59,14 +64,14 @@ impl Echo {
         Ok(routes)
     }
 
-    /// A session's server as rmcp's examples build it (`Self::tool_router()` per session), plus
-    /// the generated routes.
-    fn new(generated: &[ToolRoute<Self>]) -> Self {
+    /// The server: its `#[tool]` routes (`Self::tool_router()`, as rmcp's examples build them)
+    /// and the generated ones, built once; each session or request gets a clone of the `Arc`.
+    fn new(generated: Vec<ToolRoute<Self>>) -> Self {
         let mut tool_router = Self::tool_router();
         for route in generated {
-            tool_router.add_route(route.clone());
+            tool_router.add_route(route);
         }
-        Echo { tool_router }
+        Echo { tool_router: Arc::new(tool_router) }
     }
 
     #[tool(description = "Returns its text")]
@@ -75,7 +80,7 @@ impl Echo {
     }
 }
 
-// The session's own router (`self.tool_router`): rmcp 3.11's `#[tool_handler]` defaults to
+// The router built at start (`self.tool_router`): rmcp 3.11's `#[tool_handler]` defaults to
 // `Self::tool_router()`, which rebuilds the `#[tool]` routes (echo's schema included) on every
 // call and list and never sees routes added at run time (the generated and listed tools).
 #[tool_handler(router = self.tool_router)]
@@ -95,9 +100,9 @@ async fn main() -> std::io::Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
         .with_json_response(json_response);
-    let generated = Echo::generated()?;
+    let echo = Echo::new(Echo::generated()?);
     let service = StreamableHttpService::new(
-        move || Ok(Echo::new(&generated)),
+        move || Ok(echo.clone()),
         LocalSessionManager::default().into(),
         config,
     );
