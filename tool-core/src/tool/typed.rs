@@ -1,0 +1,276 @@
+//! The adapter from a [`TypedTool`] to the object-safe [`Tool`]: decoding the validated input
+//! and context into the tool's types, running its body, and turning its typed output (or a
+//! result the application submitted) into a [`ToolOutput`] with `on_output`, `to_model_output`
+//! and the output views; its typed hooks, transforms and approval predicate behind the
+//! object-safe calls, and the [`Hints`] its types allow. Validation, limits and panic
+//! handling around a call are `call`'s.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::output::OutputTree;
+use super::{
+    BoxFuture, Decoded, Hints, InputHook, Payload, RUNS_ITS_OWN_BODY, Shortcuts, Tool, ToolInput, ToolOutput, TypedTool, decode_error,
+};
+use crate::Caller;
+use crate::context::{RequestContext, ToolCallInfo, ToolContext};
+use crate::error::{ErrorKind, Issue, ToolError};
+use crate::spec::{ApprovalRule, ToolSpec, TransformPhase, TransformTarget};
+
+/// Adapter from a [`TypedTool`] to the object-safe [`Tool`].
+pub(super) struct FnTool<T> {
+    pub(super) spec: ToolSpec,
+    /// Whether `#[tool]` vouched for `T::Input` and the input schema is the one derived from
+    /// it (not an override): only then does it answer `decodes`.
+    pub(super) derived: bool,
+    /// Whether `#[tool]` vouched for `T::Output` and the output schema is the one derived
+    /// from it: then it answers `encodes_plain`.
+    pub(super) encodes_plain: bool,
+    pub(super) _tool: PhantomData<fn() -> T>,
+}
+
+/// The context as `C` when `C` is the untyped [`RequestContext`] (a copy of the map).
+fn as_context<C: 'static>(context: &Map<String, Value>) -> Option<C> {
+    if std::any::TypeId::of::<C>() != std::any::TypeId::of::<RequestContext>() {
+        return None;
+    }
+    let mut untyped = Some(RequestContext(context.clone()));
+    (&mut untyped as &mut dyn std::any::Any).downcast_mut::<Option<C>>()?.take()
+}
+
+/// Which steps turn a typed tool's output into a [`ToolOutput`] (from its spec).
+#[derive(Debug, Clone, Copy)]
+struct OutputSteps {
+    model_output: bool,
+    display: bool,
+    transcript: bool,
+    /// Whether to build the output's tree for the registry's output check (a body's output
+    /// the check will validate: one with a schema its type does not vouch for).
+    tree: bool,
+}
+
+impl OutputSteps {
+    fn of(spec: &ToolSpec) -> Self {
+        OutputSteps {
+            tree: false,
+            model_output: spec.behaviour.has_model_output,
+            display: spec.has_transform(TransformTarget::Display, TransformPhase::Output),
+            transcript: spec.has_transform(TransformTarget::Transcript, TransformPhase::Output),
+        }
+    }
+}
+
+/// A typed output as the call's [`ToolOutput`], whether the body produced it or the
+/// application submitted it: `on_output` (when `call` is given), the JSON, `to_model_output`
+/// and the output views.
+fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Option<&ToolCallInfo>) -> Result<ToolOutput, ToolError> {
+    // (The `T::HAS_*` tests come first: a tool without the part compiles none of its code.)
+    if T::HAS_ON_OUTPUT
+        && let Some(call) = on_output
+        && let Err(e) = crate::panic::guarded(|| T::on_output(call, output))
+    {
+        tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
+    }
+    let json = serde_json::value::to_raw_value(output)
+        .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))?;
+    let model_output = if T::HAS_MODEL_OUTPUT && steps.model_output && json.get() != "null" {
+        T::to_model_output(output)
+    } else {
+        None
+    };
+    let (display, transcript) = if T::HAS_TRANSFORM {
+        let view = |on: bool, target| on.then(|| output_view::<T>(output, target)).flatten();
+        (
+            view(steps.display, TransformTarget::Display),
+            view(steps.transcript, TransformTarget::Transcript),
+        )
+    } else {
+        (None, None)
+    };
+    Ok(ToolOutput {
+        tree: OutputTree(steps.tree.then(|| crate::json::to_tree(output)).flatten()),
+        model_output,
+        display,
+        transcript,
+        ..ToolOutput::from_json(json)
+    })
+}
+
+/// A result the application submitted for tool `id` that it could not read (`e` says why).
+fn unreadable_result(id: &str, e: &ToolError) -> ToolError {
+    let message = crate::json::bound_quotes(e.message());
+    ToolError::invalid(
+        ErrorKind::InvalidOutput,
+        format!("The result for tool `{id}` could not be read: {message}"),
+        vec![Issue {
+            path: String::new(),
+            message,
+        }],
+    )
+    .for_tool(id)
+}
+
+/// The error of a transform that returned `None` for a payload it is configured for.
+fn yielded_nothing() -> ToolError {
+    ToolError::new("the transform yielded nothing")
+}
+
+/// An output transform, run on the typed output; a panic or an empty result is an `Err`.
+fn output_view<T: TypedTool>(output: &T::Output, target: TransformTarget) -> Option<Result<Value, ToolError>> {
+    Some(crate::panic::guarded(|| {
+        T::transform(target, TransformPhase::Output, Payload::Output(output)).unwrap_or_else(|| Err(yielded_nothing()))
+    }))
+}
+
+impl<T: TypedTool> Tool for FnTool<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn execute(
+        &self,
+        input: ToolInput<'_>,
+        context: Arc<Map<String, Value>>,
+        call: ToolCallInfo,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        let decoded = input
+            .take::<T::Input>()
+            .map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))
+            .and_then(|input| {
+                // The untyped context is the map itself: no decoding through a `Value`.
+                let typed = match as_context::<T::Context>(&context) {
+                    Some(untyped) => Ok(untyped),
+                    None => serde_json::from_value::<T::Context>(Value::Object((*context).clone())),
+                };
+                Ok((
+                    input,
+                    typed.map_err(|e| decode_error(ErrorKind::InvalidContext, "the request context", e))?,
+                ))
+            });
+        let (input, typed_context) = match decoded {
+            Ok(d) => d,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let steps = OutputSteps {
+            tree: self.spec.schemas.output.is_some() && !self.encodes_plain,
+            ..OutputSteps::of(&self.spec)
+        };
+        let on_output_call = self.spec.behaviour.hooks.on_output.then(|| call.clone());
+        let fut = T::execute(input, ToolContext::new(typed_context, context, call));
+        Box::pin(async move {
+            let output = fut.await?;
+            finish::<T>(steps, &output, on_output_call.as_ref())
+        })
+    }
+
+    fn shortcuts(&self) -> Option<Shortcuts<'_>> {
+        Some(Shortcuts::of(self))
+    }
+
+    fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
+        let id = self.spec.id.as_str();
+        if !T::HAS_RESULT {
+            return Err(unreadable_result(id, &ToolError::new(RUNS_ITS_OWN_BODY)));
+        }
+        let output = crate::panic::guarded(|| T::read_result(result)).map_err(|e| unreadable_result(id, &e))?;
+        let on_output = self.spec.behaviour.hooks.on_output.then_some(call);
+        finish::<T>(OutputSteps::of(&self.spec), &output, on_output)
+    }
+
+    fn requires_approval(&self, input: ToolInput<'_>, context: &Map<String, Value>, caller: Option<&Caller>) -> bool {
+        match self.spec.policy.require_approval {
+            ApprovalRule::Never => false,
+            ApprovalRule::Always => true,
+            // Fail closed: a predicate the tool does not have decides nothing.
+            ApprovalRule::Predicate if !T::HAS_APPROVAL => true,
+            ApprovalRule::Predicate => {
+                let typed = input.decode::<T::Input>().ok().and_then(|i| {
+                    let c = serde_json::from_value::<T::Context>(Value::Object(context.clone())).ok()?;
+                    Some((i, c))
+                });
+                // Fail closed: anything but a clean `false` means approval is required.
+                let decided = typed.map(|(i, c)| crate::panic::guarded(|| T::approval(&i, &c, caller)));
+                !matches!(decided, Some(Ok(false)))
+            }
+        }
+    }
+
+    fn transform(&self, target: TransformTarget, phase: TransformPhase, payload: &Value) -> Option<Result<Value, ToolError>> {
+        if !T::HAS_TRANSFORM || !self.spec.has_transform(target, phase) {
+            return None;
+        }
+        let unreadable =
+            |e: serde_json::Error| ToolError::with_kind(ErrorKind::InvalidInput, format!("the payload could not be read: {e}"));
+        let run = || -> Result<Value, ToolError> {
+            let out = match phase {
+                TransformPhase::Input | TransformPhase::Approval => {
+                    let i = T::Input::deserialize(payload).map_err(unreadable)?;
+                    let p = if phase == TransformPhase::Input {
+                        Payload::Input(&i)
+                    } else {
+                        Payload::Approval(&i)
+                    };
+                    T::transform(target, phase, p)
+                }
+                TransformPhase::InputDelta => T::transform(target, phase, Payload::InputDelta(payload.as_str().unwrap_or_default())),
+                TransformPhase::Error => {
+                    let e = ToolError::deserialize(payload).map_err(unreadable)?;
+                    T::transform(target, phase, Payload::Error(&e))
+                }
+                TransformPhase::Resume => {
+                    let r = T::Resume::deserialize(payload).map_err(unreadable)?;
+                    T::transform(target, phase, Payload::Resume(&r))
+                }
+                TransformPhase::Suspend => {
+                    let s = T::Suspend::deserialize(payload).map_err(unreadable)?;
+                    T::transform(target, phase, Payload::Suspend(&s))
+                }
+                TransformPhase::Output => return Err(ToolError::new("the output transform runs on the typed value inside execute")),
+            };
+            out.unwrap_or_else(|| Err(yielded_nothing()))
+        };
+        Some(crate::panic::guarded(run))
+    }
+
+    fn input_hook(&self, event: InputHook<'_>, call: &ToolCallInfo) -> Result<(), ToolError> {
+        if !T::HAS_INPUT_HOOKS {
+            return Ok(());
+        }
+        crate::panic::guarded(|| match event {
+            InputHook::Start => T::on_input_start(call),
+            InputHook::Delta(d) => T::on_input_delta(call, d),
+            InputHook::Available(v) => {
+                let input = T::Input::deserialize(v).map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))?;
+                T::on_input_available(call, &input)
+            }
+        })
+    }
+}
+
+impl<T: TypedTool> Hints for FnTool<T> {
+    fn call_seen_through_context(&self) -> bool {
+        // `on_output` receives a copy of the call: the key must be in it.
+        !self.spec.behaviour.hooks.on_output
+    }
+
+    fn encodes_plain(&self) -> bool {
+        self.encodes_plain
+    }
+
+    fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
+        // A `Deserialize` that panics is caught where the body runs; here it means "validate".
+        self.derived.then(|| {
+            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
+                .ok()
+                .flatten()
+        })
+    }
+
+    fn value_decodes(&self, value: &Value) -> Option<bool> {
+        self.derived
+            .then(|| crate::panic::catch_panic(|| T::Input::deserialize(value).is_ok()).unwrap_or(false))
+    }
+}
