@@ -77,7 +77,13 @@ impl Runtime {
         let data = Arc::new(data);
         // The hooks and the tool share the call's one cancellation token and writer.
         let cancellation = env.cancellation.get_or_insert_with(Default::default).clone();
-        env.writer = self.writer(sink, &call, &tool);
+        // A reader that takes the outcome alone (an MCP request) drops every event: the tool's
+        // writer then has nobody to write to, and says so (`Writer::is_connected`).
+        env.writer = if sink.reads_events() {
+            self.writer(sink, &call, &tool)
+        } else {
+            Writer::default()
+        };
         if tool.spec().behaviour.hooks.on_input_available {
             let info = ToolCallInfo::new(tool_name, id, data.clone(), env.clone(), cancellation);
             let args = prepared.args();

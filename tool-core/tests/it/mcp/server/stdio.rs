@@ -498,3 +498,20 @@ async fn stdio_sessions_of_one_server_keep_their_own_settings() {
     a.close().await;
     b.close().await;
 }
+
+#[tokio::test]
+async fn a_tools_writer_is_connected_only_when_its_run_is_read() {
+    // An MCP request answers with the outcome alone, so a tool's chunks have no reader there;
+    // an application reading the run's events does read them.
+    let probe = DynamicTool::builder("probe", "Says whether its writer has a reader")
+        .handler(|_, cx| async move { Ok(json!(cx.writer().is_connected())) })
+        .unwrap();
+    let server = server_with(Registry::from_iter([probe.into_tool()]), McpConfig::default());
+    let runtime = server.runtime().clone();
+    let c = McpPair::builder(server).protocol(LEGACY).start().await;
+    assert_eq!(c.call("probe", json!({})).await.text(), "false");
+    match runtime.call("probe", json!({}), Default::default()).finish().await.outcome {
+        tool_core::runtime::Outcome::Done(output) => assert_eq!(output.json.get(), "true"),
+        other => panic!("unexpected outcome {}", other.name()),
+    }
+}
