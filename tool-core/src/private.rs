@@ -17,6 +17,9 @@ use std::num::{
 };
 use std::path::PathBuf;
 
+#[path = "private/one_field.rs"]
+pub mod one_field;
+
 pub use inventory;
 pub use schemars;
 pub use serde;
@@ -33,6 +36,8 @@ pub use crate::spec::{
     TransformPhase, TransformTarget,
 };
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
+pub use one_field::{NoParams, OneField};
+pub use std::borrow::Cow;
 pub use std::default::Default;
 pub use std::future::Future;
 pub use std::marker::Send;
@@ -271,14 +276,6 @@ impl<V: PlainEncode, S> PlainEncode for HashMap<String, V, S> {}
 /// A choice made from a [`Probe`] answer: `Shape<true>` / `Shape<false>` implement
 /// [`SingleParam`] and [`Returned`] differently.
 pub struct Shape<const YES: bool>;
-
-/// The struct `#[tool]` generates around a single plain parameter (`{"x": …}`).
-pub trait OneField {
-    /// The parameter's type.
-    type Value;
-    /// The parameter.
-    fn into_value(self) -> Self::Value;
-}
 
 /// How a tool with one unmarked parameter of type `T` receives its input: through the
 /// generated one-field struct `F` when `T` is a plain value (`Shape<true>`), as `T` itself,

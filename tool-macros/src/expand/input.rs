@@ -9,6 +9,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Ident, Type};
 
@@ -81,16 +82,12 @@ fn params_name(t: &Tool) -> TokenStream {
     format!("{} parameters", t.name()).into_token_stream()
 }
 
-/// No parameters: an empty object that refuses extra keys.
+/// No parameters: an empty object that refuses extra keys (tool-core's `NoParams`).
 fn empty(t: &Tool) -> Input {
-    let (pr, vis, derives) = (&t.pr, t.vis(), derives(t));
+    let pr = &t.pr;
     Input {
-        items: quote! {
-            #derives
-            #[serde(deny_unknown_fields)]
-            #vis struct __ToolInput {}
-        },
-        ty: quote!(__ToolInput),
+        items: TokenStream::new(),
+        ty: quote!(#pr::NoParams),
         receive: quote!(let _ = __toolsmith_input;),
         whole_arg: TokenStream::new(),
         field_args: Vec::new(),
@@ -127,28 +124,43 @@ fn single(t: &Tool, s: &Single) -> Input {
         input.items = quote!(#probe #checks);
         return input;
     };
-    let (vis, derives, docs) = (t.vis(), derives(t), &s.docs);
-    let header = header_attr(s.header.as_ref());
-    let flat = pr.to_string().replace(' ', "");
-    let absent = format!("{flat}::PlainValue::is_absent");
-    let bound = format!("__T: {flat}::serde::Serialize + {flat}::PlainValue");
+    let vis = t.vis();
+    // The key serde's derive gave it: the name without `r#`.
+    let name = ident.unraw().to_string();
+    let docs = doc_text(pr, &s.docs);
+    let header = match &s.header {
+        Some(header) => quote!(#pr::Option::Some(#header)),
+        None => quote!(#pr::Option::None),
+    };
     let shape = quote_spanned!(ty.span()=> <#pr::Shape<{ __TOOLSMITH_PLAIN }> as #pr::SingleParam<#ty, __ToolInput<#ty>>>);
     let type_name = ast::type_text(ty);
     let params_name = params_name(t);
+    // The struct's serde and schemars impls are tool-core's, written once (`one_field`).
     Input {
         items: quote! {
             #probe
             #checks
-            #derives
-            #vis struct __ToolInput<__T> {
-                #(#docs)*
-                #header
-                #[serde(skip_serializing_if = #absent, bound(serialize = #bound))]
-                pub #ident: __T,
-            }
+            #[doc(hidden)]
+            #vis struct __ToolInput<__T> { pub #ident: __T }
             impl<__T> #pr::OneField for __ToolInput<__T> {
                 type Value = __T;
+                const NAME: &'static str = #name;
+                const DOCS: &'static str = #docs;
+                const HEADER: #pr::Option<&'static str> = #header;
+                fn from_value(__value: __T) -> Self { __ToolInput { #ident: __value } }
+                fn value(&self) -> &__T { &self.#ident }
                 fn into_value(self) -> __T { self.#ident }
+            }
+            impl<'de, __T: #pr::serde::Deserialize<'de>> #pr::serde::Deserialize<'de> for __ToolInput<__T> {
+                fn deserialize<__D: #pr::serde::Deserializer<'de>>(__d: __D) -> #pr::Result<Self, __D::Error> { #pr::one_field::deserialize(__d) }
+            }
+            impl<__T: #pr::serde::Serialize + #pr::PlainValue> #pr::serde::Serialize for __ToolInput<__T> {
+                fn serialize<__S: #pr::serde::Serializer>(&self, __s: __S) -> #pr::Result<__S::Ok, __S::Error> { #pr::one_field::serialize(self, __s) }
+            }
+            impl<__T: #pr::schemars::JsonSchema> #pr::schemars::JsonSchema for __ToolInput<__T> {
+                fn schema_name() -> #pr::Cow<'static, str> { #pr::one_field::schema_name() }
+                fn schema_id() -> #pr::Cow<'static, str> { #pr::one_field::schema_id::<__T>(#pr::module_path!()) }
+                fn json_schema(__g: &mut #pr::schemars::SchemaGenerator) -> #pr::schemars::Schema { #pr::one_field::json_schema::<Self>(__g) }
             }
         },
         ty: quote_spanned!(ty.span()=> #shape::Input),
@@ -166,6 +178,35 @@ fn single(t: &Tool, s: &Single) -> Input {
 /// check and every catalog read.
 fn header_attr(header: Option<&syn::LitStr>) -> Option<TokenStream> {
     header.map(|name| quote_spanned!(name.span()=> #[schemars(extend("x-mcp-header" = #name))]))
+}
+
+/// A parameter's doc comment as one string, joined as schemars' derive joins it (lines with
+/// their leading space taken off, `"\n"` between them), for `OneField::DOCS`.
+fn doc_text(pr: &TokenStream, docs: &[Attribute]) -> TokenStream {
+    let lines = docs
+        .iter()
+        .filter_map(|doc| doc.meta.require_name_value().ok())
+        .map(|line| match &line.value {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(text), ..
+            }) => {
+                let text = text.value();
+                text.strip_prefix(' ')
+                    .map_or_else(|| text.to_token_stream(), |trimmed| trimmed.to_token_stream())
+            }
+            other => other.to_token_stream(),
+        });
+    let mut text = TokenStream::new();
+    for (i, line) in lines.enumerate() {
+        if i > 0 {
+            text.extend(quote!("\n",));
+        }
+        text.extend(quote!(#line,));
+    }
+    if text.is_empty() {
+        return quote!("");
+    }
+    quote!(#pr::concat!(#text))
 }
 
 /// What a single parameter's shape rules out, checked once its type is known: the whole input
