@@ -41,6 +41,8 @@ mod result_alias;
 mod alias_param;
 #[path = "params/pass_plain_params.rs"]
 mod plain_params;
+#[path = "params/pass_raw_ident.rs"]
+mod raw_ident;
 #[path = "payload_types/pass_suspend_resume.rs"]
 mod suspend_resume;
 #[path = "provider_options/pass_provider_options.rs"]
@@ -89,6 +91,7 @@ fn main() {
     result_alias::main();
     alias_param::main();
     plain_params::main();
+    raw_ident::main();
     suspend_resume::main();
     provider_options::main();
     provider_fields::main();

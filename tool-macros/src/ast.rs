@@ -419,12 +419,11 @@ impl Reader<'_> {
     }
 }
 
-/// The field name a parameter pattern gives (`r#type` → `type`), if it is a plain name.
+/// The field a parameter pattern names, if it is a plain name. A raw name stays raw (`r#type`
+/// is the field `r#type`, a keyword otherwise); serde and schemars call its key `type`.
 fn plain_name(pat: &Pat) -> Option<Ident> {
     match pat {
-        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-            Some(Ident::new(pi.ident.to_string().trim_start_matches("r#"), pi.ident.span()))
-        }
+        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(pi.ident.clone()),
         _ => None,
     }
 }
