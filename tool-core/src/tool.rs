@@ -377,15 +377,7 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
 
     /// Builds the spec (schemas included) and wraps the tool for the registry.
     fn into_tool() -> Result<Arc<dyn Tool>, SchemaError> {
-        let spec = build_spec::<Self>()?;
-        // The type decides the happy path only when `#[tool]` vouches for it (its generated
-        // struct of plain fields) and the schema is its own derived one.
-        let meta = Self::meta();
-        let derived = meta.plain_input && !spec.behaviour.client_side && spec.schemas.input == schema::receive_schema::<Self::Input>();
-        // Likewise for the output: a type `#[tool]` vouched for. Its schema is always its own
-        // derived one here (`build_spec` has no override for it; a wrapper that edits the spec
-        // does not forward `encodes_plain`).
-        let encodes_plain = meta.plain_output && spec.schemas.output.is_some();
+        let (spec, derived, encodes_plain) = typed_spec(SpecSources::of::<Self>())?;
         Ok(Arc::new(FnTool::<Self> {
             spec,
             derived,
@@ -401,19 +393,58 @@ pub type InputOf<T> = <T as TypedTool>::Input;
 /// The type of a tool's output.
 pub type OutputOf<T> = <T as TypedTool>::Output;
 
-/// The spec of `T`: its schemas are derived here; the rest is [`spec_of`]'s, compiled once
-/// for every tool rather than once per tool.
-fn build_spec<T: TypedTool>() -> Result<ToolSpec, SchemaError> {
-    let meta = T::meta();
-    let typed_context = std::any::TypeId::of::<T::Context>() != std::any::TypeId::of::<RequestContext>();
+/// Where a typed tool's spec comes from: its functions and its types' schemas, so that only
+/// naming them is compiled once per tool; [`typed_spec`] and [`spec_of`] do the rest, compiled
+/// once for every tool.
+struct SpecSources {
+    meta: fn() -> ToolMeta,
+    /// Whether the context type is not the untyped [`RequestContext`] (its schema is published).
+    typed_context: bool,
+    input: fn() -> Value,
+    output: fn() -> Option<Value>,
+    suspend: fn() -> Option<Value>,
+    resume: fn() -> Value,
+    request_context: fn() -> Value,
+    input_examples: fn() -> Vec<Value>,
+    /// The schema derived from the input type (the input schema may be an override).
+    derived_input: fn() -> Value,
+}
+
+impl SpecSources {
+    fn of<T: TypedTool>() -> Self {
+        SpecSources {
+            meta: T::meta,
+            typed_context: std::any::TypeId::of::<T::Context>() != std::any::TypeId::of::<RequestContext>(),
+            input: T::input_schema,
+            output: schema::produce_schema::<T::Output>,
+            suspend: schema::produce_schema::<T::Suspend>,
+            resume: schema::receive_schema::<T::Resume>,
+            request_context: schema::receive_schema::<T::Context>,
+            input_examples: T::input_examples,
+            derived_input: schema::receive_schema::<T::Input>,
+        }
+    }
+}
+
+/// A typed tool's spec (schemas included), and whether its types decide its happy path: the
+/// input (`derived`) when `#[tool]` vouches for it (its generated struct of plain fields) and
+/// the schema is its own derived one; the output (`encodes_plain`) for a type `#[tool]`
+/// vouched for. The output schema is always its own derived one here (there is no override
+/// for it; a wrapper that edits the spec does not forward `encodes_plain`).
+fn typed_spec(sources: SpecSources) -> Result<(ToolSpec, bool, bool), SchemaError> {
+    let meta = (sources.meta)();
     let schemas = Schemas {
-        input: T::input_schema(),
-        output: schema::produce_schema::<T::Output>(),
-        suspend: meta.has_suspend.then(schema::produce_schema::<T::Suspend>).flatten(),
-        resume: meta.has_resume.then(schema::receive_schema::<T::Resume>),
-        request_context: typed_context.then(schema::receive_schema::<T::Context>),
+        input: (sources.input)(),
+        output: (sources.output)(),
+        suspend: meta.has_suspend.then(sources.suspend).flatten(),
+        resume: meta.has_resume.then(sources.resume),
+        request_context: sources.typed_context.then(sources.request_context),
     };
-    spec_of(meta, schemas, T::input_examples())
+    let spec = spec_of(meta, schemas, (sources.input_examples)())?;
+    let meta = (sources.meta)();
+    let derived = meta.plain_input && !spec.behaviour.client_side && spec.schemas.input == (sources.derived_input)();
+    let encodes_plain = meta.plain_output && spec.schemas.output.is_some();
+    Ok((spec, derived, encodes_plain))
 }
 
 /// A tool's spec from its metadata, its types' schemas and its examples: the metadata's parts

@@ -51,14 +51,18 @@ impl Decoded {
 
     /// The value, once, if it is a `T`.
     pub fn take<T: 'static>(&self) -> Option<T> {
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.take()?.downcast::<T>() {
+        // Only the downcast is `T`'s: the lock and the check are compiled once, not per type.
+        match self.take_if(std::any::TypeId::of::<T>())?.downcast::<T>() {
             Ok(value) => Some(*value),
-            Err(other) => {
-                *slot = Some(other);
-                None
-            }
+            Err(_) => None,
         }
+    }
+
+    /// The value, once, if its type is `type_id` (left in place otherwise).
+    fn take_if(&self, type_id: std::any::TypeId) -> Option<Box<dyn std::any::Any + Send>> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let value: &dyn std::any::Any = &**slot.as_ref()?;
+        if value.type_id() == type_id { slot.take() } else { None }
     }
 }
 

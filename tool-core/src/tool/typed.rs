@@ -9,6 +9,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::output::OutputTree;
@@ -41,6 +43,47 @@ fn as_context<C: 'static>(context: &Map<String, Value>) -> Option<C> {
     (&mut untyped as &mut dyn std::any::Any).downcast_mut::<Option<C>>()?.take()
 }
 
+/// The request context as `C`: the map itself for the untyped [`RequestContext`] (no
+/// decoding through a `Value`), decoded otherwise. Generic over the context type only, so the
+/// tools sharing one compile it once.
+fn typed_context<C: DeserializeOwned + 'static>(context: &Map<String, Value>) -> Result<C, ToolError> {
+    match as_context::<C>(context) {
+        Some(untyped) => Ok(untyped),
+        None => serde_json::from_value::<C>(Value::Object(context.clone()))
+            .map_err(|e| decode_error(ErrorKind::InvalidContext, "the request context", e)),
+    }
+}
+
+/// A call that failed before its body ran.
+fn failed(e: ToolError) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+    Box::pin(std::future::ready(Err(e)))
+}
+
+/// What turns a run's output into the call's [`ToolOutput`].
+struct AfterRun {
+    /// The steps, with the tree when the registry will check an output its type does not
+    /// vouch for.
+    steps: OutputSteps,
+    /// The call `on_output` receives, when the tool has the hook.
+    on_output: Option<ToolCallInfo>,
+}
+
+/// What a run needs besides its input: the typed context, and what comes after the run.
+fn prepare<C: DeserializeOwned + 'static, S, R>(
+    spec: &ToolSpec,
+    encodes_plain: bool,
+    context: Arc<Map<String, Value>>,
+    call: ToolCallInfo,
+) -> Result<(ToolContext<C, S, R>, AfterRun), ToolError> {
+    let typed = typed_context::<C>(&context)?;
+    let steps = OutputSteps {
+        tree: spec.schemas.output.is_some() && !encodes_plain,
+        ..OutputSteps::of(spec)
+    };
+    let on_output = spec.behaviour.hooks.on_output.then(|| call.clone());
+    Ok((ToolContext::new(typed, context, call), AfterRun { steps, on_output }))
+}
+
 /// Which steps turn a typed tool's output into a [`ToolOutput`] (from its spec).
 #[derive(Debug, Clone, Copy)]
 struct OutputSteps {
@@ -65,38 +108,43 @@ impl OutputSteps {
 
 /// A typed output as the call's [`ToolOutput`], whether the body produced it or the
 /// application submitted it: `on_output` (when `call` is given), the JSON, `to_model_output`
-/// and the output views.
+/// and the output views. Only what needs `T` is here (compiled once per tool); the rest is in
+/// functions that are not generic.
 fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Option<&ToolCallInfo>) -> Result<ToolOutput, ToolError> {
     // (The `T::HAS_*` tests come first: a tool without the part compiles none of its code.)
     if T::HAS_ON_OUTPUT
         && let Some(call) = on_output
-        && let Err(e) = crate::panic::guarded(|| T::on_output(call, output))
     {
+        on_output_ran(call, crate::panic::guarded(|| T::on_output(call, output)));
+    }
+    let mut finished = serialised(serde_json::value::to_raw_value(output))?;
+    if T::HAS_MODEL_OUTPUT && steps.model_output && finished.json.get() != "null" {
+        finished.model_output = T::to_model_output(output);
+    }
+    if T::HAS_TRANSFORM {
+        finished.display = steps.display.then(|| output_view::<T>(output, TransformTarget::Display)).flatten();
+        finished.transcript = steps
+            .transcript
+            .then(|| output_view::<T>(output, TransformTarget::Transcript))
+            .flatten();
+    }
+    if steps.tree {
+        finished.tree = OutputTree(crate::json::to_tree(output));
+    }
+    Ok(finished)
+}
+
+/// Logs an `on_output` hook's failure (it does not fail the call).
+fn on_output_ran(call: &ToolCallInfo, ran: Result<(), ToolError>) {
+    if let Err(e) = ran {
         tracing::warn!(tool = %call.tool_name, error = %e, "on_output hook failed");
     }
-    let json = serde_json::value::to_raw_value(output)
-        .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))?;
-    let model_output = if T::HAS_MODEL_OUTPUT && steps.model_output && json.get() != "null" {
-        T::to_model_output(output)
-    } else {
-        None
-    };
-    let (display, transcript) = if T::HAS_TRANSFORM {
-        let view = |on: bool, target| on.then(|| output_view::<T>(output, target)).flatten();
-        (
-            view(steps.display, TransformTarget::Display),
-            view(steps.transcript, TransformTarget::Transcript),
-        )
-    } else {
-        (None, None)
-    };
-    Ok(ToolOutput {
-        tree: OutputTree(steps.tree.then(|| crate::json::to_tree(output)).flatten()),
-        model_output,
-        display,
-        transcript,
-        ..ToolOutput::from_json(json)
-    })
+}
+
+/// The output of a typed output serialised as `json`; an error if it could not be.
+fn serialised(json: Result<Box<RawValue>, serde_json::Error>) -> Result<ToolOutput, ToolError> {
+    json.map(ToolOutput::from_json)
+        .map_err(|e| ToolError::with_kind(ErrorKind::InvalidOutput, format!("the output could not be serialised: {e}")))
 }
 
 /// A result the application submitted for tool `id` that it could not read (`e` says why).
@@ -111,6 +159,12 @@ fn unreadable_result(id: &str, e: &ToolError) -> ToolError {
         }],
     )
     .for_tool(id)
+}
+
+/// The error of a result submitted for a tool that runs its own body (`result` is dropped).
+fn takes_no_result(spec: &ToolSpec, result: Value) -> ToolError {
+    drop(result);
+    unreadable_result(&spec.id, &ToolError::new(RUNS_ITS_OWN_BODY))
 }
 
 /// The error of a transform that returned `None` for a payload it is configured for.
@@ -136,34 +190,18 @@ impl<T: TypedTool> Tool for FnTool<T> {
         context: Arc<Map<String, Value>>,
         call: ToolCallInfo,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        let decoded = input
-            .take::<T::Input>()
-            .map_err(|e| decode_error(ErrorKind::InvalidInput, "the input", e))
-            .and_then(|input| {
-                // The untyped context is the map itself: no decoding through a `Value`.
-                let typed = match as_context::<T::Context>(&context) {
-                    Some(untyped) => Ok(untyped),
-                    None => serde_json::from_value::<T::Context>(Value::Object((*context).clone())),
-                };
-                Ok((
-                    input,
-                    typed.map_err(|e| decode_error(ErrorKind::InvalidContext, "the request context", e))?,
-                ))
-            });
-        let (input, typed_context) = match decoded {
-            Ok(d) => d,
-            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        // Decoding the input and running the body need `T`; the rest does not (the context
+        // needs only the context and payload types, which tools share).
+        let input = match input.take::<T::Input>() {
+            Ok(input) => input,
+            Err(e) => return failed(decode_error(ErrorKind::InvalidInput, "the input", e)),
         };
-        let steps = OutputSteps {
-            tree: self.spec.schemas.output.is_some() && !self.encodes_plain,
-            ..OutputSteps::of(&self.spec)
+        let (cx, after) = match prepare(&self.spec, self.encodes_plain, context, call) {
+            Ok(prepared) => prepared,
+            Err(e) => return failed(e),
         };
-        let on_output_call = self.spec.behaviour.hooks.on_output.then(|| call.clone());
-        let fut = T::execute(input, ToolContext::new(typed_context, context, call));
-        Box::pin(async move {
-            let output = fut.await?;
-            finish::<T>(steps, &output, on_output_call.as_ref())
-        })
+        let fut = T::execute(input, cx);
+        Box::pin(async move { finish::<T>(after.steps, &fut.await?, after.on_output.as_ref()) })
     }
 
     fn shortcuts(&self) -> Option<Shortcuts<'_>> {
@@ -171,10 +209,10 @@ impl<T: TypedTool> Tool for FnTool<T> {
     }
 
     fn complete(&self, result: Value, call: &ToolCallInfo) -> Result<ToolOutput, ToolError> {
-        let id = self.spec.id.as_str();
         if !T::HAS_RESULT {
-            return Err(unreadable_result(id, &ToolError::new(RUNS_ITS_OWN_BODY)));
+            return Err(takes_no_result(&self.spec, result));
         }
+        let id = self.spec.id.as_str();
         let output = crate::panic::guarded(|| T::read_result(result)).map_err(|e| unreadable_result(id, &e))?;
         let on_output = self.spec.behaviour.hooks.on_output.then_some(call);
         finish::<T>(OutputSteps::of(&self.spec), &output, on_output)
