@@ -54,7 +54,7 @@ pub(super) fn a_run_that_ended_during_an_outage_is_recorded_once_the_store_is_ba
             (&json!("unavailable"), &json!("postgres")),
             "{health}"
         );
-        setup.log_names_the_receipt_store("--store postgres://");
+        setup.log_names_the_receipt_store("--store postgres://").await;
         setup.proxy().restore();
         setup.receipt_done_and_call_gone().await;
         let again = setup.pay(2, Some(&state)).await;

@@ -109,11 +109,23 @@ impl Setup {
     }
 
     /// The server's log has a line naming the receipt store as what failed, and `store` (the
-    /// option that configured it) — never the whole log in the failure message.
-    pub(super) fn log_names_the_receipt_store(&self, store: &str) {
-        let logs = self.server.logs.lock().unwrap().clone();
-        let named = logs.lines().any(|l| l.contains("receipt store failed") && l.contains(store));
-        assert!(named, "the log names the receipt store and {store}:\n{}", tail(&logs));
+    /// option that configured it) — never the whole log in the failure message. Waited for: the
+    /// server writes it as the write fails, and its stderr is read on a thread of its own, so
+    /// the line may arrive after the answer that shows the write kept.
+    pub(super) async fn log_names_the_receipt_store(&self, store: &str) {
+        let until = Instant::now() + DEADLINE;
+        loop {
+            let logs = self.server.logs.lock().unwrap().clone();
+            if logs.lines().any(|l| l.contains("receipt store failed") && l.contains(store)) {
+                return;
+            }
+            assert!(
+                Instant::now() < until,
+                "the log names the receipt store and {store}:\n{}",
+                tail(&logs)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// Waits until the one receipt reads done and no call is listed any more.

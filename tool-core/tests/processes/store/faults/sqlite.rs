@@ -70,7 +70,7 @@ pub(super) fn sqlite_a_run_that_ended_while_the_disk_was_full_is_recorded_once_i
             health["kept_writes"].as_u64() > Some(0),
             "the writes kept for later are counted: {health}"
         );
-        setup.log_names_the_receipt_store("--store /");
+        setup.log_names_the_receipt_store("--store /").await;
         setup.disk().free();
         setup.receipt_done_and_call_gone().await;
         eventually("no write is kept any longer", || async { setup.health().await["kept_writes"] == 0 }).await;
