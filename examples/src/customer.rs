@@ -118,8 +118,8 @@ mod tests {
             out.value(),
             json!({"displayName": "Acme", "apiKey": "secret-value", "debugScore": 0.97})
         );
-        assert_eq!(out.display, Some(Ok(json!({"displayName": "Acme"}))));
-        assert_eq!(out.transcript, Some(Ok(json!({"displayName": "Acme"}))));
+        assert_eq!(out.display(), Some(&Ok(json!({"displayName": "Acme"}))));
+        assert_eq!(out.transcript(), Some(&Ok(json!({"displayName": "Acme"}))));
     }
 
     #[tokio::test]

@@ -131,8 +131,26 @@ impl CallData {
     /// Shared, as a call's views hold it ([`ToolCallInfo::data`]). A call that brings nothing
     /// (the common direct call) shares one empty value rather than allocating its own.
     pub fn shared(self) -> Arc<CallData> {
+        if self.is_empty() { Self::empty() } else { Arc::new(self) }
+    }
+
+    /// [`CallData::shared`] out of a call's options: an empty one is left in place (neither
+    /// moved nor dropped twice), another is taken.
+    pub(crate) fn take_shared(&mut self) -> Arc<CallData> {
+        if self.is_empty() {
+            Self::empty()
+        } else {
+            Arc::new(std::mem::take(self))
+        }
+    }
+
+    fn empty() -> Arc<CallData> {
         static EMPTY: std::sync::OnceLock<Arc<CallData>> = std::sync::OnceLock::new();
-        // Field by field, without building a default to compare with.
+        EMPTY.get_or_init(Default::default).clone()
+    }
+
+    /// Whether the call brings nothing: field by field, without building a default to compare with.
+    fn is_empty(&self) -> bool {
         let CallData {
             tool_call_id,
             thread_id,
@@ -144,8 +162,8 @@ impl CallData {
             idempotency_key,
             loaded_tools,
             deferral,
-        } = &self;
-        let empty = tool_call_id.is_none()
+        } = self;
+        tool_call_id.is_none()
             && thread_id.is_none()
             && resource_id.is_none()
             && caller.is_none()
@@ -154,12 +172,7 @@ impl CallData {
             && background.is_none()
             && idempotency_key.is_none()
             && loaded_tools.is_none()
-            && deferral.is_none();
-        if empty {
-            EMPTY.get_or_init(Default::default).clone()
-        } else {
-            Arc::new(self)
-        }
+            && deferral.is_none()
     }
 }
 

@@ -556,7 +556,7 @@ impl Registry {
             Err(e) => return failed(e),
         };
         let env = std::mem::take(&mut options.env);
-        let (running, call_id) = match span.in_scope(|| prepared.start(call_id, &std::mem::take(&mut options.data).shared(), env, None)) {
+        let (running, call_id) = match span.in_scope(|| prepared.start(call_id, &options.data.take_shared(), env, None)) {
             Ok(started) => started,
             Err(e) => return failed(e),
         };
@@ -648,7 +648,7 @@ impl Registry {
         // where that answer lets valid text skip the validator.
         let unique = call::check_limits(id, args, &self.limits, entry.compiled.input_implied())?;
         let input = call::validate_args(&*entry.tool, &entry.compiled, args, unique)?;
-        let context = call::shared_context(call::validate_context(id, &entry.compiled, context)?);
+        let context = call::validate_context(id, &entry.compiled, context)?;
         Ok(Prepared {
             entry,
             input,

@@ -95,6 +95,6 @@ async fn lookup_customer_is_the_seeds_transform_example() {
         out.value(),
         json!({"displayName": "Acme", "apiKey": "secret-value", "debugScore": 0.97})
     );
-    assert_eq!(out.display, Some(Ok(json!({"displayName": "Acme"}))));
-    assert_eq!(out.transcript, Some(Ok(json!({"displayName": "Acme"}))));
+    assert_eq!(out.display(), Some(&Ok(json!({"displayName": "Acme"}))));
+    assert_eq!(out.transcript(), Some(&Ok(json!({"displayName": "Acme"}))));
 }

@@ -43,14 +43,14 @@ pub fn main() {
             .await
             .unwrap();
         assert_eq!(out.value(), json!({"location": "Rome", "temperature_celsius": 21.0}));
-        assert_eq!(out.model_output, Some(ModelOutput::text("Rome: 21°C")));
+        assert_eq!(out.model_output(), Some(&ModelOutput::text("Rome: 21°C")));
         assert_eq!(out.for_model(), ModelOutput::text("Rome: 21°C"));
 
         let out = registry
             .call("weather-hot", json!({"location": "Bergen"}), CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(out.model_output, None);
+        assert_eq!(out.model_output(), None);
         assert_eq!(
             out.for_model(),
             ModelOutput::Json(json!({"location": "Bergen", "temperature_celsius": 12.0}))

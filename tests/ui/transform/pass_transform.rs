@@ -84,8 +84,8 @@ pub fn main() {
             .await
             .unwrap();
         assert_eq!(out.value()["email"], "ada@example.com");
-        assert_eq!(out.display, Some(Ok(json!({"card": {"name": "Ada"}}))));
-        assert_eq!(out.transcript, Some(Ok(json!("Found Ada <redacted>"))));
+        assert_eq!(out.display(), Some(&Ok(json!({"card": {"name": "Ada"}}))));
+        assert_eq!(out.transcript(), Some(&Ok(json!("Found Ada <redacted>"))));
 
         let input = json!({"customer_id": "c-42"});
         assert_eq!(

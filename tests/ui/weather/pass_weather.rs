@@ -56,7 +56,7 @@ pub fn main() {
             .await
             .unwrap();
         assert_eq!(out.value(), json!({"location": "Paris", "temperature_celsius": 21.5}));
-        assert_eq!(out.model_output, None);
+        assert_eq!(out.model_output(), None);
 
         let err = registry
             .call("get-weather", json!({"location": ""}), CallOptions::default())

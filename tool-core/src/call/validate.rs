@@ -9,6 +9,7 @@
 use jsonschema::Validator;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::CallArgs;
 use super::closed::closed;
@@ -82,7 +83,7 @@ pub(crate) fn validate_args<'a>(
     let id = tool.spec().id.as_str();
     match args {
         CallArgs::Text(text) => {
-            let text = text.trim();
+            let text = trimmed(text);
             if text.is_empty() || text == "null" {
                 return validate_input(id, compiled, Value::Null).map(Validated::Value);
             }
@@ -112,6 +113,16 @@ pub(crate) fn validate_args<'a>(
             }
             validate_input(id, compiled, value.clone()).map(Validated::Value)
         }
+    }
+}
+
+/// `text` without surrounding whitespace; text that starts and ends with ASCII that is not
+/// whitespace (a model's usual `{…}`) is returned as is without a scan of either end.
+fn trimmed(text: &str) -> &str {
+    let plain = |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii() && !char::from(b).is_whitespace());
+    match plain(text.as_bytes().first()) && plain(text.as_bytes().last()) {
+        true => text,
+        false => text.trim(),
     }
 }
 
@@ -298,10 +309,11 @@ fn type_of(value: &Value) -> String {
 
 /// Validates the request context; values are quoted redacted as in every error, and a context
 /// that is not an object (it has no keys to judge secrets by) is not quoted at all.
-pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Map<String, Value>, ToolError> {
+pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<Value>) -> Result<Arc<Map<String, Value>>, ToolError> {
     let value = match context {
-        None | Some(Value::Null) if !compiled.has_context() => return Ok(Map::new()),
-        None | Some(Value::Null) => return validate_context_map(tool, compiled, Map::new()),
+        // The common call: no context, no schema for one (no map made, none dropped).
+        None | Some(Value::Null) if !compiled.has_context() => return Ok(super::empty_context()),
+        None | Some(Value::Null) => return validate_context_map(tool, compiled, Map::new()).map(super::shared_context),
         Some(Value::Object(map)) => map,
         Some(other) => {
             return Err(ToolError::with_kind(
@@ -314,7 +326,7 @@ pub(crate) fn validate_context(tool: &str, compiled: &Compiled, context: Option<
             .for_tool(tool));
         }
     };
-    validate_context_map(tool, compiled, value)
+    validate_context_map(tool, compiled, value).map(super::shared_context)
 }
 
 /// Checks an object request context against the tool's context schema.
@@ -421,6 +433,22 @@ mod tests {
     use crate::context::{BoxFuture, ToolCallInfo};
     use crate::spec::ToolSpec;
     use crate::tool::ToolOutput;
+
+    #[test]
+    fn argument_text_is_trimmed_of_any_whitespace_and_plain_text_is_kept() {
+        for (text, want) in [
+            ("{}", "{}"),
+            (" {} ", "{}"),
+            ("\n\t{\"a\": 1}\r\n", "{\"a\": 1}"),
+            ("\u{0b}{}\u{0c}", "{}"),
+            ("\u{a0}{}\u{2003}", "{}"),
+            ("", ""),
+            ("   ", ""),
+            ("é", "é"),
+        ] {
+            assert_eq!(trimmed(text), want, "{text:?}");
+        }
+    }
 
     /// A tool whose input type (`{"n": u32}`) answers `decode_input` when `vouched`.
     struct Counted {

@@ -186,12 +186,13 @@ impl Exchanged {
     /// The call's result: the worker's answer, or why it died.
     fn into_result(self, id: &str, limits: &ProcessLimits) -> Result<ToolOutput, ToolError> {
         match self.answer {
-            Some(Message::Output(o)) => Ok(ToolOutput {
-                model_output: o.model_output,
-                display: o.display,
-                transcript: o.transcript,
-                ..ToolOutput::from_json(o.json)
-            }),
+            Some(Message::Output(o)) => {
+                let mut output = ToolOutput::from_json(o.json);
+                output.set_model_output(o.model_output);
+                output.set_display(o.display);
+                output.set_transcript(o.transcript);
+                Ok(output)
+            }
             Some(Message::Suspended(payload)) => Err(ToolError::suspended(
                 format!("Tool `{id}` is waiting for input and will continue when it is resumed."),
                 payload,

@@ -141,10 +141,10 @@ fn run_on_this_thread(request: Request, sink: Sink) -> Message {
     runtime.shutdown_background();
     match ran {
         Ok(Finished::Output(out)) => Message::Output(Output {
+            model_output: out.model_output().cloned(),
+            display: out.display().cloned(),
+            transcript: out.transcript().cloned(),
             json: out.json,
-            model_output: out.model_output,
-            display: out.display,
-            transcript: out.transcript,
         }),
         Ok(Finished::Suspended(s)) => Message::Suspended(s.payload),
         Err(e) => Message::Failed(e),

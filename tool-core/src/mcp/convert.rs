@@ -258,11 +258,11 @@ pub(super) fn call_result(
     let structured = has_output_schema && value.is_object();
     let mut model = output.full_model_output();
     let is_error = model.is_error();
-    if structured && output.model_output.is_some() {
+    if structured && output.model_output().is_some() {
         model = with_json_block(model, &value);
     }
     let mut result = CallToolResult::default();
-    let Some(bound) = &output.bound else {
+    let Some(bound) = output.bound() else {
         result.content = content(&model)?;
         result.is_error = is_error.then_some(true);
         result.structured_content = structured.then_some(value);
@@ -302,7 +302,7 @@ pub(super) fn call_result(
     let overflow = Overflow {
         call_id: bound.call_id.clone(),
         text: output.full_model_output().to_text(),
-        json: (output.model_output.is_some() || dropped).then(|| value.to_string()),
+        json: (output.model_output().is_some() || dropped).then(|| value.to_string()),
     };
     Ok((result, Some(overflow)))
 }
@@ -337,9 +337,7 @@ mod tests {
     use crate::{DynamicTool, Registry};
 
     fn shown(value: Value, model: ModelOutput) -> ToolOutput {
-        let mut output = ToolOutput::new(value);
-        output.model_output = Some(model);
-        output
+        ToolOutput::new(value).with_model_output(model)
     }
 
     fn tool_with(id: &str, edit: impl FnOnce(&mut ToolSpec)) -> DynamicTool {

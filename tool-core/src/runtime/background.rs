@@ -88,10 +88,7 @@ pub(crate) fn placeholder(runtime: &Runtime, sink: &Sink, call: &CallRef, tool: 
     // The placeholder is the runtime's text, not the tool's output: an output transform (which
     // runs on the typed output) cannot apply to it, and every view shows it as it is (it holds
     // nothing but the task id).
-    let output = ToolOutput {
-        model_output: Some(ModelOutput::Text(text.clone())),
-        ..ToolOutput::new(serde_json::Value::String(text))
-    };
+    let output = ToolOutput::new(serde_json::Value::String(text.clone())).with_model_output(ModelOutput::Text(text));
     sink.send(Event::unchanged(call.event(RunEventKind::ToolResult { output })));
     let started = call.event(RunEventKind::BackgroundTaskStarted {
         task_id: task_id.to_owned(),

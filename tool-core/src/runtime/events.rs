@@ -56,7 +56,7 @@ impl From<&ToolOutput> for ShownOutput {
     fn from(out: &ToolOutput) -> Self {
         ShownOutput {
             result: out.value(),
-            model_output: out.model_output.clone(),
+            model_output: out.model_output().cloned(),
         }
     }
 }
@@ -372,10 +372,7 @@ mod tests {
         );
         assert_eq!(serde_json::from_value::<RunEvent>(wire).unwrap(), error);
         let result: RunEvent = call.event(RunEventKind::ToolResult {
-            output: ToolOutput {
-                model_output: Some(ModelOutput::Text("five".into())),
-                ..ToolOutput::new(json!(5))
-            },
+            output: ToolOutput::new(json!(5)).with_model_output(ModelOutput::Text("five".into())),
         });
         let wire = serde_json::to_value(&result).unwrap();
         assert_eq!(

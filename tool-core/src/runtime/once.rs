@@ -230,16 +230,16 @@ fn interrupted(name: &str, claim: &crate::runtime::Claim) -> ToolError {
 /// What a receipt records of an output: everything a later run answers with (the raw output,
 /// what the model sees, the views' transformed payloads), so the answer is the first run's.
 fn recorded_output(output: &ToolOutput) -> Option<Value> {
-    let view = |v: &Option<Result<Value, crate::ToolError>>| match v {
+    let view = |v: Option<&Result<Value, crate::ToolError>>| match v {
         None => Value::Null,
         Some(Ok(value)) => json!({"ok": value}),
         Some(Err(error)) => json!({"err": error}),
     };
     Some(json!({
         "result": serde_json::from_str::<Value>(output.json.get()).ok()?,
-        "model_output": serde_json::to_value(&output.model_output).ok()?,
-        "display": view(&output.display),
-        "transcript": view(&output.transcript),
+        "model_output": serde_json::to_value(output.model_output()).ok()?,
+        "display": view(output.display()),
+        "transcript": view(output.transcript()),
     }))
 }
 
@@ -263,12 +263,11 @@ fn read_output(mut recorded: Value) -> Result<ToolOutput, String> {
     let result = recorded.get_mut("result").map(Value::take).ok_or("it has no result")?;
     let model_output = serde_json::from_value(recorded.get_mut("model_output").map(Value::take).unwrap_or(Value::Null))
         .map_err(|e| format!("its model output is unreadable ({:?} error)", e.classify()))?;
-    Ok(ToolOutput {
-        model_output,
-        display: view(recorded.get_mut("display").map(Value::take).unwrap_or(Value::Null))?,
-        transcript: view(recorded.get_mut("transcript").map(Value::take).unwrap_or(Value::Null))?,
-        ..ToolOutput::new(result)
-    })
+    let mut output = ToolOutput::new(result);
+    output.set_model_output(model_output);
+    output.set_display(view(recorded.get_mut("display").map(Value::take).unwrap_or(Value::Null))?);
+    output.set_transcript(view(recorded.get_mut("transcript").map(Value::take).unwrap_or(Value::Null))?);
+    Ok(output)
 }
 
 /// A digest of the validated arguments (canonical JSON), to refuse a key reused for others.

@@ -86,10 +86,8 @@ impl Outcome {
     /// `{approved: false, reason, message}`, seen by the model as the message.
     pub fn declined_output(reason: &str) -> ToolOutput {
         let text = Outcome::declined_text(reason);
-        ToolOutput {
-            model_output: Some(ModelOutput::Text(text.clone())),
-            ..ToolOutput::new(serde_json::json!({"approved": false, "reason": reason, "message": text}))
-        }
+        ToolOutput::new(serde_json::json!({"approved": false, "reason": reason, "message": text}))
+            .with_model_output(ModelOutput::Text(text))
     }
 
     /// The outcome's name (`done`, `failed`, `awaiting-approval`, `suspended`,

@@ -168,9 +168,9 @@ impl Scope<'_> {
     fn view_of(&self, raw: &RunEvent, target: TransformTarget) -> Option<ShownEvent> {
         let output = |out: &ToolOutput| {
             let own = if target == TransformTarget::Display {
-                out.display.clone()
+                out.display().cloned()
             } else {
-                out.transcript.clone()
+                out.transcript().cloned()
             };
             match self.show(target, TransformPhase::Output, &out.value(), own) {
                 // The model output is derived from the raw output: a view that rewrites the

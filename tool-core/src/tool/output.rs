@@ -17,22 +17,37 @@ use crate::model_output::ModelOutput;
 ///
 /// Serialised as `{"result": <output>, "model_output"?: …}` (the shape of a result event); the
 /// views' transform results stay in the process.
+///
+/// The raw JSON is a field; the parts most calls lack (the model's view, the display and
+/// transcript views, the budget) sit behind one pointer and are read and set through methods,
+/// so a call's output stays small as it moves from the body to its caller.
+///
+/// ```
+/// use tool_core::{ModelOutput, tool::ToolOutput};
+/// let mut out = ToolOutput::new(serde_json::json!({"rows": 3}));
+/// assert!(out.model_output().is_none() && out.display().is_none());
+/// out.set_model_output(Some(ModelOutput::Text("3 rows".into())));
+/// assert_eq!(out.for_model(), ModelOutput::Text("3 rows".into()));
+/// assert_eq!(out.value(), serde_json::json!({"rows": 3}));
+/// ```
 #[derive(Debug, Clone)]
 pub struct ToolOutput {
     /// The raw output as JSON text, as the application receives it (`null` for `()`).
     pub json: Box<RawValue>,
-    /// What the model sees, when the tool has a `to_model_output` (skipped for null output).
-    pub model_output: Option<ModelOutput>,
-    /// The output as the display target shows it, when a display output transform is set.
-    pub display: Option<Result<Value, ToolError>>,
-    /// The output as the transcript shows it, when a transcript output transform is set.
-    pub transcript: Option<Result<Value, ToolError>>,
-    /// What bounds the model's view of it: set by the registry when the call ran (see
-    /// [`ToolOutput::with_budget`]); never serialised.
-    pub bound: Option<OutputBound>,
+    /// The model output, views and bound, when any is set.
+    views: Option<Box<Views>>,
     /// The output as a tree, when the tool built one for the registry's output check (which
     /// takes it); never cloned, compared or serialised.
     pub(crate) tree: OutputTree,
+}
+
+/// The parts of an output most calls lack.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Views {
+    model_output: Option<ModelOutput>,
+    display: Option<Result<Value, ToolError>>,
+    transcript: Option<Result<Value, ToolError>>,
+    bound: Option<OutputBound>,
 }
 
 /// The tree of an output a typed tool serialised for the output check ([`crate::json::to_tree`]),
@@ -78,7 +93,7 @@ impl Serialize for ToolOutput {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         OutputWire {
             result: self.value(),
-            model_output: self.model_output.clone(),
+            model_output: self.model_output().cloned(),
         }
         .serialize(s)
     }
@@ -87,19 +102,20 @@ impl Serialize for ToolOutput {
 impl<'de> Deserialize<'de> for ToolOutput {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let wire = OutputWire::deserialize(d)?;
-        Ok(ToolOutput {
-            model_output: wire.model_output,
-            ..ToolOutput::new(wire.result)
-        })
+        let mut output = ToolOutput::new(wire.result);
+        output.set_model_output(wire.model_output);
+        Ok(output)
     }
 }
 
 impl PartialEq for ToolOutput {
     fn eq(&self, other: &Self) -> bool {
-        self.value() == other.value()
-            && self.model_output == other.model_output
-            && self.display == other.display
-            && self.transcript == other.transcript
+        let (empty, empty_too) = (Views::default(), Views::default());
+        let (a, b) = (
+            self.views.as_deref().unwrap_or(&empty),
+            other.views.as_deref().unwrap_or(&empty_too),
+        );
+        self.value() == other.value() && a.model_output == b.model_output && a.display == b.display && a.transcript == b.transcript
     }
 }
 
@@ -117,10 +133,7 @@ impl ToolOutput {
     pub fn from_json(json: Box<RawValue>) -> Self {
         ToolOutput {
             json,
-            model_output: None,
-            display: None,
-            transcript: None,
-            bound: None,
+            views: None,
             tree: OutputTree(None),
         }
     }
@@ -152,20 +165,20 @@ impl ToolOutput {
 
     /// What the model would receive with no budget.
     pub fn full_model_output(&self) -> ModelOutput {
-        self.model_output.clone().unwrap_or_else(|| ModelOutput::Json(self.value()))
+        self.model_output().cloned().unwrap_or_else(|| ModelOutput::Json(self.value()))
     }
 
     /// The cut the model receives when the output is over its call's budget (`None` within it,
     /// or without one), the marker ending with `hint(call id)`: how to get the rest.
     pub fn for_model_hinting(&self, hint: impl FnOnce(&str) -> String) -> Option<Cut> {
-        let bound = self.bound.as_ref()?;
+        let bound = self.bound()?;
         self.full_model_output().bounded(&bound.budget, &hint(&bound.call_id))
     }
 
     /// The same output, its model view bounded by `budget` with `call_id` named as the call
     /// that holds the whole (what the registry sets on every call that ran).
     pub fn with_budget(mut self, budget: OutputBudget, call_id: impl Into<String>) -> Self {
-        self.bound = Some(OutputBound {
+        self.views_mut().bound = Some(OutputBound {
             budget,
             call_id: call_id.into(),
         });
@@ -174,7 +187,67 @@ impl ToolOutput {
 
     /// The budget of the model's view of this output, when there is one.
     pub fn budget(&self) -> Option<&OutputBudget> {
-        self.bound.as_ref().map(|b| &b.budget)
+        self.bound().map(|b| &b.budget)
+    }
+
+    /// What the model sees, when the tool has a `to_model_output` (none for a null output).
+    pub fn model_output(&self) -> Option<&ModelOutput> {
+        self.views.as_ref()?.model_output.as_ref()
+    }
+
+    /// Sets (or clears) what the model sees.
+    pub fn set_model_output(&mut self, model_output: Option<ModelOutput>) {
+        self.set(model_output, |v| &mut v.model_output);
+    }
+
+    /// The same output with `model_output` as what the model sees.
+    pub fn with_model_output(mut self, model_output: ModelOutput) -> Self {
+        self.set_model_output(Some(model_output));
+        self
+    }
+
+    /// The output as the display target shows it, when a display output transform is set.
+    pub fn display(&self) -> Option<&Result<Value, ToolError>> {
+        self.views.as_ref()?.display.as_ref()
+    }
+
+    /// Sets (or clears) the display view.
+    pub fn set_display(&mut self, display: Option<Result<Value, ToolError>>) {
+        self.set(display, |v| &mut v.display);
+    }
+
+    /// The output as the transcript shows it, when a transcript output transform is set.
+    pub fn transcript(&self) -> Option<&Result<Value, ToolError>> {
+        self.views.as_ref()?.transcript.as_ref()
+    }
+
+    /// Sets (or clears) the transcript view.
+    pub fn set_transcript(&mut self, transcript: Option<Result<Value, ToolError>>) {
+        self.set(transcript, |v| &mut v.transcript);
+    }
+
+    /// What bounds the model's view of it: set by the registry when the call ran (see
+    /// [`ToolOutput::with_budget`]); never serialised.
+    pub fn bound(&self) -> Option<&OutputBound> {
+        self.views.as_ref()?.bound.as_ref()
+    }
+
+    /// Sets (or clears) the bound of the model's view.
+    pub fn set_bound(&mut self, bound: Option<OutputBound>) {
+        self.set(bound, |v| &mut v.bound);
+    }
+
+    /// Sets one optional part; clearing one that was never set allocates nothing.
+    fn set<T>(&mut self, value: Option<T>, field: impl FnOnce(&mut Views) -> &mut Option<T>) {
+        match (value, &mut self.views) {
+            (None, None) => {}
+            (None, Some(views)) => *field(views) = None,
+            (Some(value), _) => *field(self.views_mut()) = Some(value),
+        }
+    }
+
+    fn views_mut(&mut self) -> &mut Views {
+        self.views.get_or_insert_with(Box::default)
     }
 }
 
@@ -182,4 +255,34 @@ fn null_json() -> Box<RawValue> {
     static NULL: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
     NULL.get_or_init(|| RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("`null` is JSON")))
         .clone()
+}
+
+// A call's output moves from the body to its caller several times: its rare parts stay
+// behind one pointer so that each move is a few words.
+const _: () = assert!(std::mem::size_of::<ToolOutput>() <= 56);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optional_parts_are_set_cleared_and_compared() {
+        let mut out = ToolOutput::new(serde_json::json!(1));
+        out.set_display(None);
+        assert!(out.views.is_none(), "clearing a part never set allocates nothing");
+        out.set_display(Some(Ok(serde_json::json!("one"))));
+        out.set_transcript(Some(Err(ToolError::new("hidden"))));
+        assert_eq!(out.display(), Some(&Ok(serde_json::json!("one"))));
+        assert!(out.transcript().is_some_and(Result::is_err));
+        assert!(out.model_output().is_none() && out.bound().is_none());
+        let copy = out.clone();
+        assert_eq!(copy, out);
+        out.set_display(None);
+        assert!(out.display().is_none() && out.transcript().is_some());
+        assert_ne!(copy, out, "a view is part of the comparison");
+        out.set_transcript(None);
+        assert_eq!(out, ToolOutput::new(serde_json::json!(1)), "no parts compares equal to never set");
+        let bounded = out.with_budget(OutputBudget::bytes(10), "c1");
+        assert_eq!(bounded.bound().map(|b| b.call_id.as_str()), Some("c1"));
+    }
 }

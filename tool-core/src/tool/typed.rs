@@ -119,14 +119,16 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
     }
     let mut finished = serialised(serde_json::value::to_raw_value(output))?;
     if T::HAS_MODEL_OUTPUT && steps.model_output && finished.json.get() != "null" {
-        finished.model_output = T::to_model_output(output);
+        finished.set_model_output(T::to_model_output(output));
     }
     if T::HAS_TRANSFORM {
-        finished.display = steps.display.then(|| output_view::<T>(output, TransformTarget::Display)).flatten();
-        finished.transcript = steps
-            .transcript
-            .then(|| output_view::<T>(output, TransformTarget::Transcript))
-            .flatten();
+        finished.set_display(steps.display.then(|| output_view::<T>(output, TransformTarget::Display)).flatten());
+        finished.set_transcript(
+            steps
+                .transcript
+                .then(|| output_view::<T>(output, TransformTarget::Transcript))
+                .flatten(),
+        );
     }
     if steps.tree {
         finished.tree = OutputTree(crate::json::to_tree(output));

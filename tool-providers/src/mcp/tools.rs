@@ -112,7 +112,7 @@ impl Tool for McpTool {
                 .ok_or_else(|| ToolError::new(format!("The MCP provider of `{name}` is gone.")))?;
             let out = outcome(call_tool(&shared, &name, input, &key, caller).await?);
             let mut output = ToolOutput::new(out.value);
-            output.model_output = out.model_output;
+            output.set_model_output(out.model_output);
             Ok(output)
         })
     }

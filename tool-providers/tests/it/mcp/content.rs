@@ -70,8 +70,7 @@ impl Tool for Radar {
     }
 
     fn execute(&self, _: ToolInput<'_>, _: Arc<Map<String, Value>>, _: ToolCallInfo) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        let mut out = ToolOutput::new(json!({"caption": "Radar for Seattle"}));
-        out.model_output = Some(ModelOutput::content(parts()));
+        let out = ToolOutput::new(json!({"caption": "Radar for Seattle"})).with_model_output(ModelOutput::content(parts()));
         Box::pin(std::future::ready(Ok(out)))
     }
 }
@@ -101,8 +100,8 @@ async fn every_kind_of_content_reaches_the_caller_as_content_parts() {
 
     let out = registry.call("radar", json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(
-        out.model_output,
-        Some(ModelOutput::content(parts())),
+        out.model_output(),
+        Some(&ModelOutput::content(parts())),
         "the image, the resource link, the audio and the embedded resource reach the caller as they left the server"
     );
     assert_eq!(out.value()[1]["type"], "image", "the value is still the blocks");
@@ -119,8 +118,8 @@ async fn every_kind_of_content_reaches_the_caller_as_content_parts() {
     // Beside structured content the value is the structure, and the media are not dropped.
     let out = registry.call("radar_structured", json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(out.value(), json!({"caption": "Radar for Seattle"}));
-    let Some(ModelOutput::Content(got)) = &out.model_output else {
-        panic!("no content parts: {:?}", out.model_output)
+    let Some(ModelOutput::Content(got)) = out.model_output() else {
+        panic!("no content parts: {:?}", out.model_output())
     };
     assert_eq!(got[..parts().len()], parts()[..]);
     provider.close().await;
@@ -159,8 +158,8 @@ async fn an_image_and_a_resource_link_from_another_server_reach_the_caller() {
     let registry = resolved(&provider, &["snapshot"]).await;
     let out = registry.call("snapshot", json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(
-        out.model_output,
-        Some(ModelOutput::content([
+        out.model_output(),
+        Some(&ModelOutput::content([
             ContentPart::text("Front door"),
             ContentPart::ImageData {
                 data: PNG.into(),
