@@ -354,8 +354,10 @@ impl Sink {
             };
             (sink, EventStream::from(From::Ending(ending)))
         };
+        // Made in its box (kilobytes), not on the stack and then copied there.
+        let run: Box<F> = Box::write(Box::new_uninit(), run(sink));
         stream.driver = Some(Driver {
-            run: Box::pin(run(sink)),
+            run: Box::into_pin(run),
             runtime: tokio::runtime::Handle::current(),
         });
         stream
