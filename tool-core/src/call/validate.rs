@@ -37,10 +37,13 @@ fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
 }
 
 /// Input after validation: the argument text itself when it was valid as sent (with the
-/// tool's own input type decoded from it, when that is what showed it valid), or a value.
+/// tool's own input type decoded from it, when that is what showed it valid), the value as the
+/// caller gave it when it was valid as given (borrowed: copied only for a call that outlives
+/// it), or a value (repaired, or owned).
 pub(crate) enum Validated<'a> {
     Text(&'a str),
     Decoded(&'a str, Decoded),
+    Given(&'a Value),
     Value(Value),
 }
 
@@ -49,6 +52,7 @@ impl Validated<'_> {
         match self {
             Validated::Text(t) => ToolInput::Text(t),
             Validated::Decoded(t, decoded) => ToolInput::Decoded(t, decoded),
+            Validated::Given(v) => ToolInput::Value(v),
             Validated::Value(v) => ToolInput::Value(v),
         }
     }
@@ -109,7 +113,7 @@ pub(crate) fn validate_args<'a>(
             // A value repeats no key: an object that decodes into the tool's type is valid.
             if compiled.input_implied() && value.is_object() && crate::tool::hints(tool).and_then(|h| h.value_decodes(value)) == Some(true)
             {
-                return Ok(Validated::Value(value.clone()));
+                return Ok(Validated::Given(value));
             }
             validate_input(id, compiled, value.clone()).map(Validated::Value)
         }

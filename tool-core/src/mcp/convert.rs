@@ -254,9 +254,15 @@ pub(super) fn call_result(
     has_output_schema: bool,
     link: bool,
 ) -> Result<(CallToolResult, Option<Overflow>), serde_json::Error> {
-    let value = output.value();
-    let structured = has_output_schema && value.is_object();
-    let mut model = output.full_model_output();
+    let parsed = output.value();
+    let structured = has_output_schema && parsed.is_object();
+    // The output is parsed once: without `to_model_output`, the model sees that same value
+    // (kept beside it only when the structured content or a budget reads it again).
+    let (mut model, value) = match &output.model_output {
+        Some(model) => (model.clone(), parsed),
+        None if structured || output.bound.is_some() => (ModelOutput::Json(parsed.clone()), parsed),
+        None => (ModelOutput::Json(parsed), Value::Null),
+    };
     let is_error = model.is_error();
     if structured && output.model_output().is_some() {
         model = with_json_block(model, &value);

@@ -36,6 +36,30 @@ pub(crate) struct Prepared<'a> {
 #[cfg(feature = "runtime")]
 pub(crate) type OwnedPrepared = Prepared<'static>;
 
+/// A prepared call about to own its arguments ([`Prepared::into_owning`]): it still lacks them
+/// when they were valid as given (`given`), to be moved in rather than copied.
+#[cfg(feature = "runtime")]
+pub(crate) struct Owning {
+    prepared: OwnedPrepared,
+    given: bool,
+}
+
+#[cfg(feature = "runtime")]
+impl Owning {
+    /// The prepared call owning its arguments: `args` (the arguments it was prepared from)
+    /// moved in when they were valid as given, else the arguments it already owns.
+    pub(crate) fn with(self, args: crate::call::CallArgs<'static>) -> OwnedPrepared {
+        let Owning { mut prepared, given } = self;
+        if given {
+            prepared.input = Validated::Value(match args {
+                crate::call::CallArgs::Value(v) => v,
+                crate::call::CallArgs::Text(t) => crate::json::parse_unique(t.as_bytes()).unwrap_or(Value::Null),
+            });
+        }
+        prepared
+    }
+}
+
 #[cfg(feature = "runtime")]
 impl Clone for OwnedPrepared {
     fn clone(&self) -> Self {
@@ -59,31 +83,47 @@ impl<'a> Prepared<'a> {
     #[cfg(feature = "runtime")]
     pub(crate) fn args(&self) -> std::borrow::Cow<'_, Value> {
         match &self.input {
+            Validated::Given(v) => std::borrow::Cow::Borrowed(*v),
             Validated::Value(v) => std::borrow::Cow::Borrowed(v),
             Validated::Text(t) | Validated::Decoded(t, _) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
         }
     }
 
-    /// The same call owning its arguments (text valid as sent is decoded once).
+    /// The same call owning its arguments (text valid as sent is decoded once, a value valid
+    /// as given is copied).
     #[cfg(feature = "runtime")]
-    pub(crate) fn into_owned(self) -> Result<OwnedPrepared, ToolError> {
-        let input = match self.input {
-            Validated::Value(v) => v,
+    pub(crate) fn into_owned(mut self) -> Result<OwnedPrepared, ToolError> {
+        if let Validated::Given(v) = self.input {
+            self.input = Validated::Value(v.clone());
+        }
+        self.into_owning().map(|owning| owning.prepared)
+    }
+
+    /// [`Prepared::into_owned`] without copying a value valid as given: the caller moves it in
+    /// ([`Owning::with`]) once this borrow of it has ended.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn into_owning(self) -> Result<Owning, ToolError> {
+        let (input, given) = match self.input {
+            Validated::Given(_) => (Value::Null, true),
+            Validated::Value(v) => (v, false),
             Validated::Text(_) | Validated::Decoded(..) => {
                 let id = self.entry.tool.spec().id.as_str();
-                self.input
+                let input = self
+                    .input
                     .as_input()
                     .decode::<Value>()
-                    .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("Tool `{id}`: {e}")).for_tool(id))?
+                    .map_err(|e| ToolError::with_kind(ErrorKind::InvalidInput, format!("Tool `{id}`: {e}")).for_tool(id))?;
+                (input, false)
             }
         };
-        Ok(Prepared {
+        let prepared = Prepared {
             entry: self.entry,
             input: Validated::Value(input),
             context: self.context,
             policy: self.policy,
             budget: self.budget,
-        })
+        };
+        Ok(Owning { prepared, given })
     }
 
     /// Whether the tool's own rule asks for approval of this call by `caller` (fails closed).

@@ -9,6 +9,7 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
@@ -121,6 +122,65 @@ enum Message {
     Outcome(Box<Outcome>),
 }
 
+/// The run's end as its reader sees it when it reads the outcome alone (an MCP request): the
+/// latest outcome, kept in place, and how many senders are left (the stream ends when none
+/// is). No channel: a run read this way sends no events, so nothing queues.
+#[derive(Default)]
+struct Ending {
+    outcome: Option<Outcome>,
+    /// The sinks still able to send (the run's, and the clones a background task took).
+    senders: usize,
+    /// The reader waiting for the last sender to go.
+    reader: Option<std::task::Waker>,
+    /// The stream was dropped: nobody listens any more.
+    closed: bool,
+}
+
+type Shared = Arc<Mutex<Ending>>;
+
+fn lock(ending: &Shared) -> std::sync::MutexGuard<'_, Ending> {
+    ending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Where a sink sends: a channel, or the outcome-only ending (see [`Ending`]).
+enum To {
+    Channel(mpsc::UnboundedSender<Message>),
+    Ending(Shared),
+}
+
+impl Clone for To {
+    fn clone(&self) -> Self {
+        match self {
+            To::Channel(tx) => To::Channel(tx.clone()),
+            To::Ending(ending) => {
+                lock(ending).senders += 1;
+                To::Ending(ending.clone())
+            }
+        }
+    }
+}
+
+impl Drop for To {
+    fn drop(&mut self) {
+        if let To::Ending(ending) = self {
+            let reader = {
+                let mut state = lock(ending);
+                state.senders -= 1;
+                if state.senders == 0 { state.reader.take() } else { None }
+            };
+            if let Some(reader) = reader {
+                reader.wake();
+            }
+        }
+    }
+}
+
+/// Where a stream reads from (see [`To`]).
+enum From {
+    Channel(mpsc::UnboundedReceiver<Message>),
+    Ending(Shared),
+}
+
 /// The events of one run, in order, and its outcome. Ends when the call (and any background
 /// task it started) is done.
 ///
@@ -129,7 +189,7 @@ enum Message {
 /// reader's task, and becomes a task of its own when the stream is dropped (or its reader
 /// stops reading for a while) before the run is over.
 pub struct EventStream {
-    rx: mpsc::UnboundedReceiver<Message>,
+    from: From,
     outcome: Option<Outcome>,
     driver: Option<Driver>,
     /// The conversation's loaded tools the call runs with (see [`EventStream::loaded_tools`]).
@@ -147,17 +207,13 @@ impl EventStream {
     /// The next event; `None` when the run is over. Outcomes are kept for
     /// [`outcome`](Self::outcome).
     pub async fn next(&mut self) -> Option<Event> {
-        loop {
-            match std::future::poll_fn(|cx| self.poll_message(cx)).await? {
-                Message::Event(e) => return Some(*e),
-                Message::Outcome(o) => self.outcome = Some(*o),
-            }
-        }
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
 
-    /// The next message: the run is driven first when this stream drives it, so what it sends
-    /// in this poll is read in this poll (no wake-up of the reader by itself).
-    fn poll_message(&mut self, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+    /// The next event, outcomes kept as they come: the run is driven first when this stream
+    /// drives it, so what it sends in this poll is read in this poll (no wake-up of the reader
+    /// by itself).
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         if let Some(driver) = &mut self.driver {
             // A panic of the runtime's own code (a tool's is caught where it runs) ends this
             // run as it ends a run that is a task: its stream ends without an outcome.
@@ -170,7 +226,28 @@ impl EventStream {
                 }
             }
         }
-        self.rx.poll_recv(cx)
+        match &mut self.from {
+            From::Channel(rx) => loop {
+                match std::task::ready!(rx.poll_recv(cx)) {
+                    Some(Message::Event(e)) => return Poll::Ready(Some(*e)),
+                    Some(Message::Outcome(o)) => self.outcome = Some(*o),
+                    None => return Poll::Ready(None),
+                }
+            },
+            From::Ending(ending) => {
+                let mut state = lock(ending);
+                if let Some(outcome) = state.outcome.take() {
+                    self.outcome = Some(outcome);
+                }
+                if state.senders == 0 {
+                    return Poll::Ready(None);
+                }
+                if !state.reader.as_ref().is_some_and(|r| r.will_wake(cx.waker())) {
+                    state.reader = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        }
     }
 
     /// Lets a run this stream drives go on without it, as a task of its own (a run whose
@@ -229,6 +306,9 @@ impl EventStream {
 impl Drop for EventStream {
     fn drop(&mut self) {
         // Nobody reads the run any more; it still completes.
+        if let From::Ending(ending) = &self.from {
+            lock(ending).closed = true;
+        }
         self.detach();
     }
 }
@@ -236,7 +316,7 @@ impl Drop for EventStream {
 /// Where one run's events and outcomes go.
 #[derive(Clone)]
 pub(crate) struct Sink {
-    tx: mpsc::UnboundedSender<Message>,
+    to: To,
     /// Whether the reader reads the events, not only the outcome (see [`Sink::reads_events`]).
     events: bool,
 }
@@ -244,28 +324,38 @@ pub(crate) struct Sink {
 impl Sink {
     pub(crate) fn channel() -> (Sink, EventStream) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (
-            Sink { tx, events: true },
-            EventStream {
-                rx,
-                outcome: None,
-                driver: None,
-                loaded: None,
-            },
-        )
+        let sink = Sink {
+            to: To::Channel(tx),
+            events: true,
+        };
+        (sink, EventStream::from(From::Channel(rx)))
     }
 
-    /// A channel whose run (`run`, given the sink) is driven by the stream's reader (see
-    /// [`EventStream`]); a reader that only wants the outcome gets no events (`events`:
-    /// false), and the run need not build them. Must be called inside a Tokio runtime.
+    /// A stream whose run (`run`, given the sink) is driven by the stream's reader (see
+    /// [`EventStream`]); a reader that only wants the outcome (`events`: false) gets no events,
+    /// the run need not build them, and its outcome is handed over without a channel. Must be
+    /// called inside a Tokio runtime.
     pub(crate) fn driven<F>(events: bool, run: impl FnOnce(Sink) -> F) -> EventStream
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        let (mut sink, mut stream) = Sink::channel();
-        sink.events = events;
+        let (sink, mut stream) = if events {
+            Sink::channel()
+        } else {
+            let ending: Shared = Arc::new(Mutex::new(Ending {
+                senders: 1,
+                ..Ending::default()
+            }));
+            let sink = Sink {
+                to: To::Ending(ending.clone()),
+                events: false,
+            };
+            (sink, EventStream::from(From::Ending(ending)))
+        };
+        // Made in its box (kilobytes), not on the stack and then copied there.
+        let run: Box<F> = Box::write(Box::new_uninit(), run(sink));
         stream.driver = Some(Driver {
-            run: Box::pin(run(sink)),
+            run: Box::into_pin(run),
             runtime: tokio::runtime::Handle::current(),
         });
         stream
@@ -279,21 +369,40 @@ impl Sink {
     }
 
     pub(crate) fn send(&self, event: Event) {
-        if !self.events {
-            return;
+        if let (true, To::Channel(tx)) = (self.events, &self.to) {
+            // A dropped stream means nobody listens any more; the call still completes.
+            let _ = tx.send(Message::Event(Box::new(event)));
         }
-        // A dropped stream means nobody listens any more; the call still completes.
-        let _ = self.tx.send(Message::Event(Box::new(event)));
     }
 
     /// Whether nobody listens to the run any more.
     pub(crate) fn is_closed(&self) -> bool {
-        self.tx.is_closed()
+        match &self.to {
+            To::Channel(tx) => tx.is_closed(),
+            To::Ending(ending) => lock(ending).closed,
+        }
     }
 
     /// Ends the run (or, for a backgrounded call, its first part) with `outcome`.
     pub(crate) fn end(&self, outcome: Outcome) {
-        let _ = self.tx.send(Message::Outcome(Box::new(outcome)));
+        match &self.to {
+            To::Channel(tx) => {
+                let _ = tx.send(Message::Outcome(Box::new(outcome)));
+            }
+            // Its reader looks at it when the stream ends (woken by the last sender's drop).
+            To::Ending(ending) => lock(ending).outcome = Some(outcome),
+        }
+    }
+}
+
+impl EventStream {
+    fn from(from: From) -> EventStream {
+        EventStream {
+            from,
+            outcome: None,
+            driver: None,
+            loaded: None,
+        }
     }
 }
 
@@ -373,6 +482,39 @@ mod tests {
             assert_eq!(run.events.len(), usize::from(events));
             assert_eq!(reason(&run.outcome), "done");
         }
+    }
+
+    #[tokio::test]
+    async fn an_outcome_only_stream_ends_with_its_last_sender_and_keeps_the_last_outcome() {
+        let (go, wait) = oneshot::channel::<()>();
+        let (seen, closed) = oneshot::channel::<bool>();
+        let stream = Sink::driven(false, |sink| async move {
+            // A background part: the first outcome now, the last from a task of its own.
+            sink.end(declined("first".into()));
+            let later = sink.clone();
+            tokio::spawn(async move {
+                let _ = wait.await;
+                later.end(declined("last".into()));
+                let _ = seen.send(later.is_closed());
+            });
+        });
+        let reader = tokio::spawn(stream.finish());
+        tokio::task::yield_now().await;
+        assert!(!reader.is_finished(), "a sender is left, so the stream goes on");
+        go.send(()).unwrap();
+        assert_eq!(reason(&reader.await.unwrap().outcome), "last");
+        assert_eq!(closed.await, Ok(false), "the reader was still there");
+
+        // Once the stream is dropped, the run's senders know nobody listens.
+        let (done, closed) = oneshot::channel::<bool>();
+        let (go, wait) = oneshot::channel::<()>();
+        let stream = Sink::driven(false, |sink| async move {
+            let _ = wait.await;
+            let _ = done.send(sink.is_closed());
+        });
+        drop(stream);
+        go.send(()).unwrap();
+        assert_eq!(closed.await, Ok(true));
     }
 
     #[tokio::test]

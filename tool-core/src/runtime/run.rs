@@ -51,10 +51,11 @@ impl Runtime {
                 .inner
                 .registry
                 .prepare(tool_name, &args, data.context.clone())
-                .and_then(|p| p.into_owned()),
+                .and_then(|p| p.into_owning()),
         };
         let prepared = match prepared {
-            Ok(p) => p,
+            // Arguments valid as given are moved into the call, not copied.
+            Ok(p) => p.with(args),
             Err(error) => {
                 let args = match args {
                     CallArgs::Value(v) => v,
