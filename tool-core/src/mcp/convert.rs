@@ -258,9 +258,9 @@ pub(super) fn call_result(
     let structured = has_output_schema && parsed.is_object();
     // The output is parsed once: without `to_model_output`, the model sees that same value
     // (kept beside it only when the structured content or a budget reads it again).
-    let (mut model, value) = match &output.model_output {
+    let (mut model, value) = match output.model_output() {
         Some(model) => (model.clone(), parsed),
-        None if structured || output.bound.is_some() => (ModelOutput::Json(parsed.clone()), parsed),
+        None if structured || output.bound().is_some() => (ModelOutput::Json(parsed.clone()), parsed),
         None => (ModelOutput::Json(parsed), Value::Null),
     };
     let is_error = model.is_error();
