@@ -5,6 +5,7 @@
 //! object-safe calls, and the [`Hints`] its types allow. Validation, limits and panic
 //! handling around a call are `call`'s.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -134,6 +135,23 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
     Ok(finished)
 }
 
+/// The run of a typed tool's body, in a module of its own: the code that holds a tool's future
+/// is compiled apart from the rest of the tools' code (an edit of one tool's body then
+/// recompiles only this code of every tool's, not all of `FnTool`'s).
+mod run {
+    use std::future::Future;
+
+    use super::{AfterRun, BoxFuture, ToolError, ToolOutput, TypedTool, finish};
+
+    /// The future of one run: the body's, then its output finished.
+    pub(super) fn boxed<T: TypedTool>(
+        fut: impl Future<Output = Result<T::Output, ToolError>> + Send + 'static,
+        after: AfterRun,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { finish::<T>(after.steps, &fut.await?, after.on_output.as_ref()) })
+    }
+}
+
 /// Logs an `on_output` hook's failure (it does not fail the call).
 fn on_output_ran(call: &ToolCallInfo, ran: Result<(), ToolError>) {
     if let Err(e) = ran {
@@ -192,7 +210,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         // Decoding the input and running the body need `T`; the rest does not (the context
         // needs only the context and payload types, which tools share).
-        let input = match input.take::<T::Input>() {
+        let input = match take_input::<T::Input>(input) {
             Ok(input) => input,
             Err(e) => return failed(decode_error(ErrorKind::InvalidInput, "the input", e)),
         };
@@ -200,8 +218,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
             Ok(prepared) => prepared,
             Err(e) => return failed(e),
         };
-        let fut = T::execute(input, cx);
-        Box::pin(async move { finish::<T>(after.steps, &fut.await?, after.on_output.as_ref()) })
+        run::boxed::<T>(T::execute(input, cx), after)
     }
 
     fn shortcuts(&self) -> Option<Shortcuts<'_>> {
@@ -299,16 +316,80 @@ impl<T: TypedTool> Hints for FnTool<T> {
     }
 
     fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
-        // A `Deserialize` that panics is caught where the body runs; here it means "validate".
-        self.derived.then(|| {
-            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
-                .ok()
-                .flatten()
-        })
+        if !self.derived {
+            return None;
+        }
+        Some(decode_caught(decode_text::<T::Input>, text))
     }
 
     fn value_decodes(&self, value: &Value) -> Option<bool> {
-        self.derived
-            .then(|| crate::panic::catch_panic(|| T::Input::deserialize(value).is_ok()).unwrap_or(false))
+        if !self.derived {
+            return None;
+        }
+        Some(decodes_caught(decodes_text::<T::Input>, value))
     }
+}
+
+// A tool's input type is decoded from text only, a value through its text: the input type's
+// `Deserialize` is compiled for one deserializer, not two (in a crate of tools, the decoding
+// of their input types is most of what they compile). A value's text costs a little more
+// than decoding the value itself, on the arguments of one call.
+
+/// The input as `I`: the value decoded while the call was validated when it is an `I` and no
+/// run has taken it yet, or else decoded from the input's text.
+fn take_input<I: DeserializeOwned + 'static>(input: ToolInput<'_>) -> Result<I, serde_json::Error> {
+    if let ToolInput::Decoded(_, decoded) = input
+        && let Some(value) = decoded.take::<I>()
+    {
+        return Ok(value);
+    }
+    let (text, from_value) = input_text(input);
+    match serde_json::from_str::<I>(&text) {
+        Err(e) if from_value => Err(without_position(e)),
+        decoded => decoded,
+    }
+}
+
+/// The input's text, and whether it was written from a value.
+fn input_text(input: ToolInput<'_>) -> (Cow<'_, str>, bool) {
+    match input {
+        ToolInput::Text(text) | ToolInput::Decoded(text, _) => (Cow::Borrowed(text), false),
+        ToolInput::Value(value) => (Cow::Owned(value.to_string()), true),
+    }
+}
+
+/// An error decoding a value's text, worded as decoding the value itself words it: without
+/// the position in a text the caller never wrote.
+fn without_position(e: serde_json::Error) -> serde_json::Error {
+    if e.line() == 0 {
+        return e;
+    }
+    let message = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    serde::de::Error::custom(message.strip_suffix(&position).unwrap_or(&message))
+}
+
+// The hints' decoding: only the decoding itself is compiled once per input type; the panic
+// catching around it is compiled once for every tool (it takes the decoder as a fn pointer).
+
+/// `text` decoded into `I`, kept for the first run; `None` when it does not decode.
+fn decode_text<I: DeserializeOwned + Send + 'static>(text: &str) -> Option<Decoded> {
+    serde_json::from_str::<I>(text).ok().map(Decoded::new)
+}
+
+/// Whether `text` decodes into `I`.
+fn decodes_text<I: DeserializeOwned>(text: &str) -> bool {
+    serde_json::from_str::<I>(text).is_ok()
+}
+
+/// `decode(text)`; a `Deserialize` that panics is caught where the body runs, here it means
+/// "validate" (`None`).
+fn decode_caught(decode: fn(&str) -> Option<Decoded>, text: &str) -> Option<Decoded> {
+    crate::panic::catch_panic(|| decode(text)).ok().flatten()
+}
+
+/// `decodes(value's text)`; a panic is `false` (validate).
+fn decodes_caught(decodes: fn(&str) -> bool, value: &Value) -> bool {
+    let text = value.to_string();
+    crate::panic::catch_panic(|| decodes(&text)).unwrap_or(false)
 }
