@@ -39,7 +39,7 @@ pub use crate::spec::{
 };
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
 pub use one_field::{NoParams, OneField};
-pub use shared::{registered, source};
+pub use shared::{Returning, registered, returning, source};
 pub use std::borrow::Cow;
 pub use std::default::Default;
 pub use std::future::{Future, ready};

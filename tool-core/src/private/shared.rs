@@ -2,8 +2,12 @@
 //! rather than expanded, type-checked, borrow-checked and compiled in every tool on every
 //! build of the crate that defines it.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
+use crate::error::ToolError;
 use crate::schema::SchemaError;
 use crate::spec::SourceLocation;
 use crate::tool::Tool;
@@ -25,5 +29,33 @@ pub fn source(crate_name: &str, module_path: &str, file: &str, line: u32) -> Sou
         module_path: module_path.to_owned(),
         file: file.to_owned(),
         line,
+    }
+}
+
+/// A tool function's run as the tool's `execute`: its future, what it returned turned into
+/// the tool's result by `finish` ([`tool_result`](super::tool_result)) when it is ready.
+pub fn returning<F: Future, O>(run: F, finish: fn(F::Output) -> Result<O, ToolError>) -> Returning<F, O> {
+    Returning { run, finish }
+}
+
+/// The future [`returning`] gives: a plain future, smaller than the coroutine of an `async`
+/// block around the function's.
+pub struct Returning<F: Future, O> {
+    run: F,
+    finish: fn(F::Output) -> Result<O, ToolError>,
+}
+
+impl<F: Future, O> Future for Returning<F, O> {
+    type Output = Result<O, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `run` is pinned whenever `self` is (structural pinning): it is never moved out
+        // of `self`, `Returning` has no `Drop` impl, and it is `Unpin` only when `F` is.
+        let this = unsafe { self.get_unchecked_mut() };
+        let finish = this.finish;
+        match unsafe { Pin::new_unchecked(&mut this.run) }.poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(returned) => Poll::Ready(finish(returned)),
+        }
     }
 }

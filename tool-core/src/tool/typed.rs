@@ -118,7 +118,7 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
     {
         on_output_ran(call, crate::panic::guarded(|| T::on_output(call, output)));
     }
-    let mut finished = serialised(serde_json::value::to_raw_value(output))?;
+    let mut finished = encoded(output, steps.tree)?;
     if T::HAS_MODEL_OUTPUT && steps.model_output && finished.json.get() != "null" {
         finished.model_output = T::to_model_output(output);
     }
@@ -129,7 +129,14 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
             .then(|| output_view::<T>(output, TransformTarget::Transcript))
             .flatten();
     }
-    if steps.tree {
+    Ok(finished)
+}
+
+/// An output's JSON, and its tree when `tree` (for the registry's output check). Generic over
+/// the output type only, so the tools returning one type compile it once.
+fn encoded<O: serde::Serialize>(output: &O, tree: bool) -> Result<ToolOutput, ToolError> {
+    let mut finished = serialised(serde_json::value::to_raw_value(output))?;
+    if tree {
         finished.tree = OutputTree(crate::json::to_tree(output));
     }
     Ok(finished)
@@ -140,15 +147,46 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
 /// recompiles only this code of every tool's, not all of `FnTool`'s).
 mod run {
     use std::future::Future;
+    use std::marker::PhantomData;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
 
     use super::{AfterRun, BoxFuture, ToolError, ToolOutput, TypedTool, finish};
 
     /// The future of one run: the body's, then its output finished.
     pub(super) fn boxed<T: TypedTool>(
-        fut: impl Future<Output = Result<T::Output, ToolError>> + Send + 'static,
+        run: impl Future<Output = Result<T::Output, ToolError>> + Send + 'static,
         after: AfterRun,
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { finish::<T>(after.steps, &fut.await?, after.on_output.as_ref()) })
+        Box::pin(Finishing::<T, _> {
+            run,
+            after,
+            _tool: PhantomData,
+        })
+    }
+
+    /// The body's future, its output finished when it is ready: a plain future, smaller than
+    /// the coroutine of an `async` block around it.
+    struct Finishing<T, F> {
+        run: F,
+        after: AfterRun,
+        _tool: PhantomData<fn() -> T>,
+    }
+
+    impl<T: TypedTool, F: Future<Output = Result<T::Output, ToolError>>> Future for Finishing<T, F> {
+        type Output = Result<ToolOutput, ToolError>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            // SAFETY: `run` is pinned whenever `self` is (structural pinning): it is never moved
+            // out of `self`, `Finishing` has no `Drop` impl, and it is `Unpin` only when `F` is.
+            let this = unsafe { self.get_unchecked_mut() };
+            let run = unsafe { Pin::new_unchecked(&mut this.run) };
+            match run.poll(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Ready(Ok(output)) => Poll::Ready(finish::<T>(this.after.steps, &output, this.after.on_output.as_ref())),
+            }
+        }
     }
 }
 

@@ -80,10 +80,8 @@ fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> To
             __toolsmith_cx: #pr::ToolContext<Self::Context, Self::Suspend, Self::Resume>,
         ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
             let _ = &__toolsmith_cx;
-            async move {
-                #receive
-                #finish(#name(#(#args),*).await)
-            }
+            #receive
+            #pr::returning(#name(#(#args),*), #finish)
         }
     }
 }
