@@ -5,7 +5,6 @@
 //! object-safe calls, and the [`Hints`] its types allow. Validation, limits and panic
 //! handling around a call are `call`'s.
 
-use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -248,7 +247,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
     ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
         // Decoding the input and running the body need `T`; the rest does not (the context
         // needs only the context and payload types, which tools share).
-        let input = match take_input::<T::Input>(input) {
+        let input = match input.take::<T::Input>() {
             Ok(input) => input,
             Err(e) => return failed(decode_error(ErrorKind::InvalidInput, "the input", e)),
         };
@@ -364,47 +363,8 @@ impl<T: TypedTool> Hints for FnTool<T> {
         if !self.derived {
             return None;
         }
-        Some(decodes_caught(decodes_text::<T::Input>, value))
+        Some(decodes_caught(decodes_value::<T::Input>, value))
     }
-}
-
-// A tool's input type is decoded from text only, a value through its text: the input type's
-// `Deserialize` is compiled for one deserializer, not two (in a crate of tools, the decoding
-// of their input types is most of what they compile). A value's text costs a little more
-// than decoding the value itself, on the arguments of one call.
-
-/// The input as `I`: the value decoded while the call was validated when it is an `I` and no
-/// run has taken it yet, or else decoded from the input's text.
-fn take_input<I: DeserializeOwned + 'static>(input: ToolInput<'_>) -> Result<I, serde_json::Error> {
-    if let ToolInput::Decoded(_, decoded) = input
-        && let Some(value) = decoded.take::<I>()
-    {
-        return Ok(value);
-    }
-    let (text, from_value) = input_text(input);
-    match serde_json::from_str::<I>(&text) {
-        Err(e) if from_value => Err(without_position(e)),
-        decoded => decoded,
-    }
-}
-
-/// The input's text, and whether it was written from a value.
-fn input_text(input: ToolInput<'_>) -> (Cow<'_, str>, bool) {
-    match input {
-        ToolInput::Text(text) | ToolInput::Decoded(text, _) => (Cow::Borrowed(text), false),
-        ToolInput::Value(value) => (Cow::Owned(value.to_string()), true),
-    }
-}
-
-/// An error decoding a value's text, worded as decoding the value itself words it: without
-/// the position in a text the caller never wrote.
-fn without_position(e: serde_json::Error) -> serde_json::Error {
-    if e.line() == 0 {
-        return e;
-    }
-    let message = e.to_string();
-    let position = format!(" at line {} column {}", e.line(), e.column());
-    serde::de::Error::custom(message.strip_suffix(&position).unwrap_or(&message))
 }
 
 // The hints' decoding: only the decoding itself is compiled once per input type; the panic
@@ -415,9 +375,9 @@ fn decode_text<I: DeserializeOwned + Send + 'static>(text: &str) -> Option<Decod
     serde_json::from_str::<I>(text).ok().map(Decoded::new)
 }
 
-/// Whether `text` decodes into `I`.
-fn decodes_text<I: DeserializeOwned>(text: &str) -> bool {
-    serde_json::from_str::<I>(text).is_ok()
+/// Whether `value` decodes into `I`.
+fn decodes_value<I: DeserializeOwned>(value: &Value) -> bool {
+    I::deserialize(value).is_ok()
 }
 
 /// `decode(text)`; a `Deserialize` that panics is caught where the body runs, here it means
@@ -426,8 +386,7 @@ fn decode_caught(decode: fn(&str) -> Option<Decoded>, text: &str) -> Option<Deco
     crate::panic::catch_panic(|| decode(text)).ok().flatten()
 }
 
-/// `decodes(value's text)`; a panic is `false` (validate).
-fn decodes_caught(decodes: fn(&str) -> bool, value: &Value) -> bool {
-    let text = value.to_string();
-    crate::panic::catch_panic(|| decodes(&text)).unwrap_or(false)
+/// `decodes(value)`; a panic is `false` (validate).
+fn decodes_caught(decodes: fn(&Value) -> bool, value: &Value) -> bool {
+    crate::panic::catch_panic(|| decodes(value)).unwrap_or(false)
 }
