@@ -19,6 +19,8 @@ use std::path::PathBuf;
 
 #[path = "private/one_field.rs"]
 pub mod one_field;
+#[path = "private/shared.rs"]
+mod shared;
 
 pub use inventory;
 pub use schemars;
@@ -37,9 +39,10 @@ pub use crate::spec::{
 };
 pub use crate::tool::{Payload, Tool, ToolMeta, TypedTool};
 pub use one_field::{NoParams, OneField};
+pub use shared::{Returning, registered, returning, source};
 pub use std::borrow::Cow;
 pub use std::default::Default;
-pub use std::future::Future;
+pub use std::future::{Future, ready};
 pub use std::marker::Send;
 pub use std::sync::{Arc, OnceLock};
 pub use std::{assert, concat, env, file, line, module_path, stringify, vec};

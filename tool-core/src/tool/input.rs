@@ -40,29 +40,28 @@ impl ToolInput<'_> {
     }
 }
 
-/// A tool's input already decoded into its own type, kept for the call's first run.
-pub struct Decoded(std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>);
+/// A tool's input already decoded into its own type, kept for the call's first run: an
+/// `Option<T>`, emptied by the run that takes it.
+pub struct Decoded(std::sync::Mutex<Box<dyn std::any::Any + Send>>);
 
 impl Decoded {
     /// Keeps `value` for the first run to take.
     pub fn new<T: Send + 'static>(value: T) -> Self {
-        Decoded(std::sync::Mutex::new(Some(Box::new(value))))
+        Decoded(std::sync::Mutex::new(Box::new(Some(value))))
     }
 
     /// The value, once, if it is a `T`.
     pub fn take<T: 'static>(&self) -> Option<T> {
-        // Only the downcast is `T`'s: the lock and the check are compiled once, not per type.
-        match self.take_if(std::any::TypeId::of::<T>())?.downcast::<T>() {
-            Ok(value) => Some(*value),
-            Err(_) => None,
-        }
+        // Only the downcast is `T`'s: the lock is compiled once, not per type.
+        let mut taken = None;
+        self.with_slot(&mut |slot| taken = slot.downcast_mut::<Option<T>>().and_then(Option::take));
+        taken
     }
 
-    /// The value, once, if its type is `type_id` (left in place otherwise).
-    fn take_if(&self, type_id: std::any::TypeId) -> Option<Box<dyn std::any::Any + Send>> {
+    /// Runs `f` on the slot, locked.
+    fn with_slot(&self, f: &mut dyn FnMut(&mut dyn std::any::Any)) {
         let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let value: &dyn std::any::Any = &**slot.as_ref()?;
-        if value.type_id() == type_id { slot.take() } else { None }
+        f(&mut **slot);
     }
 }
 

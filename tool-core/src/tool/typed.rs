@@ -117,7 +117,7 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
     {
         on_output_ran(call, crate::panic::guarded(|| T::on_output(call, output)));
     }
-    let mut finished = serialised(serde_json::value::to_raw_value(output))?;
+    let mut finished = encoded(output, steps.tree)?;
     if T::HAS_MODEL_OUTPUT && steps.model_output && finished.json.get() != "null" {
         finished.set_model_output(T::to_model_output(output));
     }
@@ -130,10 +130,65 @@ fn finish<T: TypedTool>(steps: OutputSteps, output: &T::Output, on_output: Optio
                 .flatten(),
         );
     }
-    if steps.tree {
+    Ok(finished)
+}
+
+/// An output's JSON, and its tree when `tree` (for the registry's output check). Generic over
+/// the output type only, so the tools returning one type compile it once.
+fn encoded<O: serde::Serialize>(output: &O, tree: bool) -> Result<ToolOutput, ToolError> {
+    let mut finished = serialised(serde_json::value::to_raw_value(output))?;
+    if tree {
         finished.tree = OutputTree(crate::json::to_tree(output));
     }
     Ok(finished)
+}
+
+/// The run of a typed tool's body, in a module of its own: the code that holds a tool's future
+/// is compiled apart from the rest of the tools' code (an edit of one tool's body then
+/// recompiles only this code of every tool's, not all of `FnTool`'s).
+mod run {
+    use std::future::Future;
+    use std::marker::PhantomData;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use super::{AfterRun, BoxFuture, ToolError, ToolOutput, TypedTool, finish};
+
+    /// The future of one run: the body's, then its output finished.
+    pub(super) fn boxed<T: TypedTool>(
+        run: impl Future<Output = Result<T::Output, ToolError>> + Send + 'static,
+        after: AfterRun,
+    ) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        Box::pin(Finishing::<T, _> {
+            run,
+            after,
+            _tool: PhantomData,
+        })
+    }
+
+    /// The body's future, its output finished when it is ready: a plain future, smaller than
+    /// the coroutine of an `async` block around it.
+    struct Finishing<T, F> {
+        run: F,
+        after: AfterRun,
+        _tool: PhantomData<fn() -> T>,
+    }
+
+    impl<T: TypedTool, F: Future<Output = Result<T::Output, ToolError>>> Future for Finishing<T, F> {
+        type Output = Result<ToolOutput, ToolError>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            // SAFETY: `run` is pinned whenever `self` is (structural pinning): it is never moved
+            // out of `self`, `Finishing` has no `Drop` impl, and it is `Unpin` only when `F` is.
+            let this = unsafe { self.get_unchecked_mut() };
+            let run = unsafe { Pin::new_unchecked(&mut this.run) };
+            match run.poll(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Ready(Ok(output)) => Poll::Ready(finish::<T>(this.after.steps, &output, this.after.on_output.as_ref())),
+            }
+        }
+    }
 }
 
 /// Logs an `on_output` hook's failure (it does not fail the call).
@@ -202,8 +257,7 @@ impl<T: TypedTool> Tool for FnTool<T> {
             Ok(prepared) => prepared,
             Err(e) => return failed(e),
         };
-        let fut = T::execute(input, cx);
-        Box::pin(async move { finish::<T>(after.steps, &fut.await?, after.on_output.as_ref()) })
+        run::boxed::<T>(T::execute(input, cx), after)
     }
 
     fn shortcuts(&self) -> Option<Shortcuts<'_>> {
@@ -301,16 +355,40 @@ impl<T: TypedTool> Hints for FnTool<T> {
     }
 
     fn decode_input(&self, text: &str) -> Option<Option<Decoded>> {
-        // A `Deserialize` that panics is caught where the body runs; here it means "validate".
-        self.derived.then(|| {
-            crate::panic::catch_panic(|| serde_json::from_str::<T::Input>(text).ok().map(Decoded::new))
-                .ok()
-                .flatten()
-        })
+        if !self.derived {
+            return None;
+        }
+        Some(decode_caught(decode_text::<T::Input>, text))
     }
 
     fn value_decodes(&self, value: &Value) -> Option<bool> {
-        self.derived
-            .then(|| crate::panic::catch_panic(|| T::Input::deserialize(value).is_ok()).unwrap_or(false))
+        if !self.derived {
+            return None;
+        }
+        Some(decodes_caught(decodes_value::<T::Input>, value))
     }
+}
+
+// The hints' decoding: only the decoding itself is compiled once per input type; the panic
+// catching around it is compiled once for every tool (it takes the decoder as a fn pointer).
+
+/// `text` decoded into `I`, kept for the first run; `None` when it does not decode.
+fn decode_text<I: DeserializeOwned + Send + 'static>(text: &str) -> Option<Decoded> {
+    serde_json::from_str::<I>(text).ok().map(Decoded::new)
+}
+
+/// Whether `value` decodes into `I`.
+fn decodes_value<I: DeserializeOwned>(value: &Value) -> bool {
+    I::deserialize(value).is_ok()
+}
+
+/// `decode(text)`; a `Deserialize` that panics is caught where the body runs, here it means
+/// "validate" (`None`).
+fn decode_caught(decode: fn(&str) -> Option<Decoded>, text: &str) -> Option<Decoded> {
+    crate::panic::catch_panic(|| decode(text)).ok().flatten()
+}
+
+/// `decodes(value)`; a panic is `false` (validate).
+fn decodes_caught(decodes: fn(&Value) -> bool, value: &Value) -> bool {
+    crate::panic::catch_panic(|| decodes(value)).unwrap_or(false)
 }

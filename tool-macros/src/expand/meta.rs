@@ -1,7 +1,7 @@
 //! `TypedTool::meta`: the id, description and every option of the attribute, as data.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::LitInt;
 use syn::spanned::Spanned;
 
@@ -10,144 +10,196 @@ use crate::attr::{Approval, Transforms};
 use crate::valid::Names;
 
 /// `fn meta()`; `input_type` is the input's name for messages and `plain_input` whether it
-/// decodes exactly what its schema accepts (expressions).
+/// decodes exactly what its schema accepts (expressions). Only what differs from
+/// `ToolMeta::default()` is written (the rest is `..Default::default()`): most tools set few
+/// options, and each field written is code compiled again for every tool on every build.
 pub fn expand(t: &Tool, names: &Names, input_type: &TokenStream, plain_input: &TokenStream) -> TokenStream {
     let (pr, attrs) = (&t.pr, t.attrs);
     let (id, description) = (&names.id, &names.description);
-    let title = opt(&attrs.title, pr);
-    let strict = attrs.strict.is_some();
-    let blocking = attrs.blocking.is_some();
-    let isolate = match &attrs.isolate {
-        Some(_) => quote!(#pr::Isolation::Process),
-        None => quote!(#pr::Isolation::InProcess),
-    };
-    let approval = match &attrs.require_approval {
-        None => quote!(#pr::ApprovalRule::Never),
-        Some(Approval::Always) => quote!(#pr::ApprovalRule::Always),
-        Some(Approval::Predicate(_)) => quote!(#pr::ApprovalRule::Predicate),
-    };
-    let (mcp, background, hooks, transforms) = (mcp(t), background(t), hooks(t), transforms(t));
-    let provider_options = attrs.provider_options.iter().flatten().map(|(k, e)| {
-        let k = k.to_string();
-        quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
-    });
-    let tags = attrs.tags.iter().flatten();
-    let scopes = attrs.scopes.iter().flatten();
-    let has_model_output = attrs.to_model_output.is_some();
-    let max_model_output = opt(&attrs.max_model_output.map(proc_macro2::Literal::u64_unsuffixed), pr);
-    let idempotent = match attrs.idempotent {
-        None => quote!(#pr::Option::None),
-        Some((_, false)) => quote!(#pr::Option::Some(#pr::Idempotent::Fail)),
-        Some((_, true)) => quote!(#pr::Option::Some(#pr::Idempotent::Recover)),
-    };
-    let (has_suspend, has_resume) = (attrs.suspend.is_some(), attrs.resume.is_some());
-    let client_side = t.f.client_side.is_some();
-    let defer_loading = attrs.defer_loading.is_some();
-    let namespace = opt(&attrs.namespace.as_ref().map(|n| quote!(#pr::String::from(#n))), pr);
-    let eager_input_streaming = opt(&attrs.eager_input_streaming.map(|_| quote!(true)), pr);
-    let allowed_callers = attrs.allowed_callers.iter().flatten();
-    let behavior = opt(
-        &attrs.behavior.map(|nb| match nb {
-            true => quote!(#pr::CallBehavior::NonBlocking),
-            false => quote!(#pr::CallBehavior::Blocking),
-        }),
-        pr,
-    );
+    // The fields `ToolMeta` has besides the six always written below.
+    let mut top = Fields::of(6, pr);
+    top.set(attrs.title.as_ref().map(|title| quote!(title: #pr::Option::Some(#title))));
+    for (name, ty, fields) in [
+        ("policy", "Policy", policy(t)),
+        ("presentation", "Presentation", presentation(t)),
+        ("behaviour", "Behaviour", behaviour(t)),
+    ] {
+        let (name, ty) = (format_ident!("{}", name), format_ident!("{}", ty));
+        top.set((!fields.is_empty()).then(|| quote!(#name: #pr::#ty { #fields })));
+    }
+    top.set(attrs.suspend.is_some().then(|| quote!(has_suspend: true)));
+    top.set(attrs.resume.is_some().then(|| quote!(has_resume: true)));
     quote! {
         fn meta() -> #pr::ToolMeta {
             #pr::ToolMeta {
                 id: #id,
                 description: #description,
-                title: #title,
-                policy: #pr::Policy {
-                    strict: #strict,
-                    require_approval: #approval,
-                    scopes: #pr::strings(&[#(#scopes),*]),
-                    blocking: #blocking,
-                    isolate: #isolate,
-                    background: #background,
-                    idempotent: #idempotent,
-                    max_model_output: #max_model_output,
-                },
-                presentation: #pr::Presentation {
-                    mcp: #mcp,
-                    provider_options: #pr::options(#pr::vec![#(#provider_options),*]),
-                    tags: #pr::strings(&[#(#tags),*]),
-                    input_examples: #pr::Vec::new(),
-                    defer_loading: #defer_loading,
-                    namespace: #namespace,
-                    eager_input_streaming: #eager_input_streaming,
-                    allowed_callers: #pr::strings(&[#(#allowed_callers),*]),
-                    behavior: #behavior,
-                },
-                behaviour: #pr::Behaviour {
-                    hooks: #hooks,
-                    transforms: #pr::vec![#(#transforms),*],
-                    has_model_output: #has_model_output,
-                    client_side: #client_side,
-                },
-                has_suspend: #has_suspend,
-                has_resume: #has_resume,
                 input_type: #input_type,
                 plain_input: #plain_input,
                 plain_output: #pr::Probe::<<Self as #pr::TypedTool>::Output>::ENCODES_PLAIN,
-                source: #pr::SourceLocation {
-                    crate_name: #pr::String::from(#pr::env!("CARGO_PKG_NAME")),
-                    module_path: #pr::String::from(#pr::module_path!()),
-                    file: #pr::String::from(#pr::file!()),
-                    line: #pr::line!(),
-                },
+                source: #pr::source(#pr::env!("CARGO_PKG_NAME"), #pr::module_path!(), #pr::file!(), #pr::line!()),
+                #top
             }
         }
     }
 }
 
-/// `McpSpec`: only the hints the author set.
-fn mcp(t: &Tool) -> TokenStream {
+/// The fields of a struct literal that differ from the struct's default, and
+/// `..Default::default()` for the rest when there is a rest.
+struct Fields {
+    set: Vec<TokenStream>,
+    /// How many fields the struct has (of those this literal may leave out).
+    of: usize,
+    /// `Default::default()` through the private path.
+    default: TokenStream,
+}
+
+impl Fields {
+    fn of(of: usize, pr: &TokenStream) -> Self {
+        Fields {
+            set: Vec::new(),
+            of,
+            default: quote!(#pr::Default::default()),
+        }
+    }
+
+    fn set(&mut self, field: Option<TokenStream>) {
+        self.set.extend(field);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+impl ToTokens for Fields {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let (set, default) = (&self.set, &self.default);
+        tokens.extend(quote!(#(#set,)*));
+        if set.len() < self.of {
+            tokens.extend(quote!(..#default));
+        }
+    }
+}
+
+/// `Policy`'s fields that differ from its default.
+fn policy(t: &Tool) -> Fields {
+    let (pr, attrs) = (&t.pr, t.attrs);
+    let mut f = Fields::of(8, pr);
+    f.set(attrs.strict.is_some().then(|| quote!(strict: true)));
+    f.set(attrs.require_approval.as_ref().map(|approval| match approval {
+        Approval::Always => quote!(require_approval: #pr::ApprovalRule::Always),
+        Approval::Predicate(_) => quote!(require_approval: #pr::ApprovalRule::Predicate),
+    }));
+    f.set(attrs.scopes.as_ref().map(|scopes| quote!(scopes: #pr::strings(&[#(#scopes),*]))));
+    f.set(attrs.blocking.is_some().then(|| quote!(blocking: true)));
+    f.set(attrs.isolate.is_some().then(|| quote!(isolate: #pr::Isolation::Process)));
+    f.set(background(t).map(|background| quote!(background: #background)));
+    f.set(attrs.idempotent.map(|(_, recover)| match recover {
+        false => quote!(idempotent: #pr::Option::Some(#pr::Idempotent::Fail)),
+        true => quote!(idempotent: #pr::Option::Some(#pr::Idempotent::Recover)),
+    }));
+    f.set(attrs.max_model_output.map(|max| {
+        let max = proc_macro2::Literal::u64_unsuffixed(max);
+        quote!(max_model_output: #pr::Option::Some(#max))
+    }));
+    f
+}
+
+/// `Presentation`'s fields that differ from its default.
+fn presentation(t: &Tool) -> Fields {
+    let (pr, attrs) = (&t.pr, t.attrs);
+    // `input_examples` is never written (`TypedTool::input_examples` gives them).
+    let mut f = Fields::of(10, pr);
+    f.set(mcp(t).map(|mcp| quote!(mcp: #mcp)));
+    f.set(attrs.provider_options.as_ref().map(|options| {
+        let options = options.iter().map(|(k, e)| {
+            let k = k.to_string();
+            quote_spanned!(e.span()=> (#k, #pr::to_json(#e)))
+        });
+        quote!(provider_options: #pr::options(#pr::vec![#(#options),*]))
+    }));
+    f.set(attrs.tags.as_ref().map(|tags| quote!(tags: #pr::strings(&[#(#tags),*]))));
+    f.set(attrs.defer_loading.is_some().then(|| quote!(defer_loading: true)));
+    f.set(
+        attrs
+            .namespace
+            .as_ref()
+            .map(|n| quote!(namespace: #pr::Option::Some(#pr::String::from(#n)))),
+    );
+    f.set(
+        attrs
+            .eager_input_streaming
+            .map(|_| quote!(eager_input_streaming: #pr::Option::Some(true))),
+    );
+    f.set(
+        attrs
+            .allowed_callers
+            .as_ref()
+            .map(|callers| quote!(allowed_callers: #pr::strings(&[#(#callers),*]))),
+    );
+    f.set(attrs.behavior.map(|nb| match nb {
+        true => quote!(behavior: #pr::Option::Some(#pr::CallBehavior::NonBlocking)),
+        false => quote!(behavior: #pr::Option::Some(#pr::CallBehavior::Blocking)),
+    }));
+    f
+}
+
+/// `Behaviour`'s fields that differ from its default.
+fn behaviour(t: &Tool) -> Fields {
+    let (pr, a) = (&t.pr, t.attrs);
+    let mut f = Fields::of(4, pr);
+    let hooks = [
+        a.on_input_start.is_some(),
+        a.on_input_delta.is_some(),
+        a.on_input_available.is_some(),
+        a.on_output.is_some(),
+    ];
+    f.set(hooks.contains(&true).then(|| {
+        let [s, d, i, o] = hooks;
+        quote!(hooks: #pr::HookSet { on_input_start: #s, on_input_delta: #d, on_input_available: #i, on_output: #o })
+    }));
+    let transforms = transforms(t);
+    f.set((!transforms.is_empty()).then(|| quote!(transforms: #pr::vec![#(#transforms),*])));
+    f.set(a.to_model_output.is_some().then(|| quote!(has_model_output: true)));
+    f.set(t.f.client_side.is_some().then(|| quote!(client_side: true)));
+    f
+}
+
+/// `McpSpec`: only the hints the author set (`None`: none, the default).
+fn mcp(t: &Tool) -> Option<TokenStream> {
     let pr = &t.pr;
     let icons = t.attrs.icon.iter();
     let icons = quote!(#pr::vec![#(#pr::String::from(#icons)),*]);
     let Some(m) = &t.attrs.mcp else {
-        if t.attrs.icon.is_none() {
-            return quote!(#pr::Default::default());
-        }
-        return quote!(#pr::McpSpec { icons: #icons, ..#pr::Default::default() });
+        t.attrs.icon.as_ref()?;
+        return Some(quote!(#pr::McpSpec { icons: #icons, ..#pr::Default::default() }));
     };
     let title = opt(&m.title.as_ref().map(|t| quote!(#pr::String::from(#t))), pr);
     let (r, d) = (opt(&m.read_only_hint, pr), opt(&m.destructive_hint, pr));
     let (i, o) = (opt(&m.idempotent_hint, pr), opt(&m.open_world_hint, pr));
     let meta = opt(&m.meta.as_ref().map(|e| quote_spanned!(e.span()=> #pr::to_json(#e))), pr);
     let requires = m.requires.iter().flatten();
-    quote! {
+    Some(quote! {
         #pr::McpSpec {
             title: #title, read_only_hint: #r, destructive_hint: #d, idempotent_hint: #i, open_world_hint: #o, meta: #meta,
             icons: #icons, requires: #pr::vec![#(#pr::String::from(#requires)),*],
         }
-    }
+    })
 }
 
-/// `BackgroundSpec`, when `background` is set.
-fn background(t: &Tool) -> TokenStream {
+/// `Some(BackgroundSpec)`, when `background` is set.
+fn background(t: &Tool) -> Option<TokenStream> {
     let pr = &t.pr;
-    let Some(b) = &t.attrs.background else {
-        return quote!(#pr::Option::None);
-    };
+    let b = t.attrs.background.as_ref()?;
     let enabled = b.enabled.as_ref().is_none_or(|l| l.value);
     let required = b.required.is_some();
     let asks_first = b.asks_first.is_some();
     let int = |v: &Option<LitInt>| opt(v, pr);
     let (timeout, retries, wait) = (int(&b.timeout_ms), int(&b.max_retries), int(&b.wait_timeout_ms));
-    quote! {
+    Some(quote! {
         #pr::Option::Some(#pr::BackgroundSpec { enabled: #enabled, required: #required, asks_first: #asks_first, timeout_ms: #timeout, max_retries: #retries, wait_timeout_ms: #wait })
-    }
-}
-
-/// `HookSet`: which lifecycle hooks are set.
-fn hooks(t: &Tool) -> TokenStream {
-    let (pr, a) = (&t.pr, t.attrs);
-    let (s, d) = (a.on_input_start.is_some(), a.on_input_delta.is_some());
-    let (i, o) = (a.on_input_available.is_some(), a.on_output.is_some());
-    quote!(#pr::HookSet { on_input_start: #s, on_input_delta: #d, on_input_available: #i, on_output: #o })
+    })
 }
 
 /// `(TransformTarget, TransformPhase)` for every configured transform.

@@ -12,7 +12,7 @@ pub fn expand(t: &Tool, id: &str) -> TokenStream {
             /// The registered tool (spec and schemas built once per process).
             #vis fn tool() -> #pr::Result<#pr::Arc<dyn #pr::Tool>, #pr::SchemaError> {
                 static TOOL: #pr::OnceLock<#pr::Result<#pr::Arc<dyn #pr::Tool>, #pr::SchemaError>> = #pr::OnceLock::new();
-                TOOL.get_or_init(<#name as #pr::TypedTool>::into_tool).clone()
+                #pr::registered(&TOOL, <#name as #pr::TypedTool>::into_tool)
             }
         }
 

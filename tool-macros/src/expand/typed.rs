@@ -60,8 +60,7 @@ fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> To
                 _: Self::Input,
                 _: #pr::ToolContext<Self::Context, Self::Suspend, Self::Resume>,
             ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
-                let __toolsmith_error = #pr::client_side_error(<Self as #pr::TypedTool>::meta().id);
-                async move { #pr::Result::Err(__toolsmith_error) }
+                #pr::ready(#pr::Result::Err(#pr::client_side_error(<Self as #pr::TypedTool>::meta().id)))
             }
 
             fn read_result(__toolsmith_result: #pr::serde_json::Value) -> #pr::Result<Self::Output, #pr::ToolError> {
@@ -81,10 +80,8 @@ fn execute_fn(t: &Tool, input: &Input, output: &Output, context: &Context) -> To
             __toolsmith_cx: #pr::ToolContext<Self::Context, Self::Suspend, Self::Resume>,
         ) -> impl #pr::Future<Output = #pr::Result<Self::Output, #pr::ToolError>> + #pr::Send + 'static {
             let _ = &__toolsmith_cx;
-            async move {
-                #receive
-                #finish(#name(#(#args),*).await)
-            }
+            #receive
+            #pr::returning(#name(#(#args),*), #finish)
         }
     }
 }
