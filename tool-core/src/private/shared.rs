@@ -38,22 +38,23 @@ pub fn returning<F: Future, O>(run: F, finish: fn(F::Output) -> Result<O, ToolEr
     Returning { run, finish }
 }
 
-/// The future [`returning`] gives: a plain future, smaller than the coroutine of an `async`
-/// block around the function's.
-pub struct Returning<F: Future, O> {
-    run: F,
-    finish: fn(F::Output) -> Result<O, ToolError>,
+pin_project_lite::pin_project! {
+    /// The future [`returning`] gives: a plain future, smaller than the coroutine of an `async`
+    /// block around the function's.
+    pub struct Returning<F: Future, O> {
+        #[pin]
+        run: F,
+        finish: fn(F::Output) -> Result<O, ToolError>,
+    }
 }
 
 impl<F: Future, O> Future for Returning<F, O> {
     type Output = Result<O, ToolError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `run` is pinned whenever `self` is (structural pinning): it is never moved out
-        // of `self`, `Returning` has no `Drop` impl, and it is `Unpin` only when `F` is.
-        let this = unsafe { self.get_unchecked_mut() };
-        let finish = this.finish;
-        match unsafe { Pin::new_unchecked(&mut this.run) }.poll(cx) {
+        let this = self.project();
+        let finish = *this.finish;
+        match this.run.poll(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(returned) => Poll::Ready(finish(returned)),
         }

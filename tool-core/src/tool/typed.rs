@@ -166,23 +166,23 @@ mod run {
         })
     }
 
-    /// The body's future, its output finished when it is ready: a plain future, smaller than
-    /// the coroutine of an `async` block around it.
-    struct Finishing<T, F> {
-        run: F,
-        after: AfterRun,
-        _tool: PhantomData<fn() -> T>,
+    pin_project_lite::pin_project! {
+        /// The body's future, its output finished when it is ready: a plain future, smaller
+        /// than the coroutine of an `async` block around it.
+        struct Finishing<T, F> {
+            #[pin]
+            run: F,
+            after: AfterRun,
+            _tool: PhantomData<fn() -> T>,
+        }
     }
 
     impl<T: TypedTool, F: Future<Output = Result<T::Output, ToolError>>> Future for Finishing<T, F> {
         type Output = Result<ToolOutput, ToolError>;
 
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-            // SAFETY: `run` is pinned whenever `self` is (structural pinning): it is never moved
-            // out of `self`, `Finishing` has no `Drop` impl, and it is `Unpin` only when `F` is.
-            let this = unsafe { self.get_unchecked_mut() };
-            let run = unsafe { Pin::new_unchecked(&mut this.run) };
-            match run.poll(cx) {
+            let this = self.project();
+            match this.run.poll(cx) {
                 Poll::Pending => Poll::Pending,
                 Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
                 Poll::Ready(Ok(output)) => Poll::Ready(finish::<T>(this.after.steps, &output, this.after.on_output.as_ref())),
