@@ -479,7 +479,8 @@ pub struct BackgroundSpec {
     /// Retries after a failed attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
-    /// How long a caller waits for the result before the placeholder is returned.
+    /// How long a caller waits for the result before the placeholder is returned (`0`: the
+    /// placeholder at once, however fast the task ends).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_timeout_ms: Option<u64>,
 }

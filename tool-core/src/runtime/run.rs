@@ -127,7 +127,7 @@ impl Runtime {
         let may_background = may_background && !(resume.is_none() && background::asks_first(tool.spec()));
         if let (true, Some(queue)) = (may_background, &self.inner.tasks) {
             if let Some(settings) = background::settings(tool.spec(), data.background.as_ref()) {
-                return Box::pin(tasks::enqueue(self, queue, sink, (prepared, call), data, settings, resume)).await;
+                return Box::pin(tasks::enqueue(self, queue, sink, (prepared, call, origin), data, settings, resume)).await;
             }
         } else if may_background
             && resume.is_none()

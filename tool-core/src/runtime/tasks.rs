@@ -21,6 +21,7 @@ use super::background::{self, Settings};
 use super::events::{CallRef, RunEventKind};
 use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
+use super::run::Origin;
 use super::run::fail;
 use super::store::{ClaimedTask, NewTask, StoreError, TaskLease, TaskRecord, TaskState, TaskStore};
 use super::{Inner, Runtime};
@@ -164,7 +165,7 @@ pub(crate) async fn enqueue(
     runtime: &Runtime,
     queue: &Arc<Queue>,
     sink: &Sink,
-    (prepared, call): (&OwnedPrepared, &CallRef),
+    (prepared, call, origin): (&OwnedPrepared, &CallRef, Origin),
     data: Arc<CallData>,
     settings: Settings,
     resume_data: Option<Value>,
@@ -195,12 +196,19 @@ pub(crate) async fn enqueue(
         ));
         return fail(sink, &viewer, call, error.for_tool(name));
     }
-    // The task is the call's record from now on: an approved call leaves the pending store.
-    runtime.forget(&call.tool_call_id).await;
+    // The task is the call's record from now on: an approved call leaves the pending store. A
+    // fresh call was never there, and removing its id now could only remove what its own task
+    // stored meanwhile (a worker on another thread that ran it and saw it suspend itself).
+    if origin == Origin::Stored {
+        runtime.forget(&call.tool_call_id).await;
+    }
     queue.start(&runtime.inner);
     queue.wake.notify_one();
     let (task_id, data) = (task.task_id, task.data);
-    if let Some(wait) = settings.wait
+    // A wait of zero answers with the placeholder at once, however fast the task: whether a
+    // worker on another thread ended it before this line ran is not the caller's to see (an
+    // MCP client that asked for a task gets its handle every time).
+    if let Some(wait) = settings.wait.filter(|w| !w.is_zero())
         && let Ok(Some(record)) = tokio::time::timeout(wait, watch(queue, &task_id, None)).await
     {
         if became_waiting(runtime, sink, call, &*tool, &record).await {

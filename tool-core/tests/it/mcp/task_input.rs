@@ -113,7 +113,10 @@ async fn a_task_answered_in_parts_on_two_instances_completes_with_both() {
     let (one, other) = (instance(dir.path()).await, instance(dir.path()).await);
     let (a, b) = (url(&one), url(&other));
     let handle = call(&a, "tools/call", json!({"name": "ti-two", "arguments": {}}), TASKS()).await;
-    let task_id = handle["taskId"].as_str().expect("a task handle").to_owned();
+    let task_id = handle["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task handle: {handle}"))
+        .to_owned();
     let waiting = settled(&a, &task_id).await;
     assert_eq!(waiting["status"], "input_required", "{waiting}");
     assert_eq!(keys(&waiting), ["first", "second"]);
