@@ -372,7 +372,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// here: the gate removes the header once it has read it.
     pub(super) fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
         if ctx.extensions.get::<axum::http::request::Parts>().is_none() || (!self.stateless && !modern(ctx)) {
-            return Some(self.session.id.clone());
+            return Some(self.session.id().to_owned());
         }
         identity::caller_of(ctx).map(|caller| caller.owner())
     }

@@ -10,7 +10,7 @@
 //! by the client", `ask`), as when the client cancels that one request. Calls handed to a person
 //! (`toolsmith call ID --approve`) are no longer the session's and keep waiting.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::ServerHandler;
 use rmcp::model::LoggingLevel;
@@ -28,8 +28,10 @@ pub(super) struct Session {
     level: Mutex<Option<LoggingLevel>>,
     calls: Arc<Semaphore>,
     /// Who owns what the session's calls leave behind (their kept full results): random, from
-    /// a CSPRNG seeded from the OS, never sent to the client.
-    pub(super) id: String,
+    /// a CSPRNG seeded from the OS, never sent to the client; drawn when first needed (a
+    /// session that keeps no result never draws one, nor does the server's template session,
+    /// so an idle server has not seeded the generator).
+    id: OnceLock<String>,
     /// The tools the session loaded through tool search.
     pub(super) loaded: super::tool_search::SessionLoaded,
 }
@@ -39,9 +41,14 @@ impl Session {
         Session {
             level: Mutex::new(None),
             calls: Arc::new(Semaphore::new(config.max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS))),
-            id: uuid::Uuid::new_v4().simple().to_string(),
+            id: OnceLock::new(),
             loaded: Default::default(),
         }
+    }
+
+    /// The session's id (see `id`), drawn at its first use.
+    pub(super) fn id(&self) -> &str {
+        self.id.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
     }
 
     /// The client's `logging/setLevel` (revisions up to 2025-11-25).
@@ -156,5 +163,24 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             slot.link(ctx);
         }
         Ok(slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session draws its id when first asked (not when it opens), keeps it, and no two
+    /// sessions share one.
+    #[test]
+    fn a_session_draws_its_id_at_its_first_use() {
+        let config = McpConfig::default();
+        let (one, two) = (Session::new(&config), Session::new(&config));
+        assert!(one.id.get().is_none(), "a new session has drawn no id");
+        let id = one.id().to_owned();
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(one.id(), id, "the id does not change once drawn");
+        assert_ne!(two.id(), id);
     }
 }

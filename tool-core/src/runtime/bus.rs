@@ -9,7 +9,7 @@
 //!
 //! [`PendingStore::bus`]: super::PendingStore::bus
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -75,7 +75,11 @@ pub trait Bus: Send + Sync + 'static {
 pub struct MemoryBus {
     id: String,
     key: [u8; 32],
-    sender: broadcast::Sender<Arc<BusMessage>>,
+    /// The channel, made at the first subscription: its backlog ([`BUS_BACKLOG`] slots, 32 KiB)
+    /// is most of an idle server's heap, and a server that shares no store never subscribes to
+    /// its own bus. A message published before anyone subscribed reaches nobody, as it would
+    /// through a channel without receivers.
+    sender: OnceLock<broadcast::Sender<Arc<BusMessage>>>,
 }
 
 impl std::fmt::Debug for MemoryBus {
@@ -98,7 +102,7 @@ impl MemoryBus {
         MemoryBus {
             id: format!("local-{id}"),
             key,
-            sender: broadcast::channel(BUS_BACKLOG).0,
+            sender: OnceLock::new(),
         }
     }
 }
@@ -113,6 +117,10 @@ impl Bus for MemoryBus {
         if to.is_some_and(|to| to != self.id) {
             return Ok(());
         }
+        // Nobody ever subscribed: nobody listens.
+        let Some(sender) = self.sender.get() else {
+            return Ok(());
+        };
         let message = BusMessage {
             from: self.id.clone(),
             to: to.map(str::to_owned),
@@ -120,12 +128,12 @@ impl Bus for MemoryBus {
             body: body.clone(),
         };
         // Nobody listening is not an error: the message reaches whoever listens.
-        let _ = self.sender.send(Arc::new(message));
+        let _ = sender.send(Arc::new(message));
         Ok(())
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<BusMessage>> {
-        self.sender.subscribe()
+        self.sender.get_or_init(|| broadcast::channel(BUS_BACKLOG).0).subscribe()
     }
 
     async fn alive(&self, id: &str) -> Result<bool, StoreError> {
@@ -237,5 +245,24 @@ mod tests {
         bus.publish(Some(bus.instance_id()), "mine", &Value::Null).await.unwrap();
         assert_eq!(rx.recv().await.unwrap().topic, "mine");
         assert!(!bus.alive("elsewhere").await.unwrap());
+    }
+
+    /// The channel is made at the first subscription: a message published before it reaches
+    /// nobody (as through a channel without receivers), every one after reaches each
+    /// subscriber, a late subscriber included, from its subscription on.
+    #[tokio::test]
+    async fn a_memory_bus_makes_its_channel_when_first_subscribed() {
+        let bus = MemoryBus::new();
+        assert!(bus.sender.get().is_none(), "a new bus holds no channel");
+        bus.publish(None, "unheard", &Value::Null).await.unwrap();
+        assert!(bus.sender.get().is_none(), "publishing to nobody makes no channel");
+        let mut first = bus.subscribe();
+        bus.publish(None, "one", &Value::Null).await.unwrap();
+        let mut second = bus.subscribe();
+        bus.publish(Some(bus.instance_id()), "two", &Value::Null).await.unwrap();
+        assert_eq!(first.recv().await.unwrap().topic, "one");
+        assert_eq!(first.recv().await.unwrap().topic, "two");
+        assert_eq!(second.recv().await.unwrap().topic, "two");
+        assert!(first.try_recv().is_err() && second.try_recv().is_err());
     }
 }
