@@ -21,9 +21,22 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
+# How many of a binary's pages an idle process holds depends on how the file entered the page
+# cache (a binary just linked or copied sits in larger folios than one read back from disk), so
+# each binary is dropped from the cache before it starts: both sides then fault their pages in
+# the same way, whatever happened to the files before (EVICT=0 to keep the cache as it is).
+evict() {
+  [[ "${EVICT:-1}" == 1 ]] || return 0
+  python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
+}
+
 measure() { # measure NAME COMMAND...: prints "NAME IDLE_KIB SESSIONS_KIB"
   local name=$1
   shift
+  evict "$1"
   "$@" 2>"$OUT/$name.log" >/dev/null &
   local pid=$! url
   PIDS+=("$pid")
