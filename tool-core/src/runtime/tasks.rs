@@ -199,6 +199,8 @@ pub(crate) async fn enqueue(
             Ok(Some(CallState::Running(claim))) => Some(claim),
             Ok(_) => None,
             Err(e) => {
+                // Nothing was queued: the call waits again for a later decision.
+                runtime.release(&call.tool_call_id).await;
                 let name = &call.tool_name;
                 let error = ToolError::new(format!(
                     "Tool `{name}` runs in the background, and its task could not be queued ({e}); it was not run."

@@ -46,6 +46,8 @@ pub async fn asks_again(#[ctx] cx: ToolContext<RequestContext, Question, Reply>)
 struct LateRemoval {
     inner: MemoryStore,
     armed: AtomicBool,
+    /// `state` fails (the store is unreachable) while set.
+    unreadable: AtomicBool,
     saves: Mutex<HashMap<String, u32>>,
     removals: Mutex<Vec<&'static str>>,
 }
@@ -106,6 +108,9 @@ impl PendingStore for LateRemoval {
         Ok(removed)
     }
     async fn state(&self, id: &str) -> Result<Option<CallState>, StoreError> {
+        if self.unreadable.load(SeqCst) {
+            return Err(StoreError::storage("the store is unreachable"));
+        }
         self.inner.state(id).await
     }
     async fn get(&self, id: &str) -> Result<Option<PendingCall>, StoreError> {
@@ -186,4 +191,35 @@ async fn a_continued_call_suspended_again_by_its_task_before_the_removal_is_kept
     assert_eq!(output.value(), json!("finished"));
     assert_eq!(store.removals().last(), Some(&"remove_claimed: removed"));
     assert!(store.get(&id).await.unwrap().is_none(), "a finished call leaves the store");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continued_call_whose_claim_cannot_be_read_is_not_queued_and_waits_again() {
+    let (store, tasks) = (Arc::new(LateRemoval::default()), Arc::new(MemoryStore::new()));
+    let runtime = runtime(&store, &tasks);
+    let run = runtime.call("race-asks-again", json!({}), CallOptions::default()).finish().await;
+    let Outcome::AwaitingApproval(waiting) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    let id = waiting.id().to_owned();
+    store.unreadable.store(true, SeqCst);
+    let approved = runtime.approve(&id, ResumeOptions::default()).await.unwrap();
+    let approved = tokio::time::timeout(PATIENCE, approved.finish())
+        .await
+        .expect("the approved run did not end");
+    let Outcome::Failed(error) = approved.outcome else {
+        panic!("{:?}", approved.outcome)
+    };
+    assert!(error.message().contains("could not be queued"), "{error:?}");
+    assert!(tasks.list_tasks(None, 10).await.unwrap().is_empty(), "nothing was queued");
+    store.unreadable.store(false, SeqCst);
+    assert_eq!(store.state(&id).await.unwrap(), Some(CallState::Waiting), "the call waits again");
+    assert!(store.removals().is_empty(), "nothing was removed");
+    // Approved again once the store answers: queued, and it suspends itself.
+    let approved = runtime.approve(&id, ResumeOptions::default()).await.unwrap();
+    let approved = tokio::time::timeout(PATIENCE, approved.finish())
+        .await
+        .expect("the approved run did not end");
+    assert!(matches!(approved.outcome, Outcome::Suspended(_)), "{:?}", approved.outcome);
+    suspended(&store, &id).await;
 }
