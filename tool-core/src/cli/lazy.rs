@@ -84,6 +84,16 @@ impl PendingStore for LazyStore {
     async fn abandon(&self, id: &str, claim: &crate::runtime::backend::Claim) -> Result<bool, StoreError> {
         self.open().await?.abandon(id, claim).await
     }
+    async fn remove_claimed(&self, id: &str, claim: &crate::runtime::backend::Claim) -> Result<bool, StoreError> {
+        // A claim was taken through the opened store: without one there is nothing to remove.
+        match self.store.get() {
+            None => Ok(false),
+            Some(_) => self.open().await?.remove_claimed(id, claim).await,
+        }
+    }
+    async fn state(&self, id: &str) -> Result<Option<crate::runtime::backend::CallState>, StoreError> {
+        self.open().await?.state(id).await
+    }
 }
 
 /// The receipts of a [`LazyStore`]: the opened store's own (its file or database), opened on

@@ -16,6 +16,7 @@ use super::binding::Binding;
 use super::events::{CallRef, Event, RunEventKind};
 use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
+use super::state::Claim;
 use super::views::Viewer;
 use super::{Runtime, approval_resume_schema, background, log_hook, tasks};
 use crate::call::{CallArgs, CallOptions, Finished, new_call_id, trace};
@@ -167,7 +168,7 @@ impl Runtime {
     /// end removes nothing from the store (no write per plain call, and a waiting call that
     /// happens to share its id is left alone).
     #[allow(clippy::too_many_arguments)]
-    async fn report_from(
+    pub(crate) async fn report_from(
         &self,
         origin: Origin,
         sink: &Sink,
@@ -280,6 +281,29 @@ impl Runtime {
             let _held = &held;
             let (store, id) = (store.clone(), owned.clone());
             async move { store.remove(&id).await }
+        })
+        .await;
+    }
+}
+
+impl Runtime {
+    /// [`forget`](Self::forget) a continued call only while it is still running under `claim`,
+    /// the claim this runtime took: for a call handed to something that may store it again on
+    /// another thread (a durable task whose tool suspends itself again saves a new waiting call
+    /// under the same id), which the removal must leave alone. Kept and tried again like
+    /// `forget` when the store fails.
+    pub(crate) async fn forget_claimed(&self, id: &str, claim: Claim) {
+        let (store, owned) = (self.inner.store.clone(), id.to_owned());
+        let held = super::decide::Held(id.to_owned());
+        super::settle::settle("remove a resolved call", id, move || {
+            let _held = &held;
+            let (store, id) = (store.clone(), owned.clone());
+            async move {
+                if !store.remove_claimed(&id, &claim).await? {
+                    tracing::debug!(tool_call_id = %id, "a continued call was stored again since it was handed on; it is kept");
+                }
+                Ok(())
+            }
         })
         .await;
     }

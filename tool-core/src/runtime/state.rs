@@ -47,6 +47,26 @@ impl std::fmt::Display for Claim {
     }
 }
 
+impl Claim {
+    /// The claim time of a claim this process takes now: the clock in milliseconds, but always
+    /// later than this process's previous claim, so no two claims of one process are equal (a
+    /// call stored again and claimed again within one millisecond is another claim, which
+    /// [`remove_claimed`](super::backend::PendingStore::remove_claimed) leaves alone).
+    pub(crate) fn now_ms() -> u64 {
+        static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+        let now = u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX);
+        let mut last = LAST.load(std::sync::atomic::Ordering::Relaxed);
+        loop {
+            let at = now.max(last.saturating_add(1));
+            match LAST.compare_exchange_weak(last, at, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed) {
+                Ok(_) => return at,
+                Err(seen) => last = seen,
+            }
+        }
+    }
+}
+
 /// Where a stored call is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallState {

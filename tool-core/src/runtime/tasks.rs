@@ -23,6 +23,7 @@ use super::outcome::{Outcome, Sink, Waiting};
 use super::pending::{PendingCall, PendingKind};
 use super::run::Origin;
 use super::run::fail;
+use super::state::CallState;
 use super::store::{ClaimedTask, NewTask, StoreError, TaskLease, TaskRecord, TaskState, TaskStore};
 use super::{Inner, Runtime};
 use crate::call::{CallArgs, Finished};
@@ -189,6 +190,26 @@ pub(crate) async fn enqueue(
         created_at_ms: now_ms(),
         resume_data,
     };
+    // The claim this runtime took on a continued call, read while nothing else can have
+    // touched the call (its task does not exist yet): the removal below removes the call only
+    // while it is still under that claim. `None` from a store that shows no claims: the call
+    // is removed as it is.
+    let claim = match origin {
+        Origin::Stored => match runtime.inner.store.state(&call.tool_call_id).await {
+            Ok(Some(CallState::Running(claim))) => Some(claim),
+            Ok(_) => None,
+            Err(e) => {
+                // Nothing was queued: the call waits again for a later decision.
+                runtime.release(&call.tool_call_id).await;
+                let name = &call.tool_name;
+                let error = ToolError::new(format!(
+                    "Tool `{name}` runs in the background, and its task could not be queued ({e}); it was not run."
+                ));
+                return fail(sink, &viewer, call, error.for_tool(name));
+            }
+        },
+        Origin::Fresh => None,
+    };
     if let Err(e) = queue.store.enqueue_task(&task).await {
         let name = &call.tool_name;
         let error = ToolError::new(format!(
@@ -196,11 +217,15 @@ pub(crate) async fn enqueue(
         ));
         return fail(sink, &viewer, call, error.for_tool(name));
     }
-    // The task is the call's record from now on: an approved call leaves the pending store. A
-    // fresh call was never there, and removing its id now could only remove what its own task
-    // stored meanwhile (a worker on another thread that ran it and saw it suspend itself).
-    if origin == Origin::Stored {
-        runtime.forget(&call.tool_call_id).await;
+    // The task is the call's record from now on: an approved or resumed call leaves the
+    // pending store. A worker on another thread may have run the task already and seen its tool
+    // suspend itself again (or wait for approval again): the waiting call it saved under the
+    // same id is not this runtime's claim any more, and stays. A fresh call was never there,
+    // and removing its id now could only remove what its own task stored meanwhile.
+    match (origin, claim) {
+        (Origin::Stored, Some(claim)) => runtime.forget_claimed(&call.tool_call_id, claim).await,
+        (Origin::Stored, None) => runtime.forget(&call.tool_call_id).await,
+        (Origin::Fresh, _) => {}
     }
     queue.start(&runtime.inner);
     queue.wake.notify_one();
@@ -221,7 +246,11 @@ pub(crate) async fn enqueue(
                 .ok_or_else(|| ToolError::new("The task completed without an output.")),
             _ => Err(record.error.unwrap_or_else(|| ToolError::new("The task failed."))),
         };
-        return runtime.report(sink, &viewer, prepared, call, &data, ended).await;
+        // The pending store was dealt with when the task was queued: its end removes nothing
+        // from it (a waiting call stored under this id since is not this run's).
+        return runtime
+            .report_from(Origin::Fresh, sink, &viewer, prepared, call, &data, ended)
+            .await;
     }
     background::placeholder(runtime, sink, call, &*tool, &task_id);
     let (runtime, queue, sink, call) = (runtime.clone(), queue.clone(), sink.clone(), call.clone());

@@ -43,10 +43,9 @@ impl PendingStore for MemoryStore {
             None => Ok(None),
             Some((_, Some(_))) => Err(StoreError::Busy(tool_call_id.to_owned())),
             Some((call, running)) => {
-                let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
                 *running = Some(Claim {
                     owner_pid: Some(std::process::id()),
-                    claimed_at_ms: at.ok().map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                    claimed_at_ms: Some(Claim::now_ms()),
                 });
                 Ok(Some(call.clone()))
             }
@@ -63,6 +62,24 @@ impl PendingStore for MemoryStore {
     async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError> {
         self.calls().remove(tool_call_id);
         Ok(())
+    }
+
+    /// Removes the call while it is still running under exactly `claim` (this process's).
+    async fn remove_claimed(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let mut calls = self.calls();
+        let mine = claim.owner_pid == Some(std::process::id());
+        if mine && matches!(calls.get(tool_call_id), Some((_, Some(running))) if running == claim) {
+            calls.remove(tool_call_id);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    async fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        let calls = self.calls();
+        Ok(calls
+            .get(tool_call_id)
+            .map(|(_, claim)| claim.map_or(CallState::Waiting, CallState::Running)))
     }
 
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {

@@ -221,6 +221,37 @@ pub trait PendingStore: Send + Sync + 'static {
     async fn release(&self, tool_call_id: &str) -> Result<(), StoreError>;
     /// Forgets a call (it was resolved).
     async fn remove(&self, tool_call_id: &str) -> Result<(), StoreError>;
+    /// Forgets a call only while it is still running under exactly `claim` of this process's
+    /// (the claim this process took when it continued the call): a record saved since (a new
+    /// waiting call under the same id, as a tool that suspends itself again leaves), a call put
+    /// back to waiting, given up or claimed again is left as it is. `Ok(false)`: nothing was
+    /// removed (also for an unknown id).
+    ///
+    /// The runtime removes a continued call this way once it has handed the call to something
+    /// that may store it again on another thread (a durable background task). The default
+    /// keeps what a store without claims can do: it calls [`remove`](PendingStore::remove) and
+    /// answers `Ok(true)`; a store whose calls can be claimed should check the claim and remove
+    /// in one step (the built-in stores do).
+    async fn remove_claimed(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let _ = claim;
+        self.remove(tool_call_id).await?;
+        Ok(true)
+    }
+    /// Where one call is in its life (`Ok(None)`: unknown; `Err(Damaged)`: the row cannot be
+    /// used). The default looks it up in [`entries`](PendingStore::entries); the built-in stores
+    /// read the one row.
+    async fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        for entry in self.entries().await? {
+            match entry {
+                StoredCall::Call { call, state } if call.tool_call_id == tool_call_id => return Ok(Some(state)),
+                StoredCall::Damaged {
+                    tool_call_id: id, reason, ..
+                } if id == tool_call_id => return Err(StoreError::Damaged { id, reason }),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
     /// One call, waiting, running or interrupted.
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError>;
     /// Every intact call, waiting, running or interrupted, oldest first (damaged rows are
@@ -344,6 +375,12 @@ impl<S: PendingStore + ?Sized> PendingStore for Arc<S> {
     }
     async fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
         (**self).abandon(tool_call_id, claim).await
+    }
+    async fn remove_claimed(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        (**self).remove_claimed(tool_call_id, claim).await
+    }
+    async fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        (**self).state(tool_call_id).await
     }
     async fn expire(&self, retention: std::time::Duration) -> Result<Vec<PendingCall>, StoreError> {
         (**self).expire(retention).await

@@ -2,6 +2,7 @@ pub mod approval_binding;
 pub mod audit;
 pub mod background;
 pub mod background_overrides;
+pub mod background_race;
 pub mod background_retries;
 pub mod background_support;
 pub mod client_side;

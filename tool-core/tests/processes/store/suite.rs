@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 
 use libtest_mimic::{Failed, Trial};
 use tool_core::prelude::*;
-use tool_core::runtime::backend::{CallState, PendingStore, StoreStatus, StoredCall, TaskStore};
+use tool_core::runtime::backend::{CallState, Claim, PendingStore, StoreStatus, StoredCall, TaskStore};
 use tool_core::runtime::{
     MemoryStore, Outcome, PendingCall, PostgresOptions, PostgresStore, ResumeOptions, Runtime, RuntimeError, SqliteStore, StoreError,
 };
@@ -306,7 +306,78 @@ const CASES: &[(&str, Case)] = cases![
     an_approval_runs_once_and_a_stale_or_unknown_id_is_refused,
     a_decline_never_runs_the_tool,
     expiry_removes_old_waiting_calls_and_keeps_new_and_running_ones,
+    remove_claimed_removes_only_the_claim_it_names,
 ];
+
+/// The claim a running call is under.
+async fn running(s: &Arc<dyn PendingStore>, id: &str) -> Claim {
+    match s.state(id).await.unwrap() {
+        Some(CallState::Running(claim)) => claim,
+        other => panic!("`{id}` is not running: {other:?}"),
+    }
+}
+
+async fn remove_claimed_removes_only_the_claim_it_names(b: Backend) {
+    let s = b.open().await;
+    s.save(&call("a", 1)).await.unwrap();
+    assert_eq!(s.state("a").await.unwrap(), Some(CallState::Waiting));
+    assert!(s.claim("a").await.unwrap().is_some());
+    let first = running(&s, "a").await;
+    assert_eq!(first.owner_pid, Some(std::process::id()));
+    // What a tool that suspends itself again leaves (a worker saves it while the claim's
+    // removal is still to come): a new waiting call under the same id.
+    s.save(&call("a", 2)).await.unwrap();
+    assert!(
+        !s.remove_claimed("a", &first).await.unwrap(),
+        "a call saved since is not the claim's"
+    );
+    assert_eq!(s.get("a").await.unwrap(), Some(call("a", 2)), "the new waiting call is kept");
+    assert_eq!(s.state("a").await.unwrap(), Some(CallState::Waiting));
+    // Claimed again (at once: within the same millisecond, as likely as not): another claim.
+    assert!(s.claim("a").await.unwrap().is_some());
+    let second = running(&s, "a").await;
+    assert_ne!(first, second, "two claims of one process are never equal");
+    assert!(!s.remove_claimed("a", &first).await.unwrap(), "an earlier claim removes nothing");
+    assert!(s.get("a").await.unwrap().is_some());
+    // Put back to waiting (nothing ran): not running under any claim.
+    s.release("a").await.unwrap();
+    assert!(!s.remove_claimed("a", &second).await.unwrap(), "a released call is kept");
+    assert!(s.get("a").await.unwrap().is_some());
+    // Claimed and nothing saved since: removed, once.
+    assert!(s.claim("a").await.unwrap().is_some());
+    let third = running(&s, "a").await;
+    let another_process = Claim {
+        owner_pid: third.owner_pid.map(|p| p.wrapping_add(1)),
+        ..third
+    };
+    assert!(
+        !s.remove_claimed("a", &another_process).await.unwrap(),
+        "not another process's claim"
+    );
+    if matches!(b, Backend::Postgres { .. }) {
+        let other_instance = b.open().await;
+        assert!(
+            !other_instance.remove_claimed("a", &third).await.unwrap(),
+            "not another instance's claim"
+        );
+    }
+    assert!(s.remove_claimed("a", &third).await.unwrap());
+    assert!(s.get("a").await.unwrap().is_none(), "removed");
+    assert_eq!(s.state("a").await.unwrap(), None);
+    assert!(!s.remove_claimed("a", &third).await.unwrap(), "removed once");
+    assert!(!s.remove_claimed("unknown", &third).await.unwrap(), "an unknown id");
+    // A claim given up (it reads interrupted) is not running under it any more.
+    s.save(&call("b", 3)).await.unwrap();
+    assert!(s.claim("b").await.unwrap().is_some());
+    let given_up = running(&s, "b").await;
+    if s.abandon("b", &given_up).await.unwrap() {
+        assert!(matches!(s.state("b").await.unwrap(), Some(CallState::Interrupted(_))));
+        assert!(!s.remove_claimed("b", &given_up).await.unwrap(), "an interrupted call is kept");
+        assert!(s.get("b").await.unwrap().is_some());
+    } else {
+        assert!(s.remove_claimed("b", &given_up).await.unwrap());
+    }
+}
 
 async fn expiry_removes_old_waiting_calls_and_keeps_new_and_running_ones(b: Backend) {
     let s = b.open().await;

@@ -349,7 +349,8 @@ impl PostgresStore {
         let client = self.client(StorePart::Calls).await?;
         let waiting = State::waiting();
         let waiting_tag = waiting.tag(id, &self.key);
-        let mine = State::running(&self.instance, std::process::id(), now_ms());
+        let at = i64::try_from(Claim::now_ms()).unwrap_or(i64::MAX);
+        let mine = State::running(&self.instance, std::process::id(), at);
         for _ in 0..3 {
             // The claim: `UPDATE … WHERE state = 'waiting' (and its tag) … RETURNING`.
             if let Some(row) = self.set_state(&client, id, (&waiting, &waiting_tag), &mine).await? {
@@ -489,6 +490,36 @@ impl PendingStore for PostgresStore {
             .execute("DELETE FROM toolsmith_pending WHERE tool_call_id = $1", &[&tool_call_id])
             .await;
         removed.map_err(storage(StorePart::Calls, "cannot remove a call")).map(drop)
+    }
+
+    /// Removes the row while this instance runs it under exactly `claim`: one `DELETE`
+    /// conditioned on the claim's columns, so a row saved or claimed since stays.
+    async fn remove_claimed(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let (Some(pid), Some(at)) = (claim.owner_pid, claim.claimed_at_ms) else {
+            return Ok(false);
+        };
+        if pid != std::process::id() {
+            return Ok(false);
+        }
+        let (pid, at) = (i64::from(pid), i64::try_from(at).unwrap_or(i64::MAX));
+        let client = self.client(StorePart::Calls).await?;
+        let removed = client
+            .execute(
+                "DELETE FROM toolsmith_pending WHERE tool_call_id = $1 AND state = 'running' \
+                 AND owner_instance = $2 AND owner_pid = $3 AND claimed_at_ms = $4",
+                &[&tool_call_id, &self.instance, &pid, &at],
+            )
+            .await;
+        Ok(removed.map_err(storage(StorePart::Calls, "cannot remove a call"))? > 0)
+    }
+
+    async fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        let client = self.client(StorePart::Calls).await?;
+        let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
+            return Ok(None);
+        };
+        let (_, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
+        Ok(Some(state))
     }
 
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {

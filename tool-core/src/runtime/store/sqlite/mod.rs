@@ -328,7 +328,7 @@ impl Db {
             state: Some("running".into()),
             owner_pid: Some(i64::from(me)),
             owner_start: process_stat(me).map(|(_, start)| start),
-            claimed_at_ms: Some(now_ms()),
+            claimed_at_ms: Some(i64::try_from(Claim::now_ms()).unwrap_or(i64::MAX)),
             ..row
         };
         write_row(&tx, claimed, &self.key).or_storage(StorePart::Calls, FAILED)?;
@@ -417,6 +417,32 @@ impl Db {
         removed.or_storage(StorePart::Calls, "cannot remove a call").map(drop)
     }
 
+    /// Removes the row while it is running under exactly `claim` of this process's: one
+    /// `DELETE` conditioned on the claim's columns, so a row saved or claimed since stays.
+    fn remove_claimed(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let (Some(pid), Some(at)) = (claim.owner_pid, claim.claimed_at_ms) else {
+            return Ok(false);
+        };
+        if pid != std::process::id() {
+            return Ok(false);
+        }
+        let at = i64::try_from(at).unwrap_or(i64::MAX);
+        let removed = self.conn().execute(
+            "DELETE FROM pending_calls WHERE tool_call_id = ?1 AND state = 'running' AND owner_pid = ?2 AND claimed_at_ms = ?3",
+            params![tool_call_id, i64::from(pid), at],
+        );
+        Ok(removed.or_storage(StorePart::Calls, "cannot remove a call")? > 0)
+    }
+
+    fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        let row = read_row(&self.conn(), tool_call_id).or_storage(StorePart::Calls, "cannot read a call")?;
+        let checked = row.map(|row| row.check(&self.key));
+        checked
+            .transpose()
+            .map(|c| c.map(|(_, state)| state))
+            .map_err(|reason| damaged(tool_call_id, reason))
+    }
+
     fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
         let row = read_row(&self.conn(), tool_call_id).or_storage(StorePart::Calls, "cannot read a call")?;
         let checked = row.map(|row| row.check(&self.key));
@@ -495,6 +521,16 @@ impl PendingStore for SqliteStore {
     async fn abandon(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
         let (id, claim) = (tool_call_id.to_owned(), *claim);
         self.blocking(move |db| db.abandon(&id, &claim)).await
+    }
+
+    async fn remove_claimed(&self, tool_call_id: &str, claim: &Claim) -> Result<bool, StoreError> {
+        let (id, claim) = (tool_call_id.to_owned(), *claim);
+        self.blocking(move |db| db.remove_claimed(&id, &claim)).await
+    }
+
+    async fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        let id = tool_call_id.to_owned();
+        self.blocking(move |db| db.state(&id)).await
     }
 
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
