@@ -2,7 +2,8 @@
 //!
 //! Owns [`implied_by_type`]: a keyword-by-keyword reading of a schema, made once when a tool
 //! enters a registry. A schema built only from the keywords `schemars` derives from plain
-//! serde types (objects with `properties` and `required`, arrays with `items`, the JSON types,
+//! serde types (objects with `properties` and `required`, maps with `additionalProperties`,
+//! arrays with `items`, the JSON types,
 //! `anyOf` for options and untagged enums, string `enum`s of unit variants, the numeric
 //! `format`s and the bounds of their integer types, `$ref` into its own `$defs`, annotations)
 //! accepts every value the type decodes: for such a tool a call whose arguments decode needs
@@ -67,6 +68,17 @@ fn keyword_ok(root: &Value, obj: &Map<String, Value>, keyword: &str, value: &Val
         "type" => types(value).is_some(),
         "required" => value.as_array().is_some_and(|names| names.iter().all(Value::is_string)),
         "items" => value.is_object() && plain(root, value, depth),
+        // A map with string keys (`BTreeMap<String, V>`, `HashMap<String, V>`): every member
+        // decodes as `V`, whose schema this is. Only a schema (or `true`) on an object of no named
+        // members: `false` (a struct refusing unknown keys, or a strict export) says more than
+        // decoding a struct checks, and beside `properties` it would be a flattened map
+        // (`plain` accepts a schema or `true`, never `false`).
+        "additionalProperties" => {
+            let map = types(obj.get("type").unwrap_or(&Value::Null)).is_some_and(|t| t.contains(&"object"))
+                && !obj.contains_key("properties")
+                && !obj.contains_key("patternProperties");
+            map && plain(root, value, depth)
+        }
         "anyOf" => value
             .as_array()
             .is_some_and(|branches| !branches.is_empty() && branches.iter().all(|s| plain(root, s, depth))),
@@ -142,6 +154,9 @@ mod tests {
                 "unit": {"type": "string", "enum": ["c", "f"]},
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "to": {"anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}]},
+                "prices": {"type": "object", "additionalProperties": {"type": "number", "format": "double"}},
+                "maybe": {"type": ["object", "null"], "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                "extra": {"type": "object", "additionalProperties": true},
                 "any": true
             },
             "required": ["city", "days"],
@@ -161,8 +176,14 @@ mod tests {
             json!({"type": "string", "pattern": "^a"}),
             json!({"type": "string", "minLength": 1}),
             json!({"type": "string", "format": "date-time"}),
-            json!({"type": "object", "additionalProperties": {"type": "string"}}),
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            json!({"type": "object", "additionalProperties": false}),
+            // Beside named members (a flattened map), or with constraints of its own.
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}, "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}),
+            json!({"type": "string", "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 3}),
             json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
             json!({"const": "a"}),
             json!({"type": "integer", "enum": [1, 2]}),

@@ -187,8 +187,20 @@ pub async fn plain_single(x: f64) -> f64 {
     x * 2.0
 }
 
+/// Maps of plain values: each member decodes as the value type its schema names
+#[tool(id = "plain-maps")]
+pub async fn plain_maps(
+    /// Prices by item
+    prices: BTreeMap<String, f64>,
+    /// Tags by key, if any
+    tags: Option<std::collections::HashMap<String, Vec<u32>>>,
+) -> String {
+    format!("{} {}", prices.len(), tags.map_or(0, |t| t.len()))
+}
+
 fn registry() -> Registry {
     Registry::from_iter([
+        plain_maps::tool().unwrap(),
         hole_alias::tool().unwrap(),
         hole_with::tool().unwrap(),
         hole_default::tool().unwrap(),
@@ -278,4 +290,36 @@ fn plain_parameters_skip_the_validator_and_still_refuse_what_does_not_decode() {
     let mut paths: Vec<&str> = err.issues().iter().map(|i| i.path.as_str()).collect();
     paths.sort_unstable();
     assert_eq!(paths, ["/city", "/days", "/tags"], "{err}");
+}
+
+#[test]
+fn map_parameters_skip_the_validator_and_still_refuse_a_member_of_another_type() {
+    let registry = registry();
+    assert_eq!(registry.skips_input_validation("plain-maps"), Some(true));
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let out = rt
+        .block_on(registry.call(
+            "plain-maps",
+            r#"{"prices": {"a": 1.5, "b": 2}, "tags": {"x": [1, 2]}}"#,
+            CallOptions::default(),
+        ))
+        .unwrap();
+    assert_eq!(out.value(), json!("2 1"));
+    // A member the value type does not decode takes the validator's path, named by its key.
+    let err = rt
+        .block_on(registry.call(
+            "plain-maps",
+            r#"{"prices": {"a": "cheap"}, "tags": {"x": [-1]}}"#,
+            CallOptions::default(),
+        ))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let mut paths: Vec<&str> = err.issues().iter().map(|i| i.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["/prices/a", "/tags/x/0"], "{err}");
+    // A key repeated inside a map is refused as anywhere else.
+    let err = rt
+        .block_on(registry.call("plain-maps", r#"{"prices": {"a": 1, "a": 2}}"#, CallOptions::default()))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
 }
