@@ -93,8 +93,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Whether this call is answered with a task handle: a 2026-07-28 request whose client
     /// declared the tasks extension, a tool that opted into the background, a task store.
     pub(super) fn runs_as_task(&self, tool: &ToolRef, ctx: &RequestContext<RoleServer>) -> bool {
-        let declared = ctx.client_capabilities().is_some_and(|c| c.supports_tasks());
-        modern(ctx) && declared && self.task_support(&tool.id) != TaskSupport::Forbidden && self.shared.runtime.has_task_store()
+        // The revision first: the capabilities are a copy, made only for a request that can
+        // start a task.
+        modern(ctx)
+            && ctx.client_capabilities().is_some_and(|c| c.supports_tasks())
+            && self.task_support(&tool.id) != TaskSupport::Forbidden
+            && self.shared.runtime.has_task_store()
     }
 
     /// Whether the tool with this id gathers its input before it becomes a task
