@@ -43,11 +43,12 @@ pub(super) struct ToolRef {
 /// The id of a call made over MCP: `mcp_` and `uuid` in 32 lowercase hex digits, written
 /// into a fixed buffer and copied once (`format!` cost about 900 instructions a call).
 fn mcp_call_id(uuid: uuid::Uuid) -> String {
-    let mut id = [0u8; 4 + uuid::fmt::Simple::LENGTH];
-    id[..4].copy_from_slice(b"mcp_");
-    let hex = uuid.simple().encode_lower(&mut id[4..]).len();
-    // ASCII by construction, so this never falls back.
-    std::str::from_utf8(&id[..4 + hex]).map(str::to_owned).unwrap_or_default()
+    let mut hex = [0u8; uuid::fmt::Simple::LENGTH];
+    let mut id = String::with_capacity(4 + uuid::fmt::Simple::LENGTH);
+    id.push_str("mcp_");
+    // `encode_lower` hands back the digits as text: no UTF-8 check to repeat.
+    id.push_str(uuid.simple().encode_lower(&mut hex));
+    id
 }
 
 /// A call's answer that is an error result saying `text`.
