@@ -31,7 +31,7 @@ use crate::call::CallOptions;
 use crate::catalog::{LoadedTools, SEARCH_TOOL};
 use crate::context::{CallData, CallEnv};
 use crate::runtime::{EventStream, Outcome};
-use crate::tool::ToolOutput;
+use crate::tool::{Tool, ToolOutput};
 
 /// The tool a call names: its MCP name (what messages say) and its registry id.
 #[derive(Debug, Clone)]
@@ -113,11 +113,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 return Ok(error_result(identity::missing_text(&name, &missing)));
             }
         }
-        if let Some(refused) = self.missing_capability(&id, ctx) {
+        // The tool as listed: its spec is read here without another registry lookup.
+        let registered = listing.tool_of(&id);
+        if let Some(refused) = self.missing_capability(&id, registered, ctx) {
             return Err(refused);
         }
         let tool = ToolRef { name, id };
-        if let Some(refused) = self.refuse_foreground(&tool, ctx) {
+        if let Some(refused) = self.refuse_foreground(&tool, registered, ctx) {
             return Err(refused);
         }
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
@@ -149,9 +151,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// this request's client did not declare: a missing required client capability (`-32021`,
     /// SEP-2575; HTTP 400 on 2026-07-28), naming them in `requiredCapabilities`, before the tool
     /// runs.
-    fn missing_capability(&self, id: &str, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
-        let tool = self.registry().get(id)?;
-        let requires = &tool.spec().presentation.mcp.requires;
+    fn missing_capability(&self, id: &str, tool: Option<&dyn Tool>, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
+        let requires = &tool?.spec().presentation.mcp.requires;
         if requires.is_empty() {
             return None;
         }
