@@ -223,10 +223,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // A tool that gathers its input first asks within this request; its resumed run is the
         // task (`ask::answer_waiting`).
         let as_task = self.runs_as_task(tool, ctx) && !self.asks_first(&tool.id);
+        // The id moves into the call: a task's id is taken from it first.
+        let task_id = as_task.then(|| super::tasks::task_id_of(&call_id));
         let mut options = CallOptions {
             data: CallData {
                 background: as_task.then(|| self.task_override(&call_id, ctx)),
-                tool_call_id: Some(call_id.clone()),
+                tool_call_id: Some(call_id),
                 // An authorized caller acts as its token's subject, whatever the configured
                 // context says.
                 resource_id: caller.as_ref().and_then(Caller::subject).map(str::to_owned),
@@ -253,8 +255,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .shared
             .runtime
             .call_in(span.clone(), &tool.id, args.into(), (options, !as_task));
-        if as_task {
-            let (continuation, task_id) = (slot.continuation.clone(), super::tasks::task_id_of(&call_id));
+        if let Some(task_id) = task_id {
+            let continuation = slot.continuation.clone();
             let handle = Box::pin(self.task_handle(tool, events, &task_id, ctx, &continuation));
             let response = handle.instrument(span).await;
             // The slot flushes once every handle on its client is gone.
