@@ -352,10 +352,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// (not a request without a session: stateless HTTP, 2026-07-28).
     async fn result(&self, tool: &ToolRef, output: &ToolOutput, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
         let has_output_schema = self.registry().get(&tool.id).is_some_and(|t| t.spec().schemas.output.is_some());
-        let owner = self.result_owner(ctx);
-        match convert::call_result(output, has_output_schema, owner.is_some()) {
+        // Who may read a cut result is written down only when one is cut (`result_owner`).
+        let link = self.results_kept_by_session(ctx) || identity::caller_of(ctx).is_some();
+        match convert::call_result(output, has_output_schema, link) {
             Ok((result, overflow)) => {
-                if let (Some(full), Some(owner)) = (overflow, owner) {
+                if let Some((full, owner)) = overflow.and_then(|full| Some((full, self.result_owner(ctx)?))) {
                     let kept = KeptResult {
                         owner,
                         text: full.text,
@@ -375,10 +376,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// bearer token; with neither, nobody (no link is offered). The token itself never gets
     /// here: the gate removes the header once it has read it.
     pub(super) fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
-        if ctx.extensions.get::<axum::http::request::Parts>().is_none() || (!self.stateless && !modern(ctx)) {
+        if self.results_kept_by_session(ctx) {
             return Some(self.session.id().to_owned());
         }
         identity::caller_of(ctx).map(|caller| caller.owner())
+    }
+
+    /// Whether this request's kept results are its session's (see [`Self::result_owner`]).
+    fn results_kept_by_session(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        ctx.extensions.get::<axum::http::request::Parts>().is_none() || (!self.stateless && !modern(ctx))
     }
 
     /// `resources/read` of a kept result: its full text (and raw JSON), for the session (or
