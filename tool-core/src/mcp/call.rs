@@ -31,7 +31,7 @@ use crate::call::CallOptions;
 use crate::catalog::{LoadedTools, SEARCH_TOOL};
 use crate::context::{CallData, CallEnv};
 use crate::runtime::{EventStream, Outcome};
-use crate::tool::ToolOutput;
+use crate::tool::{Tool, ToolOutput};
 
 /// The tool a call names: its MCP name (what messages say) and its registry id.
 #[derive(Debug, Clone)]
@@ -43,11 +43,12 @@ pub(super) struct ToolRef {
 /// The id of a call made over MCP: `mcp_` and `uuid` in 32 lowercase hex digits, written
 /// into a fixed buffer and copied once (`format!` cost about 900 instructions a call).
 fn mcp_call_id(uuid: uuid::Uuid) -> String {
-    let mut id = [0u8; 4 + uuid::fmt::Simple::LENGTH];
-    id[..4].copy_from_slice(b"mcp_");
-    let hex = uuid.simple().encode_lower(&mut id[4..]).len();
-    // ASCII by construction, so this never falls back.
-    std::str::from_utf8(&id[..4 + hex]).map(str::to_owned).unwrap_or_default()
+    let mut hex = [0u8; uuid::fmt::Simple::LENGTH];
+    let mut id = String::with_capacity(4 + uuid::fmt::Simple::LENGTH);
+    id.push_str("mcp_");
+    // `encode_lower` hands back the digits as text: no UTF-8 check to repeat.
+    id.push_str(uuid.simple().encode_lower(&mut hex));
+    id
 }
 
 /// A call's answer that is an error result saying `text`.
@@ -112,11 +113,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 return Ok(error_result(identity::missing_text(&name, &missing)));
             }
         }
-        if let Some(refused) = self.missing_capability(&id, ctx) {
+        // The tool as listed: its spec is read here without another registry lookup.
+        let registered = listing.tool_of(&id);
+        if let Some(refused) = self.missing_capability(&id, registered, ctx) {
             return Err(refused);
         }
         let tool = ToolRef { name, id };
-        if let Some(refused) = self.refuse_foreground(&tool, ctx) {
+        if let Some(refused) = self.refuse_foreground(&tool, registered, ctx) {
             return Err(refused);
         }
         // rmcp hands a request's `_meta` to its context; a params `_meta` left in place counts too.
@@ -148,9 +151,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// this request's client did not declare: a missing required client capability (`-32021`,
     /// SEP-2575; HTTP 400 on 2026-07-28), naming them in `requiredCapabilities`, before the tool
     /// runs.
-    fn missing_capability(&self, id: &str, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
-        let tool = self.registry().get(id)?;
-        let requires = &tool.spec().presentation.mcp.requires;
+    fn missing_capability(&self, id: &str, tool: Option<&dyn Tool>, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
+        let requires = &tool?.spec().presentation.mcp.requires;
         if requires.is_empty() {
             return None;
         }
@@ -221,10 +223,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // A tool that gathers its input first asks within this request; its resumed run is the
         // task (`ask::answer_waiting`).
         let as_task = self.runs_as_task(tool, ctx) && !self.asks_first(&tool.id);
+        // The id moves into the call: a task's id is taken from it first.
+        let task_id = as_task.then(|| super::tasks::task_id_of(&call_id));
         let mut options = CallOptions {
             data: CallData {
                 background: as_task.then(|| self.task_override(&call_id, ctx)),
-                tool_call_id: Some(call_id.clone()),
+                tool_call_id: Some(call_id),
                 // An authorized caller acts as its token's subject, whatever the configured
                 // context says.
                 resource_id: caller.as_ref().and_then(Caller::subject).map(str::to_owned),
@@ -251,8 +255,8 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             .shared
             .runtime
             .call_in(span.clone(), &tool.id, args.into(), (options, !as_task));
-        if as_task {
-            let (continuation, task_id) = (slot.continuation.clone(), super::tasks::task_id_of(&call_id));
+        if let Some(task_id) = task_id {
+            let continuation = slot.continuation.clone();
             let handle = Box::pin(self.task_handle(tool, events, &task_id, ctx, &continuation));
             let response = handle.instrument(span).await;
             // The slot flushes once every handle on its client is gone.
@@ -348,10 +352,11 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// (not a request without a session: stateless HTTP, 2026-07-28).
     async fn result(&self, tool: &ToolRef, output: &ToolOutput, ctx: &RequestContext<RoleServer>) -> CallToolResponse {
         let has_output_schema = self.registry().get(&tool.id).is_some_and(|t| t.spec().schemas.output.is_some());
-        let owner = self.result_owner(ctx);
-        match convert::call_result(output, has_output_schema, owner.is_some()) {
+        // Who may read a cut result is written down only when one is cut (`result_owner`).
+        let link = self.results_kept_by_session(ctx) || identity::caller_of(ctx).is_some();
+        match convert::call_result(output, has_output_schema, link) {
             Ok((result, overflow)) => {
-                if let (Some(full), Some(owner)) = (overflow, owner) {
+                if let Some((full, owner)) = overflow.and_then(|full| Some((full, self.result_owner(ctx)?))) {
                     let kept = KeptResult {
                         owner,
                         text: full.text,
@@ -371,10 +376,15 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// bearer token; with neither, nobody (no link is offered). The token itself never gets
     /// here: the gate removes the header once it has read it.
     pub(super) fn result_owner(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
-        if ctx.extensions.get::<axum::http::request::Parts>().is_none() || (!self.stateless && !modern(ctx)) {
+        if self.results_kept_by_session(ctx) {
             return Some(self.session.id().to_owned());
         }
         identity::caller_of(ctx).map(|caller| caller.owner())
+    }
+
+    /// Whether this request's kept results are its session's (see [`Self::result_owner`]).
+    fn results_kept_by_session(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        ctx.extensions.get::<axum::http::request::Parts>().is_none() || (!self.stateless && !modern(ctx))
     }
 
     /// `resources/read` of a kept result: its full text (and raw JSON), for the session (or

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::model::{
     CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationSchema, InputRequest, InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
@@ -133,17 +133,17 @@ async fn send_notes(mut notes: mpsc::UnboundedReceiver<Note>) {
 impl PeerHandle {
     /// A handle, its [`Flush`] (await it, after dropping every handle, for its notifications
     /// to have gone out) and, on 2026-07-28, the questions its tool asks mid-call.
-    /// `sessionless`: the request has no session, so elicitation and sampling fail at once.
+    /// `modern`: the request speaks 2026-07-28 or later. `sessionless`: the request has no
+    /// session, so elicitation and sampling fail at once.
     pub(crate) fn start(
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         min_level: Option<LoggingLevel>,
         capabilities: Option<rmcp::model::ClientCapabilities>,
-        version: Option<ProtocolVersion>,
+        modern: bool,
         sessionless: bool,
     ) -> (Arc<PeerHandle>, Flush, Option<mpsc::UnboundedReceiver<Ask>>) {
         let flush = Flush::default();
-        let modern = version.is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let (asks, questions) = if modern {
             let (tx, rx) = mpsc::unbounded_channel();
             (Some(tx), Some(rx))

@@ -103,6 +103,12 @@ impl Listing {
         self.ids.binary_search_by(|i| i.as_str().cmp(id)).ok()
     }
 
+    /// The registry's tool with this id, as this listing has it: what a call reads of its
+    /// spec without looking the registry up again.
+    pub(super) fn tool_of(&self, id: &str) -> Option<&dyn Tool> {
+        self.position(id).map(|i| &*self.entries[i].tool)
+    }
+
     /// The name the tool with this id is listed as.
     pub(super) fn name(&self, id: &str) -> Option<&str> {
         self.position(id).map(|i| self.entries[i].name.as_str())

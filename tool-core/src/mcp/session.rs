@@ -133,13 +133,17 @@ impl<E: ServerHandler + Clone> McpServer<E> {
                 self.shared.config.max_concurrent_calls
             ));
         };
+        // The revision is read once (each read copies it): the level, the handle and whether
+        // the request has a session all follow from it.
+        let modern = modern(ctx);
+        let level = if modern { ctx.meta.log_level() } else { self.session.level() };
         let (handle, flush, asks) = PeerHandle::start(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
-            self.log_level(ctx),
+            level,
             ctx.client_capabilities(),
-            ctx.protocol_version(),
-            self.sessionless(ctx),
+            modern,
+            self.stateless && !modern,
         );
         // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
         // cancelled by whichever request carries it; any other call is the request's.

@@ -40,6 +40,7 @@ use super::{ask, convert, identity};
 use crate::context::CallEnv;
 use crate::runtime::{EventStream, Outcome, Parted, PendingCall, PendingKind, RunEventKind, TaskRecord, TaskState};
 use crate::spec::{BackgroundOverride, BackgroundSpec, TaskSupport};
+use crate::tool::Tool;
 
 /// How often a client is told to poll `tasks/get`, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 500;
@@ -93,8 +94,12 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// Whether this call is answered with a task handle: a 2026-07-28 request whose client
     /// declared the tasks extension, a tool that opted into the background, a task store.
     pub(super) fn runs_as_task(&self, tool: &ToolRef, ctx: &RequestContext<RoleServer>) -> bool {
-        let declared = ctx.client_capabilities().is_some_and(|c| c.supports_tasks());
-        modern(ctx) && declared && self.task_support(&tool.id) != TaskSupport::Forbidden && self.shared.runtime.has_task_store()
+        // The revision first: the capabilities are a copy, made only for a request that can
+        // start a task.
+        modern(ctx)
+            && ctx.client_capabilities().is_some_and(|c| c.supports_tasks())
+            && self.task_support(&tool.id) != TaskSupport::Forbidden
+            && self.shared.runtime.has_task_store()
     }
 
     /// Whether the tool with this id gathers its input before it becomes a task
@@ -118,8 +123,14 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// older revision's client, which cannot start a task here, gets `-32601` (2025-11-25:
     /// "Servers MUST return a -32601 (Method not found) error if a client does not attempt
     /// to" invoke a `required` tool as a task); a server without a task store cannot run it.
-    pub(super) fn refuse_foreground(&self, tool: &ToolRef, ctx: &RequestContext<RoleServer>) -> Option<ErrorData> {
-        if self.task_support(&tool.id) != TaskSupport::Required || self.runs_as_task(tool, ctx) {
+    pub(super) fn refuse_foreground(
+        &self,
+        tool: &ToolRef,
+        registered: Option<&dyn Tool>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Option<ErrorData> {
+        let support = BackgroundSpec::task_support(registered.and_then(|t| t.spec().policy.background.as_ref()));
+        if support != TaskSupport::Required || self.runs_as_task(tool, ctx) {
             return None;
         }
         let name = &tool.name;

@@ -33,8 +33,8 @@ impl Runtime {
     /// Validates, shows the call, fires `on_input_available`, asks for approval or runs it.
     pub(crate) async fn run_new(&self, sink: &Sink, tool_name: &str, args: CallArgs<'static>, options: CallOptions) {
         let CallOptions { mut data, mut env } = options;
-        let id = data.tool_call_id.get_or_insert_with(new_call_id).clone();
-        let call = CallRef::new(id.clone(), tool_name);
+        // One copy of the id, the call's; the hook below takes another only when it runs.
+        let call = CallRef::new(data.tool_call_id.get_or_insert_with(new_call_id).clone(), tool_name);
         let tool = self.inner.registry.get(tool_name);
         let viewer = self.viewer(tool.as_deref());
         let prepared = match (&tool, &data.loaded_tools) {
@@ -87,7 +87,7 @@ impl Runtime {
             Writer::default()
         };
         if tool.spec().behaviour.hooks.on_input_available {
-            let info = ToolCallInfo::new(tool_name, id, data.clone(), env.clone(), cancellation);
+            let info = ToolCallInfo::new(tool_name, call.tool_call_id.clone(), data.clone(), env.clone(), cancellation);
             let args = prepared.args();
             log_hook(tool_name, "on_input_available", tool.input_hook(InputHook::Available(&args), &info));
         }
