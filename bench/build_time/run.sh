@@ -125,6 +125,13 @@ TOML
   echo 'pub fn valid(schema: &serde_json::Value, v: &serde_json::Value) -> bool { jsonschema::validator_for(schema).is_ok_and(|s| s.is_valid(v)) }' >"$dir/src/lib.rs"
 }
 
+# GENERATE_ONLY=DIR: write the crates into DIR (with the workspace's Cargo.lock) and stop
+# (bench/build_time/instructions.sh builds them itself).
+if [ -n "${GENERATE_ONLY:-}" ]; then
+  rm -rf "$work"
+  work=$GENERATE_ONLY
+  trap - EXIT
+fi
 make_toolsmith "$work/lean" "tool-core = { path = \"$root/tool-core\", default-features = false }"
 make_toolsmith "$work/default" "tool-core = { path = \"$root/tool-core\" }"
 make_rmcp "$work/rmcp"
@@ -141,6 +148,11 @@ timed_build() { # dir incremental
   (grep -c '^ *Compiling' "$dir/build.log" || true) >"$dir/compiled"
   awk "BEGIN { printf \"%.1f\", $end - $start }"
 }
+
+if [ -n "${GENERATE_ONLY:-}" ]; then
+  for kind in lean default rmcp jsonschema; do cp "$root/Cargo.lock" "$work/$kind/Cargo.lock"; done
+  exit 0
+fi
 
 printf '%-10s %10s %8s %12s %12s\n' crate seconds crates "first edit" incremental
 for kind in ${KINDS:-lean default rmcp jsonschema}; do
