@@ -274,31 +274,24 @@ impl Runtime {
     /// and tried again until it goes through (`settle`), so the call is not listed `running`
     /// after it ended.
     pub(crate) async fn forget(&self, id: &str) {
+        self.forget_claimed(id, None).await;
+    }
+
+    /// [`forget`](Self::forget), and with `Some(claim)` only while the call is still running
+    /// under `claim`, the claim this runtime took: for a call handed to something that may store
+    /// it again on another thread (a durable task whose tool suspends itself again saves a new
+    /// waiting call under the same id), which the removal must leave alone.
+    pub(crate) async fn forget_claimed(&self, id: &str, claim: Option<Claim>) {
         let (store, owned) = (self.inner.store.clone(), id.to_owned());
         // A claim this runtime held stays its own until the removal went through (or was given up).
         let held = super::decide::Held(id.to_owned());
         super::settle::settle("remove a resolved call", id, move || {
             let _held = &held;
             let (store, id) = (store.clone(), owned.clone());
-            async move { store.remove(&id).await }
-        })
-        .await;
-    }
-}
-
-impl Runtime {
-    /// [`forget`](Self::forget) a continued call only while it is still running under `claim`,
-    /// the claim this runtime took: for a call handed to something that may store it again on
-    /// another thread (a durable task whose tool suspends itself again saves a new waiting call
-    /// under the same id), which the removal must leave alone. Kept and tried again like
-    /// `forget` when the store fails.
-    pub(crate) async fn forget_claimed(&self, id: &str, claim: Claim) {
-        let (store, owned) = (self.inner.store.clone(), id.to_owned());
-        let held = super::decide::Held(id.to_owned());
-        super::settle::settle("remove a resolved call", id, move || {
-            let _held = &held;
-            let (store, id) = (store.clone(), owned.clone());
             async move {
+                let Some(claim) = claim else {
+                    return store.remove(&id).await;
+                };
                 if !store.remove_claimed(&id, &claim).await? {
                     tracing::debug!(tool_call_id = %id, "a continued call was stored again since it was handed on; it is kept");
                 }

@@ -159,6 +159,14 @@ fn now_ms() -> u64 {
     u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The error of a background call of `name` that was not queued (and not run) because of `e`.
+fn not_queued(name: &str, e: &StoreError) -> ToolError {
+    ToolError::new(format!(
+        "Tool `{name}` runs in the background, and its task could not be queued ({e}); it was not run."
+    ))
+    .for_tool(name)
+}
+
 /// Queues a background call (with the resume data it continues with, if any) and answers it:
 /// the task's result when it ends within the wait timeout, else the placeholder, then (while
 /// the caller listens) the task's end.
@@ -201,31 +209,21 @@ pub(crate) async fn enqueue(
             Err(e) => {
                 // Nothing was queued: the call waits again for a later decision.
                 runtime.release(&call.tool_call_id).await;
-                let name = &call.tool_name;
-                let error = ToolError::new(format!(
-                    "Tool `{name}` runs in the background, and its task could not be queued ({e}); it was not run."
-                ));
-                return fail(sink, &viewer, call, error.for_tool(name));
+                return fail(sink, &viewer, call, not_queued(&call.tool_name, &e));
             }
         },
         Origin::Fresh => None,
     };
     if let Err(e) = queue.store.enqueue_task(&task).await {
-        let name = &call.tool_name;
-        let error = ToolError::new(format!(
-            "Tool `{name}` runs in the background, and its task could not be queued ({e}); it was not run."
-        ));
-        return fail(sink, &viewer, call, error.for_tool(name));
+        return fail(sink, &viewer, call, not_queued(&call.tool_name, &e));
     }
     // The task is the call's record from now on: an approved or resumed call leaves the
     // pending store. A worker on another thread may have run the task already and seen its tool
     // suspend itself again (or wait for approval again): the waiting call it saved under the
     // same id is not this runtime's claim any more, and stays. A fresh call was never there,
     // and removing its id now could only remove what its own task stored meanwhile.
-    match (origin, claim) {
-        (Origin::Stored, Some(claim)) => runtime.forget_claimed(&call.tool_call_id, claim).await,
-        (Origin::Stored, None) => runtime.forget(&call.tool_call_id).await,
-        (Origin::Fresh, _) => {}
+    if origin == Origin::Stored {
+        runtime.forget_claimed(&call.tool_call_id, claim).await;
     }
     queue.start(&runtime.inner);
     queue.wake.notify_one();

@@ -229,6 +229,15 @@ fn key(options: &PostgresOptions) -> Result<Key, StoreError> {
 }
 
 impl PostgresStore {
+    /// One call's row, checked: the call and where it is in its life.
+    async fn checked(&self, tool_call_id: &str) -> Result<Option<(PendingCall, CallState)>, StoreError> {
+        let client = self.client(StorePart::Calls).await?;
+        let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
+            return Ok(None);
+        };
+        row.check(&self.key).map(Some).map_err(|reason| damaged(tool_call_id, reason))
+    }
+
     /// Connects to `url` (`postgres://user@host:5432/db`) with the default options.
     pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
         Self::connect_with(url, PostgresOptions::default()).await
@@ -514,21 +523,11 @@ impl PendingStore for PostgresStore {
     }
 
     async fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
-        let client = self.client(StorePart::Calls).await?;
-        let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
-            return Ok(None);
-        };
-        let (_, state) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
-        Ok(Some(state))
+        Ok(self.checked(tool_call_id).await?.map(|(_, state)| state))
     }
 
     async fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        let client = self.client(StorePart::Calls).await?;
-        let Some(row) = self.read(&client, Some(tool_call_id)).await?.pop() else {
-            return Ok(None);
-        };
-        let (call, _) = row.check(&self.key).map_err(|reason| damaged(tool_call_id, reason))?;
-        Ok(Some(call))
+        Ok(self.checked(tool_call_id).await?.map(|(call, _)| call))
     }
 
     fn receipts(&self) -> Option<std::sync::Arc<dyn super::ReceiptStore>> {

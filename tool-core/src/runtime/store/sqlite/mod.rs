@@ -434,22 +434,19 @@ impl Db {
         Ok(removed.or_storage(StorePart::Calls, "cannot remove a call")? > 0)
     }
 
-    fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+    /// One call's row, checked: the call and where it is in its life.
+    fn checked(&self, tool_call_id: &str) -> Result<Option<(PendingCall, CallState)>, StoreError> {
         let row = read_row(&self.conn(), tool_call_id).or_storage(StorePart::Calls, "cannot read a call")?;
         let checked = row.map(|row| row.check(&self.key));
-        checked
-            .transpose()
-            .map(|c| c.map(|(_, state)| state))
-            .map_err(|reason| damaged(tool_call_id, reason))
+        checked.transpose().map_err(|reason| damaged(tool_call_id, reason))
+    }
+
+    fn state(&self, tool_call_id: &str) -> Result<Option<CallState>, StoreError> {
+        Ok(self.checked(tool_call_id)?.map(|(_, state)| state))
     }
 
     fn get(&self, tool_call_id: &str) -> Result<Option<PendingCall>, StoreError> {
-        let row = read_row(&self.conn(), tool_call_id).or_storage(StorePart::Calls, "cannot read a call")?;
-        let checked = row.map(|row| row.check(&self.key));
-        checked
-            .transpose()
-            .map(|c| c.map(|(call, _)| call))
-            .map_err(|reason| damaged(tool_call_id, reason))
+        Ok(self.checked(tool_call_id)?.map(|(call, _)| call))
     }
 
     /// Removes the waiting and interrupted calls created before `cutoff_ms` in one write
