@@ -115,12 +115,22 @@ impl<E: ServerHandler + Clone> McpServer<E> {
     /// This request has no session: the server cannot send its client a request (stateless
     /// HTTP, revisions up to 2025-11-25; 2026-07-28 asks through input-required results).
     pub(super) fn sessionless(&self, ctx: &RequestContext<RoleServer>) -> bool {
-        self.stateless && !modern(ctx)
+        self.sessionless_at(modern(ctx))
+    }
+
+    /// [`sessionless`](Self::sessionless) for a request whose revision (`modern`) is known.
+    fn sessionless_at(&self, modern: bool) -> bool {
+        self.stateless && !modern
     }
 
     /// The least severe level this request's client wants logs at (`None`: none).
     pub(super) fn log_level(&self, ctx: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
-        if modern(ctx) { ctx.meta.log_level() } else { self.session.level() }
+        self.log_level_at(ctx, modern(ctx))
+    }
+
+    /// [`log_level`](Self::log_level) for a request whose revision (`modern`) is known.
+    fn log_level_at(&self, ctx: &RequestContext<RoleServer>, modern: bool) -> Option<LoggingLevel> {
+        if modern { ctx.meta.log_level() } else { self.session.level() }
     }
 
     /// Takes one of the session's call slots and starts what the request brings to a call:
@@ -136,14 +146,13 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // The revision is read once (each read copies it): the level, the handle and whether
         // the request has a session all follow from it.
         let modern = modern(ctx);
-        let level = if modern { ctx.meta.log_level() } else { self.session.level() };
         let (handle, flush, asks) = PeerHandle::start(
             ctx.peer.clone(),
             ctx.meta.get_progress_token(),
-            level,
+            self.log_level_at(ctx, modern),
             ctx.client_capabilities(),
             modern,
-            self.stateless && !modern,
+            self.sessionless_at(modern),
         );
         // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
         // cancelled by whichever request carries it; any other call is the request's.
