@@ -132,6 +132,18 @@ fn runtime(store: &Arc<LateRemoval>, tasks: &Arc<MemoryStore>) -> Runtime {
         .build()
 }
 
+/// A runtime over a fresh store and task queue (both returned), and the id of a `race-asks-again` call it holds for approval.
+async fn awaiting_approval() -> (Arc<LateRemoval>, Arc<MemoryStore>, Runtime, String) {
+    let (store, tasks) = (Arc::new(LateRemoval::default()), Arc::new(MemoryStore::new()));
+    let runtime = runtime(&store, &tasks);
+    let run = runtime.call("race-asks-again", json!({}), CallOptions::default()).finish().await;
+    let Outcome::AwaitingApproval(waiting) = run.outcome else {
+        panic!("{:?}", run.outcome)
+    };
+    let id = waiting.id().to_owned();
+    (store, tasks, runtime, id)
+}
+
 /// The call `id` waits for resume data in the store.
 async fn suspended(store: &LateRemoval, id: &str) {
     let waiting = store.get(id).await.unwrap();
@@ -142,13 +154,7 @@ async fn suspended(store: &LateRemoval, id: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continued_call_suspended_again_by_its_task_before_the_removal_is_kept() {
-    let (store, tasks) = (Arc::new(LateRemoval::default()), Arc::new(MemoryStore::new()));
-    let runtime = runtime(&store, &tasks);
-    let run = runtime.call("race-asks-again", json!({}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(waiting) = run.outcome else {
-        panic!("{:?}", run.outcome)
-    };
-    let id = waiting.id().to_owned();
+    let (store, _tasks, runtime, id) = awaiting_approval().await;
 
     // Approved: queued as a task, whose worker runs it and sees it suspend itself before the
     // approved call's removal runs.
@@ -195,13 +201,7 @@ async fn a_continued_call_suspended_again_by_its_task_before_the_removal_is_kept
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continued_call_whose_claim_cannot_be_read_is_not_queued_and_waits_again() {
-    let (store, tasks) = (Arc::new(LateRemoval::default()), Arc::new(MemoryStore::new()));
-    let runtime = runtime(&store, &tasks);
-    let run = runtime.call("race-asks-again", json!({}), CallOptions::default()).finish().await;
-    let Outcome::AwaitingApproval(waiting) = run.outcome else {
-        panic!("{:?}", run.outcome)
-    };
-    let id = waiting.id().to_owned();
+    let (store, tasks, runtime, id) = awaiting_approval().await;
     store.unreadable.store(true, SeqCst);
     let approved = runtime.approve(&id, ResumeOptions::default()).await.unwrap();
     let approved = tokio::time::timeout(PATIENCE, approved.finish())

@@ -283,13 +283,18 @@ fn plain_parameters_skip_the_validator_and_still_refuse_what_does_not_decode() {
         .unwrap();
     assert_eq!(out.value(), json!("Porto 2 1 None"));
     // What does not decode takes the validator's path: every failing field is listed.
-    let err = rt
-        .block_on(registry.call("plain-params", r#"{"city": 1, "days": -1, "tags": "a"}"#, CallOptions::default()))
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
-    let mut paths: Vec<&str> = err.issues().iter().map(|i| i.path.as_str()).collect();
+    let paths = refused_paths(&rt, &registry, "plain-params", r#"{"city": 1, "days": -1, "tags": "a"}"#);
+    assert_eq!(paths, ["/city", "/days", "/tags"]);
+}
+
+/// Calls `id` with `args`, which must be refused as invalid input; the paths its issues name,
+/// sorted.
+fn refused_paths(rt: &tokio::runtime::Runtime, registry: &Registry, id: &str, args: &str) -> Vec<String> {
+    let err = rt.block_on(registry.call(id, args, CallOptions::default())).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let mut paths: Vec<String> = err.issues().iter().map(|i| i.path.clone()).collect();
     paths.sort_unstable();
-    assert_eq!(paths, ["/city", "/days", "/tags"], "{err}");
+    paths
 }
 
 #[test]
@@ -306,17 +311,8 @@ fn map_parameters_skip_the_validator_and_still_refuse_a_member_of_another_type()
         .unwrap();
     assert_eq!(out.value(), json!("2 1"));
     // A member the value type does not decode takes the validator's path, named by its key.
-    let err = rt
-        .block_on(registry.call(
-            "plain-maps",
-            r#"{"prices": {"a": "cheap"}, "tags": {"x": [-1]}}"#,
-            CallOptions::default(),
-        ))
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
-    let mut paths: Vec<&str> = err.issues().iter().map(|i| i.path.as_str()).collect();
-    paths.sort_unstable();
-    assert_eq!(paths, ["/prices/a", "/tags/x/0"], "{err}");
+    let paths = refused_paths(&rt, &registry, "plain-maps", r#"{"prices": {"a": "cheap"}, "tags": {"x": [-1]}}"#);
+    assert_eq!(paths, ["/prices/a", "/tags/x/0"]);
     // A key repeated inside a map is refused as anywhere else.
     let err = rt
         .block_on(registry.call("plain-maps", r#"{"prices": {"a": 1, "a": 2}}"#, CallOptions::default()))
