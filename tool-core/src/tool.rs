@@ -122,11 +122,11 @@ pub trait Hints: Send + Sync {
     }
 
     /// [`decode_input`](Hints::decode_input) for arguments given as a value (what an MCP
-    /// request carries): `Some(true)` when `value` decodes into the tool's own input type,
-    /// `Some(false)` when it does not, `None` when the tool does not vouch for its input. The
-    /// decoded value is not kept (the first run decodes the value again, which costs less
-    /// than compiling the validator a first valid call would otherwise need).
-    fn value_decodes(&self, value: &Value) -> Option<bool> {
+    /// request carries): `Some(Some((text, decoded)))` when `value`, written as text, decodes
+    /// into the tool's own input type (the text for later runs, the value for the first),
+    /// `Some(None)` when it does not, `None` when the tool does not vouch for its input.
+    /// Inputs are decoded from text only (see [`ToolInput::decode`]).
+    fn value_decodes(&self, value: &Value) -> Option<Option<(String, Decoded)>> {
         let _ = value;
         None
     }
@@ -377,14 +377,22 @@ pub trait TypedTool: Send + Sync + Sized + 'static {
 
     /// Builds the spec (schemas included) and wraps the tool for the registry.
     fn into_tool() -> Result<Arc<dyn Tool>, SchemaError> {
-        let (spec, derived, encodes_plain) = typed_spec(SpecSources::of::<Self>())?;
-        Ok(Arc::new(FnTool::<Self> {
-            spec,
-            derived,
-            encodes_plain,
-            _tool: PhantomData,
-        }))
+        typed_tool::<Self>()
     }
+}
+
+/// [`TypedTool::into_tool`]. A function of its own: rustc compiles a provided method's
+/// instance beside the type it is called on (in the crate that defines the tool, which an edit
+/// of any tool's body recompiles whole), but a free function's here, where an edit elsewhere
+/// does not touch it.
+fn typed_tool<T: TypedTool>() -> Result<Arc<dyn Tool>, SchemaError> {
+    let (spec, derived, encodes_plain) = typed_spec(SpecSources::of::<T>())?;
+    Ok(Arc::new(FnTool::<T> {
+        spec,
+        derived,
+        encodes_plain,
+        _tool: PhantomData,
+    }))
 }
 
 /// The type of a tool's input: `InputOf<add>` names the struct `#[tool]` generated from

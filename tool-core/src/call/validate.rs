@@ -43,7 +43,7 @@ fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
 pub(crate) enum Validated<'a> {
     Text(&'a str),
     Decoded(&'a str, Decoded),
-    Given(&'a Value),
+    Given(&'a Value, String, Decoded),
     Value(Value),
 }
 
@@ -52,7 +52,7 @@ impl Validated<'_> {
         match self {
             Validated::Text(t) => ToolInput::Text(t),
             Validated::Decoded(t, decoded) => ToolInput::Decoded(t, decoded),
-            Validated::Given(v) => ToolInput::Value(v),
+            Validated::Given(_, text, decoded) => ToolInput::Decoded(text, decoded),
             Validated::Value(v) => ToolInput::Value(v),
         }
     }
@@ -111,9 +111,11 @@ pub(crate) fn validate_args<'a>(
         }
         CallArgs::Value(value) => {
             // A value repeats no key: an object that decodes into the tool's type is valid.
-            if compiled.input_implied() && value.is_object() && crate::tool::hints(tool).and_then(|h| h.value_decodes(value)) == Some(true)
+            if compiled.input_implied()
+                && value.is_object()
+                && let Some(Some((text, decoded))) = crate::tool::hints(tool).and_then(|h| h.value_decodes(value))
             {
-                return Ok(Validated::Given(value));
+                return Ok(Validated::Given(value, text, decoded));
             }
             validate_input(id, compiled, value.clone()).map(Validated::Value)
         }

@@ -83,7 +83,7 @@ impl<'a> Prepared<'a> {
     #[cfg(feature = "runtime")]
     pub(crate) fn args(&self) -> std::borrow::Cow<'_, Value> {
         match &self.input {
-            Validated::Given(v) => std::borrow::Cow::Borrowed(*v),
+            Validated::Given(v, ..) => std::borrow::Cow::Borrowed(*v),
             Validated::Value(v) => std::borrow::Cow::Borrowed(v),
             Validated::Text(t) | Validated::Decoded(t, _) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Value::Null)),
         }
@@ -93,7 +93,7 @@ impl<'a> Prepared<'a> {
     /// as given is copied).
     #[cfg(feature = "runtime")]
     pub(crate) fn into_owned(mut self) -> Result<OwnedPrepared, ToolError> {
-        if let Validated::Given(v) = self.input {
+        if let Validated::Given(v, ..) = self.input {
             self.input = Validated::Value(v.clone());
         }
         self.into_owning().map(|owning| owning.prepared)
@@ -104,7 +104,7 @@ impl<'a> Prepared<'a> {
     #[cfg(feature = "runtime")]
     pub(crate) fn into_owning(self) -> Result<Owning, ToolError> {
         let (input, given) = match self.input {
-            Validated::Given(_) => (Value::Null, true),
+            Validated::Given(..) => (Value::Null, true),
             Validated::Value(v) => (v, false),
             Validated::Text(_) | Validated::Decoded(..) => {
                 let id = self.entry.tool.spec().id.as_str();

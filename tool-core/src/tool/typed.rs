@@ -361,11 +361,14 @@ impl<T: TypedTool> Hints for FnTool<T> {
         Some(decode_caught(decode_text::<T::Input>, text))
     }
 
-    fn value_decodes(&self, value: &Value) -> Option<bool> {
+    fn value_decodes(&self, value: &Value) -> Option<Option<(String, Decoded)>> {
         if !self.derived {
             return None;
         }
-        Some(decodes_caught(decodes_value::<T::Input>, value))
+        let Ok(text) = super::input::value_text(value) else {
+            return Some(None);
+        };
+        Some(decode_caught(decode_text::<T::Input>, &text).map(|decoded| (text, decoded)))
     }
 }
 
@@ -377,18 +380,8 @@ fn decode_text<I: DeserializeOwned + Send + 'static>(text: &str) -> Option<Decod
     serde_json::from_str::<I>(text).ok().map(Decoded::new)
 }
 
-/// Whether `value` decodes into `I`.
-fn decodes_value<I: DeserializeOwned>(value: &Value) -> bool {
-    I::deserialize(value).is_ok()
-}
-
 /// `decode(text)`; a `Deserialize` that panics is caught where the body runs, here it means
 /// "validate" (`None`).
 fn decode_caught(decode: fn(&str) -> Option<Decoded>, text: &str) -> Option<Decoded> {
     crate::panic::catch_panic(|| decode(text)).ok().flatten()
-}
-
-/// `decodes(value)`; a panic is `false` (validate).
-fn decodes_caught(decodes: fn(&Value) -> bool, value: &Value) -> bool {
-    crate::panic::catch_panic(|| decodes(value)).unwrap_or(false)
 }

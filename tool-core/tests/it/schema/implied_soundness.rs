@@ -319,3 +319,31 @@ fn map_parameters_skip_the_validator_and_still_refuse_a_member_of_another_type()
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
 }
+
+#[test]
+fn arguments_given_as_a_value_skip_the_validator_as_their_text_does() {
+    // What an MCP request carries: a value, decoded once (from its text) while the call is
+    // checked, and that decoded input is what the body receives.
+    let registry = registry();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let args = json!({"city": "Porto", "days": 2, "tags": ["a", "b"], "note": "n"});
+    let by_value = rt
+        .block_on(registry.call("plain-params", args.clone(), CallOptions::default()))
+        .unwrap();
+    let by_text = rt
+        .block_on(registry.call("plain-params", args.to_string(), CallOptions::default()))
+        .unwrap();
+    assert_eq!(by_value.value(), json!("Porto 2 2 Some(\"n\")"));
+    assert_eq!(by_value.value(), by_text.value());
+    let maps = json!({"prices": {"a": 1.5}, "tags": {"x": [1]}});
+    let out = rt.block_on(registry.call("plain-maps", maps, CallOptions::default())).unwrap();
+    assert_eq!(out.value(), json!("1 1"));
+    // A value that does not decode takes the validator's path and is refused with every path.
+    let err = rt
+        .block_on(registry.call("plain-params", json!({"city": 1, "days": -1, "tags": "a"}), CallOptions::default()))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    let mut paths: Vec<String> = err.issues().iter().map(|i| i.path.clone()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["/city", "/days", "/tags"]);
+}
