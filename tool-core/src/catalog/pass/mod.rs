@@ -436,7 +436,10 @@ mod tests {
         }
         assert!(rewrite_mcp("t", &json!({"type": "string"})).is_err());
         assert!(matches!(
-            rewrite_mcp("t", &json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint8"}}})),
+            rewrite_mcp(
+                "t",
+                &json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint8"}}})
+            ),
             Ok(Rewritten::New(_))
         ));
     }
