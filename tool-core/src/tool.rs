@@ -121,6 +121,13 @@ pub trait Hints: Send + Sync {
         None
     }
 
+    /// Whether the tool vouches for its input: [`decode_input`](Hints::decode_input) answers
+    /// `Some` for every text. What a registry asks as a tool enters it; the default decodes
+    /// `{}` to find out, a tool that knows answers without decoding anything.
+    fn vouches_for_input(&self) -> bool {
+        self.decode_input("{}").is_some()
+    }
+
     /// [`decode_input`](Hints::decode_input) for arguments given as a value (what an MCP
     /// request carries): `Some(Some((text, decoded)))` when `value`, written as text, decodes
     /// into the tool's own input type (the text for later runs, the value for the first),

@@ -136,8 +136,7 @@ impl Compiled {
         let spec = tool.spec();
         // A strict tool refuses unknown fields, which a decoded type ignores: it validates.
         let hints = crate::tool::hints(&*tool);
-        let input_implied =
-            !spec.policy.strict && implied_by_type(&spec.schemas.input) && hints.is_some_and(|h| h.decode_input("{}").is_some());
+        let input_implied = !spec.policy.strict && implied_by_type(&spec.schemas.input) && hints.is_some_and(|h| h.vouches_for_input());
         let output_implied = hints.is_some_and(|h| h.encodes_plain()) && spec.schemas.output.as_ref().is_some_and(output_implied_by_type);
         let schemas = &spec.schemas;
         let needs_none = input_implied

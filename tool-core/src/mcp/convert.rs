@@ -137,8 +137,7 @@ fn is_token_char(c: char) -> bool {
 /// A schema as MCP takes it: checked by the MCP pass (an object root), kept verbatim (MCP
 /// schemas are JSON Schema 2020-12 and keep their `$schema`).
 fn schema(spec: &ToolSpec, schema: &Value) -> Result<Arc<JsonObject>, PassError> {
-    let (rewritten, _) = pass::rewrite(Dialect::Mcp, false, &spec.id, schema)?;
-    let rewritten = match rewritten {
+    let rewritten = match pass::rewrite_mcp(&spec.id, schema)? {
         Rewritten::Unchanged => None,
         Rewritten::New(v) => Some(v),
     };

@@ -73,8 +73,10 @@ pub trait Bus: Send + Sync + 'static {
 
 /// The bus of one process: what it publishes, it receives; no other instance exists.
 pub struct MemoryBus {
-    id: String,
-    key: [u8; 32],
+    /// Its id (`local-` and 16 hex digits) and key, drawn when first needed (a server that
+    /// seals nothing and never names its instance draws neither: start-up spends no hashing
+    /// on them).
+    identity: OnceLock<(String, [u8; 32])>,
     /// The channel, made at the first subscription: its backlog ([`BUS_BACKLOG`] slots, 32 KiB)
     /// is most of an idle server's heap, and a server that shares no store never subscribes to
     /// its own bus. A message published before anyone subscribed reaches nobody, as it would
@@ -84,7 +86,7 @@ pub struct MemoryBus {
 
 impl std::fmt::Debug for MemoryBus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryBus").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("MemoryBus").field("id", &self.id()).finish_non_exhaustive()
     }
 }
 
@@ -95,26 +97,37 @@ impl Default for MemoryBus {
 }
 
 impl MemoryBus {
-    /// A bus for this process alone, with a random key.
+    /// A bus for this process alone, with a random key (drawn at its first use).
+    #[inline]
     pub fn new() -> Self {
-        let key = random_key();
-        let id: String = key[..8].iter().map(|b| format!("{b:02x}")).collect();
         MemoryBus {
-            id: format!("local-{id}"),
-            key,
+            identity: OnceLock::new(),
             sender: OnceLock::new(),
         }
+    }
+
+    /// The bus's id and key, drawn now if nothing needed them before.
+    fn identity(&self) -> &(String, [u8; 32]) {
+        self.identity.get_or_init(|| {
+            let key = random_key();
+            let id: String = key[..8].iter().map(|b| format!("{b:02x}")).collect();
+            (format!("local-{id}"), key)
+        })
+    }
+
+    fn id(&self) -> &str {
+        &self.identity().0
     }
 }
 
 #[async_trait::async_trait]
 impl Bus for MemoryBus {
     fn instance_id(&self) -> &str {
-        &self.id
+        self.id()
     }
 
     async fn publish(&self, to: Option<&str>, topic: &str, body: &Value) -> Result<(), StoreError> {
-        if to.is_some_and(|to| to != self.id) {
+        if to.is_some_and(|to| to != self.id()) {
             return Ok(());
         }
         // Nobody ever subscribed: nobody listens.
@@ -122,7 +135,7 @@ impl Bus for MemoryBus {
             return Ok(());
         };
         let message = BusMessage {
-            from: self.id.clone(),
+            from: self.id().to_owned(),
             to: to.map(str::to_owned),
             topic: topic.to_owned(),
             body: body.clone(),
@@ -137,15 +150,15 @@ impl Bus for MemoryBus {
     }
 
     async fn alive(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(id == self.id)
+        Ok(id == self.id())
     }
 
     fn seal(&self, fields: &[&str]) -> String {
-        seal_with(&self.key, fields)
+        seal_with(&self.identity().1, fields)
     }
 
     fn verify(&self, fields: &[&str], tag: &str) -> bool {
-        verify_with(&self.key, fields, tag)
+        verify_with(&self.identity().1, fields, tag)
     }
 }
 
@@ -218,6 +231,20 @@ mod tests {
         assert!(!verify_with(b"k2", &["ab", "c"], &tag));
         assert!(!verify_with(b"k", &["ab", "c"], &tag[1..]));
         assert_eq!(tag.len(), 64);
+    }
+
+    #[test]
+    fn a_memory_bus_draws_its_identity_once_when_first_needed() {
+        let bus = MemoryBus::new();
+        assert!(bus.identity.get().is_none(), "nothing is drawn before it is needed");
+        let tag = bus.seal(&["run", "1"]);
+        let id = bus.instance_id().to_owned();
+        assert!(id.starts_with("local-") && id.len() == "local-".len() + 16, "{id}");
+        assert_eq!(bus.instance_id(), id, "the id does not change once drawn");
+        assert!(bus.verify(&["run", "1"], &tag), "the key does not change once drawn");
+        let other = MemoryBus::new();
+        assert!(!other.verify(&["run", "1"], &tag), "each bus has a key of its own");
+        assert_ne!(other.instance_id(), id);
     }
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]

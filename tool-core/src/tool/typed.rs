@@ -361,6 +361,10 @@ impl<T: TypedTool> Hints for FnTool<T> {
         Some(decode_caught(decode_text::<T::Input>, text))
     }
 
+    fn vouches_for_input(&self) -> bool {
+        self.derived
+    }
+
     fn value_decodes(&self, value: &Value) -> Option<Option<(String, Decoded)>> {
         if !self.derived {
             return None;

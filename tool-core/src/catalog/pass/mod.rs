@@ -167,13 +167,34 @@ pub fn rewrite(dialect: Dialect, strict: bool, tool: &str, schema: &Value) -> Re
         Dialect::GeminiJsonSchema => Rewritten::Unchanged,
     };
     let rewritten = without_foreign_formats(dialect, schema, rewritten);
-    let mut warnings = Vec::with_capacity(pass.warnings.len());
-    for w in pass.warnings {
-        if !warnings.contains(&w) {
-            warnings.push(w);
+    Ok((rewritten, deduplicated(pass.warnings)))
+}
+
+/// [`rewrite`] for [`Dialect::Mcp`] alone (what the MCP server lists): the object-root check
+/// and the foreign `format`s dropped, nothing else. The same as `rewrite(Dialect::Mcp, false,
+/// ..)`, without linking the other dialects' passes into a binary that serves MCP only.
+#[cfg(feature = "mcp")]
+pub(crate) fn rewrite_mcp(tool: &str, schema: &Value) -> Result<Rewritten, PassError> {
+    let pass = Pass {
+        tool,
+        dialect: Dialect::Mcp,
+        root: schema,
+        warnings: Vec::new(),
+        mute: 0,
+    };
+    pass.check_object_root(pass.root_map()?)?;
+    Ok(without_foreign_formats(Dialect::Mcp, schema, Rewritten::Unchanged))
+}
+
+/// `warnings` in their order, each once.
+fn deduplicated(warnings: Vec<String>) -> Vec<String> {
+    let mut unique = Vec::with_capacity(warnings.len());
+    for w in warnings {
+        if !unique.contains(&w) {
+            unique.push(w);
         }
     }
-    Ok((rewritten, warnings))
+    unique
 }
 
 /// What a pass made of a schema, without the `format`s outside the JSON Schema vocabulary
@@ -395,6 +416,32 @@ mod tests {
         assert_eq!(run(Dialect::Anthropic, false, s.clone()).schema, expected);
         // A schema without a foreign format is taken as it is (no copy).
         assert!(matches!(rewrite(Dialect::Mcp, false, "t", &mcp), Ok((Rewritten::Unchanged, _))));
+    }
+
+    /// The MCP server's own entry makes of every schema what the MCP dialect's pass makes:
+    /// the same schema, the same refusal.
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn the_mcp_entry_is_the_mcp_pass() {
+        let schemas = [
+            json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint8", "minimum": 0}}}),
+            json!({"$schema": "x", "type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}),
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+            json!({"type": "string"}),
+            json!(true),
+        ];
+        for s in schemas {
+            let general = rewrite(Dialect::Mcp, false, "t", &s).map(|(r, _)| r);
+            assert_eq!(rewrite_mcp("t", &s), general, "{s}");
+        }
+        assert!(rewrite_mcp("t", &json!({"type": "string"})).is_err());
+        assert!(matches!(
+            rewrite_mcp(
+                "t",
+                &json!({"type": "object", "properties": {"n": {"type": "integer", "format": "uint8"}}})
+            ),
+            Ok(Rewritten::New(_))
+        ));
     }
 
     #[test]
