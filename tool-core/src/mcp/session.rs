@@ -19,7 +19,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::handle::{Ask, Flush, PeerHandle};
+use super::handle::{Ask, Flush, Inert, PeerHandle, Reach};
 use super::server::{McpConfig, McpServer, modern};
 use crate::context::CallEnv;
 
@@ -66,8 +66,9 @@ pub(super) struct Slot {
     _permit: OwnedSemaphorePermit,
     /// What the call runs with: its cancellation and its MCP handle.
     pub(super) continuation: CallEnv,
-    flush: Flush,
-    pub(super) handle: Arc<PeerHandle>,
+    /// The call's own MCP handle and the task sending its notifications; `None` for a call
+    /// nothing can reach its client from, whose handle is a shared [`Inert`] one.
+    peer: Option<(Arc<PeerHandle>, Flush)>,
     /// The questions its tool asks mid-call (2026-07-28).
     pub(super) asks: Option<mpsc::UnboundedReceiver<Ask>>,
     /// The call's cancellation: the request's own token, or (a call that may be parked) the
@@ -98,16 +99,36 @@ impl Slot {
         }
     }
 
+    /// Answers the request brought without a request state (2026-07-28; see
+    /// [`PeerHandle::answered_in_advance`]).
+    pub(super) fn answered_in_advance(&self, responses: rmcp::model::InputResponses) {
+        if let Some((handle, _)) = &self.peer {
+            handle.answered_in_advance(responses);
+        }
+    }
+
+    /// Waits until every notification the call sent so far went out.
+    pub(super) async fn flushed(&self) {
+        if let Some((handle, _)) = &self.peer {
+            handle.flushed().await;
+        }
+    }
+
+    /// From now on the call reports to this request (see [`PeerHandle::retarget`]).
+    pub(super) fn retarget(&self, ctx: &RequestContext<RoleServer>, min_level: Option<LoggingLevel>) {
+        if let Some((handle, _)) = &self.peer {
+            handle.retarget(ctx.peer.clone(), ctx.meta.get_progress_token(), min_level);
+        }
+    }
+
     /// Lets every notification of the call go out (before its result), then frees the slot.
     pub(super) async fn finish(self) {
-        let Slot {
-            continuation,
-            flush,
-            handle,
-            ..
-        } = self;
-        drop((continuation, handle));
-        flush.sent().await;
+        let Slot { continuation, peer, .. } = self;
+        drop(continuation);
+        if let Some((handle, flush)) = peer {
+            drop(handle);
+            flush.sent().await;
+        }
     }
 }
 
@@ -146,28 +167,38 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // The revision is read once (each read copies it): the level, the handle and whether
         // the request has a session all follow from it.
         let modern = modern(ctx);
-        let (handle, flush, asks) = PeerHandle::start(
-            ctx.peer.clone(),
-            ctx.meta.get_progress_token(),
-            self.log_level_at(ctx, modern),
-            ctx.client_capabilities(),
-            modern,
-            self.sessionless_at(modern),
-        );
+        let sessionless = self.sessionless_at(modern);
+        let progress_token = ctx.meta.get_progress_token();
+        let min_level = self.log_level_at(ctx, modern);
+        // Without a session nothing is asked: the client's capabilities are not read.
+        let reach = if sessionless {
+            Reach::of(None, true)
+        } else {
+            Reach::of(ctx.client_capabilities().as_ref(), false)
+        };
+        // Through a call whose request has no progress token and whose client wants no logs
+        // and can be asked nothing (revisions up to 2025-11-25), no message can reach the
+        // client: its handle is a shared inert one, and it has no queue to flush. Its
+        // cancellation is still the request's (`notifications/cancelled` cancels it).
+        let (handle, peer, asks) = if !modern && progress_token.is_none() && min_level.is_none() && reach.none() {
+            (Inert::shared(sessionless), None, None)
+        } else {
+            let (handle, flush, asks) = PeerHandle::start(ctx.peer.clone(), progress_token, min_level, reach, modern);
+            (handle.clone() as Arc<dyn crate::context::McpHandle>, Some((handle, flush)), asks)
+        };
         // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
         // cancelled by whichever request carries it; any other call is the request's.
         let parkable = asks.is_some();
         let cancel = if parkable { CancellationToken::new() } else { ctx.ct.clone() };
         let continuation = CallEnv {
             cancellation: Some(cancel.clone()),
-            mcp: Some(handle.clone()),
+            mcp: Some(handle),
             ..CallEnv::default()
         };
         let mut slot = Slot {
             _permit: permit,
             continuation,
-            flush,
-            handle,
+            peer,
             asks,
             cancel,
             link: None,
