@@ -71,9 +71,10 @@ pub(super) struct Slot {
     peer: Option<(Arc<PeerHandle>, Flush)>,
     /// The questions its tool asks mid-call (2026-07-28).
     pub(super) asks: Option<mpsc::UnboundedReceiver<Ask>>,
-    /// The call's cancellation: the request's own token, or (a call that may be parked) the
-    /// call's, linked to the request carrying it.
-    cancel: CancellationToken,
+    /// The cancellation of a call that may be parked: the call's own token, linked to the
+    /// request carrying it. `None` for any other call, which is cancelled with its request's
+    /// token itself.
+    cancel: Option<CancellationToken>,
     /// Cancels the call when the request carrying it is cancelled.
     link: Option<AbortHandle>,
 }
@@ -82,7 +83,8 @@ impl Slot {
     /// The call is cancelled with this request from now on.
     pub(super) fn link(&mut self, ctx: &RequestContext<RoleServer>) {
         self.unlink();
-        let (request, call) = (ctx.ct.clone(), self.cancel.clone());
+        let Some(call) = self.cancel.clone() else { return };
+        let request = ctx.ct.clone();
         let watcher = tokio::spawn(async move {
             tokio::select! {
                 _ = request.cancelled() => call.cancel(),
@@ -170,12 +172,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         let sessionless = self.sessionless_at(modern);
         let progress_token = ctx.meta.get_progress_token();
         let min_level = self.log_level_at(ctx, modern);
-        // Without a session nothing is asked: the client's capabilities are not read.
-        let reach = if sessionless {
-            Reach::of(None, true)
-        } else {
-            Reach::of(ctx.client_capabilities().as_ref(), false)
-        };
+        let reach = reach(ctx, sessionless);
         // Through a call whose request has no progress token and whose client wants no logs
         // and can be asked nothing (revisions up to 2025-11-25), no message can reach the
         // client: its handle is a shared inert one, and it has no queue to flush. Its
@@ -188,10 +185,9 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         };
         // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
         // cancelled by whichever request carries it; any other call is the request's.
-        let parkable = asks.is_some();
-        let cancel = if parkable { CancellationToken::new() } else { ctx.ct.clone() };
+        let cancel = asks.is_some().then(CancellationToken::new);
         let continuation = CallEnv {
-            cancellation: Some(cancel.clone()),
+            cancellation: Some(cancel.clone().unwrap_or_else(|| ctx.ct.clone())),
             mcp: Some(handle),
             ..CallEnv::default()
         };
@@ -203,11 +199,24 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             cancel,
             link: None,
         };
-        if parkable {
-            slot.link(ctx);
-        }
+        slot.link(ctx);
         Ok(slot)
     }
+}
+
+/// What the client of a request can be asked: what `RequestContext::client_capabilities` reads
+/// (the request's `_meta`, else the session's handshake; a session whose requests carry their
+/// metadata has none), looked at where it is rather than copied.
+fn reach(ctx: &RequestContext<RoleServer>, sessionless: bool) -> Reach {
+    // Without a session nothing is asked: the client's capabilities are not read.
+    if sessionless {
+        return Reach::of(None, true);
+    }
+    if let Some(declared) = ctx.meta.client_capabilities() {
+        return Reach::of(Some(&declared), false);
+    }
+    let handshake = ctx.peer.peer_info();
+    Reach::of(handshake.as_deref().map(|info| &info.capabilities), false)
 }
 
 #[cfg(test)]
