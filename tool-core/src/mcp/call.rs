@@ -212,7 +212,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
             Err(refused) => return error_result(refused),
         };
         if !given.is_empty() {
-            slot.handle.answered_in_advance(given);
+            slot.answered_in_advance(given);
         }
         // Read once: the identified caller, else the static token's holder (who has no subject).
         let caller = identity::caller_of(ctx);

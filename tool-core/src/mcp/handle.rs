@@ -81,14 +81,10 @@ const ALONE: &str = "input";
 /// The MCP client of one call.
 pub(crate) struct PeerHandle {
     target: std::sync::RwLock<Target>,
-    /// The client can answer elicitations.
-    can_elicit: bool,
-    can_sample: bool,
-    can_list_roots: bool,
+    /// What the client can be asked.
+    reach: Reach,
     /// 2026-07-28: questions go through `asks`, not as requests of the server's own.
     modern: bool,
-    /// The request has no session (stateless HTTP, before 2026-07-28): nothing can be asked.
-    sessionless: bool,
     /// The call's notifications, in order, to the task that sends them: both made by the
     /// first one (most calls send none).
     queue: OnceLock<mpsc::UnboundedSender<Note>>,
@@ -130,18 +126,173 @@ async fn send_notes(mut notes: mpsc::UnboundedReceiver<Note>) {
     }
 }
 
+/// What a call's client can be asked: whether the request has a session (stateless HTTP before
+/// 2026-07-28 has none, and nothing can be asked) and which of the capabilities a question needs
+/// it declared.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Reach {
+    /// The request has no session: nothing can be asked.
+    pub(crate) sessionless: bool,
+    /// The client can answer elicitations.
+    pub(crate) can_elicit: bool,
+    pub(crate) can_sample: bool,
+    pub(crate) can_list_roots: bool,
+}
+
+impl Reach {
+    /// What the client of a request with these capabilities (and session or none) can be asked.
+    pub(crate) fn of(capabilities: Option<&rmcp::model::ClientCapabilities>, sessionless: bool) -> Self {
+        Reach {
+            sessionless,
+            can_elicit: capabilities.is_some_and(|c| c.elicitation.is_some()),
+            can_sample: capabilities.is_some_and(|c| c.sampling.is_some()),
+            can_list_roots: capabilities.is_some_and(|c| c.roots.is_some()),
+        }
+    }
+
+    /// Nothing can be asked of the client.
+    pub(crate) fn none(&self) -> bool {
+        self.sessionless || !(self.can_elicit || self.can_sample || self.can_list_roots)
+    }
+
+    /// Why the client's user cannot be asked for input, if they cannot.
+    fn elicit_refusal(&self) -> Option<ToolError> {
+        if self.sessionless {
+            return Some(ToolError::new(format!(
+                "The user cannot be asked for input: {}.",
+                super::SESSIONLESS
+            )));
+        }
+        (!self.can_elicit).then(|| unsupported("ask its user for input", "it did not declare the elicitation capability"))
+    }
+
+    /// Why the client's model cannot be sampled, if it cannot.
+    fn sample_refusal(&self) -> Option<ToolError> {
+        if self.sessionless {
+            return Some(ToolError::new(format!("No model can be sampled: {}.", super::SESSIONLESS)));
+        }
+        (!self.can_sample).then(|| unsupported("sample a model", "it did not declare the sampling capability"))
+    }
+
+    /// Why the client cannot be sent this question, if it cannot.
+    fn refusal(&self, request: &InputRequest) -> Option<ToolError> {
+        if self.sessionless {
+            return Some(ToolError::new(format!("The MCP client cannot be asked: {}.", super::SESSIONLESS)));
+        }
+        let (declared, what, capability) = match request {
+            InputRequest::Elicitation(_) => (self.can_elicit, "ask its user for input", "elicitation"),
+            InputRequest::CreateMessage(_) => (self.can_sample, "sample a model", "sampling"),
+            InputRequest::ListRoots(_) => (self.can_list_roots, "list its roots", "roots"),
+            _ => (false, "answer this request", "its"),
+        };
+        (!declared).then(|| unsupported(what, &format!("it did not declare the {capability} capability")))
+    }
+
+    /// The questions of an [`McpHandle::ask`], each checked: a method a tool may ask, a valid
+    /// request of it, one this client can be sent.
+    fn questions(&self, requests: serde_json::Map<String, Value>) -> Result<InputRequests, ToolError> {
+        let mut asked = InputRequests::new();
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+            if !ASKABLE.contains(&method.as_str()) {
+                return Err(ToolError::new(format!(
+                    "`{key}` asks `{method}`: a tool can ask `elicitation/create`, `sampling/createMessage` or `roots/list`."
+                )));
+            }
+            let request: InputRequest =
+                serde_json::from_value(request).map_err(|e| ToolError::new(format!("`{key}` is not a valid `{method}` request: {e}")))?;
+            if let Some(refused) = self.refusal(&request) {
+                return Err(refused);
+            }
+            asked.insert(key, request);
+        }
+        Ok(asked)
+    }
+
+    fn supports(&self, method: &str) -> bool {
+        !self.sessionless
+            && match method {
+                "elicitation/create" => self.can_elicit,
+                "sampling/createMessage" => self.can_sample,
+                "roots/list" => self.can_list_roots,
+                _ => false,
+            }
+    }
+}
+
+/// The MCP client of a call through which nothing can reach it (revisions up to 2025-11-25): the
+/// request carries no progress token, its client wants no logs, and it can be asked nothing
+/// ([`Reach::none`]). It answers the tool exactly as a [`PeerHandle`] would there (no
+/// notification is sent, every question is refused with the same error), and costs a call
+/// nothing: every such call shares one of two ([`Inert::shared`]), so it has no queue to flush.
+pub(crate) struct Inert(Reach);
+
+impl Inert {
+    /// The shared handle of such a call, with a session or without.
+    pub(crate) fn shared(sessionless: bool) -> Arc<dyn McpHandle> {
+        static SESSION: OnceLock<Arc<dyn McpHandle>> = OnceLock::new();
+        static SESSIONLESS: OnceLock<Arc<dyn McpHandle>> = OnceLock::new();
+        let (cell, reach) = if sessionless {
+            (
+                &SESSIONLESS,
+                Reach {
+                    sessionless: true,
+                    ..Reach::default()
+                },
+            )
+        } else {
+            (&SESSION, Reach::default())
+        };
+        cell.get_or_init(|| Arc::new(Inert(reach))).clone()
+    }
+}
+
+impl McpHandle for Inert {
+    fn elicit(&self, _: String, _: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
+        let refused = self
+            .0
+            .elicit_refusal()
+            .unwrap_or_else(|| unsupported("ask its user for input", "it cannot be reached"));
+        Box::pin(std::future::ready(Err(refused)))
+    }
+
+    fn log(&self, _: LogLevel, _: Value) {}
+
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<String>) {}
+
+    fn ask(&self, requests: serde_json::Map<String, Value>) -> BoxFuture<'_, Result<serde_json::Map<String, Value>, ToolError>> {
+        // Every question is refused ([`Reach::none`]): only an empty ask is answered.
+        let answered = self.0.questions(requests).and_then(|asked| match asked.is_empty() {
+            true => Ok(serde_json::Map::new()),
+            false => Err(unsupported("be asked for input", "it cannot be reached")),
+        });
+        Box::pin(std::future::ready(answered))
+    }
+
+    fn supports(&self, method: &str) -> bool {
+        self.0.supports(method)
+    }
+
+    fn sample(&self, _: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+        let refused = self
+            .0
+            .sample_refusal()
+            .unwrap_or_else(|| unsupported("sample a model", "it cannot be reached"));
+        Box::pin(std::future::ready(Err(refused)))
+    }
+}
+
 impl PeerHandle {
     /// A handle, its [`Flush`] (await it, after dropping every handle, for its notifications
     /// to have gone out) and, on 2026-07-28, the questions its tool asks mid-call.
-    /// `modern`: the request speaks 2026-07-28 or later. `sessionless`: the request has no
-    /// session, so elicitation and sampling fail at once.
+    /// `modern`: the request speaks 2026-07-28 or later. `reach`: what its client can be asked
+    /// (nothing, at once, without a session).
     pub(crate) fn start(
         peer: Peer<RoleServer>,
         progress_token: Option<ProgressToken>,
         min_level: Option<LoggingLevel>,
-        capabilities: Option<rmcp::model::ClientCapabilities>,
+        reach: Reach,
         modern: bool,
-        sessionless: bool,
     ) -> (Arc<PeerHandle>, Flush, Option<mpsc::UnboundedReceiver<Ask>>) {
         let flush = Flush::default();
         let (asks, questions) = if modern {
@@ -156,11 +307,8 @@ impl PeerHandle {
                 progress_token,
                 min_level,
             }),
-            can_elicit: capabilities.as_ref().is_some_and(|c| c.elicitation.is_some()),
-            can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
-            can_list_roots: capabilities.as_ref().is_some_and(|c| c.roots.is_some()),
+            reach,
             modern,
-            sessionless,
             queue: OnceLock::new(),
             flush: flush.clone(),
             runtime: tokio::runtime::Handle::current(),
@@ -248,20 +396,6 @@ impl PeerHandle {
             .ok_or_else(|| ToolError::new("The MCP client's answer is missing."))
     }
 
-    /// Why the client cannot be sent this question, if it cannot.
-    fn refusal(&self, request: &InputRequest) -> Option<ToolError> {
-        if self.sessionless {
-            return Some(ToolError::new(format!("The MCP client cannot be asked: {}.", super::SESSIONLESS)));
-        }
-        let (declared, what, capability) = match request {
-            InputRequest::Elicitation(_) => (self.can_elicit, "ask its user for input", "elicitation"),
-            InputRequest::CreateMessage(_) => (self.can_sample, "sample a model", "sampling"),
-            InputRequest::ListRoots(_) => (self.can_list_roots, "list its roots", "roots"),
-            _ => (false, "answer this request", "its"),
-        };
-        (!declared).then(|| unsupported(what, &format!("it did not declare the {capability} capability")))
-    }
-
     /// One question as a request of the server's own (revisions up to 2025-11-25): the
     /// client's result as JSON.
     async fn request(&self, request: InputRequest) -> Result<Value, ToolError> {
@@ -299,17 +433,8 @@ fn unsupported(what: &str, why: &str) -> ToolError {
 impl McpHandle for PeerHandle {
     fn elicit(&self, message: String, schema: Value) -> BoxFuture<'_, Result<Elicitation, ToolError>> {
         Box::pin(async move {
-            if self.sessionless {
-                return Err(ToolError::new(format!(
-                    "The user cannot be asked for input: {}.",
-                    super::SESSIONLESS
-                )));
-            }
-            if !self.can_elicit {
-                return Err(unsupported(
-                    "ask its user for input",
-                    "it did not declare the elicitation capability",
-                ));
+            if let Some(refused) = self.reach.elicit_refusal() {
+                return Err(refused);
             }
             let requested_schema: ElicitationSchema = serde_json::from_value(schema)
                 .map_err(|e| ToolError::new(format!("The elicitation schema is not a flat form MCP can show: {e}")))?;
@@ -364,21 +489,7 @@ impl McpHandle for PeerHandle {
 
     fn ask(&self, requests: serde_json::Map<String, Value>) -> BoxFuture<'_, Result<serde_json::Map<String, Value>, ToolError>> {
         Box::pin(async move {
-            let mut asked = InputRequests::new();
-            for (key, request) in requests {
-                let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
-                if !ASKABLE.contains(&method.as_str()) {
-                    return Err(ToolError::new(format!(
-                        "`{key}` asks `{method}`: a tool can ask `elicitation/create`, `sampling/createMessage` or `roots/list`."
-                    )));
-                }
-                let request: InputRequest = serde_json::from_value(request)
-                    .map_err(|e| ToolError::new(format!("`{key}` is not a valid `{method}` request: {e}")))?;
-                if let Some(refused) = self.refusal(&request) {
-                    return Err(refused);
-                }
-                asked.insert(key, request);
-            }
+            let asked = self.reach.questions(requests)?;
             if asked.is_empty() {
                 return Ok(serde_json::Map::new());
             }
@@ -394,22 +505,13 @@ impl McpHandle for PeerHandle {
     }
 
     fn supports(&self, method: &str) -> bool {
-        !self.sessionless
-            && match method {
-                "elicitation/create" => self.can_elicit,
-                "sampling/createMessage" => self.can_sample,
-                "roots/list" => self.can_list_roots,
-                _ => false,
-            }
+        self.reach.supports(method)
     }
 
     fn sample(&self, request: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(async move {
-            if self.sessionless {
-                return Err(ToolError::new(format!("No model can be sampled: {}.", super::SESSIONLESS)));
-            }
-            if !self.can_sample {
-                return Err(unsupported("sample a model", "it did not declare the sampling capability"));
+            if let Some(refused) = self.reach.sample_refusal() {
+                return Err(refused);
             }
             let params: CreateMessageRequestParams =
                 serde_json::from_value(request).map_err(|e| ToolError::new(format!("The sampling request is not valid: {e}")))?;

@@ -145,7 +145,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         slot.unlink();
         // The run goes on while its client answers: no request reads it until then.
         events.detach();
-        slot.handle.flushed().await;
+        slot.flushed().await;
         self.ensure_relay();
         let key = format!("{PREFIX}{}", uuid::Uuid::new_v4().simple());
         let bus = &self.shared.bus;
@@ -301,10 +301,7 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         }
         let answer = std::mem::take(&mut parked.answers);
         parked.slot.link(ctx);
-        parked
-            .slot
-            .handle
-            .retarget(ctx.peer.clone(), ctx.meta.get_progress_token(), self.log_level(ctx));
+        parked.slot.retarget(ctx, self.log_level(ctx));
         // A tool that stopped waiting (it was cancelled) just finishes its run.
         let _ = parked.reply.send(answer);
         self.drive(tool, parked.events, parked.slot, ctx, parked.round).await

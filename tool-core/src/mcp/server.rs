@@ -270,6 +270,12 @@ pub(crate) const SESSIONLESS: &str =
 
 /// The request speaks 2026-07-28 or later: it carries its own log level, and the server asks
 /// the client through input-required results instead of requests of its own.
+/// The revision is `RequestContext::protocol_version`'s (the request's `_meta`, else the
+/// session's handshake), compared where it is rather than copied.
 pub(super) fn modern(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    let newest = |v: &ProtocolVersion| *v >= ProtocolVersion::V_2026_07_28;
+    match ctx.meta.protocol_version() {
+        Some(version) => newest(&version),
+        None => ctx.peer.peer_info().is_some_and(|info| newest(&info.protocol_version)),
+    }
 }

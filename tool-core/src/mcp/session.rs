@@ -19,7 +19,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::handle::{Ask, Flush, PeerHandle};
+use super::handle::{Ask, Flush, Inert, PeerHandle, Reach};
 use super::server::{McpConfig, McpServer, modern};
 use crate::context::CallEnv;
 
@@ -66,13 +66,15 @@ pub(super) struct Slot {
     _permit: OwnedSemaphorePermit,
     /// What the call runs with: its cancellation and its MCP handle.
     pub(super) continuation: CallEnv,
-    flush: Flush,
-    pub(super) handle: Arc<PeerHandle>,
+    /// The call's own MCP handle and the task sending its notifications; `None` for a call
+    /// nothing can reach its client from, whose handle is a shared [`Inert`] one.
+    peer: Option<(Arc<PeerHandle>, Flush)>,
     /// The questions its tool asks mid-call (2026-07-28).
     pub(super) asks: Option<mpsc::UnboundedReceiver<Ask>>,
-    /// The call's cancellation: the request's own token, or (a call that may be parked) the
-    /// call's, linked to the request carrying it.
-    cancel: CancellationToken,
+    /// The cancellation of a call that may be parked: the call's own token, linked to the
+    /// request carrying it. `None` for any other call, which is cancelled with its request's
+    /// token itself.
+    cancel: Option<CancellationToken>,
     /// Cancels the call when the request carrying it is cancelled.
     link: Option<AbortHandle>,
 }
@@ -81,7 +83,8 @@ impl Slot {
     /// The call is cancelled with this request from now on.
     pub(super) fn link(&mut self, ctx: &RequestContext<RoleServer>) {
         self.unlink();
-        let (request, call) = (ctx.ct.clone(), self.cancel.clone());
+        let Some(call) = self.cancel.clone() else { return };
+        let request = ctx.ct.clone();
         let watcher = tokio::spawn(async move {
             tokio::select! {
                 _ = request.cancelled() => call.cancel(),
@@ -98,16 +101,36 @@ impl Slot {
         }
     }
 
+    /// Answers the request brought without a request state (2026-07-28; see
+    /// [`PeerHandle::answered_in_advance`]).
+    pub(super) fn answered_in_advance(&self, responses: rmcp::model::InputResponses) {
+        if let Some((handle, _)) = &self.peer {
+            handle.answered_in_advance(responses);
+        }
+    }
+
+    /// Waits until every notification the call sent so far went out.
+    pub(super) async fn flushed(&self) {
+        if let Some((handle, _)) = &self.peer {
+            handle.flushed().await;
+        }
+    }
+
+    /// From now on the call reports to this request (see [`PeerHandle::retarget`]).
+    pub(super) fn retarget(&self, ctx: &RequestContext<RoleServer>, min_level: Option<LoggingLevel>) {
+        if let Some((handle, _)) = &self.peer {
+            handle.retarget(ctx.peer.clone(), ctx.meta.get_progress_token(), min_level);
+        }
+    }
+
     /// Lets every notification of the call go out (before its result), then frees the slot.
     pub(super) async fn finish(self) {
-        let Slot {
-            continuation,
-            flush,
-            handle,
-            ..
-        } = self;
-        drop((continuation, handle));
-        flush.sent().await;
+        let Slot { continuation, peer, .. } = self;
+        drop(continuation);
+        if let Some((handle, flush)) = peer {
+            drop(handle);
+            flush.sent().await;
+        }
     }
 }
 
@@ -146,37 +169,54 @@ impl<E: ServerHandler + Clone> McpServer<E> {
         // The revision is read once (each read copies it): the level, the handle and whether
         // the request has a session all follow from it.
         let modern = modern(ctx);
-        let (handle, flush, asks) = PeerHandle::start(
-            ctx.peer.clone(),
-            ctx.meta.get_progress_token(),
-            self.log_level_at(ctx, modern),
-            ctx.client_capabilities(),
-            modern,
-            self.sessionless_at(modern),
-        );
+        let sessionless = self.sessionless_at(modern);
+        let progress_token = ctx.meta.get_progress_token();
+        let min_level = self.log_level_at(ctx, modern);
+        let reach = reach(ctx, sessionless);
+        // Through a call whose request has no progress token and whose client wants no logs
+        // and can be asked nothing (revisions up to 2025-11-25), no message can reach the
+        // client: its handle is a shared inert one, and it has no queue to flush. Its
+        // cancellation is still the request's (`notifications/cancelled` cancels it).
+        let (handle, peer, asks) = if !modern && progress_token.is_none() && min_level.is_none() && reach.none() {
+            (Inert::shared(sessionless), None, None)
+        } else {
+            let (handle, flush, asks) = PeerHandle::start(ctx.peer.clone(), progress_token, min_level, reach, modern);
+            (handle.clone() as Arc<dyn crate::context::McpHandle>, Some((handle, flush)), asks)
+        };
         // A call that may be parked (2026-07-28: its tool can ask mid-call) gets its own token,
         // cancelled by whichever request carries it; any other call is the request's.
-        let parkable = asks.is_some();
-        let cancel = if parkable { CancellationToken::new() } else { ctx.ct.clone() };
+        let cancel = asks.is_some().then(CancellationToken::new);
         let continuation = CallEnv {
-            cancellation: Some(cancel.clone()),
-            mcp: Some(handle.clone()),
+            cancellation: Some(cancel.clone().unwrap_or_else(|| ctx.ct.clone())),
+            mcp: Some(handle),
             ..CallEnv::default()
         };
         let mut slot = Slot {
             _permit: permit,
             continuation,
-            flush,
-            handle,
+            peer,
             asks,
             cancel,
             link: None,
         };
-        if parkable {
-            slot.link(ctx);
-        }
+        slot.link(ctx);
         Ok(slot)
     }
+}
+
+/// What the client of a request can be asked: what `RequestContext::client_capabilities` reads
+/// (the request's `_meta`, else the session's handshake; a session whose requests carry their
+/// metadata has none), looked at where it is rather than copied.
+fn reach(ctx: &RequestContext<RoleServer>, sessionless: bool) -> Reach {
+    // Without a session nothing is asked: the client's capabilities are not read.
+    if sessionless {
+        return Reach::of(None, true);
+    }
+    if let Some(declared) = ctx.meta.client_capabilities() {
+        return Reach::of(Some(&declared), false);
+    }
+    let handshake = ctx.peer.peer_info();
+    Reach::of(handshake.as_deref().map(|info| &info.capabilities), false)
 }
 
 #[cfg(test)]

@@ -35,20 +35,20 @@ impl Runtime {
         let CallOptions { mut data, mut env } = options;
         // One copy of the id, the call's; the hook below takes another only when it runs.
         let call = CallRef::new(data.tool_call_id.get_or_insert_with(new_call_id).clone(), tool_name);
-        let tool = self.inner.registry.get(tool_name);
-        let viewer = self.viewer(tool.as_deref());
-        let prepared = match (&tool, &data.loaded_tools) {
-            // The conversation searches for its deferred tools and has not found this one.
-            (Some(t), Some(loaded))
-                if data
-                    .deferral
-                    .as_ref()
-                    .map_or(t.spec().presentation.defer_loading, |d| d.defers(t.spec()))
-                    && !loaded.contains(&t.spec().id) =>
-            {
-                Err(crate::catalog::not_loaded(tool_name))
-            }
-            _ => self
+        // The tool is looked up before it is prepared only by a conversation that searches for
+        // its deferred tools; any other call's one lookup is `prepare`'s.
+        let unloaded = data.loaded_tools.as_ref().and_then(|loaded| {
+            let t = self.inner.registry.get(tool_name)?;
+            let deferred = data
+                .deferral
+                .as_ref()
+                .map_or(t.spec().presentation.defer_loading, |d| d.defers(t.spec()));
+            // The conversation has not found this one.
+            (deferred && !loaded.contains(&t.spec().id)).then(|| crate::catalog::not_loaded(tool_name))
+        });
+        let prepared = match unloaded {
+            Some(error) => Err(error),
+            None => self
                 .inner
                 .registry
                 .prepare(tool_name, &args, data.context.clone())
@@ -58,6 +58,8 @@ impl Runtime {
             // Arguments valid as given are moved into the call, not copied.
             Ok(p) => p.with(args),
             Err(error) => {
+                let tool = self.inner.registry.get(tool_name);
+                let viewer = self.viewer(tool.as_deref());
                 let args = match args {
                     CallArgs::Value(v) => v,
                     // Text that is not JSON, or repeats a key, is shown as the text it is.
@@ -67,6 +69,8 @@ impl Runtime {
                 return fail(sink, &viewer, &call, error);
             }
         };
+        let tool = prepared.tool().clone();
+        let viewer = self.viewer(Some(&*tool));
         if shows(sink) {
             let shown = viewer.event(call.event(RunEventKind::ToolCall {
                 args: prepared.args().into_owned(),
@@ -74,7 +78,6 @@ impl Runtime {
             trace::record_arguments(&tracing::Span::current(), transcript_payload(&shown));
             sink.send(shown);
         }
-        let tool = prepared.tool().clone();
         // What the call is, shared from here on by its hooks, its run and its report.
         let data = Arc::new(data);
         // The hooks and the tool share the call's one cancellation token and writer.

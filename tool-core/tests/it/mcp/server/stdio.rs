@@ -515,3 +515,76 @@ async fn a_tools_writer_is_connected_only_when_its_run_is_read() {
         other => panic!("unexpected outcome {}", other.name()),
     }
 }
+
+/// A call through which nothing can reach its client (no progress token, no log level, a client
+/// that declared no capability a question needs) still has an MCP client that refuses every
+/// question as before, and `notifications/cancelled` for its request still cancels it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_nothing_can_reach_the_client_from_still_sees_its_client_and_is_cancelled() {
+    /// Reports, when the tool's run is dropped or ends, whether its call was cancelled.
+    struct Seen(CancellationToken, tokio::sync::mpsc::UnboundedSender<bool>);
+    impl Drop for Seen {
+        fn drop(&mut self) {
+            let _ = self.1.send(self.0.is_cancelled());
+        }
+    }
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let (found_tx, mut found) = tokio::sync::mpsc::unbounded_channel();
+    let probe = DynamicTool::builder("probe", "Looks at its MCP client, then waits to be cancelled")
+        .handler(move |_, cx| {
+            let (seen_tx, found_tx) = (seen_tx.clone(), found_tx.clone());
+            async move {
+                let _seen = Seen(cx.cancellation().clone(), seen_tx);
+                let mcp = cx.mcp().expect("a call made over MCP has its client");
+                mcp.progress(0.5, None, None);
+                mcp.log(LogLevel::Info, json!("nobody asked for logs"));
+                let elicited = mcp
+                    .elicit("Name?".into(), json!({"type": "object"}))
+                    .await
+                    .err()
+                    .map(|e| e.message().to_owned());
+                let sampled = mcp.sample(json!({})).await.err().map(|e| e.message().to_owned());
+                let asked = mcp.ask(serde_json::Map::new()).await.map(|a| a.len()).ok();
+                let roots = mcp
+                    .ask(serde_json::from_value(json!({"r": {"method": "roots/list"}})).unwrap())
+                    .await
+                    .err()
+                    .map(|e| e.message().to_owned());
+                let _ = found_tx.send((mcp.supports("elicitation/create"), elicited, sampled, asked, roots));
+                cx.cancellation().cancelled().await;
+                Ok(json!("cancelled"))
+            }
+        })
+        .unwrap();
+    let mut c = Stdio::start(server_with(Registry::from_iter([probe.into_tool()]), McpConfig::default()));
+    c.initialize(json!({})).await;
+    c.send(&request(1, "tools/call", call_params("probe", json!({})))).await;
+    let (supports, elicited, sampled, asked, roots) = tokio::time::timeout(PATIENCE, found.recv())
+        .await
+        .expect("the call did not start")
+        .unwrap();
+    assert!(!supports, "a client that declared nothing supports elicitation");
+    assert_eq!(
+        elicited.as_deref(),
+        Some("This MCP client cannot ask its user for input: it did not declare the elicitation capability.")
+    );
+    assert_eq!(
+        sampled.as_deref(),
+        Some("This MCP client cannot sample a model: it did not declare the sampling capability.")
+    );
+    assert_eq!(asked, Some(0), "an empty ask is answered with no answers");
+    assert_eq!(
+        roots.as_deref(),
+        Some("This MCP client cannot list its roots: it did not declare the roots capability.")
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}))
+        .await;
+    let cancelled = tokio::time::timeout(PATIENCE, seen.recv())
+        .await
+        .expect("the cancelled call's tool went on running")
+        .unwrap();
+    assert!(cancelled, "the tool's run ended without its call being cancelled");
+    // Neither the progress nor the log went out, and the cancelled request is not answered.
+    assert!(c.try_recv(QUIET).await.is_none(), "a message reached the client");
+    c.close().await;
+}
