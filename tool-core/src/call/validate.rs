@@ -39,10 +39,13 @@ fn parse_value(tool: &str, text: &str) -> Result<Value, ToolError> {
 /// Input after validation: the argument text itself when it was valid as sent (with the
 /// tool's own input type decoded from it, when that is what showed it valid), the value as the
 /// caller gave it when it was valid as given (borrowed: copied only for a call that outlives
-/// it), or a value (repaired, or owned).
+/// it; with its text and the input decoded from it, which is what a run receives), or a value
+/// (repaired, or owned).
 pub(crate) enum Validated<'a> {
     Text(&'a str),
     Decoded(&'a str, Decoded),
+    // The value itself is read only by the runtime (a call that outlives the borrow).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
     Given(&'a Value, String, Decoded),
     Value(Value),
 }
