@@ -135,6 +135,8 @@ mod tests {
         let value = json!({"n": 300});
         let err = ToolInput::Value(&value).decode::<In>().unwrap_err();
         assert!(err.to_string().contains("300"), "{err}");
+        let text = value.to_string();
+        assert_eq!(err.to_string(), ToolInput::Text(&text).decode::<In>().unwrap_err().to_string());
         let decoded = Decoded::new(7_u32);
         assert_eq!(
             ToolInput::Decoded("5", &decoded).take::<u32>().unwrap(),
